@@ -1,0 +1,400 @@
+package dev.fencekeeper.client;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.fencekeeper.client.wire.LeaderRejection;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.proto.AcquireRequest;
+import dev.fencekeeper.proto.KeyWrite;
+import dev.fencekeeper.proto.LeaseQuery;
+import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.proto.NodeInfoQuery;
+import dev.fencekeeper.proto.ReadRequest;
+import dev.fencekeeper.proto.ReleaseRequest;
+import dev.fencekeeper.proto.RenewRequest;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.ValidateRequest;
+import dev.fencekeeper.proto.WriteRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The embedded fencekeeper client. Thread-safe; one per process is plenty.
+ *
+ * <pre>{@code
+ * try (FencingClient client = FencingClient.connect(ClusterConfig.load(path));
+ *      Lease lease = client.acquire("daily-sales-report", Duration.ofSeconds(30))) {
+ *   WriteResult r = lease.write("2026-11-29", reportBytes);   // carries lease.token()
+ *   if (r.isStale()) { ... someone newer owns it: stop, do not retry blindly ... }
+ * }
+ * }</pre>
+ *
+ * <p>Every call has a {@code CompletableFuture} twin ({@code ...Async}). Leader changes are absorbed
+ * here: Ratis redirects and retries commands (its retry cache answers a retried command without applying
+ * it again), and every write carries a request id so that even a retry the cache no longer remembers is
+ * applied at most once. Reads that fail during an election are retried too.
+ */
+public final class FencingClient implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
+  private static final int READ_ATTEMPTS = 20;
+  private static final long READ_RETRY_SLEEP_MS = 50;
+
+  private final ClusterConfig config;
+  private final RaftClient raft;
+  private final String defaultOwner;
+  private final Duration callTimeout;
+  private final ScheduledExecutorService scheduler;
+
+  private FencingClient(ClusterConfig config, String defaultOwner) {
+    this.config = config;
+    this.defaultOwner = defaultOwner;
+    Duration requestTimeout = config.requestTimeout();
+    // Long enough to ride out an election and a few slow attempts, short enough that a dead cluster is
+    // reported rather than waited on forever.
+    this.callTimeout = requestTimeout.multipliedBy(5);
+    long attempts = Math.max(10, callTimeout.toMillis() / 50);
+    this.raft =
+        RaftClient.newBuilder()
+            .setRaftGroup(config.raftGroup())
+            .setProperties(config.clientProperties())
+            .setRetryPolicy(
+                RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                    (int) attempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
+            .build();
+    this.scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-client-renewals");
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  /** Connects to the cluster described by {@code config}; nodes are contacted lazily. */
+  public static FencingClient connect(ClusterConfig config) {
+    return connect(config, defaultOwnerLabel());
+  }
+
+  /** As {@link #connect(ClusterConfig)}, labelling leases with {@code owner} unless a call names one. */
+  public static FencingClient connect(ClusterConfig config, String owner) {
+    return new FencingClient(config, owner);
+  }
+
+  private static String defaultOwnerLabel() {
+    String host = System.getenv().getOrDefault("HOSTNAME", "localhost");
+    return host + ":" + ProcessHandle.current().pid();
+  }
+
+  public ClusterConfig config() {
+    return config;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Leases with background renewal.
+
+  /**
+   * Acquires {@code resource} for {@code ttl} and keeps renewing it until closed or lost.
+   *
+   * @throws LeaseHeldException if another live lease holds it
+   * @throws FencingException on invalid input or when no node answers
+   */
+  public Lease acquire(String resource, Duration ttl) {
+    return join(acquireAsync(resource, ttl, defaultOwner));
+  }
+
+  public Lease acquire(String resource, Duration ttl, String owner) {
+    return join(acquireAsync(resource, ttl, owner));
+  }
+
+  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl) {
+    return acquireAsync(resource, ttl, defaultOwner);
+  }
+
+  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, String owner) {
+    // The local deadline counts from before the request leaves, so it can only be early, never late.
+    long sentNanos = System.nanoTime();
+    return tryAcquireAsync(resource, ttl, owner)
+        .thenApply(
+            result -> {
+              if (result.code() == ResultCode.GRANTED) {
+                return new Lease(this, resource, owner, ttl, result.token(), sentNanos);
+              }
+              if (result.code() == ResultCode.HELD) {
+                throw new LeaseHeldException(result);
+              }
+              throw new FencingException(result);
+            });
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Raw commands: one request each, no background work. For tools and callers managing tokens.
+
+  /** One acquire attempt: GRANTED with a token, or HELD naming the holder. Nothing renews it. */
+  public Result tryAcquire(String resource, Duration ttl, String owner) {
+    return join(tryAcquireAsync(resource, ttl, owner));
+  }
+
+  public CompletableFuture<Result> tryAcquireAsync(String resource, Duration ttl, String owner) {
+    Request request =
+        Request.newBuilder()
+            .setAcquire(
+                AcquireRequest.newBuilder()
+                    .setResource(resource)
+                    .setOwner(owner == null ? defaultOwner : owner)
+                    .setTtlMs(ttl.toMillis()))
+            .build();
+    return command(request).thenApply(Result::new);
+  }
+
+  /** Renews lease {@code token}; a null {@code ttl} keeps the lease's own TTL. */
+  public Result renew(String resource, long token, Duration ttl) {
+    return join(renewAsync(resource, token, ttl));
+  }
+
+  public CompletableFuture<Result> renewAsync(String resource, long token, Duration ttl) {
+    RenewRequest.Builder renew = RenewRequest.newBuilder().setResource(resource).setToken(token);
+    if (ttl != null) {
+      renew.setTtlMs(ttl.toMillis());
+    }
+    return command(Request.newBuilder().setRenew(renew).build()).thenApply(Result::new);
+  }
+
+  public Result release(String resource, long token) {
+    return join(releaseAsync(resource, token));
+  }
+
+  public CompletableFuture<Result> releaseAsync(String resource, long token) {
+    Request request =
+        Request.newBuilder()
+            .setRelease(ReleaseRequest.newBuilder().setResource(resource).setToken(token))
+            .build();
+    return command(request).thenApply(Result::new);
+  }
+
+  /** Writes one key fenced by {@code token}. */
+  public WriteResult write(String resource, long token, String key, byte[] value) {
+    return write(resource, token, List.of(KeyChange.put(key, value)), null);
+  }
+
+  /**
+   * Changes every key in {@code changes} atomically, fenced by {@code token}. {@code requestId} makes a
+   * retry of the same logical write safe; when null, a fresh id is generated for this call (its own
+   * transport retries are still deduplicated).
+   */
+  public WriteResult write(String resource, long token, List<KeyChange> changes, String requestId) {
+    return join(writeAsync(resource, token, changes, requestId));
+  }
+
+  public CompletableFuture<WriteResult> writeAsync(
+      String resource, long token, List<KeyChange> changes, String requestId) {
+    WriteRequest.Builder write =
+        WriteRequest.newBuilder()
+            .setResource(resource)
+            .setToken(token)
+            .setRequestId(requestId == null ? UUID.randomUUID().toString() : requestId);
+    for (KeyChange change : changes) {
+      write.addWrites(
+          KeyWrite.newBuilder()
+              .setKey(change.key())
+              .setValue(ByteString.copyFrom(change.value()))
+              .setDelete(change.delete()));
+    }
+    return command(Request.newBuilder().setWrite(write).build()).thenApply(WriteResult::new);
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Queries.
+
+  public ReadResult read(String resource, String key) {
+    return read(resource, key, ReadConsistency.LINEARIZABLE);
+  }
+
+  public ReadResult read(String resource, String key, ReadConsistency consistency) {
+    return join(readAsync(resource, key, consistency));
+  }
+
+  public CompletableFuture<ReadResult> readAsync(
+      String resource, String key, ReadConsistency consistency) {
+    Request request =
+        Request.newBuilder().setRead(ReadRequest.newBuilder().setResource(resource).setKey(key)).build();
+    return query(request, consistency).thenApply(ReadResult::new);
+  }
+
+  /** The live lease of {@code resource}, if any, and the newest token issued for it. */
+  public Result lease(String resource) {
+    return join(leaseAsync(resource));
+  }
+
+  public CompletableFuture<Result> leaseAsync(String resource) {
+    Request request =
+        Request.newBuilder().setLease(LeaseQuery.newBuilder().setResource(resource)).build();
+    return query(request, ReadConsistency.LINEARIZABLE).thenApply(Result::new);
+  }
+
+  /**
+   * Whether {@code token} is the live lease of {@code resource}: CURRENT, STALE or EXPIRED (UNKNOWN_TOKEN
+   * if never issued) — for services that fence their own writes with fencekeeper's tokens.
+   */
+  public Result validate(String resource, long token) {
+    return join(validateAsync(resource, token));
+  }
+
+  public CompletableFuture<Result> validateAsync(String resource, long token) {
+    Request request =
+        Request.newBuilder()
+            .setValidate(ValidateRequest.newBuilder().setResource(resource).setToken(token))
+            .build();
+    return query(request, ReadConsistency.LINEARIZABLE).thenApply(Result::new);
+  }
+
+  /** What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}. */
+  public NodeInfo nodeInfo(String peerId, Duration timeout) {
+    Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
+    CompletableFuture<Response> f =
+        raft.async()
+            .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peerId))
+            .thenApply(FencingClient::parseReply);
+    return join(f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)).getNode();
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Transport.
+
+  CompletableFuture<Response> command(Request request) {
+    CompletableFuture<Response> sent;
+    try {
+      sent = raft.async().send(message(request)).thenApply(FencingClient::parseReply);
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    return settle(sent.orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS));
+  }
+
+  private CompletableFuture<Response> query(Request request, ReadConsistency consistency) {
+    Supplier<CompletableFuture<Response>> attempt =
+        consistency == ReadConsistency.LINEARIZABLE
+            ? () -> raft.async().sendReadOnly(message(request)).thenApply(FencingClient::parseReply)
+            : () -> {
+              List<PeerAddress> peers = config.peers();
+              PeerAddress peer = peers.get(ThreadLocalRandom.current().nextInt(peers.size()));
+              return raft.async()
+                  .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()))
+                  .thenApply(FencingClient::parseReply);
+            };
+    return settle(retrying(attempt, READ_ATTEMPTS).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS));
+  }
+
+  /**
+   * Ratis retries commands itself but hands read failures (read index unavailable during an election,
+   * an unreachable replica) straight back; reads have no side effects, so retry them here.
+   */
+  private CompletableFuture<Response> retrying(Supplier<CompletableFuture<Response>> attempt, int attemptsLeft) {
+    CompletableFuture<Response> result = new CompletableFuture<>();
+    attempt
+        .get()
+        .whenComplete(
+            (response, error) -> {
+              if (error == null) {
+                result.complete(response);
+              } else if (attemptsLeft <= 1 || LeaderRejection.decode(error).isPresent()) {
+                result.completeExceptionally(error);
+              } else {
+                LOG.debug("Read failed, retrying: {}", error.toString());
+                scheduler.schedule(
+                    () -> retrying(attempt, attemptsLeft - 1).whenComplete((r, e) -> {
+                      if (e == null) {
+                        result.complete(r);
+                      } else {
+                        result.completeExceptionally(e);
+                      }
+                    }),
+                    READ_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS);
+              }
+            });
+    return result;
+  }
+
+  /**
+   * Turns failures into results: a rejection a node made before logging carries its full response;
+   * anything else means no node answered in time, so the outcome is unknown (UNAVAILABLE).
+   */
+  private static CompletableFuture<Response> settle(CompletableFuture<Response> sent) {
+    return sent.handle(
+        (response, error) -> {
+          if (error == null) {
+            return response;
+          }
+          Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          return LeaderRejection.decode(cause)
+              .orElseGet(
+                  () ->
+                      Response.newBuilder()
+                          .setCode(ResultCode.UNAVAILABLE)
+                          .setMessage(cause instanceof TimeoutException
+                              ? "no node answered in time; the outcome is unknown"
+                              : "cluster unavailable: " + cause)
+                          .build());
+        });
+  }
+
+  private static Message message(Request request) {
+    return Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray()));
+  }
+
+  private static Response parseReply(RaftClientReply reply) {
+    if (!reply.isSuccess()) {
+      throw new CompletionException(reply.getException());
+    }
+    try {
+      return Response.parseFrom(reply.getMessage().getContent().asReadOnlyByteBuffer());
+    } catch (InvalidProtocolBufferException e) {
+      throw new CompletionException(e);
+    }
+  }
+
+  static <T> T join(CompletableFuture<T> future) {
+    try {
+      return future.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw e;
+    }
+  }
+
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  @Override
+  public void close() {
+    scheduler.shutdownNow();
+    try {
+      raft.close();
+    } catch (java.io.IOException e) {
+      LOG.debug("Closing the Raft client failed", e);
+    }
+  }
+}

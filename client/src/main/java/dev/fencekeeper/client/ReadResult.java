@@ -1,0 +1,15 @@
+package dev.fencekeeper.client;
+
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
+
+/** A protected value as stored: bytes, the highest token it accepted, and its version. */
+public final class ReadResult extends Result {
+  ReadResult(Response response) {
+    super(response);
+  }
+
+  public boolean isFound() {
+    return code() == ResultCode.FOUND;
+  }
+}

@@ -1,0 +1,86 @@
+package dev.fencekeeper.config;
+
+import java.time.Duration;
+
+/**
+ * Bounds the state machine enforces on every command, so one client cannot make a replica hold
+ * unbounded data. Byte limits count UTF-8 bytes. Every instance is valid: the constructor rejects
+ * what the state machine could not honour, naming the config key in the {@link ConfigException}.
+ *
+ * @param minTtl shortest lease TTL a client may ask for ({@code lease.ttl.min})
+ * @param maxTtl longest lease TTL ({@code lease.ttl.max})
+ * @param takeoverGrace extension a new leader grants every live lease, capped by the lease's own
+ *     TTL ({@code lease.takeover-grace})
+ * @param maxResourceBytes resource (lock) name length ({@code limits.resource-name.max-bytes})
+ * @param maxKeyBytes protected value key length ({@code limits.key.max-bytes})
+ * @param maxOwnerBytes owner label length ({@code limits.owner.max-bytes})
+ * @param maxValueBytes one protected value ({@code limits.value.max-bytes})
+ * @param maxKeysPerWrite keys changed by one atomic write ({@code limits.keys-per-write.max})
+ * @param maxRequestIdBytes write request id length ({@code limits.request-id.max-bytes})
+ * @param maxRequestIdsPerLease request ids remembered per lease for deduplication
+ *     ({@code limits.request-ids-per-lease.max})
+ */
+public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
+                     int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
+                     int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease) {
+
+  public Limits {
+    positiveMillis(Keys.LEASE_TTL_MIN, minTtl);
+    positiveMillis(Keys.LEASE_TTL_MAX, maxTtl);
+    // A grace of zero would let any election cost a live holder its lease (DESIGN.md, Time).
+    positiveMillis(Keys.LEASE_TAKEOVER_GRACE, takeoverGrace);
+    if (minTtl.compareTo(maxTtl) > 0) {
+      throw new ConfigException(Keys.LEASE_TTL_MIN + ": '" + Durations.describe(minTtl)
+          + "' is greater than " + Keys.LEASE_TTL_MAX + " '" + Durations.describe(maxTtl) + "'");
+    }
+    positive(Keys.RESOURCE_NAME_MAX_BYTES, maxResourceBytes);
+    positive(Keys.KEY_MAX_BYTES, maxKeyBytes);
+    positive(Keys.OWNER_MAX_BYTES, maxOwnerBytes);
+    positive(Keys.VALUE_MAX_BYTES, maxValueBytes);
+    positive(Keys.KEYS_PER_WRITE_MAX, maxKeysPerWrite);
+    positive(Keys.REQUEST_ID_MAX_BYTES, maxRequestIdBytes);
+    positive(Keys.REQUEST_IDS_PER_LEASE_MAX, maxRequestIdsPerLease);
+  }
+
+  /**
+   * minTtl 100ms, maxTtl 1h, takeoverGrace 2s, resource name 256 B, key 512 B, owner 256 B,
+   * value 1 MiB, 64 keys per write, request id 128 B, 1024 request ids per lease.
+   */
+  public static Limits defaults() {
+    return new Limits(Duration.ofMillis(100), Duration.ofHours(1), Duration.ofSeconds(2),
+        256, 512, 256, 1 << 20, 64, 128, 1024);
+  }
+
+  /** Durations in config syntax ("100ms", not "PT0.1S"), since this ends up in startup logs. */
+  @Override
+  public String toString() {
+    return "Limits[minTtl=" + Durations.describe(minTtl) + ", maxTtl=" + Durations.describe(maxTtl)
+        + ", takeoverGrace=" + Durations.describe(takeoverGrace) + ", maxResourceBytes=" + maxResourceBytes
+        + ", maxKeyBytes=" + maxKeyBytes + ", maxOwnerBytes=" + maxOwnerBytes + ", maxValueBytes=" + maxValueBytes
+        + ", maxKeysPerWrite=" + maxKeysPerWrite + ", maxRequestIdBytes=" + maxRequestIdBytes
+        + ", maxRequestIdsPerLease=" + maxRequestIdsPerLease + "]";
+  }
+
+  private static void positiveMillis(String key, Duration d) {
+    if (d == null) {
+      throw new ConfigException(key + ": missing");
+    }
+    if (d.isNegative() || d.isZero()) {
+      throw new ConfigException(key + ": '" + Durations.describe(d) + "' must be positive");
+    }
+    // Sub-millisecond values could not be written back to a config file (see Durations.format).
+    if (d.getNano() % 1_000_000 != 0) {
+      throw new ConfigException(key + ": '" + d + "' must be a whole number of milliseconds");
+    }
+    // Guards toMillis() overflow in every consumer; no lease outlives a year in any sane setup.
+    if (d.compareTo(Duration.ofDays(365)) > 0) {
+      throw new ConfigException(key + ": '" + Durations.describe(d) + "' exceeds 365 days");
+    }
+  }
+
+  private static void positive(String key, int value) {
+    if (value <= 0) {
+      throw new ConfigException(key + ": '" + value + "' must be positive");
+    }
+  }
+}

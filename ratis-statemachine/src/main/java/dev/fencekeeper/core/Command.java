@@ -1,0 +1,71 @@
+package dev.fencekeeper.core;
+
+import java.util.Arrays;
+import java.util.List;
+
+/** The commands that go through the Raft log. Each one is applied by {@link FencingState#apply}. */
+public sealed interface Command {
+
+  /** Grant a lease on {@code resource} if nobody holds a live one. */
+  record Acquire(String resource, String owner, long ttlMs) implements Command {}
+
+  /** Extend the live lease {@code token}; {@code ttlMs == 0} keeps the lease's own TTL. */
+  record Renew(String resource, long token, long ttlMs) implements Command {}
+
+  /** End the live lease {@code token}. Idempotent: an already-ended lease answers so. */
+  record Release(String resource, long token) implements Command {}
+
+  /**
+   * Change several keys of {@code resource} atomically, fenced by {@code token}. A non-empty {@code
+   * requestId} makes a retry under the same lease return the first outcome instead of applying again.
+   */
+  record Write(String resource, long token, List<KeyWrite> writes, String requestId)
+      implements Command {
+    public Write {
+      writes = List.copyOf(writes);
+      requestId = requestId == null ? "" : requestId;
+    }
+  }
+
+  /**
+   * Committed by every new leader before it serves: gives each lease that was live at the last known
+   * state-machine time a short grace, so an election never costs a renewing holder its lease.
+   */
+  record Takeover() implements Command {}
+
+  /** Advances state-machine time only; the leader commits one when a lease falls due. */
+  record Tick() implements Command {}
+
+  /** One key of a {@link Write}: a new value, or a delete. */
+  record KeyWrite(String key, byte[] value, boolean delete) {
+    public KeyWrite {
+      value = value == null ? new byte[0] : value;
+    }
+
+    public static KeyWrite put(String key, byte[] value) {
+      return new KeyWrite(key, value, false);
+    }
+
+    public static KeyWrite delete(String key) {
+      return new KeyWrite(key, new byte[0], true);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof KeyWrite k
+          && k.key.equals(key)
+          && k.delete == delete
+          && Arrays.equals(k.value, value);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * (31 * key.hashCode() + Arrays.hashCode(value)) + Boolean.hashCode(delete);
+    }
+
+    @Override
+    public String toString() {
+      return delete ? "delete(" + key + ")" : "put(" + key + ", " + value.length + " bytes)";
+    }
+  }
+}

@@ -1,0 +1,132 @@
+package dev.fencekeeper.core;
+
+import dev.fencekeeper.config.Limits;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * Checks every command and query against the configured limits before anything is touched, so that a
+ * rejected request is answered {@code INVALID_ARGUMENT} with a message and changes nothing. Run by the
+ * leader before logging (cheap refusal) and again in apply (the log is input too).
+ */
+final class Validation {
+  private final Limits limits;
+
+  Validation(Limits limits) {
+    this.limits = limits;
+  }
+
+  /** Returns null when the command is well-formed, else the message for INVALID_ARGUMENT. */
+  String check(Command command) {
+    if (command instanceof Command.Acquire a) {
+      return first(
+          resource(a.resource()),
+          text("owner", a.owner(), 0, limits.maxOwnerBytes()),
+          ttl("ttl", a.ttlMs(), false));
+    }
+    if (command instanceof Command.Renew r) {
+      return first(resource(r.resource()), token(r.token()), ttl("ttl", r.ttlMs(), true));
+    }
+    if (command instanceof Command.Release r) {
+      return first(resource(r.resource()), token(r.token()));
+    }
+    if (command instanceof Command.Write w) {
+      return first(
+          resource(w.resource()),
+          token(w.token()),
+          text("requestId", w.requestId(), 0, limits.maxRequestIdBytes()),
+          writes(w));
+    }
+    return null; // Takeover and Tick carry no input
+  }
+
+  String resource(String resource) {
+    return text("resource", resource, 1, limits.maxResourceBytes());
+  }
+
+  String key(String key) {
+    return text("key", key, 1, limits.maxKeyBytes());
+  }
+
+  String token(long token) {
+    return token <= 0 ? "token: must be a positive token, got " + token : null;
+  }
+
+  private String ttl(String field, long ttlMs, boolean zeroMeansKeep) {
+    if (zeroMeansKeep && ttlMs == 0) {
+      return null;
+    }
+    long min = limits.minTtl().toMillis();
+    long max = limits.maxTtl().toMillis();
+    if (ttlMs < min || ttlMs > max) {
+      return field + ": " + ttlMs + "ms is outside the configured bounds [" + min + "ms, " + max + "ms]";
+    }
+    return null;
+  }
+
+  private String writes(Command.Write w) {
+    if (w.writes().isEmpty()) {
+      return "writes: at least one key is required";
+    }
+    if (w.writes().size() > limits.maxKeysPerWrite()) {
+      return "writes: " + w.writes().size() + " keys exceed the limit of " + limits.maxKeysPerWrite();
+    }
+    Set<String> seen = new HashSet<>();
+    for (Command.KeyWrite kw : w.writes()) {
+      String bad = key(kw.key());
+      if (bad != null) {
+        return bad;
+      }
+      if (!seen.add(kw.key())) {
+        return "key: '" + kw.key() + "' appears twice in one write";
+      }
+      if (kw.delete() && kw.value().length > 0) {
+        return "value: a delete of '" + kw.key() + "' must not carry a value";
+      }
+      if (kw.value().length > limits.maxValueBytes()) {
+        return "value: " + kw.value().length + " bytes for key '" + kw.key() + "' exceed the limit of "
+            + limits.maxValueBytes();
+      }
+    }
+    return null;
+  }
+
+  /** Length in UTF-8 bytes within [minBytes, maxBytes] and no control characters. */
+  static String textWithin(String field, String value, int minBytes, int maxBytes) {
+    if (value == null) {
+      return field + ": missing";
+    }
+    int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+    if (bytes < minBytes) {
+      return field + ": must not be empty";
+    }
+    if (bytes > maxBytes) {
+      return field + ": " + bytes + " bytes exceed the limit of " + maxBytes;
+    }
+    for (int i = 0; i < value.length(); ) {
+      int cp = value.codePointAt(i);
+      if (Character.isISOControl(cp)) {
+        return field + ": contains control character U+" + String.format("%04X", cp);
+      }
+      if (Character.isSurrogate(value.charAt(i)) && !Character.isSupplementaryCodePoint(cp)) {
+        return field + ": contains an unpaired surrogate (not valid UTF-8)";
+      }
+      i += Character.charCount(cp);
+    }
+    return null;
+  }
+
+  private static String text(String field, String value, int minBytes, int maxBytes) {
+    return textWithin(field, value, minBytes, maxBytes);
+  }
+
+  private static String first(String... problems) {
+    for (String p : problems) {
+      if (p != null) {
+        return p;
+      }
+    }
+    return null;
+  }
+}

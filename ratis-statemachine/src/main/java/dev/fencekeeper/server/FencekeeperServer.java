@@ -1,0 +1,160 @@
+package dev.fencekeeper.server;
+
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.statemachine.FencingStateMachine;
+import dev.fencekeeper.statemachine.proto.InternalRequest;
+import dev.fencekeeper.statemachine.proto.Takeover;
+import dev.fencekeeper.statemachine.proto.Tick;
+import java.io.IOException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One fencekeeper node: a Ratis server hosting the {@link FencingStateMachine}, plus the leader's duties
+ * that live outside the log but only ever act through it — committing the takeover grace when it becomes
+ * leader, and committing a tick when a lease falls due so expiry does not wait for traffic.
+ */
+public final class FencekeeperServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(FencekeeperServer.class);
+  private static final long TICK_CHECK_INTERVAL_MS = 10;
+
+  private final ClusterConfig config;
+  private final FencingStateMachine stateMachine;
+  private final RaftServer server;
+  private final RaftClient internalClient;
+  private final LongSupplier clock;
+  private final ScheduledExecutorService leaderTimer;
+  private final AtomicBoolean tickInFlight = new AtomicBoolean();
+  private volatile ScheduledFuture<?> ticker;
+
+  private FencekeeperServer(ClusterConfig config) throws IOException {
+    this.config = config;
+    long offset = config.clockOffsetMs();
+    this.clock = () -> System.currentTimeMillis() + offset;
+    this.stateMachine = new FencingStateMachine(config.limits(), clock);
+    RaftPeerId self = RaftPeerId.valueOf(config.self().id());
+    ClientId internalId = ClientId.randomId();
+    stateMachine.setInternalClientId(internalId);
+    // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new leader
+    // runs its own duties.
+    this.internalClient =
+        RaftClient.newBuilder()
+            .setClientId(internalId)
+            .setRaftGroup(config.raftGroup())
+            .setLeaderId(self)
+            .setProperties(config.clientProperties())
+            .setRetryPolicy(RetryPolicies.noRetry())
+            .build();
+    this.leaderTimer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-leader-duties-" + self);
+              t.setDaemon(true);
+              return t;
+            });
+    stateMachine.setLeaderDuties(new Duties());
+    this.server =
+        RaftServer.newBuilder()
+            .setServerId(self)
+            .setGroup(config.raftGroup())
+            .setProperties(config.serverProperties())
+            .setStateMachine(stateMachine)
+            .setOption(RaftStorage.StartupOption.RECOVER)
+            .build();
+  }
+
+  /** Starts the node described by {@code config} (its {@code node.id} names which peer it is). */
+  public static FencekeeperServer start(ClusterConfig config) throws IOException {
+    FencekeeperServer s = new FencekeeperServer(config);
+    s.server.start();
+    LOG.info("fencekeeper node {} serving on {} (group {}, data {})", config.self().id(),
+        config.self().address(), config.groupId(), config.storageDir());
+    return s;
+  }
+
+  public RaftServer raftServer() {
+    return server;
+  }
+
+  public FencingStateMachine stateMachine() {
+    return stateMachine;
+  }
+
+  public ClusterConfig config() {
+    return config;
+  }
+
+  @Override
+  public void close() throws IOException {
+    stopTicker();
+    leaderTimer.shutdownNow();
+    try {
+      server.close();
+    } finally {
+      internalClient.close();
+    }
+  }
+
+  private void propose(InternalRequest request, AtomicBoolean inFlight) {
+    internalClient
+        .async()
+        .send(Message.valueOf(org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations
+            .unsafeWrap(request.toByteArray())))
+        .whenComplete(
+            (reply, error) -> {
+              if (inFlight != null) {
+                inFlight.set(false);
+              }
+              if (error != null) {
+                LOG.debug("Leader duty {} not committed: {}", request.getBodyCase(), error.toString());
+              }
+            });
+  }
+
+  private void checkExpiries() {
+    if (clock.getAsLong() >= stateMachine.nextExpiryMs() && tickInFlight.compareAndSet(false, true)) {
+      propose(InternalRequest.newBuilder().setTick(Tick.getDefaultInstance()).build(), tickInFlight);
+    }
+  }
+
+  private synchronized void startTicker() {
+    stopTicker();
+    ticker =
+        leaderTimer.scheduleWithFixedDelay(
+            this::checkExpiries, TICK_CHECK_INTERVAL_MS, TICK_CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+  }
+
+  private synchronized void stopTicker() {
+    if (ticker != null) {
+      ticker.cancel(false);
+      ticker = null;
+    }
+  }
+
+  private final class Duties implements FencingStateMachine.LeaderDuties {
+    @Override
+    public void onLeaderReady() {
+      LOG.info("{} is leader: committing the takeover grace for live leases", config.self().id());
+      propose(InternalRequest.newBuilder().setTakeover(Takeover.getDefaultInstance()).build(), null);
+      startTicker();
+    }
+
+    @Override
+    public void onNotLeader() {
+      stopTicker();
+    }
+  }
+}

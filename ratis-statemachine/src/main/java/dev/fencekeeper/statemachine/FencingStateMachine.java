@@ -1,0 +1,413 @@
+package dev.fencekeeper.statemachine;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.fencekeeper.client.wire.LeaderRejection;
+import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.core.Command;
+import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.statemachine.proto.InternalRequest;
+import dev.fencekeeper.statemachine.proto.LoggedCommand;
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongSupplier;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.LifeCycle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Ratis adapter around {@link FencingState}: it decodes, stamps time, delegates and encodes, and
+ * nothing else. Business outcomes — rejections included — are ordinary responses; nothing thrown by
+ * business logic ever reaches Ratis, because an exception out of apply shuts the server down.
+ *
+ * <p>Time: the leader stamps its clock into each entry in {@link #startTransaction}; apply reads only
+ * that stamp. Tokens: derived from the entry's log index inside the core.
+ */
+public class FencingStateMachine extends BaseStateMachine {
+  private static final Logger LOG = LoggerFactory.getLogger(FencingStateMachine.class);
+
+  private final Limits limits;
+  private final LongSupplier leaderClock;
+  private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+  private final SnapshotStore snapshots;
+  // Apply mutates under the write lock; queries and snapshots read under the read lock.
+  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+  private FencingState state;
+  private volatile long nextExpiryMs = Long.MAX_VALUE;
+  private volatile ClientId internalClientId;
+  private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
+
+  /**
+   * @param leaderClock the wall clock this node stamps entries with while it leads (tests and the
+   *     clock-skew drill shift it); never read in apply
+   */
+  public FencingStateMachine(Limits limits, LongSupplier leaderClock) {
+    this.limits = limits;
+    this.leaderClock = leaderClock;
+    this.snapshots = new SnapshotStore(storage, limits);
+    this.state = new FencingState(limits);
+  }
+
+  /** Requests from this client id may carry internal commands (takeover, tick); from others, never. */
+  public void setInternalClientId(ClientId id) {
+    this.internalClientId = id;
+  }
+
+  public void setLeaderDuties(LeaderDuties duties) {
+    this.leaderDuties = duties;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Lifecycle. Ratis asserts PAUSED before installing a snapshot from the leader, so the LifeCycle must
+  // be driven here; BaseStateMachine leaves it at NEW and a follower would die on its first install.
+
+  @Override
+  public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage)
+      throws IOException {
+    getLifeCycle()
+        .startAndTransition(
+            () -> {
+              super.initialize(server, groupId, raftStorage);
+              storage.init(raftStorage);
+              loadLatestSnapshot();
+            });
+  }
+
+  @Override
+  public void pause() {
+    lock.writeLock().lock();
+    try {
+      if (getLifeCycleState() == LifeCycle.State.RUNNING) {
+        getLifeCycle().transition(LifeCycle.State.PAUSING);
+        getLifeCycle().transition(LifeCycle.State.PAUSED);
+      }
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  @Override
+  public void reinitialize() throws IOException {
+    lock.writeLock().lock();
+    try {
+      storage.loadLatestSnapshot(); // getLatestSnapshot() is cached; rescan for the installed one
+      loadLatestSnapshot();
+      if (getLifeCycleState() == LifeCycle.State.PAUSED) {
+        getLifeCycle().transition(LifeCycle.State.STARTING);
+        getLifeCycle().transition(LifeCycle.State.RUNNING);
+      }
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  private void loadLatestSnapshot() throws IOException {
+    SnapshotStore.Loaded loaded = snapshots.loadLatest();
+    if (loaded == null) {
+      return;
+    }
+    lock.writeLock().lock();
+    try {
+      state = loaded.state();
+      publishNextExpiry();
+      updateLastAppliedTermIndex(loaded.termIndex().getTerm(), loaded.termIndex().getIndex());
+    } finally {
+      lock.writeLock().unlock();
+    }
+    LOG.info("Loaded snapshot {} ({} resources)", loaded.termIndex(), loaded.state().resources().size());
+  }
+
+  @Override
+  public StateMachineStorage getStateMachineStorage() {
+    return storage;
+  }
+
+  @Override
+  public long takeSnapshot() throws IOException {
+    lock.readLock().lock();
+    try {
+      TermIndex applied = getLastAppliedTermIndex();
+      if (applied == null || applied.getIndex() < 0) {
+        return RaftLog.INVALID_LOG_INDEX;
+      }
+      snapshots.write(state, applied);
+      return applied.getIndex();
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Leader side: validate, refuse what can be refused without a log entry, stamp time.
+
+  @Override
+  public TransactionContext startTransaction(RaftClientRequest request) {
+    try {
+      return TransactionContext.newBuilder()
+          .setStateMachine(this)
+          .setClientRequest(request)
+          .setLogData(UnsafeByteOperations.unsafeWrap(stamped(request).toByteArray()))
+          .build();
+    } catch (EarlyAnswer answer) {
+      // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
+      // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
+      TransactionContext refused =
+          TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).build();
+      refused.setException(new IOException(LeaderRejection.encode(answer.response)));
+      return refused;
+    }
+  }
+
+  private LoggedCommand stamped(RaftClientRequest request) {
+    ByteString content = request.getMessage().getContent();
+    LoggedCommand.Builder logged = LoggedCommand.newBuilder();
+    if (internalClientId != null && internalClientId.equals(request.getClientId())) {
+      InternalRequest internal = parseInternal(content);
+      switch (internal.getBodyCase()) {
+        case TAKEOVER -> logged.setTakeover(internal.getTakeover());
+        case TICK -> logged.setTick(internal.getTick());
+        default -> throw new EarlyAnswer(WireCodec.invalid("empty internal request"));
+      }
+    } else {
+      Request parsed = parseRequest(content);
+      Command command = WireCodec.toCommand(parsed);
+      if (command == null) {
+        throw new EarlyAnswer(WireCodec.invalid(WireCodec.isQuery(parsed)
+            ? "queries are read-only; send them as reads"
+            : "the request carries no command"));
+      }
+      Outcome refusal = refuseEarly(command);
+      if (refusal != null) {
+        throw new EarlyAnswer(WireCodec.toResponse(refusal));
+      }
+      logged.setClientRequest(com.google.protobuf.UnsafeByteOperations.unsafeWrap(content.asReadOnlyByteBuffer()));
+    }
+    return logged.setStampMs(leaderClock.getAsLong()).build();
+  }
+
+  /** A request answered on the leader without a log entry. */
+  private static final class EarlyAnswer extends RuntimeException {
+    private final transient Response response;
+
+    EarlyAnswer(Response response) {
+      super(response.getMessage(), null, false, false);
+      this.response = response;
+    }
+  }
+
+  /**
+   * Malformed commands and writes with an already-superseded token are answered here, without a log
+   * entry. That is safe because both answers are permanent: input does not become well-formed later,
+   * and the token sequence only grows, so a token stale at the leader's applied state is stale at every
+   * later index. Everything else must go through the log.
+   */
+  private Outcome refuseEarly(Command command) {
+    lock.readLock().lock();
+    try {
+      if (command instanceof Command.Write w) {
+        return state.permanentRejection(w);
+      }
+      String invalid = state.validate(command);
+      return invalid == null ? null : Outcome.invalid(invalid);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  private static Request parseRequest(ByteString content) {
+    try {
+      return Request.parseFrom(content.asReadOnlyByteBuffer());
+    } catch (InvalidProtocolBufferException e) {
+      throw new EarlyAnswer(WireCodec.invalid("malformed request: " + e.getMessage()));
+    }
+  }
+
+  private static InternalRequest parseInternal(ByteString content) {
+    try {
+      return InternalRequest.parseFrom(content.asReadOnlyByteBuffer());
+    } catch (InvalidProtocolBufferException e) {
+      throw new EarlyAnswer(WireCodec.invalid("malformed internal request: " + e.getMessage()));
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Every replica: apply committed entries in log order.
+
+  @Override
+  public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+    LogEntryProto entry = trx.getLogEntry();
+    Response response;
+    lock.writeLock().lock();
+    try {
+      response = applyEntry(entry);
+      updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+      publishNextExpiry();
+    } finally {
+      lock.writeLock().unlock();
+    }
+    return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray())));
+  }
+
+  private Response applyEntry(LogEntryProto entry) {
+    try {
+      LoggedCommand logged =
+          LoggedCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
+      Command command;
+      switch (logged.getBodyCase()) {
+        case TAKEOVER -> command = new Command.Takeover();
+        case TICK -> command = new Command.Tick();
+        case CLIENT_REQUEST -> {
+          command = WireCodec.toCommand(Request.parseFrom(logged.getClientRequest()));
+          if (command == null) {
+            return WireCodec.invalid("the request carries no command");
+          }
+        }
+        default -> {
+          return WireCodec.invalid("empty log entry");
+        }
+      }
+      return WireCodec.toResponse(state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs()));
+    } catch (InvalidProtocolBufferException e) {
+      // Every replica decodes the same bytes the same way, so this answer is deterministic too.
+      return WireCodec.invalid("malformed log entry " + entry.getIndex() + ": " + e.getMessage());
+    } catch (RuntimeException e) {
+      LOG.error("Bug: applying entry {} threw; answering INTERNAL", entry.getIndex(), e);
+      return WireCodec.internal("entry " + entry.getIndex() + " failed: " + e);
+    }
+  }
+
+  private void publishNextExpiry() {
+    nextExpiryMs = state.nextExpiryMs();
+  }
+
+  /** The earliest deadline of a lease live in the applied state; Long.MAX_VALUE when none. */
+  public long nextExpiryMs() {
+    return nextExpiryMs;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Reads: linearizable through Ratis's read index, or stale from whichever node is asked.
+
+  @Override
+  public CompletableFuture<Message> query(Message request) {
+    Response response;
+    try {
+      response = answer(Request.parseFrom(request.getContent().asReadOnlyByteBuffer()));
+    } catch (InvalidProtocolBufferException e) {
+      response = WireCodec.invalid("malformed request: " + e.getMessage());
+    } catch (RuntimeException e) {
+      LOG.error("Bug: query threw", e);
+      response = WireCodec.internal("query failed: " + e);
+    }
+    return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray())));
+  }
+
+  /** Stale reads need no waiting: the caller asked for whatever this replica has applied. */
+  @Override
+  public CompletableFuture<Message> queryStale(Message request, long minIndex) {
+    return query(request);
+  }
+
+  private Response answer(Request request) {
+    if (request.getCommandCase() == Request.CommandCase.NODE_INFO) {
+      return Response.newBuilder().setNode(nodeInfo()).build();
+    }
+    lock.readLock().lock();
+    try {
+      return switch (request.getCommandCase()) {
+        case READ -> WireCodec.toResponse(state.read(request.getRead().getResource(), request.getRead().getKey()));
+        case LEASE -> WireCodec.toResponse(state.lease(request.getLease().getResource()));
+        case VALIDATE -> WireCodec.toResponse(
+            state.validateToken(request.getValidate().getResource(), request.getValidate().getToken()));
+        default -> WireCodec.invalid("commands must be sent as writes, not reads");
+      };
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  private NodeInfo nodeInfo() {
+    NodeInfo.Builder b = NodeInfo.newBuilder().setPid(ProcessHandle.current().pid());
+    try {
+      RaftServer server = getServer().getNow(null);
+      if (server != null) {
+        RaftServer.Division division = server.getDivision(getGroupId());
+        RaftPeerId leader = division.getInfo().getLeaderId();
+        b.setId(server.getId().toString())
+            .setAddress(server.getPeer().getAddress())
+            .setRole(division.getInfo().getCurrentRole().name())
+            .setTerm(division.getInfo().getCurrentTerm())
+            .setLastAppliedIndex(division.getInfo().getLastAppliedIndex())
+            .setCommitIndex(division.getRaftLog().getLastCommittedIndex())
+            .setLeaderId(leader == null ? "" : leader.toString());
+      }
+    } catch (IOException e) {
+      b.setRole("UNKNOWN");
+    }
+    return b.build();
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Leader duties run outside the log; they only ever propose commands through it.
+
+  @Override
+  public void notifyLeaderReady() {
+    leaderDuties.onLeaderReady();
+  }
+
+  @Override
+  public void notifyNotLeader(java.util.Collection<TransactionContext> pendingEntries) {
+    leaderDuties.onNotLeader();
+  }
+
+  @Override
+  public void close() throws IOException {
+    leaderDuties.onNotLeader();
+    super.close();
+  }
+
+  /** For tests and snapshots: run {@code reader} against a consistent view of the state. */
+  public <T> T read(java.util.function.Function<FencingState, T> reader) {
+    lock.readLock().lock();
+    try {
+      return reader.apply(state);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** What a node does when it becomes leader or stops being one; only ever proposes log entries. */
+  public interface LeaderDuties {
+    LeaderDuties NONE = new LeaderDuties() {
+      @Override
+      public void onLeaderReady() {}
+
+      @Override
+      public void onNotLeader() {}
+    };
+
+    void onLeaderReady();
+
+    void onNotLeader();
+  }
+}

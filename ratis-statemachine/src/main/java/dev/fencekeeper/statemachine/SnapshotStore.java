@@ -1,0 +1,190 @@
+package dev.fencekeeper.statemachine;
+
+import com.google.protobuf.UnsafeByteOperations;
+import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.LeaseRecord;
+import dev.fencekeeper.core.ResourceRecord;
+import dev.fencekeeper.core.ValueRecord;
+import dev.fencekeeper.core.WriteReceipt;
+import dev.fencekeeper.statemachine.proto.LeaseSnapshot;
+import dev.fencekeeper.statemachine.proto.ReceiptSnapshot;
+import dev.fencekeeper.statemachine.proto.ResourceSnapshot;
+import dev.fencekeeper.statemachine.proto.SnapshotHeader;
+import dev.fencekeeper.statemachine.proto.SnapshotTrailer;
+import dev.fencekeeper.statemachine.proto.ValueSnapshot;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.ratis.io.MD5Hash;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.util.MD5FileUtil;
+
+/**
+ * Writes and reads snapshot files of a {@link FencingState}. A snapshot is written to a temporary file,
+ * forced to disk and atomically renamed, then given an MD5 file, so a crash at any point leaves either
+ * the previous snapshot or the new one — never half of one — for the next start to load.
+ */
+final class SnapshotStore {
+  static final int FORMAT_VERSION = 1;
+  private static final int RETAINED_SNAPSHOTS = 2;
+
+  private final SimpleStateMachineStorage storage;
+  private final Limits limits;
+
+  SnapshotStore(SimpleStateMachineStorage storage, Limits limits) {
+    this.storage = storage;
+    this.limits = limits;
+  }
+
+  record Loaded(FencingState state, TermIndex termIndex) {}
+
+  /** Writes {@code state}, which reflects every entry up to {@code applied}, as the newest snapshot. */
+  void write(FencingState state, TermIndex applied) throws IOException {
+    Path target = storage.getSnapshotFile(applied.getTerm(), applied.getIndex()).toPath();
+    Path tmp = target.resolveSibling(target.getFileName() + ".writing");
+    try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16)) {
+      writeTo(state, out);
+      out.flush();
+      channel.force(true);
+    }
+    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(target.toFile());
+    storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(target, md5), applied));
+    storage.cleanupOldSnapshots(retention());
+  }
+
+  /** The newest complete snapshot on disk, or null when there is none. */
+  Loaded loadLatest() throws IOException {
+    SingleFileSnapshotInfo info = storage.getLatestSnapshot();
+    if (info == null) {
+      return null;
+    }
+    Path file = info.getFile().getPath();
+    MD5Hash expected = info.getFile().getFileDigest();
+    if (expected != null) {
+      MD5Hash actual = MD5FileUtil.computeMd5ForFile(file.toFile());
+      if (!expected.equals(actual)) {
+        throw new IOException("snapshot " + file + " is corrupt: MD5 " + actual + " != " + expected);
+      }
+    }
+    try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+      return new Loaded(readFrom(in, limits), info.getTermIndex());
+    }
+  }
+
+  static void writeTo(FencingState state, OutputStream out) throws IOException {
+    Map<String, ResourceRecord> resources = state.resources();
+    SnapshotHeader.newBuilder()
+        .setFormatVersion(FORMAT_VERSION)
+        .setNowMs(state.nowMs())
+        .setTerm(state.term())
+        .setLastIssuedToken(state.lastIssuedToken())
+        .setResourceCount(resources.size())
+        .build()
+        .writeDelimitedTo(out);
+    for (ResourceRecord r : resources.values()) {
+      toProto(r).writeDelimitedTo(out);
+    }
+    SnapshotTrailer.newBuilder().setResourceCount(resources.size()).build().writeDelimitedTo(out);
+  }
+
+  static FencingState readFrom(InputStream in, Limits limits) throws IOException {
+    SnapshotHeader header = SnapshotHeader.parseDelimitedFrom(in);
+    if (header == null) {
+      throw new IOException("snapshot is empty");
+    }
+    if (header.getFormatVersion() > FORMAT_VERSION) {
+      throw new IOException("snapshot format " + header.getFormatVersion() + " is newer than this build ("
+          + FORMAT_VERSION + ")");
+    }
+    FencingState state = FencingState.restored(limits, header.getTerm(), header.getNowMs(), header.getLastIssuedToken());
+    for (long i = 0; i < header.getResourceCount(); i++) {
+      ResourceSnapshot r = ResourceSnapshot.parseDelimitedFrom(in);
+      if (r == null) {
+        throw new IOException("snapshot is truncated after " + i + " of " + header.getResourceCount() + " resources");
+      }
+      restore(state, r);
+    }
+    SnapshotTrailer trailer = SnapshotTrailer.parseDelimitedFrom(in);
+    if (trailer == null || trailer.getResourceCount() != header.getResourceCount()) {
+      throw new IOException("snapshot has no valid trailer: the file is incomplete");
+    }
+    return state;
+  }
+
+  private static ResourceSnapshot toProto(ResourceRecord r) {
+    ResourceSnapshot.Builder b = ResourceSnapshot.newBuilder().setName(r.name()).setLastToken(r.lastToken());
+    LeaseRecord lease = r.lease();
+    if (lease != null) {
+      b.setLease(LeaseSnapshot.newBuilder()
+          .setToken(lease.token())
+          .setOwner(lease.owner())
+          .setTtlMs(lease.ttlMs())
+          .setExpiresAtMs(lease.expiresAtMs())
+          .setGraceUsed(lease.graceUsed()));
+    }
+    for (Map.Entry<String, ValueRecord> e : r.values().entrySet()) {
+      ValueRecord v = e.getValue();
+      b.addValues(ValueSnapshot.newBuilder()
+          .setKey(e.getKey())
+          .setValue(UnsafeByteOperations.unsafeWrap(v.value()))
+          .setAcceptedToken(v.acceptedToken())
+          .setVersion(v.version())
+          .setWrittenAtMs(v.writtenAtMs()));
+    }
+    for (WriteReceipt receipt : r.receipts().values()) {
+      b.addReceipts(ReceiptSnapshot.newBuilder()
+          .setRequestId(receipt.requestId())
+          .setFirstKey(receipt.firstKey())
+          .setVersion(receipt.version())
+          .setWrittenAtMs(receipt.writtenAtMs()));
+    }
+    return b.build();
+  }
+
+  private static void restore(FencingState state, ResourceSnapshot r) {
+    LeaseRecord lease = null;
+    if (r.hasLease()) {
+      LeaseSnapshot l = r.getLease();
+      lease = new LeaseRecord(l.getToken(), l.getOwner(), l.getTtlMs(), l.getExpiresAtMs(), l.getGraceUsed());
+    }
+    Map<String, ValueRecord> values = new TreeMap<>();
+    for (ValueSnapshot v : r.getValuesList()) {
+      values.put(v.getKey(), new ValueRecord(v.getValue().toByteArray(), v.getAcceptedToken(), v.getVersion(),
+          v.getWrittenAtMs()));
+    }
+    List<WriteReceipt> receipts = new ArrayList<>(r.getReceiptsCount());
+    for (ReceiptSnapshot s : r.getReceiptsList()) {
+      receipts.add(new WriteReceipt(s.getRequestId(), s.getFirstKey(), s.getVersion(), s.getWrittenAtMs()));
+    }
+    state.restore(r.getName(), r.getLastToken(), lease, values, receipts);
+  }
+
+  private static SnapshotRetentionPolicy retention() {
+    return new SnapshotRetentionPolicy() {
+      @Override
+      public int getNumSnapshotsRetained() {
+        return RETAINED_SNAPSHOTS;
+      }
+    };
+  }
+}

@@ -1,0 +1,110 @@
+package dev.fencekeeper.statemachine;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
+import dev.fencekeeper.core.Code;
+import dev.fencekeeper.core.Command;
+import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.proto.KeyWrite;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.WriteRequest;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The one place where wire messages (fencing.proto) and the core's types meet: requests become {@link
+ * Command}s, {@link Outcome}s become responses, and {@link Code} maps to {@link ResultCode}.
+ */
+public final class WireCodec {
+  private static final Map<Code, ResultCode> RESULT_CODES = new EnumMap<>(Code.class);
+
+  static {
+    for (Code code : Code.values()) {
+      RESULT_CODES.put(code, code == Code.OK ? ResultCode.RESULT_CODE_UNSPECIFIED : ResultCode.valueOf(code.name()));
+    }
+  }
+
+  private WireCodec() {}
+
+  public static ResultCode resultCode(Code code) {
+    return RESULT_CODES.get(code);
+  }
+
+  /**
+   * The command a mutating request carries, or null when the request is a query (or empty). Tokens are
+   * unsigned on the wire; one beyond Long.MAX_VALUE reads negative here and fails validation.
+   */
+  public static Command toCommand(Request request) {
+    switch (request.getCommandCase()) {
+      case ACQUIRE:
+        var a = request.getAcquire();
+        return new Command.Acquire(a.getResource(), a.getOwner(), a.getTtlMs());
+      case RENEW:
+        var r = request.getRenew();
+        return new Command.Renew(r.getResource(), r.getToken(), r.getTtlMs());
+      case RELEASE:
+        var rel = request.getRelease();
+        return new Command.Release(rel.getResource(), rel.getToken());
+      case WRITE:
+        return toWrite(request.getWrite());
+      default:
+        return null;
+    }
+  }
+
+  private static Command.Write toWrite(WriteRequest w) {
+    List<Command.KeyWrite> writes = new ArrayList<>(w.getWritesCount());
+    for (KeyWrite kw : w.getWritesList()) {
+      writes.add(new Command.KeyWrite(kw.getKey(), kw.getValue().toByteArray(), kw.getDelete()));
+    }
+    return new Command.Write(w.getResource(), w.getToken(), writes, w.getRequestId());
+  }
+
+  public static boolean isQuery(Request request) {
+    return switch (request.getCommandCase()) {
+      case READ, LEASE, VALIDATE, NODE_INFO -> true;
+      default -> false;
+    };
+  }
+
+  public static Response toResponse(Outcome o) {
+    Response.Builder b =
+        Response.newBuilder()
+            .setCode(resultCode(o.code()))
+            .setMessage(o.message())
+            .setToken(o.token())
+            .setCurrentToken(o.currentToken())
+            .setHolderOwner(o.holderOwner())
+            .setExpiresAtMs(o.expiresAtMs())
+            .setSentToken(o.sentToken())
+            .setAlreadyEnded(o.alreadyEnded())
+            .setAcceptedToken(o.acceptedToken())
+            .setVersion(o.version())
+            .setWrittenAtMs(o.writtenAtMs())
+            .setKey(o.key())
+            .setNowMs(o.nowMs())
+            .setTtlMs(o.ttlMs())
+            .setLive(o.live());
+    if (o.value().length > 0) {
+      // Stored values are never mutated, so the response may share the array.
+      b.setValue(UnsafeByteOperations.unsafeWrap(o.value()));
+    }
+    return b.build();
+  }
+
+  public static Response invalid(String message) {
+    return Response.newBuilder().setCode(ResultCode.INVALID_ARGUMENT).setMessage(message).build();
+  }
+
+  public static Response internal(String message) {
+    return Response.newBuilder().setCode(ResultCode.INTERNAL).setMessage(message).build();
+  }
+
+  static ByteString bytes(Response response) {
+    return response.toByteString();
+  }
+}

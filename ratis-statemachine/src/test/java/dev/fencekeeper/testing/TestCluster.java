@@ -1,0 +1,163 @@
+package dev.fencekeeper.testing;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.server.FencekeeperServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import org.apache.ratis.server.RaftServer;
+
+/**
+ * Three real Ratis nodes in this JVM on loopback ports picked here, with data under a directory the
+ * test owns. Always close it: it stops every node and client it started.
+ */
+public final class TestCluster implements AutoCloseable {
+  private final ClusterConfig config;
+  private final Path dataDir;
+  private final Map<String, FencekeeperServer> running = new LinkedHashMap<>();
+  private final List<FencingClient> clients = new ArrayList<>();
+
+  private TestCluster(ClusterConfig config, Path dataDir) {
+    this.config = config;
+    this.dataDir = dataDir;
+  }
+
+  /** Starts three nodes; {@code extra} overrides cluster properties (limits, timeouts). */
+  public static TestCluster start(Path dataDir, Properties extra) {
+    Properties p = new Properties();
+    StringBuilder peers = new StringBuilder();
+    for (int i = 1; i <= 3; i++) {
+      if (i > 1) {
+        peers.append(',');
+      }
+      peers.append("n").append(i).append("@127.0.0.1:").append(freePort());
+    }
+    p.setProperty("peers", peers.toString());
+    p.setProperty("cluster.name", "test-" + dataDir.getFileName());
+    p.putAll(extra);
+    TestCluster cluster = new TestCluster(ClusterConfig.fromProperties(p), dataDir);
+    for (int i = 1; i <= 3; i++) {
+      cluster.startNode("n" + i);
+    }
+    return cluster;
+  }
+
+  public static TestCluster start(Path dataDir) {
+    return start(dataDir, new Properties());
+  }
+
+  public ClusterConfig config() {
+    return config;
+  }
+
+  public ClusterConfig nodeConfig(String id) {
+    return config.withNodeId(id).withStorageDir(dataDir.resolve(id));
+  }
+
+  public FencekeeperServer startNode(String id) {
+    try {
+      FencekeeperServer server = FencekeeperServer.start(nodeConfig(id));
+      running.put(id, server);
+      return server;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public void stopNode(String id) {
+    FencekeeperServer server = running.remove(id);
+    if (server != null) {
+      try {
+        server.close();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  public void stopAll() {
+    for (String id : List.copyOf(running.keySet())) {
+      stopNode(id);
+    }
+  }
+
+  public FencekeeperServer node(String id) {
+    return running.get(id);
+  }
+
+  public Map<String, FencekeeperServer> running() {
+    return running;
+  }
+
+  public FencingClient newClient(String owner) {
+    FencingClient client = FencingClient.connect(config, owner);
+    clients.add(client);
+    return client;
+  }
+
+  /** The id of the node that currently believes it leads with its leadership ready, if any. */
+  public Optional<String> leader() {
+    for (Map.Entry<String, FencekeeperServer> e : running.entrySet()) {
+      try {
+        RaftServer.Division d = e.getValue().raftServer().getDivision(config.groupId());
+        if (d.getInfo().isLeader() && d.getInfo().isLeaderReady()) {
+          return Optional.of(e.getKey());
+        }
+      } catch (IOException ignored) {
+        // a node that is starting or stopping is not the leader
+      }
+    }
+    return Optional.empty();
+  }
+
+  public String awaitLeader() {
+    return await().atMost(Duration.ofSeconds(30)).until(this::leader, Optional::isPresent).orElseThrow();
+  }
+
+  public long lastApplied(String id) {
+    try {
+      return running.get(id).raftServer().getDivision(config.groupId()).getInfo().getLastAppliedIndex();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Takes a snapshot on every running node. */
+  public void snapshotAll() {
+    for (FencekeeperServer s : running.values()) {
+      try {
+        s.stateMachine().takeSnapshot();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket s = new ServerSocket(0)) {
+      s.setReuseAddress(true);
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    for (FencingClient c : clients) {
+      c.close();
+    }
+    stopAll();
+  }
+}
