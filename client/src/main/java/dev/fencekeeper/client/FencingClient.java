@@ -278,6 +278,23 @@ public final class FencingClient implements AutoCloseable {
     return join(f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)).getNode();
   }
 
+  /**
+   * Sends any request envelope as built by the caller: queries as linearizable reads, everything else
+   * through the log. For tools and tests that need the wire's full range, malformed input included.
+   */
+  public Result send(Request request) {
+    return join(sendAsync(request));
+  }
+
+  public CompletableFuture<Result> sendAsync(Request request) {
+    boolean query =
+        switch (request.getCommandCase()) {
+          case READ, LEASE, VALIDATE -> true;
+          default -> false;
+        };
+    return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request)).thenApply(Result::new);
+  }
+
   // -----------------------------------------------------------------------------------------------
   // Transport.
 

@@ -131,7 +131,7 @@ final class SnapshotStore {
     return state;
   }
 
-  private static ResourceSnapshot toProto(ResourceRecord r) {
+  static ResourceSnapshot toProto(ResourceRecord r) {
     ResourceSnapshot.Builder b = ResourceSnapshot.newBuilder().setName(r.name()).setLastToken(r.lastToken());
     LeaseRecord lease = r.lease();
     if (lease != null) {

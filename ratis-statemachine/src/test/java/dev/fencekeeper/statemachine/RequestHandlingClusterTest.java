@@ -1,0 +1,129 @@
+package dev.fencekeeper.statemachine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.KeyChange;
+import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.WriteResult;
+import dev.fencekeeper.proto.AcquireRequest;
+import dev.fencekeeper.proto.KeyWrite;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.WriteRequest;
+import dev.fencekeeper.testing.TestCluster;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Retries and bad input against three real nodes. */
+@Timeout(120)
+class RequestHandlingClusterTest {
+  @TempDir static Path dataDir;
+  static TestCluster cluster;
+  static FencingClient client;
+  static long token;
+
+  @BeforeAll
+  static void startCluster() {
+    cluster = TestCluster.start(dataDir);
+    cluster.awaitLeader();
+    client = cluster.newClient("tester");
+    token = client.tryAcquire("orders", Duration.ofMinutes(5), "tester").token();
+    client.write("orders", token, List.of(KeyChange.put("existing", "v1")), null);
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    cluster.close();
+  }
+
+  // Guarantee: a write retried with the same request id under the same lease is applied once and the
+  // retry gets the first answer back.
+  @Test
+  void writeRetriedWithTheSameRequestIdIsAppliedOnce() {
+    WriteResult first = client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
+    WriteResult retry = client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
+    assertThat(first.code()).isEqualTo(ResultCode.ACCEPTED);
+    assertThat(retry.code()).isEqualTo(ResultCode.ACCEPTED);
+    assertThat(retry.version()).isEqualTo(first.version());
+    assertThat(client.read("orders", "counter").version()).isEqualTo(1);
+
+    WriteResult fresh = client.write("orders", token, List.of(KeyChange.put("counter", "2")), "req-43");
+    assertThat(fresh.version()).isEqualTo(2);
+  }
+
+  // Guarantee: the same request id from a different client process (a restarted worker) is still
+  // deduplicated, because the receipt is replicated state, not Ratis's per-client retry cache.
+  @Test
+  void requestIdIsHonouredAcrossClients() {
+    client.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
+    try (FencingClient other = FencingClient.connect(cluster.config(), "tester")) {
+      WriteResult again = other.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
+      assertThat(again.code()).isEqualTo(ResultCode.ACCEPTED);
+    }
+    assertThat(client.read("orders", "shipment").version()).isEqualTo(1);
+  }
+
+  static Stream<Arguments> badRequests() {
+    String huge = "x".repeat(257);
+    return Stream.of(
+        Arguments.of("empty resource", acquire("", 5000), "resource"),
+        Arguments.of("oversized resource", acquire(huge, 5000), "resource"),
+        Arguments.of("control character in resource", acquire("a\u0007b", 5000), "resource"),
+        Arguments.of("TTL below the minimum", acquire("orders-2", 1), "ttl"),
+        Arguments.of("TTL above the maximum", acquire("orders-2", 10L * 24 * 3600 * 1000), "ttl"),
+        Arguments.of("write without keys", write(w -> w), "writes"),
+        Arguments.of("empty key", write(w -> w.addWrites(KeyWrite.newBuilder().setKey(""))), "key"),
+        Arguments.of("oversized value",
+            write(w -> w.addWrites(KeyWrite.newBuilder().setKey("k")
+                .setValue(com.google.protobuf.ByteString.copyFrom(new byte[1024 * 1024 + 1])))), "value"),
+        Arguments.of("delete carrying a value",
+            write(w -> w.addWrites(KeyWrite.newBuilder().setKey("k").setDelete(true)
+                .setValue(com.google.protobuf.ByteString.copyFromUtf8("x")))), "value"),
+        Arguments.of("token zero", Request.newBuilder().setWrite(WriteRequest.newBuilder()
+            .setResource("orders").setToken(0).addWrites(KeyWrite.newBuilder().setKey("k"))).build(), "token"),
+        Arguments.of("no command at all", Request.getDefaultInstance(), "command"));
+  }
+
+  // Guarantee: each malformed request is answered INVALID_ARGUMENT naming the field, and no replica's
+  // state changes.
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badRequests")
+  void badInputIsRejectedAndChangesNothing(String name, Request request, String field) {
+    String before = stateOfEveryNode();
+    Result result = client.send(request);
+    assertThat(result.code()).as(result.toString()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    assertThat(result.message()).contains(field);
+    assertThat(stateOfEveryNode()).isEqualTo(before);
+  }
+
+  private static Request acquire(String resource, long ttlMs) {
+    return Request.newBuilder()
+        .setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("tester").setTtlMs(ttlMs))
+        .build();
+  }
+
+  private static Request write(Function<WriteRequest.Builder, WriteRequest.Builder> keys) {
+    return Request.newBuilder()
+        .setWrite(keys.apply(WriteRequest.newBuilder().setResource("orders").setToken(token)))
+        .build();
+  }
+
+  private static String stateOfEveryNode() {
+    StringBuilder s = new StringBuilder();
+    cluster.running().forEach((id, node) ->
+        s.append(id).append(": ").append(node.stateMachine().read(RestartFromDiskClusterTest::render)));
+    return s.toString();
+  }
+}
