@@ -16,6 +16,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 
 /**
@@ -131,6 +134,20 @@ public final class TestCluster implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** Moves leadership to {@code to} and waits until it is ready to serve there. */
+  public void transferLeadership(String to) {
+    try (RaftClient admin =
+        RaftClient.newBuilder().setRaftGroup(config.raftGroup()).setProperties(config.clientProperties()).build()) {
+      RaftClientReply reply = admin.admin().transferLeadership(RaftPeerId.valueOf(to), 10_000);
+      if (!reply.isSuccess()) {
+        throw new IllegalStateException("transfer to " + to + " failed: " + reply.getException());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> leader().filter(to::equals).isPresent());
   }
 
   /** Takes a snapshot on every running node. */

@@ -1,0 +1,139 @@
+package dev.fencekeeper.statemachine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.client.Result;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.testing.TestCluster;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The client's Lease handle: renewal, release, loss, and leader changes. */
+@Timeout(120)
+class LeaseClusterTest {
+  @TempDir Path dataDir;
+  TestCluster cluster;
+  FencingClient client;
+
+  @BeforeEach
+  void startCluster() {
+    Properties p = new Properties();
+    p.setProperty("lease.takeover-grace", "1s");
+    cluster = TestCluster.start(dataDir, p);
+    cluster.awaitLeader();
+    client = cluster.newClient("holder");
+  }
+
+  @AfterEach
+  void stopCluster() {
+    cluster.close();
+  }
+
+  // Guarantee: a held lease renews itself, so it outlives its TTL many times over and its writes land.
+  @Test
+  void leaseRenewsInTheBackground() throws Exception {
+    try (Lease lease = client.acquire("report", Duration.ofMillis(600))) {
+      Thread.sleep(2500);
+      assertThat(lease.isValid()).isTrue();
+      assertThat(lease.write("k", "v").isAccepted()).isTrue();
+      assertThat(client.lease("report").token()).isEqualTo(lease.token());
+    }
+  }
+
+  // Guarantee: closing a lease releases it, so another worker can acquire at once.
+  @Test
+  void closeReleases() {
+    Lease lease = client.acquire("report", Duration.ofSeconds(30));
+    lease.close();
+    Result next = cluster.newClient("other").tryAcquire("report", Duration.ofSeconds(5), "other");
+    assertThat(next.code()).isEqualTo(ResultCode.GRANTED);
+    assertThat(next.token()).isGreaterThan(lease.token());
+  }
+
+  // Guarantee: when the cluster says the lease is gone, the lost-listener fires exactly once.
+  @Test
+  void lostListenerFiresOnceWhenTheClusterEndsTheLease() {
+    List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
+    Lease lease = client.acquire("report", Duration.ofMillis(900));
+    lease.onLost(losses::add);
+    assertThat(client.release("report", lease.token()).code()).isEqualTo(ResultCode.RELEASED);
+    await().atMost(Duration.ofSeconds(5)).until(() -> !losses.isEmpty());
+    assertThat(losses).containsExactly(Lease.LossReason.LEASE_LOST);
+    assertThat(lease.isValid()).isFalse();
+    List<Lease.LossReason> late = new CopyOnWriteArrayList<>();
+    lease.onLost(late::add); // registering after the loss is told at once, still once
+    assertThat(late).containsExactly(Lease.LossReason.LEASE_LOST);
+    lease.close();
+    assertThat(losses).hasSize(1);
+  }
+
+  // Guarantee: with no quorum to renew through, the holder learns of the loss by its own conservative
+  // deadline, no later than one TTL after the last renewal it sent.
+  @Test
+  void localDeadlineEndsTheLeaseWithoutAQuorum() {
+    List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
+    Lease lease = client.acquire("report", Duration.ofSeconds(1));
+    lease.onLost(losses::add);
+    String leader = cluster.awaitLeader();
+    cluster.running().keySet().stream().filter(id -> !id.equals(leader)).toList().forEach(cluster::stopNode);
+    long stoppedAt = System.nanoTime();
+    await().atMost(Duration.ofSeconds(5)).until(() -> !losses.isEmpty());
+    assertThat(Duration.ofNanos(System.nanoTime() - stoppedAt)).isLessThan(Duration.ofMillis(1500));
+    assertThat(losses).containsExactly(Lease.LossReason.DEADLINE_PASSED);
+    assertThat(lease.isValid()).isFalse();
+  }
+
+  // Guarantee: leader changes are invisible to a renewing holder: its lease survives three transfers in
+  // a row, and no loss is reported.
+  @Test
+  void renewingHolderSurvivesLeaderTransfers() {
+    List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
+    try (Lease lease = client.acquire("report", Duration.ofSeconds(2))) {
+      lease.onLost(losses::add);
+      for (int i = 0; i < 3; i++) {
+        String leader = cluster.awaitLeader();
+        String next = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+        cluster.transferLeadership(next);
+      }
+      assertThat(lease.isValid()).isTrue();
+      assertThat(lease.write("after-transfers", "ok").isAccepted()).isTrue();
+      assertThat(losses).isEmpty();
+    }
+  }
+
+  // Guarantee: a dead holder's lease still ends within TTL + grace when elections happen back to back,
+  // because a lease gets at most one takeover grace per renewal.
+  @Test
+  void abandonedLeaseExpiresDespiteBackToBackLeaderChanges() {
+    Lease lease = client.acquire("report", Duration.ofSeconds(2));
+    long acquiredAt = System.nanoTime();
+    lease.abandon(); // the holder dies: no more renewals, no release
+    FencingClient other = cluster.newClient("other");
+    Result grant;
+    int transfers = 0;
+    do { // elections keep coming, before and after the TTL ends, until someone else gets the lease
+      String leader = cluster.awaitLeader();
+      String next = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+      cluster.transferLeadership(next);
+      transfers++;
+      grant = other.tryAcquire("report", Duration.ofSeconds(5), "other");
+    } while (grant.code() != ResultCode.GRANTED && Duration.ofNanos(System.nanoTime() - acquiredAt).toSeconds() < 15);
+    assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
+    assertThat(transfers).isGreaterThan(3);
+    Duration waited = Duration.ofNanos(System.nanoTime() - acquiredAt);
+    // TTL 2 s + grace 1 s, plus scheduling slack on a loaded 2-core machine.
+    assertThat(waited).isLessThan(Duration.ofMillis(4500));
+    assertThat(grant.token()).isGreaterThan(lease.token());
+  }
+}
