@@ -12,8 +12,15 @@ import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.security.DigestOutputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Collection;
+import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
@@ -200,6 +207,7 @@ public class FencingStateMachine extends BaseStateMachine {
       if (refusal != null) {
         throw new EarlyAnswer(WireCodec.toResponse(refusal));
       }
+      // The client's bytes go into the entry as they are: apply decodes exactly what the client sent.
       logged.setClientRequest(com.google.protobuf.UnsafeByteOperations.unsafeWrap(content.asReadOnlyByteBuffer()));
     }
     return logged.setStampMs(leaderClock.getAsLong()).build();
@@ -376,7 +384,7 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   @Override
-  public void notifyNotLeader(java.util.Collection<TransactionContext> pendingEntries) {
+  public void notifyNotLeader(Collection<TransactionContext> pendingEntries) {
     leaderDuties.onNotLeader();
   }
 
@@ -393,12 +401,12 @@ public class FencingStateMachine extends BaseStateMachine {
   public StateDigest digest() {
     lock.readLock().lock();
     try {
-      java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
-      try (java.io.OutputStream out = new java.security.DigestOutputStream(java.io.OutputStream.nullOutputStream(), sha)) {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
         SnapshotStore.writeTo(state, out);
       }
-      return new StateDigest(getLastAppliedTermIndex().getIndex(), java.util.HexFormat.of().formatHex(sha.digest()));
-    } catch (IOException | java.security.NoSuchAlgorithmException e) {
+      return new StateDigest(getLastAppliedTermIndex().getIndex(), HexFormat.of().formatHex(sha.digest()));
+    } catch (IOException | NoSuchAlgorithmException e) {
       throw new IllegalStateException("cannot digest the state", e);
     } finally {
       lock.readLock().unlock();
@@ -409,7 +417,7 @@ public class FencingStateMachine extends BaseStateMachine {
   public record StateDigest(long appliedIndex, String sha256) {}
 
   /** For tests and snapshots: run {@code reader} against a consistent view of the state. */
-  public <T> T read(java.util.function.Function<FencingState, T> reader) {
+  public <T> T read(Function<FencingState, T> reader) {
     lock.readLock().lock();
     try {
       return reader.apply(state);
