@@ -14,7 +14,8 @@ import java.time.Duration;
  * @param maxResourceBytes resource (lock) name length ({@code limits.resource-name.max-bytes})
  * @param maxKeyBytes protected value key length ({@code limits.key.max-bytes})
  * @param maxOwnerBytes owner label length ({@code limits.owner.max-bytes})
- * @param maxValueBytes one protected value ({@code limits.value.max-bytes})
+ * @param maxValueBytes one protected value, and all values of one write together, since a write is
+ *     one log entry ({@code limits.value.max-bytes})
  * @param maxKeysPerWrite keys changed by one atomic write ({@code limits.keys-per-write.max})
  * @param maxRequestIdBytes write request id length ({@code limits.request-id.max-bytes})
  * @param maxRequestIdsPerLease request ids remembered per lease for deduplication

@@ -73,6 +73,7 @@ final class Validation {
       return "writes: " + w.writes().size() + " keys exceed the limit of " + limits.maxKeysPerWrite();
     }
     Set<String> seen = new HashSet<>();
+    long totalValueBytes = 0;
     for (Command.KeyWrite kw : w.writes()) {
       String bad = key(kw.key());
       if (bad != null) {
@@ -88,6 +89,12 @@ final class Validation {
         return "value: " + kw.value().length + " bytes for key '" + kw.key() + "' exceed the limit of "
             + limits.maxValueBytes();
       }
+      totalValueBytes += kw.value().length;
+    }
+    // One write is one log entry; bounding its total keeps every entry well inside what Ratis replicates
+    // in one append (its appender buffer is 4 MB), whatever the keys-per-write limit.
+    if (totalValueBytes > limits.maxValueBytes()) {
+      return "value: " + totalValueBytes + " bytes in one write exceed the limit of " + limits.maxValueBytes();
     }
     return null;
   }
