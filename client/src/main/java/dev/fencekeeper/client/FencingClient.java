@@ -6,6 +6,10 @@ import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.AcquireRequest;
+import dev.fencekeeper.proto.CancelWaitRequest;
+import dev.fencekeeper.proto.LeaseEvent;
+import dev.fencekeeper.proto.RevokeRequest;
+import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.LeaseQuery;
 import dev.fencekeeper.proto.NodeInfo;
@@ -20,6 +24,9 @@ import dev.fencekeeper.proto.ValidateRequest;
 import dev.fencekeeper.proto.WriteRequest;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -59,12 +66,15 @@ public final class FencingClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
   private static final int READ_ATTEMPTS = 20;
   private static final long READ_RETRY_SLEEP_MS = 50;
+  // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (5 s default).
+  private static final long WAITER_RESEND_MS = 1_000;
 
   private final ClusterConfig config;
   private final RaftClient raft;
   private final String defaultOwner;
   private final Duration callTimeout;
   private final ScheduledExecutorService scheduler;
+  private final Set<Waiting> openWaits = ConcurrentHashMap.newKeySet();
 
   private FencingClient(ClusterConfig config, String defaultOwner) {
     this.config = config;
@@ -129,6 +139,152 @@ public final class FencingClient implements AutoCloseable {
 
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl) {
     return acquireAsync(resource, ttl, defaultOwner);
+  }
+
+  /**
+   * Acquires {@code resource}, waiting up to {@code waitTimeout} for it to become free. Waiters are
+   * served in arrival order; the queue is replicated, so a leader change keeps it.
+   *
+   * @throws LeaseHeldException if the wait ends first (the place in line is given up)
+   */
+  public Lease acquire(String resource, Duration ttl, Duration waitTimeout) {
+    return join(acquireAsync(resource, ttl, waitTimeout, AcquireOptions.defaults().owner(defaultOwner)));
+  }
+
+  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration waitTimeout) {
+    return acquireAsync(resource, ttl, waitTimeout, AcquireOptions.defaults().owner(defaultOwner));
+  }
+
+  /** The general form: owner, request id and lock-delay in {@code options}. */
+  public CompletableFuture<Lease> acquireAsync(
+      String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
+    String requestId = options.requestId() != null ? options.requestId() : UUID.randomUUID().toString();
+    String owner = options.owner() != null ? options.owner() : defaultOwner;
+    Waiting waiting = new Waiting(resource, ttl, owner, requestId, options.lockDelay(),
+        System.nanoTime() + waitTimeout.toNanos());
+    openWaits.add(waiting);
+    waiting.attempt();
+    return waiting.result.whenComplete((lease, error) -> openWaits.remove(waiting));
+  }
+
+  /**
+   * One blocking acquire: re-sends the same acquire (same request id) to stay queued and to learn of its
+   * grant, woken early by lease events on the resource; gives its place up when the wait ends.
+   */
+  private final class Waiting {
+    final String resource;
+    final Duration ttl;
+    final String owner;
+    final String requestId;
+    final Duration lockDelay;
+    final long waitUntilNanos;
+    final CompletableFuture<Lease> result = new CompletableFuture<>();
+    long watchIndex;
+    int watchSeq = Integer.MAX_VALUE;
+
+    Waiting(String resource, Duration ttl, String owner, String requestId, Duration lockDelay, long waitUntilNanos) {
+      this.resource = resource;
+      this.ttl = ttl;
+      this.owner = owner;
+      this.requestId = requestId;
+      this.lockDelay = lockDelay;
+      this.waitUntilNanos = waitUntilNanos;
+    }
+
+    void attempt() {
+      if (result.isDone()) {
+        return;
+      }
+      long remainingMs = Math.max(0, (waitUntilNanos - System.nanoTime()) / 1_000_000);
+      long sentNanos = System.nanoTime();
+      Request request =
+          Request.newBuilder()
+              .setAcquire(
+                  AcquireRequest.newBuilder()
+                      .setResource(resource)
+                      .setOwner(owner)
+                      .setTtlMs(ttl.toMillis())
+                      .setRequestId(requestId)
+                      .setWaitMs(remainingMs)
+                      .setLockDelayMs(lockDelay.toMillis()))
+              .build();
+      command(request).thenApply(Result::new).whenComplete((r, e) -> onAnswer(r, e, sentNanos));
+    }
+
+    private void onAnswer(Result r, Throwable error, long sentNanos) {
+      if (error != null) {
+        result.completeExceptionally(error);
+        return;
+      }
+      switch (r.code()) {
+        case GRANTED -> {
+          // A grant made while queued started before this request was sent: count only the time the
+          // cluster says is left, from the send time.
+          long leftMs = r.live() ? r.expiresAtMs() - r.nowMs() : 0;
+          result.complete(new Lease(FencingClient.this, resource, owner, ttl, r.token(),
+              sentNanos - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos()));
+        }
+        case WAITING, UNAVAILABLE -> {
+          if (System.nanoTime() >= waitUntilNanos) {
+            giveUp(r);
+          } else {
+            awaitChange();
+          }
+        }
+        case HELD, LOCK_DELAYED -> {
+          if (System.nanoTime() >= waitUntilNanos) {
+            result.completeExceptionally(new LeaseHeldException(r));
+          } else {
+            awaitChange(); // e.g. the wait was zero when sent; try again until the deadline
+          }
+        }
+        default -> result.completeExceptionally(new FencingException(r));
+      }
+    }
+
+    /** Sleeps until an event on the resource, the re-send interval, or the end of the wait. */
+    private void awaitChange() {
+      long leftMs = Math.max(1, (waitUntilNanos - System.nanoTime()) / 1_000_000);
+      long timeoutMs = Math.min(leftMs, WAITER_RESEND_MS);
+      watchOnce(WatchRequest.newBuilder().setResource(resource).setAfterIndex(watchIndex).setAfterSeq(watchSeq)
+              .setTimeoutMs(timeoutMs).build())
+          .whenComplete((w, e) -> {
+            if (w != null && w.getAppliedIndex() > 0 && w.getCode() != ResultCode.COMPACTED) {
+              if (w.getEventsCount() > 0) {
+                var last = w.getEvents(w.getEventsCount() - 1);
+                watchIndex = last.getIndex();
+                watchSeq = last.getSeq();
+              } else {
+                watchIndex = Math.max(watchIndex, w.getAppliedIndex());
+              }
+            }
+            if (e != null) {
+              scheduler.schedule(this::attempt, 50, TimeUnit.MILLISECONDS);
+            } else {
+              attempt();
+            }
+          });
+    }
+
+    /** The wait is over: leave the queue (which also releases a grant that raced with giving up). */
+    private void giveUp(Result last) {
+      cancelWait(resource, requestId)
+          .whenComplete((c, e) -> result.completeExceptionally(new LeaseHeldException(last)));
+    }
+
+    void abandon() {
+      if (!result.isDone()) {
+        cancelWait(resource, requestId);
+        result.completeExceptionally(new FencingException(new Result(Response.newBuilder()
+            .setCode(ResultCode.UNAVAILABLE).setMessage("client closed while waiting").build())));
+      }
+    }
+  }
+
+  private CompletableFuture<Response> cancelWait(String resource, String requestId) {
+    return command(Request.newBuilder()
+        .setCancelWait(CancelWaitRequest.newBuilder().setResource(resource).setRequestId(requestId))
+        .build());
   }
 
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, String owner) {
@@ -266,6 +422,33 @@ public final class FencingClient implements AutoCloseable {
             .setValidate(ValidateRequest.newBuilder().setResource(resource).setToken(token))
             .build();
     return query(request, ReadConsistency.LINEARIZABLE).thenApply(Result::new);
+  }
+
+  /**
+   * Ends the live lease of {@code resource} whoever holds it (operator action). The holder's later
+   * writes are rejected and its {@link Lease} reports the loss.
+   */
+  public Result revoke(String resource, String reason) {
+    return join(command(Request.newBuilder()
+            .setRevoke(RevokeRequest.newBuilder().setResource(resource).setReason(reason == null ? "" : reason))
+            .build())
+        .thenApply(Result::new));
+  }
+
+  /**
+   * Watches lease events on one resource ({@code prefix == false}) or on every resource starting with
+   * {@code name}, delivering them to {@code listener} in commit order from the position after ({@code
+   * afterIndex}, {@code afterSeq}); pass {@link Watch#FROM_NOW} to start with the next event. Resumes by
+   * itself after errors and leader changes, without gaps or duplicates.
+   */
+  public Watch watch(String name, boolean prefix, long afterIndex, Consumer<LeaseEvent> listener) {
+    return new Watch(this, name, prefix, afterIndex, listener);
+  }
+
+  CompletableFuture<Response> watchOnce(WatchRequest request) {
+    Message message = message(Request.newBuilder().setWatch(request).build());
+    // Unordered: a long-poll must not hold up this client's other requests behind it.
+    return raft.async().sendReadOnlyUnordered(message).thenApply(FencingClient::parseReply);
   }
 
   /** What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}. */
@@ -407,6 +590,9 @@ public final class FencingClient implements AutoCloseable {
 
   @Override
   public void close() {
+    for (Waiting w : openWaits) {
+      w.abandon();
+    }
     scheduler.shutdownNow();
     try {
       raft.close();

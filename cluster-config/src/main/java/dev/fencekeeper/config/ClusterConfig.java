@@ -206,6 +206,12 @@ public final class ClusterConfig {
     int requestIdBytes = r.get(Keys.REQUEST_ID_MAX_BYTES, d.maxRequestIdBytes(), size(Keys.REQUEST_ID_MAX_BYTES));
     int requestIds = r.get(Keys.REQUEST_IDS_PER_LEASE_MAX, d.maxRequestIdsPerLease(),
         count(Keys.REQUEST_IDS_PER_LEASE_MAX));
+    Duration idleTimeout = r.get(Keys.RESOURCES_IDLE_TIMEOUT, d.idleTimeout(),
+        positiveDuration(Keys.RESOURCES_IDLE_TIMEOUT));
+    Duration waiterLiveness = r.get(Keys.LEASE_WAITER_LIVENESS, d.waiterLiveness(),
+        positiveDuration(Keys.LEASE_WAITER_LIVENESS));
+    int waiters = r.get(Keys.WAITERS_PER_RESOURCE_MAX, d.maxWaitersPerResource(),
+        count(Keys.WAITERS_PER_RESOURCE_MAX));
 
     long snapshotEntries = r.get(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES,
         text -> parsePositiveLong(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, text));
@@ -224,7 +230,7 @@ public final class ClusterConfig {
     }
     // Cross-key rules (min <= max, node.id among peers, ...) only make sense once every key parsed.
     Limits limits = new Limits(minTtl, maxTtl, grace, resourceBytes, keyBytes, ownerBytes, valueBytes,
-        keysPerWrite, requestIdBytes, requestIds);
+        keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters);
     return new ClusterConfig(clusterName, peers, nodeId, storageDir, limits, snapshotEntries,
         electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort);
   }
@@ -426,6 +432,9 @@ public final class ClusterConfig {
     p.setProperty(Keys.KEYS_PER_WRITE_MAX, Integer.toString(limits.maxKeysPerWrite()));
     p.setProperty(Keys.REQUEST_ID_MAX_BYTES, Integer.toString(limits.maxRequestIdBytes()));
     p.setProperty(Keys.REQUEST_IDS_PER_LEASE_MAX, Integer.toString(limits.maxRequestIdsPerLease()));
+    p.setProperty(Keys.RESOURCES_IDLE_TIMEOUT, Durations.format(limits.idleTimeout()));
+    p.setProperty(Keys.LEASE_WAITER_LIVENESS, Durations.format(limits.waiterLiveness()));
+    p.setProperty(Keys.WAITERS_PER_RESOURCE_MAX, Integer.toString(limits.maxWaitersPerResource()));
     p.setProperty(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, Long.toString(snapshotAutoTriggerEntries));
     p.setProperty(Keys.ELECTION_TIMEOUT_MIN, Durations.format(electionTimeoutMin));
     p.setProperty(Keys.ELECTION_TIMEOUT_MAX, Durations.format(electionTimeoutMax));

@@ -18,6 +18,9 @@ final class Keys {
   static final String KEYS_PER_WRITE_MAX = "limits.keys-per-write.max";
   static final String REQUEST_ID_MAX_BYTES = "limits.request-id.max-bytes";
   static final String REQUEST_IDS_PER_LEASE_MAX = "limits.request-ids-per-lease.max";
+  static final String RESOURCES_IDLE_TIMEOUT = "resources.idle-timeout";
+  static final String LEASE_WAITER_LIVENESS = "lease.waiter-liveness";
+  static final String WAITERS_PER_RESOURCE_MAX = "limits.waiters-per-resource.max";
   static final String SNAPSHOT_AUTO_TRIGGER_ENTRIES = "snapshot.auto-trigger.entries";
   static final String ELECTION_TIMEOUT_MIN = "raft.election.timeout.min";
   static final String ELECTION_TIMEOUT_MAX = "raft.election.timeout.max";
@@ -30,6 +33,7 @@ final class Keys {
       LEASE_TTL_MIN, LEASE_TTL_MAX, LEASE_TAKEOVER_GRACE,
       RESOURCE_NAME_MAX_BYTES, KEY_MAX_BYTES, OWNER_MAX_BYTES, VALUE_MAX_BYTES,
       KEYS_PER_WRITE_MAX, REQUEST_ID_MAX_BYTES, REQUEST_IDS_PER_LEASE_MAX,
+      RESOURCES_IDLE_TIMEOUT, LEASE_WAITER_LIVENESS, WAITERS_PER_RESOURCE_MAX,
       SNAPSHOT_AUTO_TRIGGER_ENTRIES, ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX,
       CLIENT_REQUEST_TIMEOUT, CLOCK_OFFSET, METRICS_PORT);
 

@@ -20,10 +20,26 @@ import java.time.Duration;
  * @param maxRequestIdBytes write request id length ({@code limits.request-id.max-bytes})
  * @param maxRequestIdsPerLease request ids remembered per lease for deduplication
  *     ({@code limits.request-ids-per-lease.max})
+ * @param idleTimeout how long a resource with no lease, waiters or values is kept before it is
+ *     forgotten; the token sequence is group-wide, so forgetting never lets a token go backwards
+ *     ({@code resources.idle-timeout})
+ * @param waiterLiveness how long a queued acquire stays eligible without its client re-sending it
+ *     ({@code lease.waiter-liveness})
+ * @param maxWaitersPerResource queued acquires per resource ({@code limits.waiters-per-resource.max})
  */
 public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
                      int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
-                     int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease) {
+                     int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease,
+                     Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource) {
+
+  /** Limits with the default idle timeout, waiter liveness and waiter count. */
+  public Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
+                int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
+                int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease) {
+    this(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
+        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, Duration.ofMinutes(10), Duration.ofSeconds(5),
+        1024);
+  }
 
   public Limits {
     positiveMillis(Keys.LEASE_TTL_MIN, minTtl);
@@ -41,11 +57,15 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
     positive(Keys.KEYS_PER_WRITE_MAX, maxKeysPerWrite);
     positive(Keys.REQUEST_ID_MAX_BYTES, maxRequestIdBytes);
     positive(Keys.REQUEST_IDS_PER_LEASE_MAX, maxRequestIdsPerLease);
+    positiveMillis(Keys.RESOURCES_IDLE_TIMEOUT, idleTimeout);
+    positiveMillis(Keys.LEASE_WAITER_LIVENESS, waiterLiveness);
+    positive(Keys.WAITERS_PER_RESOURCE_MAX, maxWaitersPerResource);
   }
 
   /**
    * minTtl 100ms, maxTtl 1h, takeoverGrace 2s, resource name 256 B, key 512 B, owner 256 B,
-   * value 1 MiB, 64 keys per write, request id 128 B, 1024 request ids per lease.
+   * value 1 MiB, 64 keys per write, request id 128 B, 1024 request ids per lease, idle resources
+   * forgotten after 10m, waiters kept 5s without a re-send, 1024 waiters per resource.
    */
   public static Limits defaults() {
     return new Limits(Duration.ofMillis(100), Duration.ofHours(1), Duration.ofSeconds(2),
@@ -59,7 +79,9 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
         + ", takeoverGrace=" + Durations.describe(takeoverGrace) + ", maxResourceBytes=" + maxResourceBytes
         + ", maxKeyBytes=" + maxKeyBytes + ", maxOwnerBytes=" + maxOwnerBytes + ", maxValueBytes=" + maxValueBytes
         + ", maxKeysPerWrite=" + maxKeysPerWrite + ", maxRequestIdBytes=" + maxRequestIdBytes
-        + ", maxRequestIdsPerLease=" + maxRequestIdsPerLease + "]";
+        + ", maxRequestIdsPerLease=" + maxRequestIdsPerLease + ", idleTimeout=" + Durations.describe(idleTimeout)
+        + ", waiterLiveness=" + Durations.describe(waiterLiveness) + ", maxWaitersPerResource="
+        + maxWaitersPerResource + "]";
   }
 
   private static void positiveMillis(String key, Duration d) {

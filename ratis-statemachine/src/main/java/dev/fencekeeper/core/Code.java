@@ -14,8 +14,11 @@ public enum Code {
   CURRENT,
   STALE,
   EXPIRED,
+  REVOKED,
   OK,
+  WAITING,
   HELD,
+  LOCK_DELAYED,
   LEASE_LOST,
   NOT_HOLDER,
   STALE_TOKEN,
@@ -23,7 +26,10 @@ public enum Code {
   UNKNOWN_TOKEN,
   INVALID_ARGUMENT;
 
-  /** True for outcomes that changed (or, for queries, answered) as the caller asked. */
+  /**
+   * True for outcomes that changed (or, for queries, answered) as the caller asked. WAITING is neither:
+   * the request was queued, not granted.
+   */
   public boolean isSuccess() {
     return ordinal() <= OK.ordinal();
   }

@@ -6,8 +6,28 @@ import java.util.List;
 /** The commands that go through the Raft log. Each one is applied by {@link FencingState#apply}. */
 public sealed interface Command {
 
-  /** Grant a lease on {@code resource} if nobody holds a live one. */
-  record Acquire(String resource, String owner, long ttlMs) implements Command {}
+  /**
+   * Grant a lease on {@code resource} if nobody holds a live one and nobody waits ahead. A non-empty
+   * {@code requestId} makes a retry return the same lease; {@code waitMs > 0} queues the request behind
+   * the holder (re-send it with the same id to stay queued); {@code lockDelayMs} keeps the resource
+   * ungrantable for that long after this lease ends involuntarily (expiry or revoke).
+   */
+  record Acquire(String resource, String owner, long ttlMs, String requestId, long waitMs, long lockDelayMs)
+      implements Command {
+    public Acquire {
+      requestId = requestId == null ? "" : requestId;
+    }
+
+    public Acquire(String resource, String owner, long ttlMs) {
+      this(resource, owner, ttlMs, "", 0, 0);
+    }
+  }
+
+  /** The queued acquire {@code requestId} gives up its place. */
+  record CancelWait(String resource, String requestId) implements Command {}
+
+  /** An operator ends the live lease of {@code resource}, whoever holds it. */
+  record Revoke(String resource, String reason) implements Command {}
 
   /** Extend the live lease {@code token}; {@code ttlMs == 0} keeps the lease's own TTL. */
   record Renew(String resource, long token, long ttlMs) implements Command {}

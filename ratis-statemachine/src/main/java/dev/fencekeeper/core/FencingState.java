@@ -1,6 +1,7 @@
 package dev.fencekeeper.core;
 
 import dev.fencekeeper.config.Limits;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Iterator;
@@ -27,8 +28,12 @@ public final class FencingState {
   private final Limits limits;
   private final Validation validation;
   private final TreeMap<String, ResourceRecord> resources = new TreeMap<>();
-  // Deadlines of leases live at `nowMs`, earliest first, so the leader knows when to commit a tick.
-  private final TreeSet<Deadline> deadlines = new TreeSet<>();
+  // When each resource next needs attention (a lease falls due, a lock-delay ends, an idle record may be
+  // forgotten), earliest first. The leader commits a tick when the first one passes; every replica then
+  // settles the due resources in the same entry.
+  private final TreeSet<Wakeup> wakeups = new TreeSet<>();
+  // Events of the entry being applied, drained by the adapter after each apply.
+  private final List<LeaseEvent> events = new ArrayList<>();
   private long nowMs;
   private long lastIssuedToken;
   private long term;
@@ -83,13 +88,17 @@ public final class FencingState {
    */
   public Outcome apply(Command command, long entryTerm, long entryIndex, long stampMs) {
     long previousNow = nowMs;
-    advanceTime(stampMs);
-    if (entryTerm > term) {
+    long now = Math.max(nowMs, stampMs);
+    boolean newTerm = entryTerm > term;
+    if (newTerm) {
       term = entryTerm;
-      if (!(command instanceof Command.Takeover)) {
-        takeover(previousNow);
-      }
     }
+    // The grace is judged against the time before this entry, before anything falls due at its stamp:
+    // a lease that was live when the old leader last spoke must not be expired by the election's gap.
+    if (newTerm || command instanceof Command.Takeover) {
+      grace(previousNow, now);
+    }
+    advanceTime(now, entryIndex);
     String invalid = validation.check(command);
     if (invalid != null) {
       return Outcome.of(Code.INVALID_ARGUMENT).message(invalid).nowMs(nowMs).build();
@@ -101,20 +110,68 @@ public final class FencingState {
       return renew(r);
     }
     if (command instanceof Command.Release r) {
-      return release(r);
+      return release(r, entryIndex);
     }
     if (command instanceof Command.Write w) {
       return write(w);
     }
-    if (command instanceof Command.Takeover) {
-      return takeover(previousNow);
+    if (command instanceof Command.CancelWait c) {
+      return cancelWait(c, entryIndex);
     }
-    return Outcome.of(Code.OK).nowMs(nowMs).build(); // Tick: time has moved, nothing else to do
+    if (command instanceof Command.Revoke r) {
+      return revoke(r, entryIndex);
+    }
+    return Outcome.of(Code.OK).nowMs(nowMs).build(); // Tick, Takeover: their work is done above
+  }
+
+  /** The lease events of the last applied entry, in order; clears them. */
+  public List<LeaseEvent> drainEvents() {
+    if (events.isEmpty()) {
+      return List.of();
+    }
+    List<LeaseEvent> drained = List.copyOf(events);
+    events.clear();
+    return drained;
   }
 
   private Outcome acquire(Command.Acquire a, long entryIndex) {
     ResourceRecord r = resources.get(a.resource());
+    if (r != null && !a.requestId().isEmpty()) {
+      LeaseRecord mine = r.lease();
+      if (mine != null && mine.token() == r.lastToken() && mine.requestId().equals(a.requestId())) {
+        // A retry of an acquire that was granted (perhaps to it as a waiter): the same lease, not a second.
+        return leaseOutcome(Code.GRANTED, r, mine).live(mine.isLiveAt(nowMs)).build();
+      }
+      Waiter queued = r.waiters().get(a.requestId());
+      if (queued != null) {
+        Waiter refreshed = new Waiter(queued.requestId(), queued.owner(), queued.ttlMs(), queued.lockDelayMs(),
+            queued.enqueuedAtMs(), queued.waitUntilMs(), nowMs + limits.waiterLiveness().toMillis());
+        r.mutableWaiters().put(a.requestId(), refreshed);
+        return waiting(r, a.requestId());
+      }
+    }
     LeaseRecord held = r == null ? null : r.liveLease(nowMs);
+    boolean delayed = r != null && r.blockedUntilMs() > nowMs;
+    int queuedAhead = r == null ? 0 : attendedWaiters(r);
+    if (held == null && !delayed && queuedAhead == 0) {
+      if (r == null) {
+        r = new ResourceRecord(a.resource());
+        resources.put(a.resource(), r);
+      }
+      LeaseRecord lease = grant(r, a.owner(), a.ttlMs(), a.requestId(), a.lockDelayMs(), entryIndex);
+      refile(r);
+      return leaseOutcome(Code.GRANTED, r, lease).build();
+    }
+    if (a.waitMs() > 0) {
+      if (r.waiters().size() >= limits.maxWaitersPerResource()) {
+        return rejection(Code.HELD, r, 0, "'" + a.resource() + "' already has " + r.waiters().size()
+            + " waiters, the limit").build();
+      }
+      r.mutableWaiters().put(a.requestId(), new Waiter(a.requestId(), a.owner(), a.ttlMs(), a.lockDelayMs(), nowMs,
+          nowMs + a.waitMs(), nowMs + limits.waiterLiveness().toMillis()));
+      refile(r);
+      return waiting(r, a.requestId());
+    }
     if (held != null) {
       return Outcome.of(Code.HELD)
           .message("'" + a.resource() + "' is held by token " + held.token() + " (" + held.owner() + ")")
@@ -126,16 +183,74 @@ public final class FencingState {
           .nowMs(nowMs)
           .build();
     }
-    if (r == null) {
-      r = new ResourceRecord(a.resource());
-      resources.put(a.resource(), r);
+    if (delayed) {
+      return Outcome.of(Code.LOCK_DELAYED)
+          .message("'" + a.resource() + "' is in lock-delay after an involuntary end, until " + r.blockedUntilMs())
+          .currentToken(r.lastToken())
+          .expiresAtMs(r.blockedUntilMs())
+          .nowMs(nowMs)
+          .build();
     }
+    return rejection(Code.HELD, r, 0, queuedAhead + " waiter(s) are queued for '" + a.resource() + "'").build();
+  }
+
+  private Outcome waiting(ResourceRecord r, String requestId) {
+    int position = 1;
+    for (String id : r.waiters().keySet()) {
+      if (id.equals(requestId)) {
+        break;
+      }
+      position++;
+    }
+    Outcome.Builder b = Outcome.of(Code.WAITING).position(position).currentToken(r.lastToken()).nowMs(nowMs);
+    LeaseRecord held = r.liveLease(nowMs);
+    if (held != null) {
+      b.token(held.token()).holderOwner(held.owner()).expiresAtMs(held.expiresAtMs());
+    }
+    return b.build();
+  }
+
+  private int attendedWaiters(ResourceRecord r) {
+    int n = 0;
+    for (Waiter w : r.waiters().values()) {
+      if (w.isAttendedAt(nowMs)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private LeaseRecord grant(
+      ResourceRecord r, String owner, long ttlMs, String requestId, long lockDelayMs, long entryIndex) {
     long token = issueToken(entryIndex);
-    LeaseRecord lease = new LeaseRecord(token, a.owner(), a.ttlMs(), nowMs + a.ttlMs(), false);
+    LeaseRecord lease = new LeaseRecord(token, owner, ttlMs, nowMs + ttlMs, false, requestId, lockDelayMs);
     r.setLastToken(token);
     setLease(r, lease);
+    r.setExpiryObserved(false);
+    r.setIdleSinceMs(0);
     r.mutableReceipts().clear();
-    return leaseOutcome(Code.GRANTED, r, lease).build();
+    events.add(new LeaseEvent(LeaseEvent.Type.ACQUIRED, r.name(), token, owner, lease.expiresAtMs(), nowMs));
+    return lease;
+  }
+
+  /**
+   * Grants the resource to the first waiter whose client is still there, if the resource is free and
+   * not in lock-delay. Re-checks that the previous lease is really over at this moment — etcd once
+   * granted a queued lock without that check (etcd issue 11456).
+   */
+  private void grantToNextWaiter(ResourceRecord r, long entryIndex) {
+    if (r.liveLease(nowMs) != null || r.blockedUntilMs() > nowMs) {
+      return;
+    }
+    Iterator<Waiter> queue = r.mutableWaiters().values().iterator();
+    while (queue.hasNext()) {
+      Waiter w = queue.next();
+      queue.remove();
+      if (w.isAttendedAt(nowMs)) {
+        grant(r, w.owner(), w.ttlMs(), w.requestId(), w.lockDelayMs(), entryIndex);
+        return;
+      }
+    }
   }
 
   /**
@@ -154,12 +269,16 @@ public final class FencingState {
       return rejection(Code.LEASE_LOST, r, renew.token(), leaseLostReason(r, renew.token())).build();
     }
     long ttl = renew.ttlMs() == 0 ? live.ttlMs() : renew.ttlMs();
-    LeaseRecord renewed = new LeaseRecord(live.token(), live.owner(), ttl, nowMs + ttl, false);
+    LeaseRecord renewed =
+        new LeaseRecord(live.token(), live.owner(), ttl, nowMs + ttl, false, live.requestId(), live.lockDelayMs());
     setLease(r, renewed);
+    refile(r);
+    events.add(new LeaseEvent(LeaseEvent.Type.RENEWED, r.name(), live.token(), live.owner(), renewed.expiresAtMs(),
+        nowMs));
     return leaseOutcome(Code.RENEWED, r, renewed).build();
   }
 
-  private Outcome release(Command.Release release) {
+  private Outcome release(Command.Release release, long entryIndex) {
     ResourceRecord r = resources.get(release.resource());
     if (r == null || release.token() > r.lastToken()) {
       return rejection(Code.NOT_HOLDER, r, release.token(),
@@ -168,7 +287,7 @@ public final class FencingState {
     }
     LeaseRecord live = r.liveLease(nowMs);
     if (live != null && live.token() == release.token()) {
-      setLease(r, null);
+      end(r, LeaseEvent.Type.RELEASED, entryIndex);
       return Outcome.of(Code.RELEASED).token(release.token()).currentToken(r.lastToken()).nowMs(nowMs).build();
     }
     if (live != null) {
@@ -177,7 +296,8 @@ public final class FencingState {
           .build();
     }
     if (r.lease() != null && r.lease().token() == release.token()) {
-      setLease(r, null); // expired but not yet cleared: forget it, as a release would have
+      setLease(r, null); // expired already: forget it, as a release would have
+      settle(r, entryIndex);
     }
     return Outcome.of(Code.RELEASED)
         .alreadyEnded(true)
@@ -278,19 +398,61 @@ public final class FencingState {
    * since its last renewal, is extended to at least {@code now + min(grace, ttl)}: enough for the holder
    * to renew through the new leader, never more than its own TTL.
    */
-  private Outcome takeover(long previousNow) {
+  private void grace(long previousNow, long now) {
     long graceMs = limits.takeoverGrace().toMillis();
     for (ResourceRecord r : resources.values()) {
       LeaseRecord lease = r.lease();
       if (lease == null || lease.graceUsed() || !lease.isLiveAt(previousNow)) {
         continue;
       }
-      long extended = nowMs + Math.min(graceMs, lease.ttlMs());
+      long extended = now + Math.min(graceMs, lease.ttlMs());
       if (extended > lease.expiresAtMs()) {
-        setLease(r, new LeaseRecord(lease.token(), lease.owner(), lease.ttlMs(), extended, true));
+        setLease(r, lease.withExpiry(extended, true));
+        refile(r);
       }
     }
-    return Outcome.of(Code.OK).nowMs(nowMs).build();
+  }
+
+  private Outcome cancelWait(Command.CancelWait c, long entryIndex) {
+    ResourceRecord r = resources.get(c.resource());
+    if (r == null) {
+      return Outcome.of(Code.NOT_FOUND).message("'" + c.resource() + "' has no waiters").nowMs(nowMs).build();
+    }
+    if (r.mutableWaiters().remove(c.requestId()) != null) {
+      settle(r, entryIndex);
+      return Outcome.of(Code.OK).message("no longer waiting").nowMs(nowMs).build();
+    }
+    LeaseRecord lease = r.liveLease(nowMs);
+    if (lease != null && lease.requestId().equals(c.requestId())) {
+      // Granted while its client was giving up: nobody will use it, so it must not block the others.
+      end(r, LeaseEvent.Type.RELEASED, entryIndex);
+      return Outcome.of(Code.RELEASED).token(lease.token()).message("the grant made while giving up was released")
+          .nowMs(nowMs).build();
+    }
+    return Outcome.of(Code.NOT_FOUND).message("no waiter " + c.requestId()).nowMs(nowMs).build();
+  }
+
+  private Outcome revoke(Command.Revoke revoke, long entryIndex) {
+    ResourceRecord r = resources.get(revoke.resource());
+    LeaseRecord live = r == null ? null : r.liveLease(nowMs);
+    if (live == null) {
+      return Outcome.of(Code.NOT_FOUND).message("'" + revoke.resource() + "' has no live lease")
+          .currentToken(r == null ? 0 : r.lastToken()).nowMs(nowMs).build();
+    }
+    if (live.lockDelayMs() > 0) {
+      r.setBlockedUntilMs(Math.max(r.blockedUntilMs(), nowMs + live.lockDelayMs()));
+    }
+    end(r, LeaseEvent.Type.REVOKED, entryIndex);
+    return Outcome.of(Code.REVOKED).token(live.token()).holderOwner(live.owner()).currentToken(r.lastToken())
+        .message(revoke.reason()).nowMs(nowMs).build();
+  }
+
+  /** Ends the live lease now (release or revoke), announces it, and hands the resource on. */
+  private void end(ResourceRecord r, LeaseEvent.Type how, long entryIndex) {
+    LeaseRecord lease = r.lease();
+    setLease(r, null);
+    events.add(new LeaseEvent(how, r.name(), lease.token(), lease.owner(), lease.expiresAtMs(), nowMs));
+    settle(r, entryIndex);
   }
 
   /**
@@ -401,7 +563,27 @@ public final class FencingState {
       LeaseRecord lease,
       Map<String, ValueRecord> values,
       List<WriteReceipt> receipts) {
+    restore(name, lastToken, lease, values, receipts, List.of(), 0, false, 0);
+  }
+
+  /** Adds one resource from a snapshot, queue and lock-delay included. */
+  public void restore(
+      String name,
+      long lastToken,
+      LeaseRecord lease,
+      Map<String, ValueRecord> values,
+      List<WriteReceipt> receipts,
+      List<Waiter> waiters,
+      long blockedUntilMs,
+      boolean expiryObserved,
+      long idleSinceMs) {
     ResourceRecord r = new ResourceRecord(name);
+    for (Waiter w : waiters) {
+      r.mutableWaiters().put(w.requestId(), w);
+    }
+    r.setBlockedUntilMs(blockedUntilMs);
+    r.setExpiryObserved(expiryObserved);
+    r.setIdleSinceMs(idleSinceMs);
     r.setLastToken(lastToken);
     setLease(r, lease);
     r.mutableValues().putAll(values);
@@ -409,6 +591,7 @@ public final class FencingState {
       r.mutableReceipts().put(receipt.requestId(), receipt);
     }
     resources.put(name, r);
+    refile(r);
     lastIssuedToken = Math.max(lastIssuedToken, lastToken);
   }
 
@@ -419,35 +602,97 @@ public final class FencingState {
 
   // ---------------------------------------------------------------------------------------------
 
-  /** Moves time forward to {@code stampMs} (never back) and forgets deadlines that have passed. */
-  private void advanceTime(long stampMs) {
-    nowMs = Math.max(nowMs, stampMs);
-    while (!deadlines.isEmpty() && deadlines.first().expiresAtMs() <= nowMs) {
-      deadlines.pollFirst();
+  /** Moves time forward to {@code now} and settles every resource whose wake-up time has come. */
+  private void advanceTime(long now, long entryIndex) {
+    nowMs = now;
+    while (!wakeups.isEmpty() && wakeups.first().atMs() <= nowMs) {
+      Wakeup due = wakeups.pollFirst();
+      ResourceRecord r = resources.get(due.resource());
+      if (r != null) {
+        r.filedWakeupMs = Long.MAX_VALUE;
+        settle(r, entryIndex);
+      }
     }
   }
 
-  /** Every lease change goes through here so the deadline index stays exact. */
+  /**
+   * Brings one resource up to date with the current time: announces a lease that has run out (starting
+   * its lock-delay), grants the next waiter, forgets the record once it has been empty for the idle
+   * timeout, and files its next wake-up.
+   */
+  private void settle(ResourceRecord r, long entryIndex) {
+    LeaseRecord lease = r.lease();
+    if (lease != null && !lease.isLiveAt(nowMs) && !r.expiryObserved()) {
+      r.setExpiryObserved(true);
+      events.add(new LeaseEvent(LeaseEvent.Type.EXPIRED, r.name(), lease.token(), lease.owner(), lease.expiresAtMs(),
+          lease.expiresAtMs()));
+      if (lease.lockDelayMs() > 0) {
+        r.setBlockedUntilMs(Math.max(r.blockedUntilMs(), lease.expiresAtMs() + lease.lockDelayMs()));
+      }
+    }
+    if (!r.waiters().isEmpty()) {
+      grantToNextWaiter(r, entryIndex);
+    }
+    if (r.isEmptyAt(nowMs)) {
+      if (r.idleSinceMs() == 0) {
+        r.setIdleSinceMs(nowMs);
+      } else if (r.idleSinceMs() + limits.idleTimeout().toMillis() <= nowMs) {
+        unfile(r);
+        resources.remove(r.name()); // tokens are group-wide: forgetting lastToken lets none go backwards
+        return;
+      }
+    } else {
+      r.setIdleSinceMs(0);
+    }
+    refile(r);
+  }
+
   private void setLease(ResourceRecord r, LeaseRecord lease) {
-    LeaseRecord old = r.lease();
-    if (old != null) {
-      deadlines.remove(new Deadline(old.expiresAtMs(), r.name()));
-    }
     r.setLease(lease);
-    if (lease != null && lease.isLiveAt(nowMs)) {
-      deadlines.add(new Deadline(lease.expiresAtMs(), r.name()));
+  }
+
+  /** Files {@code r} under the next time it needs attention, replacing its previous filing. */
+  private void refile(ResourceRecord r) {
+    long at = Long.MAX_VALUE;
+    LeaseRecord lease = r.lease();
+    if (lease != null && (lease.isLiveAt(nowMs) || !r.expiryObserved())) {
+      at = lease.expiresAtMs();
+    }
+    if (r.blockedUntilMs() > nowMs && !r.waiters().isEmpty()) {
+      at = Math.min(at, r.blockedUntilMs());
+    }
+    if (r.idleSinceMs() != 0) {
+      at = Math.min(at, r.idleSinceMs() + limits.idleTimeout().toMillis());
+    }
+    if (at == r.filedWakeupMs) {
+      return;
+    }
+    unfile(r);
+    if (at != Long.MAX_VALUE) {
+      wakeups.add(new Wakeup(at, r.name()));
+      r.filedWakeupMs = at;
     }
   }
 
-  /** The earliest deadline among live leases, or Long.MAX_VALUE when no lease is live. */
-  public long nextExpiryMs() {
-    return deadlines.isEmpty() ? Long.MAX_VALUE : deadlines.first().expiresAtMs();
+  private void unfile(ResourceRecord r) {
+    if (r.filedWakeupMs != Long.MAX_VALUE) {
+      wakeups.remove(new Wakeup(r.filedWakeupMs, r.name()));
+      r.filedWakeupMs = Long.MAX_VALUE;
+    }
   }
 
-  private record Deadline(long expiresAtMs, String resource) implements Comparable<Deadline> {
+  /**
+   * The earliest time at which some resource needs attention (a lease falls due, a lock-delay ends, an
+   * idle record may go); Long.MAX_VALUE when none. The leader commits a tick once its clock passes it.
+   */
+  public long nextWakeupMs() {
+    return wakeups.isEmpty() ? Long.MAX_VALUE : wakeups.first().atMs();
+  }
+
+  private record Wakeup(long atMs, String resource) implements Comparable<Wakeup> {
     @Override
-    public int compareTo(Deadline o) {
-      int c = Long.compare(expiresAtMs, o.expiresAtMs);
+    public int compareTo(Wakeup o) {
+      int c = Long.compare(atMs, o.atMs);
       return c != 0 ? c : resource.compareTo(o.resource);
     }
   }

@@ -3,11 +3,28 @@ package dev.fencekeeper.core;
 /**
  * One acquisition of a resource. {@code graceUsed} is set when a leader takeover extended the lease and
  * cleared by a renewal: a lease gets at most one grace per renewal, so back-to-back elections cannot
- * keep a dead holder's lease alive (the etcd bug this design avoids).
+ * keep a dead holder's lease alive (the etcd bug this design avoids). {@code requestId} is the acquire's
+ * idempotency key; {@code lockDelayMs} how long the resource stays ungrantable after this lease ends
+ * involuntarily.
  */
-public record LeaseRecord(long token, String owner, long ttlMs, long expiresAtMs, boolean graceUsed) {
+public record LeaseRecord(
+    long token,
+    String owner,
+    long ttlMs,
+    long expiresAtMs,
+    boolean graceUsed,
+    String requestId,
+    long lockDelayMs) {
+
+  public LeaseRecord(long token, String owner, long ttlMs, long expiresAtMs, boolean graceUsed) {
+    this(token, owner, ttlMs, expiresAtMs, graceUsed, "", 0);
+  }
 
   public boolean isLiveAt(long nowMs) {
     return expiresAtMs > nowMs;
+  }
+
+  LeaseRecord withExpiry(long newExpiresAtMs, boolean newGraceUsed) {
+    return new LeaseRecord(token, owner, ttlMs, newExpiresAtMs, newGraceUsed, requestId, lockDelayMs);
   }
 }

@@ -26,6 +26,7 @@ public final class Outcome {
   private final long nowMs;
   private final long ttlMs;
   private final boolean live;
+  private final int position;
 
   private Outcome(Builder b) {
     code = b.code;
@@ -44,6 +45,7 @@ public final class Outcome {
     nowMs = b.nowMs;
     ttlMs = b.ttlMs;
     live = b.live;
+    position = b.position;
   }
 
   public static Builder of(Code code) {
@@ -123,6 +125,11 @@ public final class Outcome {
     return live;
   }
 
+  /** For WAITING: the place in line, 1 being next. */
+  public int position() {
+    return position;
+  }
+
   public Builder toBuilder() {
     return new Builder(code)
         .message(message)
@@ -139,7 +146,8 @@ public final class Outcome {
         .key(key)
         .nowMs(nowMs)
         .ttlMs(ttlMs)
-        .live(live);
+        .live(live)
+        .position(position);
   }
 
   @Override
@@ -154,6 +162,7 @@ public final class Outcome {
     if (acceptedToken != 0) s.append(" acceptedToken=").append(acceptedToken);
     if (version != 0) s.append(" version=").append(version);
     if (!key.isEmpty()) s.append(" key=").append(key);
+    if (position != 0) s.append(" position=").append(position);
     if (!message.isEmpty()) s.append(" (").append(message).append(')');
     return s.toString();
   }
@@ -176,6 +185,7 @@ public final class Outcome {
     private long nowMs;
     private long ttlMs;
     private boolean live;
+    private int position;
 
     private Builder(Code code) {
       this.code = code;
@@ -253,6 +263,11 @@ public final class Outcome {
 
     public Builder live(boolean v) {
       live = v;
+      return this;
+    }
+
+    public Builder position(int v) {
+      position = v;
       return this;
     }
 

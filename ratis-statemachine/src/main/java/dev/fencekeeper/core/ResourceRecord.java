@@ -17,6 +17,16 @@ public final class ResourceRecord {
   private final TreeMap<String, ValueRecord> values = new TreeMap<>();
   // Receipts of accepted writes under the lease `lastToken`, oldest first; cleared by the next grant.
   private final LinkedHashMap<String, WriteReceipt> receipts = new LinkedHashMap<>();
+  // Queued acquires by request id, in arrival order.
+  private final LinkedHashMap<String, Waiter> waiters = new LinkedHashMap<>();
+  // Until when no grant may happen: set by an involuntary end of a lease that asked for a lock-delay.
+  private long blockedUntilMs;
+  // Whether the current lease's expiry has been observed (and announced) already.
+  private boolean expiryObserved;
+  // When the record last became empty (no lease, waiters or values); 0 while it is not.
+  private long idleSinceMs;
+  // The time this record is filed under in the state's wake-up index; Long.MAX_VALUE when not filed.
+  long filedWakeupMs = Long.MAX_VALUE;
 
   ResourceRecord(String name) {
     this.name = name;
@@ -46,6 +56,43 @@ public final class ResourceRecord {
 
   public Map<String, WriteReceipt> receipts() {
     return Collections.unmodifiableMap(receipts);
+  }
+
+  public Map<String, Waiter> waiters() {
+    return Collections.unmodifiableMap(waiters);
+  }
+
+  public long blockedUntilMs() {
+    return blockedUntilMs;
+  }
+
+  public boolean expiryObserved() {
+    return expiryObserved;
+  }
+
+  public long idleSinceMs() {
+    return idleSinceMs;
+  }
+
+  /** No lease (live or not yet observed as ended), no waiters, no values: a candidate for removal. */
+  boolean isEmptyAt(long nowMs) {
+    return liveLease(nowMs) == null && waiters.isEmpty() && values.isEmpty() && blockedUntilMs <= nowMs;
+  }
+
+  LinkedHashMap<String, Waiter> mutableWaiters() {
+    return waiters;
+  }
+
+  void setBlockedUntilMs(long v) {
+    blockedUntilMs = v;
+  }
+
+  void setExpiryObserved(boolean v) {
+    expiryObserved = v;
+  }
+
+  void setIdleSinceMs(long v) {
+    idleSinceMs = v;
   }
 
   void setLastToken(long token) {

@@ -23,7 +23,16 @@ final class Validation {
       return first(
           resource(a.resource()),
           text("owner", a.owner(), 0, limits.maxOwnerBytes()),
-          ttl("ttl", a.ttlMs(), false));
+          ttl("ttl", a.ttlMs(), false),
+          text("requestId", a.requestId(), a.waitMs() > 0 ? 1 : 0, limits.maxRequestIdBytes()),
+          within("wait", a.waitMs()),
+          within("lockDelay", a.lockDelayMs()));
+    }
+    if (command instanceof Command.CancelWait c) {
+      return first(resource(c.resource()), text("requestId", c.requestId(), 1, limits.maxRequestIdBytes()));
+    }
+    if (command instanceof Command.Revoke r) {
+      return first(resource(r.resource()), text("reason", r.reason(), 0, limits.maxOwnerBytes()));
     }
     if (command instanceof Command.Renew r) {
       return first(resource(r.resource()), token(r.token()), ttl("ttl", r.ttlMs(), true));
@@ -61,6 +70,15 @@ final class Validation {
     long max = limits.maxTtl().toMillis();
     if (ttlMs < min || ttlMs > max) {
       return field + ": " + ttlMs + "ms is outside the configured bounds [" + min + "ms, " + max + "ms]";
+    }
+    return null;
+  }
+
+  /** Waits and lock-delays are bounded like TTLs: never negative, never past the longest lease. */
+  private String within(String field, long ms) {
+    long max = limits.maxTtl().toMillis();
+    if (ms < 0 || ms > max) {
+      return field + ": " + ms + "ms is outside [0ms, " + max + "ms]";
     }
     return null;
   }

@@ -61,6 +61,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private FencingState state;
   private volatile long nextExpiryMs = Long.MAX_VALUE;
+  private final EventLog eventLog = new EventLog(EventLog.DEFAULT_CAPACITY);
   private volatile ClientId internalClientId;
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
 
@@ -136,6 +137,7 @@ public class FencingStateMachine extends BaseStateMachine {
     lock.writeLock().lock();
     try {
       state = loaded.state();
+      eventLog.reset(loaded.termIndex().getIndex());
       publishNextExpiry();
       updateLastAppliedTermIndex(loaded.termIndex().getTerm(), loaded.termIndex().getIndex());
     } finally {
@@ -268,12 +270,13 @@ public class FencingStateMachine extends BaseStateMachine {
     lock.writeLock().lock();
     try {
       response = applyEntry(entry);
+      eventLog.append(entry.getIndex(), state.drainEvents());
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
       publishNextExpiry();
     } finally {
       lock.writeLock().unlock();
     }
-    return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray())));
+    return CompletableFuture.completedFuture(toMessage(response));
   }
 
   private Response applyEntry(LogEntryProto entry) {
@@ -305,7 +308,7 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   private void publishNextExpiry() {
-    nextExpiryMs = state.nextExpiryMs();
+    nextExpiryMs = state.nextWakeupMs();
   }
 
   /** The earliest deadline of a lease live in the applied state; Long.MAX_VALUE when none. */
@@ -320,14 +323,22 @@ public class FencingStateMachine extends BaseStateMachine {
   public CompletableFuture<Message> query(Message request) {
     Response response;
     try {
-      response = answer(Request.parseFrom(request.getContent().asReadOnlyByteBuffer()));
+      Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
+      if (parsed.getCommandCase() == Request.CommandCase.WATCH) {
+        return eventLog.watch(parsed.getWatch()).thenApply(FencingStateMachine::toMessage);
+      }
+      response = answer(parsed);
     } catch (InvalidProtocolBufferException e) {
       response = WireCodec.invalid("malformed request: " + e.getMessage());
     } catch (RuntimeException e) {
       LOG.error("Bug: query threw", e);
       response = WireCodec.internal("query failed: " + e);
     }
-    return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray())));
+    return CompletableFuture.completedFuture(toMessage(response));
+  }
+
+  private static Message toMessage(Response response) {
+    return Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray()));
   }
 
   /** Stale reads need no waiting: the caller asked for whatever this replica has applied. */
@@ -391,6 +402,7 @@ public class FencingStateMachine extends BaseStateMachine {
   @Override
   public void close() throws IOException {
     leaderDuties.onNotLeader();
+    eventLog.close();
     super.close();
   }
 

@@ -6,6 +6,7 @@ import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseRecord;
 import dev.fencekeeper.core.ResourceRecord;
 import dev.fencekeeper.core.ValueRecord;
+import dev.fencekeeper.core.Waiter;
 import dev.fencekeeper.core.WriteReceipt;
 import dev.fencekeeper.statemachine.proto.LeaseSnapshot;
 import dev.fencekeeper.statemachine.proto.ReceiptSnapshot;
@@ -13,6 +14,7 @@ import dev.fencekeeper.statemachine.proto.ResourceSnapshot;
 import dev.fencekeeper.statemachine.proto.SnapshotHeader;
 import dev.fencekeeper.statemachine.proto.SnapshotTrailer;
 import dev.fencekeeper.statemachine.proto.ValueSnapshot;
+import dev.fencekeeper.statemachine.proto.WaiterSnapshot;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -140,7 +142,9 @@ final class SnapshotStore {
           .setOwner(lease.owner())
           .setTtlMs(lease.ttlMs())
           .setExpiresAtMs(lease.expiresAtMs())
-          .setGraceUsed(lease.graceUsed()));
+          .setGraceUsed(lease.graceUsed())
+          .setRequestId(lease.requestId())
+          .setLockDelayMs(lease.lockDelayMs()));
     }
     for (Map.Entry<String, ValueRecord> e : r.values().entrySet()) {
       ValueRecord v = e.getValue();
@@ -151,6 +155,17 @@ final class SnapshotStore {
           .setVersion(v.version())
           .setWrittenAtMs(v.writtenAtMs()));
     }
+    for (Waiter w : r.waiters().values()) {
+      b.addWaiters(WaiterSnapshot.newBuilder()
+          .setRequestId(w.requestId())
+          .setOwner(w.owner())
+          .setTtlMs(w.ttlMs())
+          .setLockDelayMs(w.lockDelayMs())
+          .setEnqueuedAtMs(w.enqueuedAtMs())
+          .setWaitUntilMs(w.waitUntilMs())
+          .setAliveUntilMs(w.aliveUntilMs()));
+    }
+    b.setBlockedUntilMs(r.blockedUntilMs()).setExpiryObserved(r.expiryObserved()).setIdleSinceMs(r.idleSinceMs());
     for (WriteReceipt receipt : r.receipts().values()) {
       b.addReceipts(ReceiptSnapshot.newBuilder()
           .setRequestId(receipt.requestId())
@@ -165,7 +180,8 @@ final class SnapshotStore {
     LeaseRecord lease = null;
     if (r.hasLease()) {
       LeaseSnapshot l = r.getLease();
-      lease = new LeaseRecord(l.getToken(), l.getOwner(), l.getTtlMs(), l.getExpiresAtMs(), l.getGraceUsed());
+      lease = new LeaseRecord(l.getToken(), l.getOwner(), l.getTtlMs(), l.getExpiresAtMs(), l.getGraceUsed(),
+          l.getRequestId(), l.getLockDelayMs());
     }
     Map<String, ValueRecord> values = new TreeMap<>();
     for (ValueSnapshot v : r.getValuesList()) {
@@ -176,7 +192,13 @@ final class SnapshotStore {
     for (ReceiptSnapshot s : r.getReceiptsList()) {
       receipts.add(new WriteReceipt(s.getRequestId(), s.getFirstKey(), s.getVersion(), s.getWrittenAtMs()));
     }
-    state.restore(r.getName(), r.getLastToken(), lease, values, receipts);
+    List<Waiter> waiters = new ArrayList<>(r.getWaitersCount());
+    for (WaiterSnapshot w : r.getWaitersList()) {
+      waiters.add(new Waiter(w.getRequestId(), w.getOwner(), w.getTtlMs(), w.getLockDelayMs(), w.getEnqueuedAtMs(),
+          w.getWaitUntilMs(), w.getAliveUntilMs()));
+    }
+    state.restore(r.getName(), r.getLastToken(), lease, values, receipts, waiters, r.getBlockedUntilMs(),
+        r.getExpiryObserved(), r.getIdleSinceMs());
   }
 
   private static SnapshotRetentionPolicy retention() {

@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.core.Command;
+import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.Request;
@@ -42,7 +43,12 @@ public final class WireCodec {
     switch (request.getCommandCase()) {
       case ACQUIRE:
         var a = request.getAcquire();
-        return new Command.Acquire(a.getResource(), a.getOwner(), a.getTtlMs());
+        return new Command.Acquire(a.getResource(), a.getOwner(), a.getTtlMs(), a.getRequestId(), a.getWaitMs(),
+            a.getLockDelayMs());
+      case CANCEL_WAIT:
+        return new Command.CancelWait(request.getCancelWait().getResource(), request.getCancelWait().getRequestId());
+      case REVOKE:
+        return new Command.Revoke(request.getRevoke().getResource(), request.getRevoke().getReason());
       case RENEW:
         var r = request.getRenew();
         return new Command.Renew(r.getResource(), r.getToken(), r.getTtlMs());
@@ -66,7 +72,7 @@ public final class WireCodec {
 
   public static boolean isQuery(Request request) {
     return switch (request.getCommandCase()) {
-      case READ, LEASE, VALIDATE, NODE_INFO -> true;
+      case READ, LEASE, VALIDATE, NODE_INFO, WATCH -> true;
       default -> false;
     };
   }
@@ -88,12 +94,26 @@ public final class WireCodec {
             .setKey(o.key())
             .setNowMs(o.nowMs())
             .setTtlMs(o.ttlMs())
-            .setLive(o.live());
+            .setLive(o.live())
+            .setPosition(o.position());
     if (o.value().length > 0) {
       // Stored values are never mutated, so the response may share the array.
       b.setValue(UnsafeByteOperations.unsafeWrap(o.value()));
     }
     return b.build();
+  }
+
+  public static dev.fencekeeper.proto.LeaseEvent toProto(LeaseEvent e, long index, int seq) {
+    return dev.fencekeeper.proto.LeaseEvent.newBuilder()
+        .setIndex(index)
+        .setSeq(seq)
+        .setType(dev.fencekeeper.proto.LeaseEvent.Type.valueOf(e.type().name()))
+        .setResource(e.resource())
+        .setToken(e.token())
+        .setOwner(e.owner())
+        .setExpiresAtMs(e.expiresAtMs())
+        .setAtMs(e.atMs())
+        .build();
   }
 
   public static Response invalid(String message) {

@@ -1,0 +1,108 @@
+package dev.fencekeeper.client;
+
+import dev.fencekeeper.proto.LeaseEvent;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.WatchRequest;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running watch of lease events. Long-polls the cluster from the last position delivered, so a
+ * reconnect or a leader change neither skips nor repeats an event: every replica numbers events by the
+ * log index of the entry that caused them.
+ */
+public final class Watch implements AutoCloseable {
+  /** Start with the next event committed after the watch begins. */
+  public static final long FROM_NOW = -1;
+
+  private static final Logger LOG = LoggerFactory.getLogger(Watch.class);
+  private static final long POLL_MS = 5_000;
+
+  private final FencingClient client;
+  private final String name;
+  private final boolean prefix;
+  private final Consumer<LeaseEvent> listener;
+  private volatile boolean closed;
+  private volatile Consumer<Response> compactedHandler = r -> { };
+  private long afterIndex;
+  private int afterSeq;
+
+  Watch(FencingClient client, String name, boolean prefix, long afterIndex, Consumer<LeaseEvent> listener) {
+    this.client = client;
+    this.name = name;
+    this.prefix = prefix;
+    this.listener = listener;
+    this.afterIndex = afterIndex;
+    this.afterSeq = Integer.MAX_VALUE; // everything of entry `afterIndex` counts as seen
+    poll(afterIndex == FROM_NOW ? 0 : POLL_MS);
+  }
+
+  /** Called when the position fell out of the cluster's event window; the watch then stops. */
+  public Watch onCompacted(Consumer<Response> handler) {
+    this.compactedHandler = handler;
+    return this;
+  }
+
+  /** The position of the last event delivered (its log index). */
+  public synchronized long lastIndex() {
+    return afterIndex;
+  }
+
+  private void poll(long timeoutMs) {
+    if (closed) {
+      return;
+    }
+    // From now: a position past every event asks only for the node's applied index, to start there.
+    WatchRequest.Builder request = WatchRequest.newBuilder()
+        .setAfterIndex(afterIndex == FROM_NOW ? Long.MAX_VALUE : afterIndex)
+        .setAfterSeq(afterSeq)
+        .setTimeoutMs(timeoutMs);
+    if (prefix) {
+      request.setPrefix(name);
+    } else {
+      request.setResource(name);
+    }
+    client.watchOnce(request.build()).whenComplete((response, error) -> {
+      if (closed) {
+        return;
+      }
+      if (error != null) {
+        LOG.debug("Watch of {} failed, resuming from {}: {}", name, afterIndex, error.toString());
+        client.scheduler().schedule(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
+        return;
+      }
+      if (afterIndex == FROM_NOW) {
+        synchronized (this) {
+          afterIndex = response.getAppliedIndex();
+        }
+        poll(POLL_MS);
+        return;
+      }
+      if (response.getCode() == ResultCode.COMPACTED) {
+        closed = true;
+        compactedHandler.accept(response);
+        return;
+      }
+      for (LeaseEvent e : response.getEventsList()) {
+        synchronized (this) {
+          afterIndex = e.getIndex();
+          afterSeq = e.getSeq();
+        }
+        try {
+          listener.accept(e);
+        } catch (RuntimeException ex) {
+          LOG.warn("Watch listener failed on {}", e, ex);
+        }
+      }
+      poll(POLL_MS);
+    });
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+  }
+}

@@ -1,0 +1,21 @@
+package dev.fencekeeper.core;
+
+/**
+ * A queued acquire. Granted in arrival order, and only while its client is demonstrably still there:
+ * the client re-sends its acquire (same request id) to stay queued, each time pushing {@code
+ * aliveUntilMs} forward, and gives up at {@code waitUntilMs}. A waiter past either is skipped, so a lease
+ * is never granted to a client that has gone away.
+ */
+public record Waiter(
+    String requestId,
+    String owner,
+    long ttlMs,
+    long lockDelayMs,
+    long enqueuedAtMs,
+    long waitUntilMs,
+    long aliveUntilMs) {
+
+  boolean isAttendedAt(long nowMs) {
+    return waitUntilMs > nowMs && aliveUntilMs > nowMs;
+  }
+}

@@ -1,0 +1,174 @@
+package dev.fencekeeper.statemachine;
+
+import dev.fencekeeper.proto.LeaseEvent;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.WatchRequest;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The recent lease events of one replica, in commit order, for watchers. Events are derived from applied
+ * entries, so every replica holds the same events at the same positions (index, seq) and a watcher can
+ * resume on any of them from the last position it saw. Bounded: a watcher that falls further behind than
+ * the log keeps is told COMPACTED and must re-read state, as with etcd's compacted revisions.
+ */
+final class EventLog implements AutoCloseable {
+  static final int DEFAULT_CAPACITY = 100_000;
+  private static final long MAX_WAIT_MS = 5_000;
+  private static final int DEFAULT_MAX_EVENTS = 1_000;
+
+  private final int capacity;
+  private final ArrayDeque<LeaseEvent> events = new ArrayDeque<>();
+  private final List<PendingWatch> pending = new ArrayList<>();
+  private final ScheduledExecutorService timer =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "fencekeeper-watch-timeouts");
+            t.setDaemon(true);
+            return t;
+          });
+  // Events at or before this position may be missing here: before the snapshot this replica started
+  // from, or dropped for capacity.
+  private long horizonIndex;
+  private int horizonSeq = Integer.MAX_VALUE;
+  private long appliedIndex;
+
+  EventLog(int capacity) {
+    this.capacity = capacity;
+  }
+
+  /** Starts over at a snapshot: nothing at or before {@code index} is known. */
+  synchronized void reset(long index) {
+    events.clear();
+    horizonIndex = index;
+    horizonSeq = Integer.MAX_VALUE;
+    appliedIndex = index;
+  }
+
+  /** Records the events of the entry at {@code index} (possibly none) and wakes matching watchers. */
+  void append(long index, List<dev.fencekeeper.core.LeaseEvent> applied) {
+    List<PendingWatch> ready = new ArrayList<>();
+    synchronized (this) {
+      appliedIndex = index;
+      if (applied.isEmpty()) {
+        return;
+      }
+      for (int seq = 0; seq < applied.size(); seq++) {
+        events.addLast(WireCodec.toProto(applied.get(seq), index, seq));
+      }
+      while (events.size() > capacity) {
+        LeaseEvent dropped = events.removeFirst();
+        horizonIndex = dropped.getIndex();
+        horizonSeq = dropped.getSeq();
+      }
+      for (Iterator<PendingWatch> it = pending.iterator(); it.hasNext(); ) {
+        PendingWatch w = it.next();
+        Response answer = answerNow(w.request);
+        if (answer != null) {
+          it.remove();
+          ready.add(w.withAnswer(answer));
+        }
+      }
+    }
+    for (PendingWatch w : ready) {
+      w.future.complete(w.answer);
+    }
+  }
+
+  /** Answers at once if there are matching events (or the position is compacted), else waits for some. */
+  CompletableFuture<Response> watch(WatchRequest request) {
+    synchronized (this) {
+      Response now = answerNow(request);
+      if (now != null) {
+        return CompletableFuture.completedFuture(now);
+      }
+      long waitMs = Math.min(MAX_WAIT_MS, Math.max(0, request.getTimeoutMs()));
+      if (waitMs == 0) {
+        return CompletableFuture.completedFuture(empty());
+      }
+      PendingWatch w = new PendingWatch(request, new CompletableFuture<>(), null);
+      pending.add(w);
+      timer.schedule(() -> expire(w), waitMs, TimeUnit.MILLISECONDS);
+      return w.future;
+    }
+  }
+
+  private void expire(PendingWatch w) {
+    Response answer;
+    synchronized (this) {
+      if (!pending.remove(w)) {
+        return;
+      }
+      answer = empty();
+    }
+    w.future.complete(answer);
+  }
+
+  private Response answerNow(WatchRequest request) {
+    if (before(request.getAfterIndex(), request.getAfterSeq(), horizonIndex, horizonSeq)) {
+      return Response.newBuilder()
+          .setCode(ResultCode.COMPACTED)
+          .setMessage("events up to index " + horizonIndex + " are no longer kept on this node; re-read the "
+              + "state and watch from index " + appliedIndex)
+          .setAppliedIndex(appliedIndex)
+          .build();
+    }
+    int max = request.getMaxEvents() > 0 ? request.getMaxEvents() : DEFAULT_MAX_EVENTS;
+    Response.Builder found = Response.newBuilder().setCode(ResultCode.FOUND);
+    for (Iterator<LeaseEvent> it = events.descendingIterator(); it.hasNext(); ) {
+      LeaseEvent e = it.next();
+      if (!before(request.getAfterIndex(), request.getAfterSeq(), e.getIndex(), e.getSeq())) {
+        break;
+      }
+      if (matches(request, e)) {
+        found.addEvents(e);
+      }
+    }
+    if (found.getEventsCount() == 0) {
+      return null;
+    }
+    // Collected newest first; deliver in commit order, and only the oldest `max` so none is skipped.
+    List<LeaseEvent> inOrder = new ArrayList<>(found.getEventsList());
+    java.util.Collections.reverse(inOrder);
+    List<LeaseEvent> batch = inOrder.subList(0, Math.min(max, inOrder.size()));
+    return Response.newBuilder()
+        .setCode(ResultCode.FOUND)
+        .addAllEvents(batch)
+        .setAppliedIndex(batch.get(batch.size() - 1).getIndex())
+        .build();
+  }
+
+  private Response empty() {
+    return Response.newBuilder().setCode(ResultCode.NOT_FOUND).setAppliedIndex(appliedIndex).build();
+  }
+
+  private static boolean matches(WatchRequest request, LeaseEvent e) {
+    if (!request.getResource().isEmpty()) {
+      return e.getResource().equals(request.getResource());
+    }
+    return e.getResource().startsWith(request.getPrefix());
+  }
+
+  /** Position (i1, s1) strictly before (i2, s2). */
+  private static boolean before(long i1, int s1, long i2, int s2) {
+    return i1 < i2 || (i1 == i2 && s1 < s2);
+  }
+
+  @Override
+  public void close() {
+    timer.shutdownNow();
+  }
+
+  private record PendingWatch(WatchRequest request, CompletableFuture<Response> future, Response answer) {
+    PendingWatch withAnswer(Response a) {
+      return new PendingWatch(request, future, a);
+    }
+  }
+}
