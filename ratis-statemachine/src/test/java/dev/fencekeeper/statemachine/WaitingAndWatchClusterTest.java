@@ -82,6 +82,10 @@ class WaitingAndWatchClusterTest {
   // the TTL plus a small bound, because the leader commits the expiry as soon as the lease falls due.
   @Test
   void deadHolderIsReplacedByTheFirstWaiterSoonAfterItsTtl() throws Exception {
+    FencingClient observer = cluster.newClient("observer");
+    List<LeaseEvent> events = new CopyOnWriteArrayList<>();
+    Watch watch = observer.watch("job", false, Watch.FROM_NOW, events::add);
+    Thread.sleep(300);
     FencingClient dying = cluster.newClient("dying");
     Lease dead = dying.acquire("job", Duration.ofSeconds(1));
     long acquiredAt = System.nanoTime();
@@ -90,9 +94,19 @@ class WaitingAndWatchClusterTest {
     Lease next = waiterClient.acquire("job", Duration.ofSeconds(5), Duration.ofSeconds(20));
     Duration elapsed = Duration.ofNanos(System.nanoTime() - acquiredAt);
     assertThat(next.token()).isGreaterThan(dead.token());
-    // TTL 1 s; the expiry tick lands within tens of milliseconds, the waiter hears of it at once through
-    // its watch. The bound leaves room for a loaded 2-core CI machine.
+    // TTL 1 s; the expiry tick lands within tens of milliseconds and the waiter hears of it at once
+    // through its watch. The bound leaves room for a loaded 2-core CI machine.
     assertThat(elapsed).isLessThan(Duration.ofMillis(1_800));
+
+    // In state-machine time: from the end of the TTL to the grant, as every replica recorded it.
+    await().atMost(Duration.ofSeconds(5)).until(() -> events.stream().anyMatch(e -> e.getToken() == next.token()));
+    watch.close();
+    LeaseEvent expired = events.stream().filter(e -> e.getType() == LeaseEvent.Type.EXPIRED).findFirst().orElseThrow();
+    LeaseEvent granted = events.stream().filter(e -> e.getToken() == next.token()).findFirst().orElseThrow();
+    long expiryToGrantMs = granted.getAtMs() - expired.getExpiresAtMs();
+    System.out.println("expiry-to-grant delay: " + expiryToGrantMs + " ms; holder death to waiter's lease: "
+        + elapsed.toMillis() + " ms");
+    assertThat(expiryToGrantMs).isBetween(0L, 500L);
     next.close();
   }
 
