@@ -312,13 +312,27 @@ public final class FencingClient implements AutoCloseable {
   }
 
   public CompletableFuture<Result> tryAcquireAsync(String resource, Duration ttl, String owner) {
+    return tryAcquireAsync(resource, ttl, AcquireOptions.defaults().owner(owner));
+  }
+
+  /**
+   * One acquire attempt with options. Every attempt carries a request id (generated when the options
+   * name none), so a retry after a lost reply returns the same lease instead of a second one.
+   */
+  public Result tryAcquire(String resource, Duration ttl, AcquireOptions options) {
+    return join(tryAcquireAsync(resource, ttl, options));
+  }
+
+  public CompletableFuture<Result> tryAcquireAsync(String resource, Duration ttl, AcquireOptions options) {
     Request request =
         Request.newBuilder()
             .setAcquire(
                 AcquireRequest.newBuilder()
                     .setResource(resource)
-                    .setOwner(owner == null ? defaultOwner : owner)
-                    .setTtlMs(ttl.toMillis()))
+                    .setOwner(options.owner() == null ? defaultOwner : options.owner())
+                    .setTtlMs(ttl.toMillis())
+                    .setRequestId(options.requestId() == null ? UUID.randomUUID().toString() : options.requestId())
+                    .setLockDelayMs(options.lockDelay().toMillis()))
             .build();
     return command(request).thenApply(Result::new);
   }

@@ -22,7 +22,7 @@ public class Result {
   /** True for every code that means "done as asked" (GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, ...). */
   public boolean isSuccess() {
     return switch (code()) {
-      case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, NOT_FOUND, CURRENT -> true;
+      case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, NOT_FOUND, CURRENT, REVOKED -> true;
       default -> false;
     };
   }
@@ -65,6 +65,11 @@ public class Result {
 
   public boolean live() {
     return response.getLive();
+  }
+
+  /** For WAITING: the place in line, 1 being next. */
+  public int position() {
+    return response.getPosition();
   }
 
   public byte[] value() {
