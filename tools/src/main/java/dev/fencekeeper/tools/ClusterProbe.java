@@ -1,0 +1,67 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.proto.NodeInfo;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/** Asks every member what it knows about itself, all at once, so a dead node costs one timeout, not three. */
+final class ClusterProbe {
+  static final String LEADER_ROLE = "LEADER";
+
+  /** One member's answer; {@code info} is null when it did not answer in time. */
+  record NodeStatus(PeerAddress peer, NodeInfo info, String error) {
+    boolean reachable() {
+      return info != null;
+    }
+
+    boolean isLeader() {
+      return reachable() && LEADER_ROLE.equals(info.getRole());
+    }
+  }
+
+  private ClusterProbe() {}
+
+  static List<NodeStatus> probe(FencingClient client, ClusterConfig cluster, Duration timeoutPerNode) {
+    List<PeerAddress> peers = cluster.peers();
+    ExecutorService pool = Executors.newFixedThreadPool(peers.size(), r -> {
+      Thread t = new Thread(r, "fencekeeper-probe");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      List<CompletableFuture<NodeStatus>> answers = peers.stream()
+          .map(peer -> CompletableFuture.supplyAsync(() -> ask(client, peer, timeoutPerNode), pool))
+          .toList();
+      return answers.stream().map(CompletableFuture::join).toList();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static NodeStatus ask(FencingClient client, PeerAddress peer, Duration timeout) {
+    try {
+      return new NodeStatus(peer, client.nodeInfo(peer.id(), timeout), null);
+    } catch (RuntimeException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      return new NodeStatus(peer, null, cause.toString());
+    }
+  }
+
+  /**
+   * The member that says it leads. Right after an election a deposed leader may not know it yet; the one
+   * with the higher term is the real one.
+   */
+  static Optional<NodeStatus> leader(List<NodeStatus> nodes) {
+    return nodes.stream()
+        .filter(NodeStatus::isLeader)
+        .max(Comparator.comparingLong(n -> n.info().getTerm()));
+  }
+}

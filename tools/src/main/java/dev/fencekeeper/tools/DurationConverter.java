@@ -1,0 +1,27 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.Durations;
+import java.time.Duration;
+import picocli.CommandLine;
+
+/** {@code --ttl 5s}: the same duration syntax as the config files, so a bare "5" is refused. */
+final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+  // Durations names the offending key first; picocli already names the option, so that prefix goes.
+  private static final String KEY = "duration";
+
+  @Override
+  public Duration convert(String text) {
+    try {
+      Duration d = Durations.parse(KEY, text);
+      if (d.isNegative() || d.isZero()) {
+        throw new CommandLine.TypeConversionException("'" + text + "' must be positive");
+      }
+      return d;
+    } catch (ConfigException e) {
+      String message = e.getMessage();
+      throw new CommandLine.TypeConversionException(
+          message.startsWith(KEY + ": ") ? message.substring(KEY.length() + 2) : message);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.proto.ResultCode;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * The one mapping from outcomes to process exit codes: one code per kind of rejection, so a script can
+ * branch on {@code $?} without parsing output. {@code --help} prints this table and a test holds the
+ * README's copy to it word for word; never hard-code these numbers elsewhere.
+ */
+public enum ExitCode {
+  SUCCESS(0, "success: GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, CURRENT, REVOKED"),
+  UNEXPECTED(1, "unexpected error in the tool itself (stack trace on stderr)"),
+  USAGE(2, "usage or configuration error: bad flag or config file, port in use"),
+  HELD(3, "HELD: another live lease holds the resource"),
+  LEASE_LOST(4, "LEASE_LOST: renew of a token that is no longer the live lease"),
+  NOT_HOLDER(5, "NOT_HOLDER: release of a token that is not the resource's lease"),
+  STALE_TOKEN(6, "STALE_TOKEN: write rejected, a newer token exists"),
+  LEASE_EXPIRED(7, "LEASE_EXPIRED: write rejected, the lease ended (no newer token)"),
+  UNKNOWN_TOKEN(8, "UNKNOWN_TOKEN: the token was never issued for the resource"),
+  INVALID_ARGUMENT(9, "INVALID_ARGUMENT: the cluster refused the input (sizes, TTL bounds)"),
+  NOT_FOUND(10, "NOT_FOUND: no such key, or the resource was never leased"),
+  UNAVAILABLE(11, "UNAVAILABLE: no node answered; status: no leader; up: all nodes exited"),
+  INTERNAL(12, "INTERNAL: a node failed to answer"),
+  STALE(13, "STALE (validate): a newer token has been issued"),
+  EXPIRED(14, "EXPIRED (validate): the lease has ended"),
+  WAITING(15, "WAITING: queued behind the holder; not granted (yet)"),
+  LOCK_DELAYED(16, "LOCK_DELAYED: free, but the lock-delay after an involuntary end runs"),
+  COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept");
+
+  private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
+
+  static {
+    for (ResultCode code : ResultCode.values()) {
+      BY_RESULT.put(code, deliberateMapping(code).orElse(INTERNAL));
+    }
+  }
+
+  private final int code;
+  private final String meaning;
+
+  ExitCode(int code, String meaning) {
+    this.code = code;
+    this.meaning = meaning;
+  }
+
+  public int code() {
+    return code;
+  }
+
+  public String meaning() {
+    return meaning;
+  }
+
+  /** The exit code for a cluster answer; a code without a deliberate mapping counts as INTERNAL. */
+  public static ExitCode of(ResultCode result) {
+    return BY_RESULT.get(result);
+  }
+
+  /**
+   * The exit code chosen for {@code result}, if one was. A result code added to fencing.proto later has
+   * none until someone decides it here (ExitCodeTest fails until then); meanwhile it exits as INTERNAL
+   * rather than failing the build of every module that adds one.
+   */
+  static Optional<ExitCode> deliberateMapping(ResultCode result) {
+    return Optional.ofNullable(switch (result) {
+      case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, CURRENT, REVOKED -> SUCCESS;
+      case WAITING -> WAITING;
+      case HELD -> HELD;
+      case LOCK_DELAYED -> LOCK_DELAYED;
+      case LEASE_LOST -> LEASE_LOST;
+      case NOT_HOLDER -> NOT_HOLDER;
+      case STALE_TOKEN -> STALE_TOKEN;
+      case LEASE_EXPIRED -> LEASE_EXPIRED;
+      case UNKNOWN_TOKEN -> UNKNOWN_TOKEN;
+      case INVALID_ARGUMENT -> INVALID_ARGUMENT;
+      case NOT_FOUND -> NOT_FOUND;
+      case UNAVAILABLE -> UNAVAILABLE;
+      case STALE -> STALE;
+      case EXPIRED -> EXPIRED;
+      case COMPACTED -> COMPACTED;
+      // A reply without a code, or with one newer than this build's fencing.proto, is not an answer we
+      // can act on: the node failed to give one.
+      case INTERNAL, RESULT_CODE_UNSPECIFIED, UNRECOGNIZED -> INTERNAL;
+      default -> null;
+    });
+  }
+
+  /** The table shown at the end of {@code --help}: one line per code. */
+  static String helpTable() {
+    return Arrays.stream(values())
+        .map(e -> String.format("  %2d  %s", e.code, e.meaning))
+        .collect(Collectors.joining("%n"));
+  }
+}

@@ -1,0 +1,151 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.client.FencingClient;
+import java.time.Duration;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code lease acquire|renew|release|show|validate}: one lease call each. */
+@Command(
+    name = "lease",
+    mixinStandardHelpOptions = true,
+    header = "Acquire, renew, release, show or validate a lease.",
+    subcommands = {
+      LeaseCommand.Acquire.class,
+      LeaseCommand.Renew.class,
+      LeaseCommand.Release.class,
+      LeaseCommand.Show.class,
+      LeaseCommand.Validate.class,
+    })
+final class LeaseCommand implements Runnable {
+  @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(),
+        "choose one of: acquire, renew, release, show, validate");
+  }
+
+  @Command(name = "acquire", mixinStandardHelpOptions = true, header = "Take a lease; prints its fencing token.", description = {
+      "Acquires <resource> unless another live lease holds it.", "Exit 0 GRANTED, 3 HELD."})
+  static final class Acquire extends ClientVerb {
+    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+
+    @Option(names = "--ttl", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
+        description = "Lease time to live, e.g. 500ms, 5s, 2m.")
+    private Duration ttl;
+
+    @Option(names = "--owner", paramLabel = "NAME",
+        description = "Owner label shown to others (diagnostics only). Default: your user name.")
+    private String owner;
+
+    @Option(names = {"-q", "--quiet"},
+        description = "Print only the token (for A=$(fencekeeper lease acquire ... -q)); a rejection goes to stderr.")
+    private boolean quiet;
+
+    Acquire(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    void checkOptions() {
+      if (quiet && client.json()) {
+        throw usageError("--quiet and --json exclude each other");
+      }
+    }
+
+    @Override
+    ResultView call(FencingClient fencing) {
+      String label = owner != null ? owner : System.getProperty("user.name", "cli");
+      return ResultView.ofLease(fencing.tryAcquire(resource, ttl, label).toProto(), resource);
+    }
+
+    @Override
+    int print(ResultView view) {
+      if (!quiet) {
+        return super.print(view);
+      }
+      if (view.exitCode() == ExitCode.SUCCESS) {
+        context.out().println(view.response().getToken());
+        context.out().flush();
+      } else {
+        // stdout stays empty, so a script capturing the token gets nothing rather than a sentence.
+        context.err().println(view.humanLine());
+        context.err().flush();
+      }
+      return view.exitCode().code();
+    }
+  }
+
+  @Command(name = "renew", mixinStandardHelpOptions = true, header = "Extend a live lease.", description = {
+      "Extends the live lease <token> on <resource>.", "Exit 0 RENEWED, 4 LEASE_LOST."})
+  static final class Renew extends ClientVerb {
+    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+    @Parameters(index = "1", paramLabel = "<token>") private long token;
+
+    @Option(names = "--ttl", paramLabel = "DURATION", converter = DurationConverter.class,
+        description = "New time to live. Default: the lease's own TTL.")
+    private Duration ttl;
+
+    Renew(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    ResultView call(FencingClient fencing) {
+      return ResultView.ofLease(fencing.renew(resource, token, ttl).toProto(), resource);
+    }
+  }
+
+  @Command(name = "release", mixinStandardHelpOptions = true, header = "End a lease.", description = {
+      "Ends lease <token> on <resource>; releasing an already ended lease says so and succeeds.",
+      "Exit 0 RELEASED, 5 NOT_HOLDER."})
+  static final class Release extends ClientVerb {
+    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+    @Parameters(index = "1", paramLabel = "<token>") private long token;
+
+    Release(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    ResultView call(FencingClient fencing) {
+      return ResultView.ofLease(fencing.release(resource, token).toProto(), resource);
+    }
+  }
+
+  @Command(name = "show", mixinStandardHelpOptions = true, header = "Show who holds a resource.", description = {
+      "Shows the live lease on <resource> (holder token, owner, expiry) and its newest token.",
+      "Exit 0 FOUND, 10 NOT_FOUND (never leased)."})
+  static final class Show extends ClientVerb {
+    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+
+    Show(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    ResultView call(FencingClient fencing) {
+      return ResultView.ofLeaseQuery(fencing.lease(resource).toProto(), resource);
+    }
+  }
+
+  @Command(name = "validate", mixinStandardHelpOptions = true, header = "Check a token, to fence writes elsewhere.", description = {
+      "Checks whether <token> is the live lease on <resource>, for services that fence their own writes.",
+      "Exit 0 CURRENT, 13 STALE, 14 EXPIRED, 8 UNKNOWN_TOKEN."})
+  static final class Validate extends ClientVerb {
+    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+    @Parameters(index = "1", paramLabel = "<token>") private long token;
+
+    Validate(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    ResultView call(FencingClient fencing) {
+      return ResultView.ofLease(fencing.validate(resource, token).toProto(), resource);
+    }
+  }
+}

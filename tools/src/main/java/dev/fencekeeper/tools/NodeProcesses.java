@@ -1,0 +1,156 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.tools.LocalClusterLayout.Node;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * The node processes of {@code up}: one JVM per node running {@code fencekeeper server}, output appended to
+ * its node.log. Reports each node that exits on its own, and stops them all on request.
+ */
+final class NodeProcesses {
+  /** System properties passed on to the nodes, so a log setting given to `up` applies to them too. */
+  private static final List<String> FORWARDED_PROPERTIES =
+      List.of("logback.configurationFile", ServerCommand.LOG_LEVEL_PROPERTY);
+
+  private final PrintStream out;
+  private final Map<Node, Long> pids = new LinkedHashMap<>();
+  private final Map<Node, Process> running = new LinkedHashMap<>();
+  private final List<Node> exited = new ArrayList<>();
+  private final CountDownLatch allExited;
+  private volatile boolean stopping;
+
+  private NodeProcesses(List<Node> nodes, PrintStream out) {
+    this.out = out;
+    this.allExited = new CountDownLatch(nodes.size());
+  }
+
+  /** Starts every node; if one cannot even be launched, the ones already started are stopped again. */
+  static NodeProcesses start(List<Node> nodes, PrintStream out) throws IOException {
+    NodeProcesses processes = new NodeProcesses(nodes, out);
+    try {
+      for (Node node : nodes) {
+        processes.launch(node);
+      }
+    } catch (IOException | RuntimeException e) {
+      processes.stopAll(Duration.ofSeconds(10));
+      throw e;
+    }
+    return processes;
+  }
+
+  private void launch(Node node) throws IOException {
+    Files.createDirectories(node.storageDir());
+    List<String> command = new ArrayList<>();
+    command.add(javaBinary());
+    for (String property : FORWARDED_PROPERTIES) {
+      String value = System.getProperty(property);
+      if (value != null) {
+        command.add("-D" + property + "=" + value);
+      }
+    }
+    // The launcher runs `java -jar fencekeeper.jar`, so the class path is exactly that jar.
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName(),
+        "server", "--config", node.configFile().toString(),
+        "--parent-pid", Long.toString(ProcessHandle.current().pid())));
+    Process process = new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()))
+        .start();
+    synchronized (this) {
+      pids.put(node, process.pid());
+      running.put(node, process);
+    }
+    process.onExit().thenRun(() -> onExit(node, process));
+  }
+
+  private static String javaBinary() {
+    return ProcessHandle.current().info().command()
+        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+  }
+
+  /** The pid the node was started with, whether or not it is still running. */
+  synchronized long pid(Node node) {
+    return pids.get(node);
+  }
+
+  synchronized Map<Node, Process> running() {
+    return Map.copyOf(running);
+  }
+
+  private void onExit(Node node, Process process) {
+    String survivors;
+    synchronized (this) {
+      running.remove(node);
+      exited.add(node);
+      survivors = describeSurvivors();
+    }
+    if (!stopping) {
+      out.println("node " + node.id() + " (pid " + process.pid() + ") exited with code " + process.exitValue()
+          + "; " + survivors);
+      out.flush();
+    }
+    allExited.countDown();
+  }
+
+  private String describeSurvivors() {
+    List<String> ids = running.keySet().stream().map(Node::id).collect(Collectors.toList());
+    int total = running.size() + exited.size();
+    int majority = total / 2 + 1;
+    if (ids.isEmpty()) {
+      return "no node is left running";
+    }
+    if (ids.size() >= majority) {
+      return String.join(", ", ids) + (ids.size() == 1 ? " keeps" : " keep") + " serving";
+    }
+    return String.join(", ", ids) + " cannot serve without a majority (" + majority + " of " + total + ")";
+  }
+
+  /** True once {@link #stopAll} has begun: exits from then on are expected, not news. */
+  boolean isStopping() {
+    return stopping;
+  }
+
+  /** Blocks until every node has exited, by itself or through {@link #stopAll}. */
+  void awaitAllExited() throws InterruptedException {
+    allExited.await();
+  }
+
+  /**
+   * SIGTERM to every node, a kill for any still running after {@code grace}. Returns once all are gone (or
+   * the kill, too, has had a few seconds).
+   */
+  void stopAll(Duration grace) {
+    stopping = true;
+    Map<Node, Process> toStop = running();
+    toStop.values().forEach(Process::destroy);
+    long deadline = System.nanoTime() + grace.toNanos();
+    for (Process p : toStop.values()) {
+      waitFor(p, deadline - System.nanoTime());
+    }
+    for (Process p : toStop.values()) {
+      if (p.isAlive()) {
+        p.destroyForcibly();
+        waitFor(p, TimeUnit.SECONDS.toNanos(5));
+      }
+    }
+  }
+
+  private static void waitFor(Process p, long nanos) {
+    try {
+      p.waitFor(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,81 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.server.FencekeeperServer;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code server}: one cluster node in this JVM, until it is told to stop. */
+@Command(
+    name = "server",
+    mixinStandardHelpOptions = true,
+    header = "Run one node of a cluster.",
+    description = {
+      "Runs until SIGTERM or Ctrl-C, then stops cleanly and exits 0. Its data lives in the config's"
+          + " storage.dir; restarting on the same data resumes the same state.",
+      "Exit 2 if the config file is missing or invalid (the message names the key and value)."
+    })
+final class ServerCommand implements Callable<Integer> {
+  /** The root log level in logback.xml; a node logs at INFO, the client verbs at WARN. */
+  static final String LOG_LEVEL_PROPERTY = "fencekeeper.log.level";
+
+  private final CliContext context;
+
+  @Option(names = "--config", required = true, paramLabel = "FILE",
+      description = "The node's properties file: node.id, peers, storage.dir, limits.")
+  private Path configFile;
+
+  // `up` passes its own pid so that its nodes never outlive it, even when it is killed with -9.
+  @Option(names = "--parent-pid", hidden = true)
+  private Long parentPid;
+
+  ServerCommand(CliContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Integer call() throws IOException, InterruptedException {
+    // Before anything logs: logback reads this once, when it starts.
+    if (System.getProperty(LOG_LEVEL_PROPERTY) == null) {
+      System.setProperty(LOG_LEVEL_PROPERTY, "INFO");
+    }
+    ClusterConfig config = ClusterConfig.load(context.resolve(configFile));
+    String id = config.self().id(); // a config without node.id cannot run a node: say so before starting
+
+    FencekeeperServer server;
+    try {
+      server = FencekeeperServer.start(config);
+    } catch (IOException e) {
+      // E.g. storage.dir is not writable. (A taken port never gets here: Ratis exits the JVM with 1.)
+      context.err().println("fencekeeper: node " + id + " could not start: " + e.getMessage());
+      return ExitCode.USAGE.code();
+    }
+    CountDownLatch parentGone = new CountDownLatch(1);
+    Termination termination = Termination.onSignal(() -> {
+      context.err().println("fencekeeper: stopping node " + id);
+      closeQuietly(server);
+    });
+    if (parentPid != null) {
+      Optional<ProcessHandle> parent = ProcessHandle.of(parentPid);
+      parent.ifPresentOrElse(p -> p.onExit().thenRun(parentGone::countDown), parentGone::countDown);
+    }
+    parentGone.await(); // without --parent-pid this waits until a signal ends the process
+    termination.close();
+    context.err().println("fencekeeper: parent process " + parentPid + " is gone; stopping node " + id);
+    closeQuietly(server);
+    return ExitCode.SUCCESS.code();
+  }
+
+  private void closeQuietly(FencekeeperServer server) {
+    try {
+      server.close();
+    } catch (IOException | RuntimeException e) {
+      context.err().println("fencekeeper: stopping the node failed: " + e);
+    }
+  }
+}

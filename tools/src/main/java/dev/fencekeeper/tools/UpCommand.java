@@ -1,0 +1,124 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
+import dev.fencekeeper.tools.LocalClusterLayout.Node;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code up}: a three-node cluster on this machine, one process per node, until Ctrl-C. */
+@Command(
+    name = "up",
+    mixinStandardHelpOptions = true,
+    header = "Run a three-node cluster on this machine until Ctrl-C.",
+    description = {
+      "Starts nodes n1, n2, n3 on 127.0.0.1 (one process each) and prints each node's id, address and pid."
+          + " Ctrl-C or SIGTERM stops every node (exit 0). Starting again on the same --data-dir resumes the"
+          + " same state and token sequence. A node that dies is reported; the others keep serving.",
+      "Exit 2 if a port is taken or the data dir holds another cluster, 11 if every node exited."
+    })
+final class UpCommand implements Callable<Integer> {
+  private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(1);
+  private static final Duration PROBE_INTERVAL = Duration.ofMillis(200);
+  private static final Duration SLOW_START_WARNING = Duration.ofSeconds(30);
+  private static final Duration STOP_GRACE = Duration.ofSeconds(10);
+
+  private final CliContext context;
+
+  @Option(names = "--data-dir", paramLabel = "DIR",
+      description = "Node configs and data. Default: $FENCEKEEPER_DATA_DIR, else ./data.")
+  private Path dataDirFlag;
+
+  @Option(names = "--base-port", paramLabel = "PORT",
+      description = "Nodes n1, n2, n3 listen on PORT, PORT+1, PORT+2. Default: $FENCEKEEPER_BASE_PORT, else 7301.")
+  private Integer basePortFlag;
+
+  UpCommand(CliContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Integer call() throws IOException, InterruptedException {
+    Path dataDir = LocalDefaults.dataDir(context, dataDirFlag);
+    int basePort = LocalDefaults.basePort(context, basePortFlag);
+    List<Node> nodes = LocalClusterLayout.prepare(dataDir, basePort);
+    refuseIfAnyPortInUse(nodes);
+
+    context.out().println("fencekeeper up: 3 nodes on 127.0.0.1, data in " + dataDir + " (Ctrl-C stops them)");
+    NodeProcesses processes = NodeProcesses.start(nodes, context.out());
+    Termination termination = Termination.onSignal(() -> stop(processes));
+    for (Node node : nodes) {
+      context.out().println(node.id() + "  " + node.peer().address() + "  pid " + processes.pid(node)
+          + "  log " + node.logFile());
+    }
+    context.out().flush();
+
+    awaitLeader(ClusterConfig.local(basePort), processes);
+    processes.awaitAllExited();
+    if (processes.isStopping()) {
+      // A signal is stopping the nodes; its hook reports that and ends the process with 0.
+      Thread.currentThread().join();
+    }
+    // Every node died by itself: nothing is left to serve or to stop.
+    termination.close();
+    context.err().println("fencekeeper up: every node has exited; their logs are in " + dataDir);
+    return ExitCode.UNAVAILABLE.code();
+  }
+
+  private void stop(NodeProcesses processes) {
+    context.out().println("stopping all nodes...");
+    context.out().flush();
+    processes.stopAll(STOP_GRACE);
+    context.out().println("all nodes stopped");
+    context.out().flush();
+  }
+
+  /** A node that cannot bind its port would die at once; better to say why before starting any. */
+  private static void refuseIfAnyPortInUse(List<Node> nodes) {
+    for (Node node : nodes) {
+      PeerAddress peer = node.peer();
+      try (ServerSocket probe = new ServerSocket()) {
+        // The same as the node's own bind: only a live listener blocks it, not TIME_WAIT leftovers.
+        probe.setReuseAddress(true);
+        probe.bind(new InetSocketAddress(peer.port()));
+      } catch (IOException e) {
+        throw new ConfigException("port " + peer.port() + " (" + peer.id() + ") is already in use: is another"
+            + " `fencekeeper up` running? Stop it, or choose other ports with --base-port.");
+      }
+    }
+  }
+
+  /** Polls every node until one says it leads; reports once if that takes unusually long. */
+  private void awaitLeader(ClusterConfig cluster, NodeProcesses processes) throws InterruptedException {
+    long started = System.nanoTime();
+    boolean warned = false;
+    try (FencingClient client = FencingClient.connect(cluster)) {
+      while (!processes.running().isEmpty()) {
+        List<NodeStatus> nodes = ClusterProbe.probe(client, cluster, PROBE_TIMEOUT);
+        Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
+        if (leader.isPresent()) {
+          context.out().println("cluster ready, leader " + leader.get().peer().id());
+          context.out().flush();
+          return;
+        }
+        if (!warned && System.nanoTime() - started > SLOW_START_WARNING.toNanos()) {
+          warned = true;
+          context.err().println("fencekeeper up: no leader after " + SLOW_START_WARNING.toSeconds()
+              + "s; still waiting (see the node logs)");
+        }
+        Thread.sleep(PROBE_INTERVAL.toMillis());
+      }
+    }
+  }
+}

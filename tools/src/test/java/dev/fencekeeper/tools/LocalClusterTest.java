@@ -1,0 +1,101 @@
+package dev.fencekeeper.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.tools.LocalClusterLayout.Node;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What `up` prepares and checks before it starts any node. */
+class LocalClusterTest {
+  @TempDir Path dir;
+
+  // Guarantee: up writes one config per node: n1..n3 on consecutive ports, each with its own storage dir.
+  @Test
+  void writesThreeNodeConfigs() {
+    List<Node> nodes = LocalClusterLayout.prepare(dir, 17001);
+
+    assertThat(nodes).extracting(Node::id).containsExactly("n1", "n2", "n3");
+    for (int i = 0; i < 3; i++) {
+      ClusterConfig config = ClusterConfig.load(nodes.get(i).configFile());
+      assertThat(config.self()).isEqualTo(new PeerAddress("n" + (i + 1), "127.0.0.1", 17001 + i));
+      assertThat(config.peers()).isEqualTo(ClusterConfig.local(17001).peers());
+      assertThat(config.storageDir()).isEqualTo(dir.resolve("n" + (i + 1)));
+    }
+  }
+
+  // Guarantee: a restart reuses the node's file as it is, so hand edits (limits) survive.
+  @Test
+  void keepsAMatchingHandEditedConfig() throws IOException {
+    Path n1 = LocalClusterLayout.prepare(dir, 17001).get(0).configFile();
+    Files.writeString(n1, Files.readString(n1).replace("lease.ttl.max=1h", "lease.ttl.max=2h"));
+
+    LocalClusterLayout.prepare(dir, 17001);
+
+    assertThat(Files.readString(n1)).contains("lease.ttl.max=2h");
+  }
+
+  // Guarantee: a config for other ports is rewritten while its node holds no data yet.
+  @Test
+  void rewritesAConfigForOtherPortsWithoutData() {
+    LocalClusterLayout.prepare(dir, 17001);
+
+    Node n1 = LocalClusterLayout.prepare(dir, 18001).get(0);
+
+    assertThat(ClusterConfig.load(n1.configFile()).self().port()).isEqualTo(18001);
+  }
+
+  // Guarantee: existing Raft data is never pointed at other addresses; the refusal says how to start it instead.
+  @Test
+  void refusesOtherPortsOverExistingData() throws IOException {
+    Node n1 = LocalClusterLayout.prepare(dir, 17001).get(0);
+    Files.createDirectories(n1.storageDir().resolve("acf99af9-54d0-3d39-9fdd-34737b033bbb"));
+
+    assertThatThrownBy(() -> LocalClusterLayout.prepare(dir, 18001))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(n1.configFile().toString())
+        .hasMessageContaining("--base-port 17001");
+  }
+
+  // Guarantee: up refuses (exit 2, before starting any node) when one of its ports is taken.
+  @Test
+  void upRefusesATakenPort() throws IOException {
+    try (ServerSocket taken = new ServerSocket()) {
+      taken.bind(new InetSocketAddress(0));
+      int base = taken.getLocalPort() - 1; // n2's port is the taken one
+
+      CliRun run = CliRun.run(dir, "up", "--data-dir", "data", "--base-port", Integer.toString(base));
+
+      assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
+      assertThat(run.err()).contains("port " + taken.getLocalPort() + " (n2) is already in use");
+      assertThat(run.out()).doesNotContain("pid");
+    }
+  }
+
+  // Guarantee: relative paths resolve against the user's directory; env variables supply defaults for scripts.
+  @Test
+  void defaultsComeFromFlagsThenEnvironment() {
+    CliContext plain = new CliContext(System.out, System.err, Map.of(), dir);
+    CliContext configured = new CliContext(System.out, System.err,
+        Map.of("FENCEKEEPER_DATA_DIR", "elsewhere", "FENCEKEEPER_BASE_PORT", "17101"), dir);
+
+    assertThat(LocalDefaults.dataDir(plain, null)).isEqualTo(dir.resolve("data"));
+    assertThat(LocalDefaults.dataDir(plain, Path.of("mine"))).isEqualTo(dir.resolve("mine"));
+    assertThat(LocalDefaults.dataDir(configured, null)).isEqualTo(dir.resolve("elsewhere"));
+    assertThat(LocalDefaults.basePort(plain, null)).isEqualTo(ClusterConfig.DEFAULT_BASE_PORT);
+    assertThat(LocalDefaults.cluster(configured, null).peers()).isEqualTo(ClusterConfig.local(17101).peers());
+    assertThat(LocalDefaults.cluster(configured, "127.0.0.1:9000").peers())
+        .containsExactly(new PeerAddress("n1", "127.0.0.1", 9000));
+  }
+}
