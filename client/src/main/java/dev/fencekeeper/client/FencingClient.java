@@ -156,6 +156,11 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /** The general form: owner, request id and lock-delay in {@code options}. */
+  public Lease acquire(String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
+    return join(acquireAsync(resource, ttl, waitTimeout, options));
+  }
+
+  /** The general form: owner, request id and lock-delay in {@code options}. */
   public CompletableFuture<Lease> acquireAsync(
       String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
     String requestId = options.requestId() != null ? options.requestId() : UUID.randomUUID().toString();

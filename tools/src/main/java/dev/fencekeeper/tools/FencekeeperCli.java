@@ -31,6 +31,7 @@ import picocli.CommandLine.Spec;
       WriteCommand.class,
       ReadCommand.class,
       StatusCommand.class,
+      WatchCommand.class,
     })
 public final class FencekeeperCli implements Callable<Integer> {
 

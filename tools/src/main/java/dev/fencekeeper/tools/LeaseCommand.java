@@ -1,6 +1,12 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.client.AcquireOptions;
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.FencingException;
+import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.config.Durations;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -18,6 +24,7 @@ import picocli.CommandLine.Parameters;
       LeaseCommand.Release.class,
       LeaseCommand.Show.class,
       LeaseCommand.Validate.class,
+      LeaseCommand.Revoke.class,
     })
 final class LeaseCommand implements Runnable {
   @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
@@ -25,11 +32,13 @@ final class LeaseCommand implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "choose one of: acquire, renew, release, show, validate");
+        "choose one of: acquire, renew, release, show, validate, revoke");
   }
 
   @Command(name = "acquire", mixinStandardHelpOptions = true, header = "Take a lease; prints its fencing token.", description = {
-      "Acquires <resource> unless another live lease holds it.", "Exit 0 GRANTED, 3 HELD."})
+      "Acquires <resource> unless another live lease holds it. With --wait, queues (first come, first",
+      "served) until the resource is free or the wait ends.",
+      "Exit 0 GRANTED, 3 HELD (also when a wait ends), 16 LOCK_DELAYED."})
   static final class Acquire extends ClientVerb {
     @Parameters(index = "0", paramLabel = "<resource>") private String resource;
 
@@ -40,6 +49,18 @@ final class LeaseCommand implements Runnable {
     @Option(names = "--owner", paramLabel = "NAME",
         description = "Owner label shown to others (diagnostics only). Default: your user name.")
     private String owner;
+
+    @Option(names = "--wait", paramLabel = "DURATION", converter = DurationConverter.class,
+        description = "Wait up to this long for the resource, in line behind earlier waiters, e.g. 10s.")
+    private Duration wait;
+
+    @Option(names = "--request-id", paramLabel = "ID",
+        description = "Idempotency key: retrying with the same id returns the same token, not a second lease.")
+    private String requestId;
+
+    @Option(names = "--lock-delay", paramLabel = "DURATION", converter = DurationConverter.class,
+        description = "After this lease ends involuntarily (expiry, revoke), nobody may acquire for this long.")
+    private Duration lockDelay;
 
     @Option(names = {"-q", "--quiet"},
         description = "Print only the token (for A=$(fencekeeper lease acquire ... -q)); a rejection goes to stderr.")
@@ -59,7 +80,25 @@ final class LeaseCommand implements Runnable {
     @Override
     ResultView call(FencingClient fencing) {
       String label = owner != null ? owner : System.getProperty("user.name", "cli");
-      return ResultView.ofLease(fencing.tryAcquire(resource, ttl, label).toProto(), resource);
+      AcquireOptions options = AcquireOptions.defaults().owner(label).requestId(requestId).lockDelay(lockDelay);
+      if (wait == null || wait.isZero()) {
+        return ResultView.ofLease(fencing.tryAcquire(resource, ttl, options).toProto(), resource);
+      }
+      try {
+        Lease lease = fencing.acquire(resource, ttl, wait, options);
+        // This process exits right away: the lease is the caller's to renew or release by token.
+        lease.abandon();
+        Response shown = fencing.lease(resource).toProto().toBuilder()
+            .setCode(ResultCode.GRANTED).setToken(lease.token()).build();
+        return ResultView.ofLease(shown, resource);
+      } catch (FencingException e) {
+        Response r = e.result().toProto();
+        if (r.getCode() == ResultCode.WAITING) {
+          r = r.toBuilder().setCode(ResultCode.HELD)
+              .setMessage("still held after waiting " + Durations.format(wait)).build();
+        }
+        return ResultView.ofLease(r, resource);
+      }
     }
 
     @Override
@@ -146,6 +185,26 @@ final class LeaseCommand implements Runnable {
     @Override
     ResultView call(FencingClient fencing) {
       return ResultView.ofLease(fencing.validate(resource, token).toProto(), resource);
+    }
+  }
+
+  @Command(name = "revoke", mixinStandardHelpOptions = true, header = "Evict the holder of a resource.", description = {
+      "Ends the live lease on <resource> whoever holds it. The holder's later writes are rejected and its",
+      "client is told; a lock-delay it asked for starts now.",
+      "Exit 0 REVOKED, 10 NOT_FOUND (no live lease)."})
+  static final class Revoke extends ClientVerb {
+    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+
+    @Option(names = "--reason", paramLabel = "TEXT", description = "Why, for the record.")
+    private String reason;
+
+    Revoke(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    ResultView call(FencingClient fencing) {
+      return ResultView.ofLease(fencing.revoke(resource, reason).toProto(), resource);
     }
   }
 }
