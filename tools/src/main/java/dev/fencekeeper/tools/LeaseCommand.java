@@ -25,6 +25,7 @@ import picocli.CommandLine.Parameters;
       LeaseCommand.Show.class,
       LeaseCommand.Validate.class,
       LeaseCommand.Revoke.class,
+      LeaseCommand.Hold.class,
     })
 final class LeaseCommand implements Runnable {
   @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
@@ -32,7 +33,7 @@ final class LeaseCommand implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "choose one of: acquire, renew, release, show, validate, revoke");
+        "choose one of: acquire, renew, release, show, validate, revoke, hold");
   }
 
   @Command(name = "acquire", mixinStandardHelpOptions = true, header = "Take a lease; prints its fencing token.", description = {
@@ -205,6 +206,72 @@ final class LeaseCommand implements Runnable {
     @Override
     ResultView call(FencingClient fencing) {
       return ResultView.ofLease(fencing.revoke(resource, reason).toProto(), resource);
+    }
+  }
+
+  @Command(name = "hold", mixinStandardHelpOptions = true, header = "Take a lease and keep renewing it until stopped.",
+      description = {
+          "Acquires <resource> (waiting with --wait), prints `HOLDING <resource> token=N`, and renews the lease",
+          "about every TTL/3 until stopped. Ctrl-C or SIGTERM releases it; kill -9 leaves it to expire — a",
+          "worker that dies. Exit 0 when stopped, 3 HELD, 4 when the lease is lost (expired, revoked)."})
+  static final class Hold implements java.util.concurrent.Callable<Integer> {
+    private final CliContext context;
+
+    @picocli.CommandLine.Mixin private ClientOptions client;
+
+    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+
+    @Option(names = "--ttl", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
+        description = "Lease time to live, e.g. 2s.")
+    private Duration ttl;
+
+    @Option(names = "--owner", paramLabel = "NAME", description = "Owner label. Default: your user name.")
+    private String owner;
+
+    @Option(names = "--wait", paramLabel = "DURATION", converter = DurationConverter.class,
+        description = "Wait up to this long for the resource.")
+    private Duration wait;
+
+    @Option(names = "--lock-delay", paramLabel = "DURATION", converter = DurationConverter.class,
+        description = "Lock-delay after an involuntary end.")
+    private Duration lockDelay;
+
+    Hold(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+      String label = owner != null ? owner : System.getProperty("user.name", "cli");
+      AcquireOptions options = AcquireOptions.defaults().owner(label).lockDelay(lockDelay);
+      java.util.concurrent.CompletableFuture<Integer> ended = new java.util.concurrent.CompletableFuture<>();
+      try (FencingClient fencing = client.connect()) {
+        Lease lease;
+        try {
+          lease = fencing.acquire(resource, ttl, wait == null ? Duration.ZERO : wait, options);
+        } catch (FencingException e) {
+          ResultView view = ResultView.ofLease(e.result().toProto(), resource);
+          context.err().println(view.humanLine());
+          return view.exitCode() == ExitCode.of(ResultCode.WAITING) ? ExitCode.of(ResultCode.HELD).code()
+              : view.exitCode().code();
+        }
+        context.out().println("HOLDING " + resource + " token=" + lease.token());
+        context.out().flush();
+        lease.onLost(reason -> {
+          context.err().println("LOST " + resource + " token=" + lease.token() + ": " + reason);
+          ended.complete(ExitCode.of(ResultCode.LEASE_LOST).code());
+        });
+        Thread releaseOnStop = new Thread(() -> {
+          lease.close();
+          ended.complete(ExitCode.SUCCESS.code());
+        }, "release-on-stop");
+        Runtime.getRuntime().addShutdownHook(releaseOnStop);
+        try {
+          return ended.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          throw new IllegalStateException(e.getCause());
+        }
+      }
     }
   }
 }

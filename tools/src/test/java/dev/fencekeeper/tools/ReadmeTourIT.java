@@ -130,6 +130,53 @@ class ReadmeTourIT {
     stopWithSigterm(again, again.nodePids());
   }
 
+  // Guarantee: a holder whose process is killed (kill -9: no release, no more renewals) is replaced by the
+  // first waiter within its TTL plus a small bound — the leader commits the expiry as it falls due.
+  @Test
+  void killedHolderProcessIsReplacedByTheFirstWaiter() throws Exception {
+    startUp();
+    ProcessBuilder holderBuilder = new ProcessBuilder("./fencekeeper", "lease", "hold", "job", "--ttl", "2s",
+        "--owner", "dying")
+        .directory(root.toFile())
+        .redirectError(scratch.resolve("holder.err").toFile())
+        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    holderBuilder.environment().putAll(env);
+    Process holder = holderBuilder.start();
+    try (java.io.BufferedReader out = new java.io.BufferedReader(
+        new java.io.InputStreamReader(holder.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+      String holding = out.readLine();
+      assertThat(holding).as("holder's first line").matches("HOLDING job token=\\d+");
+      long holderToken = Long.parseLong(holding.replaceAll(".*token=", ""));
+
+      Path waiterOut = scratch.resolve("waiter.out");
+      ProcessBuilder waiterBuilder = new ProcessBuilder("./fencekeeper", "lease", "acquire", "job", "--ttl", "5s",
+          "--owner", "heir", "--wait", "60s", "--json")
+          .directory(root.toFile())
+          .redirectOutput(waiterOut.toFile())
+          .redirectError(scratch.resolve("waiter.err").toFile())
+          .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+      waiterBuilder.environment().putAll(env);
+      Process waiter = waiterBuilder.start();
+      Thread.sleep(4_000); // the holder renews through two TTLs; the waiter's JVM starts and queues
+
+      assertThat(waiter.isAlive()).as("the waiter must still be waiting while the holder renews").isTrue();
+      holder.toHandle().destroyForcibly();
+      long killedAt = System.nanoTime();
+      assertThat(waiter.waitFor(60, TimeUnit.SECONDS)).as("waiter finished").isTrue();
+      Duration replacedAfter = Duration.ofNanos(System.nanoTime() - killedAt);
+
+      JsonNode granted = json(Files.readString(waiterOut));
+      assertThat(granted.get("status").asText()).isEqualTo("GRANTED");
+      assertThat(granted.get("holderOwner").asText()).isEqualTo("heir");
+      assertThat(granted.get("token").asLong()).isGreaterThan(holderToken);
+      // At most the 2 s TTL left after the last renewal, plus the expiry tick and the waiter's wake-up;
+      // generous for a loaded 2-core CI machine.
+      assertThat(replacedAfter).isLessThan(Duration.ofMillis(4_500));
+    } finally {
+      holder.toHandle().destroyForcibly();
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   private UpProcess startUp() throws IOException, InterruptedException {
