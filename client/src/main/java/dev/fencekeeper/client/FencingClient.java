@@ -66,7 +66,7 @@ public final class FencingClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
   private static final int READ_ATTEMPTS = 20;
   private static final long READ_RETRY_SLEEP_MS = 50;
-  // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (5 s default).
+  // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (10 s default).
   private static final long WAITER_RESEND_MS = 1_000;
 
   private final ClusterConfig config;
@@ -466,8 +466,13 @@ public final class FencingClient implements AutoCloseable {
 
   CompletableFuture<Response> watchOnce(WatchRequest request) {
     Message message = message(Request.newBuilder().setWatch(request).build());
-    // Unordered: a long-poll must not hold up this client's other requests behind it.
-    return raft.async().sendReadOnlyUnordered(message).thenApply(FencingClient::parseReply);
+    try {
+      // Unordered: a long-poll must not hold up this client's other requests behind it.
+      return raft.async().sendReadOnlyUnordered(message).thenApply(FencingClient::parseReply);
+    } catch (RuntimeException e) {
+      // Failing the future keeps every caller's retry loop alive; a throw would end it silently.
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /** What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}. */
