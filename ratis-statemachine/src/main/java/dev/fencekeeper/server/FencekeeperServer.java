@@ -1,6 +1,7 @@
 package dev.fencekeeper.server;
 
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.metrics.NodeMetrics;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.Takeover;
@@ -33,6 +34,7 @@ public final class FencekeeperServer implements AutoCloseable {
 
   private final ClusterConfig config;
   private final FencingStateMachine stateMachine;
+  private final NodeMetrics metrics;
   private final RaftServer server;
   private final RaftClient internalClient;
   private final LongSupplier clock;
@@ -46,6 +48,9 @@ public final class FencekeeperServer implements AutoCloseable {
     this.clock = () -> System.currentTimeMillis() + offset;
     this.stateMachine = new FencingStateMachine(config.limits(), clock);
     RaftPeerId self = RaftPeerId.valueOf(config.self().id());
+    // Before any Ratis object of this node exists: it hooks Ratis's metric registries as they are created.
+    this.metrics = NodeMetrics.create(self.toString());
+    stateMachine.setMetrics(metrics);
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new leader
@@ -74,12 +79,23 @@ public final class FencekeeperServer implements AutoCloseable {
             .setStateMachine(stateMachine)
             .setOption(RaftStorage.StartupOption.RECOVER)
             .build();
+    metrics.bind(server, config.groupId(), stateMachine);
   }
 
   /** Starts the node described by {@code config} (its {@code node.id} names which peer it is). */
   public static FencekeeperServer start(ClusterConfig config) throws IOException {
     FencekeeperServer s = new FencekeeperServer(config);
     s.server.start();
+    try {
+      s.metrics.startExporters(config.self().host(), config.metricsPort());
+    } catch (IOException | RuntimeException e) {
+      try {
+        s.close(); // e.g. metrics.port already in use: do not leave a half-started node behind
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
     LOG.info("fencekeeper node {} serving on {} (group {}, data {})", config.self().id(),
         config.self().address(), config.groupId(), config.storageDir());
     return s;
@@ -97,6 +113,11 @@ public final class FencekeeperServer implements AutoCloseable {
     return config;
   }
 
+  /** This node's metrics: the registry, its JMX domain and HTTP port, and the readiness check. */
+  public NodeMetrics metrics() {
+    return metrics;
+  }
+
   @Override
   public void close() throws IOException {
     stopTicker();
@@ -104,7 +125,11 @@ public final class FencekeeperServer implements AutoCloseable {
     try {
       server.close();
     } finally {
-      internalClient.close();
+      try {
+        internalClient.close();
+      } finally {
+        metrics.close(); // stops the HTTP endpoint and unregisters the JMX beans
+      }
     }
   }
 

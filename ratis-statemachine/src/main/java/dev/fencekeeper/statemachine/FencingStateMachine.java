@@ -5,7 +5,9 @@ import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -18,6 +20,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
@@ -27,6 +30,7 @@ import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
@@ -64,6 +68,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private final EventLog eventLog = new EventLog(EventLog.DEFAULT_CAPACITY);
   private volatile ClientId internalClientId;
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
+  private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
 
   /**
    * @param leaderClock the wall clock this node stamps entries with while it leads (tests and the
@@ -83,6 +88,11 @@ public class FencingStateMachine extends BaseStateMachine {
 
   public void setLeaderDuties(LeaderDuties duties) {
     this.leaderDuties = duties;
+  }
+
+  /** Observes requests, outcomes and lease events; never changes them. Set before the server starts. */
+  public void setMetrics(StateMachineMetrics metrics) {
+    this.metrics = metrics;
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -171,13 +181,16 @@ public class FencingStateMachine extends BaseStateMachine {
 
   @Override
   public TransactionContext startTransaction(RaftClientRequest request) {
+    Object timing = metrics.requestStarted();
     try {
       return TransactionContext.newBuilder()
           .setStateMachine(this)
           .setClientRequest(request)
           .setLogData(UnsafeByteOperations.unsafeWrap(stamped(request).toByteArray()))
+          .setStateMachineContext(timing) // leader-local, never replicated
           .build();
     } catch (EarlyAnswer answer) {
+      metrics.refusedEarly(answer.command, answer.response.getCode());
       // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
       // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
       TransactionContext refused =
@@ -207,7 +220,7 @@ public class FencingStateMachine extends BaseStateMachine {
       }
       Outcome refusal = refuseEarly(command);
       if (refusal != null) {
-        throw new EarlyAnswer(WireCodec.toResponse(refusal));
+        throw new EarlyAnswer(WireCodec.toResponse(refusal), command);
       }
       // The client's bytes go into the entry as they are: apply decodes exactly what the client sent.
       logged.setClientRequest(com.google.protobuf.UnsafeByteOperations.unsafeWrap(content.asReadOnlyByteBuffer()));
@@ -218,10 +231,16 @@ public class FencingStateMachine extends BaseStateMachine {
   /** A request answered on the leader without a log entry. */
   private static final class EarlyAnswer extends RuntimeException {
     private final transient Response response;
+    private final transient Command command; // null when the request did not decode into one
 
     EarlyAnswer(Response response) {
+      this(response, null);
+    }
+
+    EarlyAnswer(Response response, Command command) {
       super(response.getMessage(), null, false, false);
       this.response = response;
+      this.command = command;
     }
   }
 
@@ -269,8 +288,10 @@ public class FencingStateMachine extends BaseStateMachine {
     Response response;
     lock.writeLock().lock();
     try {
-      response = applyEntry(entry);
-      eventLog.append(entry.getIndex(), state.drainEvents());
+      response = applyEntry(entry, trx.getStateMachineContext());
+      List<LeaseEvent> events = state.drainEvents();
+      metrics.leaseEvents(events);
+      eventLog.append(entry.getIndex(), events);
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
       publishNextExpiry();
     } finally {
@@ -279,7 +300,7 @@ public class FencingStateMachine extends BaseStateMachine {
     return CompletableFuture.completedFuture(toMessage(response));
   }
 
-  private Response applyEntry(LogEntryProto entry) {
+  private Response applyEntry(LogEntryProto entry, Object requestContext) {
     try {
       LoggedCommand logged =
           LoggedCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
@@ -297,7 +318,8 @@ public class FencingStateMachine extends BaseStateMachine {
           return WireCodec.invalid("empty log entry");
         }
       }
-      return WireCodec.toResponse(state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs()));
+      return WireCodec.toResponse(metrics.apply(command, state, requestContext,
+          () -> state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs())));
     } catch (InvalidProtocolBufferException e) {
       // Every replica decodes the same bytes the same way, so this answer is deterministic too.
       return WireCodec.invalid("malformed log entry " + entry.getIndex() + ": " + e.getMessage());
@@ -388,6 +410,11 @@ public class FencingStateMachine extends BaseStateMachine {
 
   // -----------------------------------------------------------------------------------------------
   // Leader duties run outside the log; they only ever propose commands through it.
+
+  @Override
+  public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
+    metrics.leaderChanged(newLeaderId);
+  }
 
   @Override
   public void notifyLeaderReady() {

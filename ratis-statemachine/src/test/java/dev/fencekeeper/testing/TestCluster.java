@@ -30,6 +30,8 @@ public final class TestCluster implements AutoCloseable {
   private final Path dataDir;
   private final Map<String, FencekeeperServer> running = new LinkedHashMap<>();
   private final List<FencingClient> clients = new ArrayList<>();
+  // Per-node HTTP metrics ports; empty unless started with startWithMetrics.
+  private final Map<String, Integer> metricsPorts = new LinkedHashMap<>();
 
   private TestCluster(ClusterConfig config, Path dataDir) {
     this.config = config;
@@ -38,6 +40,18 @@ public final class TestCluster implements AutoCloseable {
 
   /** Starts three nodes; {@code extra} overrides cluster properties (limits, timeouts). */
   public static TestCluster start(Path dataDir, Properties extra) {
+    return start(dataDir, extra, false);
+  }
+
+  /**
+   * As {@link #start(Path, Properties)}, and each node also serves {@code /metrics} and {@code /health}
+   * on its own loopback port ({@link #metricsPort}), kept across restarts of that node.
+   */
+  public static TestCluster startWithMetrics(Path dataDir, Properties extra) {
+    return start(dataDir, extra, true);
+  }
+
+  private static TestCluster start(Path dataDir, Properties extra, boolean withMetrics) {
     Properties p = new Properties();
     StringBuilder peers = new StringBuilder();
     for (int i = 1; i <= 3; i++) {
@@ -50,6 +64,19 @@ public final class TestCluster implements AutoCloseable {
     p.setProperty("cluster.name", "test-" + dataDir.getFileName());
     p.putAll(extra);
     TestCluster cluster = new TestCluster(ClusterConfig.fromProperties(p), dataDir);
+    if (withMetrics) {
+      List<Integer> taken = new ArrayList<>();
+      cluster.config.raftPeers().forEach(peer -> taken.add(Integer.parseInt(
+          peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1))));
+      for (int i = 1; i <= 3; i++) {
+        int port = freePort();
+        while (taken.contains(port)) {
+          port = freePort();
+        }
+        taken.add(port);
+        cluster.metricsPorts.put("n" + i, port);
+      }
+    }
     for (int i = 1; i <= 3; i++) {
       cluster.startNode("n" + i);
     }
@@ -65,7 +92,18 @@ public final class TestCluster implements AutoCloseable {
   }
 
   public ClusterConfig nodeConfig(String id) {
-    return config.withNodeId(id).withStorageDir(dataDir.resolve(id));
+    ClusterConfig node = config.withNodeId(id).withStorageDir(dataDir.resolve(id));
+    Integer metricsPort = metricsPorts.get(id);
+    return metricsPort == null ? node : node.withMetricsPort(metricsPort);
+  }
+
+  /** The HTTP metrics port of node {@code id}; only for clusters started with {@link #startWithMetrics}. */
+  public int metricsPort(String id) {
+    Integer port = metricsPorts.get(id);
+    if (port == null) {
+      throw new IllegalStateException("node " + id + " has no metrics port: start the cluster with startWithMetrics");
+    }
+    return port;
   }
 
   public FencekeeperServer startNode(String id) {

@@ -1,0 +1,480 @@
+package dev.fencekeeper.metrics;
+
+import com.codahale.metrics.Counter;
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
+import com.codahale.metrics.jmx.JmxReporter;
+import dev.fencekeeper.core.Code;
+import dev.fencekeeper.core.Command;
+import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.LeaseEvent;
+import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.core.ResourceRecord;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.statemachine.FencingStateMachine;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One node's metrics: a Dropwizard {@link MetricRegistry} holding fencekeeper's own figures and a live
+ * mirror of Ratis's, exposed over JMX (domain {@code fencekeeper.<nodeId>}) and, when a port is
+ * configured, over HTTP ({@code /metrics} in Prometheus text format, {@code /health}).
+ *
+ * <p>Naming: every metric is {@code fencekeeper.<thing>}, a reason or command being a segment of the
+ * name ({@code fencekeeper.writes.rejected.STALE_TOKEN}, {@code fencekeeper.request.WRITE.seconds}). The
+ * Prometheus bridge turns dots into underscores and adds {@code _total} to counters: {@code
+ * fencekeeper_writes_rejected_STALE_TOKEN_total}. Reasons are not folded into labels because the 1.4.3
+ * bridge emits one metric family per Dropwizard metric and a scrape holding two families of the same
+ * name fails. docs/operations.md lists every name.
+ *
+ * <p>Where counts come from: outcomes and lease events are counted as this replica applies log entries,
+ * so every replica counts every committed command once (replays after a restart included — counters
+ * start from zero with the process, as Prometheus expects). Refusals answered on the leader without a
+ * log entry, and request latencies, are counted only by the node that was leader at the time.
+ */
+public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(NodeMetrics.class);
+
+  public static final String ACQUISITIONS_GRANTED = "fencekeeper.acquisitions.granted";
+  public static final String ACQUISITIONS_HELD = "fencekeeper.acquisitions.held";
+  public static final String ACQUISITIONS_WAITED = "fencekeeper.acquisitions.waited";
+  public static final String RENEWALS = "fencekeeper.renewals";
+  public static final String RELEASES = "fencekeeper.releases";
+  public static final String EXPIRIES = "fencekeeper.expiries";
+  public static final String REVOCATIONS = "fencekeeper.revocations";
+  public static final String WRITES_ACCEPTED = "fencekeeper.writes.accepted";
+  public static final String WRITES_DEDUPLICATED = "fencekeeper.writes.deduplicated";
+  public static final String WRITES_REJECTED = "fencekeeper.writes.rejected"; // + "." + reason
+  public static final String REQUESTS_INVALID = "fencekeeper.requests.invalid";
+  public static final String APPLY_SECONDS = "fencekeeper.apply.seconds";
+  public static final String REQUEST = "fencekeeper.request"; // + "." + command + ".seconds"
+  public static final String LEASES_LIVE = "fencekeeper.leases.live";
+  public static final String WAITERS = "fencekeeper.waiters";
+  public static final String RESOURCES = "fencekeeper.resources";
+  public static final String KEYS = "fencekeeper.keys";
+  public static final String STORED_BYTES = "fencekeeper.stored.bytes";
+  public static final String TERM = "fencekeeper.raft.term";
+  public static final String LEADER_CHANGES = "fencekeeper.raft.leader.changes";
+  public static final String LEADER_KNOWN = "fencekeeper.raft.leader.known";
+  public static final String LEADING = "fencekeeper.raft.leading";
+  public static final String APPLIED_INDEX = "fencekeeper.raft.applied.index";
+  public static final String COMMIT_INDEX = "fencekeeper.raft.commit.index";
+
+  /** The write rejections counted by reason. */
+  public static final List<Code> REJECTION_REASONS =
+      List.of(Code.STALE_TOKEN, Code.LEASE_EXPIRED, Code.UNKNOWN_TOKEN, Code.INVALID_ARGUMENT);
+
+  /** The commands whose request latency is timed, as they appear in metric names. */
+  public static final List<String> COMMANDS =
+      List.of("ACQUIRE", "RENEW", "RELEASE", "WRITE", "REVOKE", "CANCEL_WAIT", "TAKEOVER", "TICK");
+
+  /** How long {@code /health} waits for the applied index to reach the commit index it read. */
+  static final Duration HEALTH_CATCH_UP_WAIT = Duration.ofMillis(250);
+  /** How long one pass over the resources (live leases, waiters) serves the gauges. */
+  private static final long CENSUS_TTL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+  private final String nodeId;
+  private final MetricRegistry registry = new MetricRegistry();
+  private final Counter granted;
+  private final Counter held;
+  private final Counter waited;
+  private final Counter renewals;
+  private final Counter releases;
+  private final Counter expiries;
+  private final Counter revocations;
+  private final Counter writesAccepted;
+  private final Counter writesDeduplicated;
+  private final Map<Code, Counter> writesRejected = new EnumMap<>(Code.class);
+  private final Counter invalidRequests;
+  private final Counter leaderChanges;
+  private final Timer applyTimer;
+  private final Map<String, Timer> requestTimers = new LinkedHashMap<>();
+  private final StoredValues stored = new StoredValues();
+
+  private volatile Binding binding;
+  private volatile Census census;
+  private final AutoCloseable ratisMirror;
+  private JmxReporter jmx;
+  private MetricsHttpServer http;
+  private boolean closed;
+
+  private NodeMetrics(String nodeId) {
+    this.nodeId = nodeId;
+    granted = registry.counter(ACQUISITIONS_GRANTED);
+    held = registry.counter(ACQUISITIONS_HELD);
+    waited = registry.counter(ACQUISITIONS_WAITED);
+    renewals = registry.counter(RENEWALS);
+    releases = registry.counter(RELEASES);
+    expiries = registry.counter(EXPIRIES);
+    revocations = registry.counter(REVOCATIONS);
+    writesAccepted = registry.counter(WRITES_ACCEPTED);
+    writesDeduplicated = registry.counter(WRITES_DEDUPLICATED);
+    for (Code reason : REJECTION_REASONS) {
+      writesRejected.put(reason, registry.counter(rejectedName(reason)));
+    }
+    invalidRequests = registry.counter(REQUESTS_INVALID);
+    leaderChanges = registry.counter(LEADER_CHANGES);
+    applyTimer = registry.timer(APPLY_SECONDS);
+    for (String command : COMMANDS) {
+      requestTimers.put(command, registry.timer(requestName(command)));
+    }
+    gauge(LEASES_LIVE, () -> census().map(Census::liveLeases));
+    gauge(WAITERS, () -> census().map(Census::waiters));
+    gauge(RESOURCES, () -> census().map(Census::resources));
+    gauge(KEYS, () -> readState(state -> {
+      stored.track(state);
+      return stored.keys();
+    }));
+    gauge(STORED_BYTES, () -> readState(state -> {
+      stored.track(state);
+      return stored.bytes();
+    }));
+    gauge(TERM, () -> division(d -> d.getInfo().getCurrentTerm()));
+    gauge(LEADER_KNOWN, () -> division(d -> d.getInfo().getLeaderId() != null ? 1L : 0L));
+    gauge(LEADING, () -> division(d -> d.getInfo().isLeader() ? 1L : 0L));
+    gauge(APPLIED_INDEX, () -> division(d -> d.getInfo().getLastAppliedIndex()));
+    gauge(COMMIT_INDEX, () -> division(d -> d.getRaftLog().getLastCommittedIndex()));
+    // Last: from here on Ratis registries of this peer are mirrored, so build the RaftServer after this.
+    this.ratisMirror = RatisMetricsBridge.attach(nodeId, registry);
+  }
+
+  /**
+   * Creates the metrics of node {@code nodeId} and starts mirroring its Ratis metrics. Call before that
+   * node's RaftServer is built, so none of Ratis's registries is missed.
+   */
+  public static NodeMetrics create(String nodeId) {
+    return new NodeMetrics(nodeId);
+  }
+
+  public static String rejectedName(Code reason) {
+    return WRITES_REJECTED + "." + reason.name();
+  }
+
+  public static String requestName(String command) {
+    return REQUEST + "." + command + ".seconds";
+  }
+
+  /** Gives the gauges their sources: the node's Raft division and its state machine. */
+  public void bind(RaftServer server, RaftGroupId groupId, FencingStateMachine stateMachine) {
+    this.binding = new Binding(server, groupId, stateMachine);
+  }
+
+  /** Starts the JMX reporter and, when {@code httpPort > 0}, the HTTP endpoint on {@code host}. */
+  public synchronized void startExporters(String host, int httpPort) throws IOException {
+    if (closed) {
+      throw new IllegalStateException("metrics of " + nodeId + " are closed");
+    }
+    if (jmx == null) {
+      jmx = JmxReporter.forRegistry(registry).inDomain(jmxDomain()).build();
+      jmx.start();
+    }
+    if (httpPort > 0 && http == null) {
+      http = MetricsHttpServer.start(host, httpPort, registry, this::health);
+      LOG.info("{}: metrics on http://{}:{}/metrics, readiness on /health", nodeId, host, http.port());
+    }
+  }
+
+  public MetricRegistry registry() {
+    return registry;
+  }
+
+  public String nodeId() {
+    return nodeId;
+  }
+
+  /** The JMX domain of this node's beans: {@code fencekeeper.<nodeId>}. */
+  public String jmxDomain() {
+    return "fencekeeper." + nodeId;
+  }
+
+  /** The port the HTTP endpoint listens on, or -1 when it is not running. */
+  public synchronized int httpPort() {
+    return http == null ? -1 : http.port();
+  }
+
+  /** Stops the HTTP endpoint and the JMX reporter (unregistering its beans) and the Ratis mirror. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (http != null) {
+      http.close();
+      http = null;
+    }
+    if (jmx != null) {
+      jmx.stop();
+      jmx = null;
+    }
+    try {
+      ratisMirror.close();
+    } catch (Exception e) {
+      LOG.warn("{}: stopping the Ratis metrics mirror failed", nodeId, e);
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Readiness
+
+  /** The answer of {@code /health}: ready, or why not, in one line. */
+  public record Health(boolean ready, String message) {}
+
+  /**
+   * Ready when this node knows a leader and has applied everything it knows to be committed. The
+   * commit index is read first; the applied index is then given up to {@link #HEALTH_CATCH_UP_WAIT} to
+   * reach it, so a node that is merely mid-apply under load still reads as ready, while one that is
+   * really behind (or cut off from the leader) does not.
+   */
+  public Health health() {
+    Binding b = binding;
+    if (b == null) {
+      return new Health(false, "not ready: the Raft server has not started");
+    }
+    RaftServer.Division d;
+    try {
+      d = b.server.getDivision(b.groupId);
+    } catch (IOException e) {
+      return new Health(false, "not ready: the Raft server is not running");
+    }
+    if (!d.getInfo().isAlive()) {
+      return new Health(false, "not ready: the Raft server is not running");
+    }
+    RaftPeerId leader = d.getInfo().getLeaderId();
+    if (leader == null) {
+      return new Health(false, "not ready: no leader known (" + d.getInfo().getCurrentRole() + ", term "
+          + d.getInfo().getCurrentTerm() + ")");
+    }
+    long commit = d.getRaftLog().getLastCommittedIndex();
+    long deadline = System.nanoTime() + HEALTH_CATCH_UP_WAIT.toNanos();
+    long applied = d.getInfo().getLastAppliedIndex();
+    while (applied < commit && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(5);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      applied = d.getInfo().getLastAppliedIndex();
+    }
+    if (applied < commit) {
+      return new Health(false, "not ready: applied index " + applied + " is behind commit index " + commit);
+    }
+    return new Health(true, "ready");
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Hooks called by the state machine
+
+  private record RequestStart(long nanos) {}
+
+  @Override
+  public Object requestStarted() {
+    return new RequestStart(System.nanoTime());
+  }
+
+  @Override
+  public void refusedEarly(Command command, ResultCode code) {
+    if (command instanceof Command.Write) {
+      Counter c = writesRejected.get(toCode(code));
+      if (c != null) {
+        c.inc();
+      }
+    } else if (code == ResultCode.INVALID_ARGUMENT) {
+      invalidRequests.inc();
+    }
+  }
+
+  @Override
+  public Outcome apply(Command command, FencingState state, Object requestContext, Supplier<Outcome> delegate) {
+    StoredValues.Probe probe = null;
+    boolean retriedWrite = false;
+    boolean alreadyQueued = false;
+    try {
+      if (command instanceof Command.Write w) {
+        probe = stored.before(state, w);
+        retriedWrite = isRetriedWrite(state, w);
+      } else if (command instanceof Command.Acquire a) {
+        alreadyQueued = isQueued(state, a);
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("{}: metrics failed before apply; figures may be off", nodeId, e);
+    }
+    long start = System.nanoTime();
+    Outcome outcome = delegate.get();
+    long end = System.nanoTime();
+    try {
+      applyTimer.update(end - start, TimeUnit.NANOSECONDS);
+      count(command, outcome.code(), retriedWrite, alreadyQueued);
+      if (probe != null) {
+        stored.after(state, probe);
+      }
+      if (requestContext instanceof RequestStart s) {
+        requestTimers.get(commandName(command)).update(end - s.nanos(), TimeUnit.NANOSECONDS);
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("{}: metrics failed after apply; figures may be off", nodeId, e);
+    }
+    return outcome;
+  }
+
+  @Override
+  public void leaseEvents(List<LeaseEvent> events) {
+    for (LeaseEvent e : events) {
+      switch (e.type()) {
+        case ACQUIRED -> granted.inc();
+        case RENEWED -> renewals.inc();
+        case RELEASED -> releases.inc();
+        case EXPIRED -> expiries.inc();
+        case REVOKED -> revocations.inc();
+        default -> { }
+      }
+    }
+  }
+
+  @Override
+  public void leaderChanged(RaftPeerId newLeader) {
+    leaderChanges.inc();
+  }
+
+  private void count(Command command, Code code, boolean retriedWrite, boolean alreadyQueued) {
+    if (command instanceof Command.Write) {
+      if (code == Code.ACCEPTED) {
+        (retriedWrite ? writesDeduplicated : writesAccepted).inc();
+      } else {
+        Counter c = writesRejected.get(code);
+        if (c != null) {
+          c.inc();
+        }
+      }
+      return;
+    }
+    if (code == Code.INVALID_ARGUMENT) {
+      invalidRequests.inc();
+    } else if (command instanceof Command.Acquire) {
+      if (code == Code.HELD || code == Code.LOCK_DELAYED) {
+        held.inc();
+      } else if (code == Code.WAITING && !alreadyQueued) {
+        waited.inc(); // a queued client re-sends its acquire to stay queued: that is not a new wait
+      }
+    }
+    // Grants, renewals, releases, expiries and revocations are counted from lease events: a grant to a
+    // waiter has no GRANTED outcome of its own, and a retried acquire's GRANTED is not a new lease.
+  }
+
+  /** Whether apply will answer {@code w} from its receipt (a retry of an applied write), as the core does. */
+  private static boolean isRetriedWrite(FencingState state, Command.Write w) {
+    if (w.requestId().isEmpty()) {
+      return false;
+    }
+    ResourceRecord r = state.resources().get(w.resource());
+    return r != null && w.token() == r.lastToken() && r.receipts().containsKey(w.requestId());
+  }
+
+  private static boolean isQueued(FencingState state, Command.Acquire a) {
+    if (a.requestId().isEmpty()) {
+      return false;
+    }
+    ResourceRecord r = state.resources().get(a.resource());
+    return r != null && r.waiters().containsKey(a.requestId());
+  }
+
+  static String commandName(Command command) {
+    if (command instanceof Command.Acquire) {
+      return "ACQUIRE";
+    } else if (command instanceof Command.Renew) {
+      return "RENEW";
+    } else if (command instanceof Command.Release) {
+      return "RELEASE";
+    } else if (command instanceof Command.Write) {
+      return "WRITE";
+    } else if (command instanceof Command.Revoke) {
+      return "REVOKE";
+    } else if (command instanceof Command.CancelWait) {
+      return "CANCEL_WAIT";
+    } else if (command instanceof Command.Takeover) {
+      return "TAKEOVER";
+    } else {
+      return "TICK";
+    }
+  }
+
+  private static Code toCode(ResultCode code) {
+    try {
+      return Code.valueOf(code.name());
+    } catch (IllegalArgumentException e) {
+      return Code.OK; // no counter
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Gauges
+
+  private record Binding(RaftServer server, RaftGroupId groupId, FencingStateMachine stateMachine) {}
+
+  /** One pass over the resources: O(resources), never O(keys). */
+  private record Census(long liveLeases, long waiters, long resources, long takenAtNanos) {}
+
+  private void gauge(String name, Supplier<Optional<Long>> value) {
+    registry.register(name, (Gauge<Long>) () -> {
+      try {
+        return value.get().orElse(null);
+      } catch (RuntimeException e) {
+        return null; // no value: the Prometheus bridge skips it, JMX shows null
+      }
+    });
+  }
+
+  private Optional<Census> census() {
+    Census c = census;
+    if (c != null && System.nanoTime() - c.takenAtNanos() < CENSUS_TTL_NANOS) {
+      return Optional.of(c);
+    }
+    Optional<Census> fresh = readState(state -> {
+      long live = 0;
+      long waiting = 0;
+      long now = state.nowMs();
+      for (ResourceRecord r : state.resources().values()) {
+        if (r.liveLease(now) != null) {
+          live++;
+        }
+        waiting += r.waiters().size();
+      }
+      return new Census(live, waiting, state.resources().size(), System.nanoTime());
+    });
+    fresh.ifPresent(value -> census = value);
+    return fresh;
+  }
+
+  /** Runs {@code reader} under the state machine's read lock; empty before {@link #bind}. */
+  private <T> Optional<T> readState(Function<FencingState, T> reader) {
+    Binding b = binding;
+    return b == null ? Optional.empty() : Optional.ofNullable(b.stateMachine().read(reader));
+  }
+
+  private Optional<Long> division(Function<RaftServer.Division, Long> reader) {
+    Binding b = binding;
+    if (b == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.ofNullable(reader.apply(b.server().getDivision(b.groupId())));
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package dev.fencekeeper.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencekeeper.testing.TestCluster;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import javax.management.ObjectName;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code /health} readiness, and the exporters' lifecycle, on three in-process nodes. */
+@Timeout(120)
+class HealthEndpointClusterTest {
+  @TempDir Path dataDir;
+  TestCluster cluster;
+
+  @BeforeEach
+  void startCluster() {
+    cluster = TestCluster.startWithMetrics(dataDir, new Properties());
+  }
+
+  @AfterEach
+  void stopCluster() {
+    cluster.close();
+  }
+
+  private List<String> followersOf(String leader) {
+    return cluster.running().keySet().stream().filter(id -> !id.equals(leader)).toList();
+  }
+
+  // Guarantee: every node of a healthy cluster answers /health with 200 "ready".
+  @Test
+  void healthyNodesAreReady() {
+    cluster.awaitLeader();
+    for (String id : List.of("n1", "n2", "n3")) {
+      await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
+        Scrape.Reply reply = Scrape.get(cluster.metricsPort(id), "/health");
+        assertThat(reply.status()).as(id).isEqualTo(200);
+        assertThat(reply.body()).isEqualTo("ready\n");
+      });
+    }
+  }
+
+  // Guarantee: a node cut off from the leader (the leader and the other follower stopped) stops being
+  // ready once its election timeout passes — 503 with a one-line reason — while /metrics keeps serving;
+  // when the others return it is ready again.
+  @Test
+  void nodeCutOffFromTheLeaderIsNotReady() {
+    String leader = cluster.awaitLeader();
+    List<String> followers = followersOf(leader);
+    String survivor = followers.get(0);
+    int port = cluster.metricsPort(survivor);
+    await().atMost(Duration.ofSeconds(15)).until(() -> Scrape.get(port, "/health").status() == 200);
+
+    cluster.stopNode(leader);
+    cluster.stopNode(followers.get(1));
+
+    await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
+      Scrape.Reply reply = Scrape.get(port, "/health");
+      assertThat(reply.status()).isEqualTo(503);
+      assertThat(reply.body()).startsWith("not ready: no leader known").endsWith("\n");
+      assertThat(reply.body().strip()).doesNotContain("\n");
+    });
+    assertThat(Scrape.metrics(port)).containsEntry("fencekeeper_raft_leader_known", 0.0);
+
+    cluster.startNode(leader);
+    cluster.startNode(followers.get(1));
+    await().atMost(Duration.ofSeconds(30)).until(() -> Scrape.get(port, "/health").status() == 200);
+  }
+
+  // Guarantee: closing a node stops its HTTP endpoint and unregisters its JMX beans; the other nodes'
+  // endpoints and beans are untouched.
+  @Test
+  void closingANodeStopsItsExporters() throws Exception {
+    cluster.awaitLeader();
+    var jmx = ManagementFactory.getPlatformMBeanServer();
+    int port = cluster.metricsPort("n2");
+    assertThat(Scrape.get(port, "/metrics").status()).isEqualTo(200);
+    assertThat(jmx.queryNames(new ObjectName("fencekeeper.n2:*"), null)).isNotEmpty();
+
+    cluster.stopNode("n2");
+
+    assertThatThrownBy(() -> Scrape.get(port, "/metrics")).isInstanceOf(UncheckedIOException.class);
+    assertThat(jmx.queryNames(new ObjectName("fencekeeper.n2:*"), null)).isEmpty();
+    assertThat(jmx.queryNames(new ObjectName("fencekeeper.n1:*"), null)).isNotEmpty();
+    assertThat(Scrape.get(cluster.metricsPort("n1"), "/metrics").status()).isEqualTo(200);
+
+    // Restarted on the same port, the node serves again and its Ratis metrics are mirrored afresh.
+    cluster.startNode("n2");
+    await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+        assertThat(Scrape.metrics(port).keySet()).anyMatch(k -> k.startsWith("ratis_state_machine_")));
+  }
+}

@@ -1,0 +1,217 @@
+package dev.fencekeeper.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.codahale.metrics.MetricRegistry;
+import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.core.Code;
+import dev.fencekeeper.core.Command;
+import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.core.ResourceRecord;
+import dev.fencekeeper.core.ValueRecord;
+import dev.fencekeeper.proto.ResultCode;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** NodeMetrics' hooks driven by a FencingState directly, the way the Ratis adapter drives them. */
+@Timeout(30)
+class NodeMetricsTest {
+  private static final long T0 = 1_700_000_000_000L;
+  private static final Limits LIMITS =
+      new Limits(Duration.ofMillis(100), Duration.ofSeconds(60), Duration.ofSeconds(2), 256, 512, 128, 1024, 4, 64, 8);
+
+  private final FencingState state = new FencingState(LIMITS);
+  private final NodeMetrics metrics = NodeMetrics.create("unit-" + System.nanoTime());
+  private long index;
+
+  @AfterEach
+  void close() {
+    metrics.close();
+  }
+
+  /** Applies {@code command} as the adapter does: through the apply hook, then the events hook. */
+  private Outcome step(long at, Command command) {
+    return step(at, command, null);
+  }
+
+  private Outcome step(long at, Command command, Object requestContext) {
+    long entry = ++index;
+    Outcome outcome = metrics.apply(command, state, requestContext, () -> state.apply(command, entry, at));
+    metrics.leaseEvents(state.drainEvents());
+    return outcome;
+  }
+
+  private long count(String name) {
+    MetricRegistry r = metrics.registry();
+    if (r.getCounters().containsKey(name)) {
+      return r.getCounters().get(name).getCount();
+    }
+    return r.getTimers().get(name).getCount();
+  }
+
+  private static Command.Write put(String resource, long token, String key, String value, String requestId) {
+    return new Command.Write(resource, token,
+        List.of(Command.KeyWrite.put(key, value.getBytes(StandardCharsets.UTF_8))), requestId);
+  }
+
+  // Guarantee: grants, renewals, releases, expiries and revocations are counted once per lease event,
+  // including a grant made to a waiter, which has no GRANTED outcome of its own.
+  @Test
+  void leaseLifecycleIsCountedFromEvents() {
+    long a = step(T0, new Command.Acquire("r", "a", 1000)).token();
+    assertThat(step(T0 + 10, new Command.Renew("r", a, 1000)).code()).isEqualTo(Code.RENEWED);
+    assertThat(step(T0 + 20, new Command.Release("r", a)).code()).isEqualTo(Code.RELEASED);
+    step(T0 + 30, new Command.Acquire("short", "b", 200));
+    step(T0 + 500, new Command.Tick()); // past the 200 ms lease: it expires in this entry
+    step(T0 + 600, new Command.Acquire("held", "c", 5000));
+    assertThat(step(T0 + 610, new Command.Revoke("held", "drill")).code()).isEqualTo(Code.REVOKED);
+    // A waiter is granted when the holder releases.
+    long d = step(T0 + 700, new Command.Acquire("q", "d", 5000)).token();
+    assertThat(step(T0 + 710, new Command.Acquire("q", "e", 5000, "wait-e", 3000, 0)).code()).isEqualTo(Code.WAITING);
+    step(T0 + 720, new Command.Release("q", d));
+
+    assertThat(count(NodeMetrics.ACQUISITIONS_GRANTED)).isEqualTo(5); // r, short, held, q (d), q (waiter e)
+    assertThat(count(NodeMetrics.RENEWALS)).isEqualTo(1);
+    assertThat(count(NodeMetrics.RELEASES)).isEqualTo(2);
+    assertThat(count(NodeMetrics.EXPIRIES)).isEqualTo(1);
+    assertThat(count(NodeMetrics.REVOCATIONS)).isEqualTo(1);
+    assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
+  }
+
+  // Guarantee: a refused acquire counts as held (HELD or LOCK_DELAYED), a queued one as waited once,
+  // however often its client re-sends it to stay queued; a retried granted acquire is not a new grant.
+  @Test
+  void heldAndWaitedAcquisitions() {
+    step(T0, new Command.Acquire("r", "a", 5000, "acq-a", 0, 0));
+    assertThat(step(T0 + 1, new Command.Acquire("r", "a", 5000, "acq-a", 0, 0)).code()).isEqualTo(Code.GRANTED);
+    assertThat(step(T0 + 2, new Command.Acquire("r", "b", 5000)).code()).isEqualTo(Code.HELD);
+    for (int i = 0; i < 3; i++) {
+      assertThat(step(T0 + 10 + i, new Command.Acquire("r", "c", 5000, "wait-c", 4000, 0)).code())
+          .isEqualTo(Code.WAITING);
+    }
+    assertThat(count(NodeMetrics.ACQUISITIONS_GRANTED)).isEqualTo(1);
+    assertThat(count(NodeMetrics.ACQUISITIONS_HELD)).isEqualTo(1);
+    assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
+  }
+
+  // Guarantee: every write is counted exactly once: accepted, answered from its receipt, or rejected
+  // under its reason.
+  @Test
+  void writesByOutcome() {
+    long old = step(T0, new Command.Acquire("r", "a", 200)).token();
+    step(T0 + 500, new Command.Tick()); // old lease expires
+    assertThat(step(T0 + 510, put("r", old, "k", "late", "w0")).code()).isEqualTo(Code.LEASE_EXPIRED);
+    long token = step(T0 + 520, new Command.Acquire("r", "b", 5000)).token();
+    assertThat(step(T0 + 530, put("r", token, "k", "v1", "w1")).code()).isEqualTo(Code.ACCEPTED);
+    assertThat(step(T0 + 540, put("r", token, "k", "v1", "w1")).code()).isEqualTo(Code.ACCEPTED); // retry
+    assertThat(step(T0 + 550, put("r", old, "k", "stale", "w2")).code()).isEqualTo(Code.STALE_TOKEN);
+    assertThat(step(T0 + 560, put("r", token + 1000, "k", "x", "w3")).code()).isEqualTo(Code.UNKNOWN_TOKEN);
+    assertThat(step(T0 + 570, put("r", token, "", "x", "w4")).code()).isEqualTo(Code.INVALID_ARGUMENT);
+    assertThat(step(T0 + 580, new Command.Acquire("", "a", 5000)).code()).isEqualTo(Code.INVALID_ARGUMENT);
+
+    assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isEqualTo(1);
+    assertThat(count(NodeMetrics.WRITES_DEDUPLICATED)).isEqualTo(1);
+    assertThat(count(NodeMetrics.rejectedName(Code.STALE_TOKEN))).isEqualTo(1);
+    assertThat(count(NodeMetrics.rejectedName(Code.LEASE_EXPIRED))).isEqualTo(1);
+    assertThat(count(NodeMetrics.rejectedName(Code.UNKNOWN_TOKEN))).isEqualTo(1);
+    assertThat(count(NodeMetrics.rejectedName(Code.INVALID_ARGUMENT))).isEqualTo(1);
+    assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(1); // the invalid acquire
+  }
+
+  // Guarantee: writes refused on the leader without a log entry count as rejected writes under their
+  // reason; other refused requests count as invalid requests.
+  @Test
+  void earlyRefusalsAreCounted() {
+    Command.Write write = put("r", 5, "k", "v", "w");
+    metrics.refusedEarly(write, ResultCode.STALE_TOKEN);
+    metrics.refusedEarly(write, ResultCode.STALE_TOKEN);
+    metrics.refusedEarly(write, ResultCode.INVALID_ARGUMENT);
+    metrics.refusedEarly(null, ResultCode.INVALID_ARGUMENT);
+    metrics.refusedEarly(new Command.Acquire("", "a", 1000), ResultCode.INVALID_ARGUMENT);
+
+    assertThat(count(NodeMetrics.rejectedName(Code.STALE_TOKEN))).isEqualTo(2);
+    assertThat(count(NodeMetrics.rejectedName(Code.INVALID_ARGUMENT))).isEqualTo(1);
+    assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(2);
+    assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isZero();
+  }
+
+  // Guarantee: apply latency is timed for every applied command; request latency only for entries this
+  // node stamped as leader, under the command's name.
+  @Test
+  void latencies() {
+    long token = step(T0, new Command.Acquire("r", "a", 5000), metrics.requestStarted()).token();
+    step(T0 + 1, put("r", token, "k", "v", "w1"), metrics.requestStarted());
+    step(T0 + 2, put("r", token, "k", "v", "w2")); // applied as a follower: no request context
+    step(T0 + 3, new Command.Tick(), metrics.requestStarted());
+
+    assertThat(count(NodeMetrics.APPLY_SECONDS)).isEqualTo(4);
+    assertThat(count(NodeMetrics.requestName("ACQUIRE"))).isEqualTo(1);
+    assertThat(count(NodeMetrics.requestName("WRITE"))).isEqualTo(1);
+    assertThat(count(NodeMetrics.requestName("TICK"))).isEqualTo(1);
+    assertThat(count(NodeMetrics.requestName("RENEW"))).isZero();
+  }
+
+  // Guarantee: the apply hook returns exactly the outcome the core computed.
+  @Test
+  void applyHookReturnsTheCoreOutcome() {
+    Outcome expected = Outcome.of(Code.HELD).message("m").token(7).build();
+    assertThat(metrics.apply(new Command.Acquire("r", "a", 1000), state, null, () -> expected)).isSameAs(expected);
+  }
+
+  // Guarantee: the maintained key and byte counts equal a full recount after any sequence of accepted
+  // and rejected writes, overwrites and deletes.
+  @Test
+  void storedValuesMatchARecount() {
+    StoredValues stored = new StoredValues();
+    Random random = new Random(42);
+    List<String> resources = List.of("a", "b", "c");
+    List<Long> tokens = new ArrayList<>();
+    long now = T0;
+    for (String r : resources) {
+      tokens.add(state.apply(new Command.Acquire(r, "o", 60_000), ++index, now).token());
+    }
+    state.drainEvents();
+    for (int i = 0; i < 2000; i++) {
+      now += 1;
+      int which = random.nextInt(resources.size());
+      String resource = resources.get(which);
+      long token = random.nextInt(20) == 0 ? tokens.get(which) - 1 : tokens.get(which); // some stale
+      List<Command.KeyWrite> writes = new ArrayList<>();
+      int n = 1 + random.nextInt(4);
+      for (int k = 0; k < n; k++) {
+        String key = "k" + random.nextInt(12);
+        writes.add(random.nextInt(4) == 0
+            ? Command.KeyWrite.delete(key)
+            : Command.KeyWrite.put(key, new byte[random.nextInt(64)]));
+      }
+      Command.Write w = new Command.Write(resource, token, writes, "req-" + random.nextInt(50));
+      StoredValues.Probe probe = stored.before(state, w);
+      state.apply(w, ++index, now);
+      stored.after(state, probe);
+    }
+    long keys = 0;
+    long bytes = 0;
+    for (ResourceRecord r : state.resources().values()) {
+      keys += r.values().size();
+      for (ValueRecord v : r.values().values()) {
+        bytes += v.value().length;
+      }
+    }
+    assertThat(keys).isPositive();
+    assertThat(stored.keys()).isEqualTo(keys);
+    assertThat(stored.bytes()).isEqualTo(bytes);
+
+    // A replaced state (a snapshot loaded) is recounted, not patched.
+    FencingState fresh = new FencingState(LIMITS);
+    stored.track(fresh);
+    assertThat(stored.keys()).isZero();
+    assertThat(stored.bytes()).isZero();
+  }
+}
