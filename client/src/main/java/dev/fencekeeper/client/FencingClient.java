@@ -8,6 +8,7 @@ import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.CancelWaitRequest;
 import dev.fencekeeper.proto.LeaseEvent;
+import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.proto.RevokeRequest;
 import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.KeyWrite;
@@ -444,6 +445,25 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
+   * One page of resources whose name starts with {@code prefix} (with their live lease, if any), after
+   * {@code after} in name order; {@code Result.toProto().getMore()} says whether another page follows.
+   */
+  public Result listLeases(String prefix, String after, int limit) {
+    return send(Request.newBuilder()
+        .setList(ListRequest.newBuilder().setWhat(ListRequest.What.LEASES).setPrefix(prefix).setAfter(after)
+            .setLimit(limit))
+        .build());
+  }
+
+  /** One page of the keys of {@code resource} starting with {@code prefix}, after {@code after}. */
+  public Result listKeys(String resource, String prefix, String after, int limit) {
+    return send(Request.newBuilder()
+        .setList(ListRequest.newBuilder().setWhat(ListRequest.What.KEYS).setResource(resource).setPrefix(prefix)
+            .setAfter(after).setLimit(limit))
+        .build());
+  }
+
+  /**
    * Ends the live lease of {@code resource} whoever holds it (operator action). The holder's later
    * writes are rejected and its {@link Lease} reports the loss.
    */
@@ -496,7 +516,7 @@ public final class FencingClient implements AutoCloseable {
   public CompletableFuture<Result> sendAsync(Request request) {
     boolean query =
         switch (request.getCommandCase()) {
-          case READ, LEASE, VALIDATE -> true;
+          case READ, LEASE, VALIDATE, LIST -> true;
           default -> false;
         };
     return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request)).thenApply(Result::new);

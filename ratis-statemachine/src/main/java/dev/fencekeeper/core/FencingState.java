@@ -541,6 +541,33 @@ public final class FencingState {
     return leaseOutcome(Code.CURRENT, r, live).sentToken(token).build();
   }
 
+  /**
+   * Up to {@code limit} resources whose name starts with {@code prefix}, after {@code after} in name
+   * order (empty: from the start). Read-only views, valid while the caller holds the state's read lock.
+   */
+  public List<ResourceRecord> listResources(String prefix, String after, int limit) {
+    return new ArrayList<>(page(resources, prefix, after, limit).values());
+  }
+
+  /** Up to {@code limit} keys of {@code resource} starting with {@code prefix}, after {@code after}. */
+  public List<Map.Entry<String, ValueRecord>> listKeys(String resource, String prefix, String after, int limit) {
+    ResourceRecord r = resources.get(resource);
+    return r == null ? List.of() : new ArrayList<>(page(r.values(), prefix, after, limit).entrySet());
+  }
+
+  private static <V> NavigableMap<String, V> page(
+      NavigableMap<String, V> all, String prefix, String after, int limit) {
+    boolean fromPrefix = after.isEmpty() || after.compareTo(prefix) < 0;
+    TreeMap<String, V> page = new TreeMap<>();
+    for (Map.Entry<String, V> e : all.tailMap(fromPrefix ? prefix : after, fromPrefix).entrySet()) {
+      if (!e.getKey().startsWith(prefix) || page.size() >= limit) {
+        break;
+      }
+      page.put(e.getKey(), e.getValue());
+    }
+    return page;
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Restoring from a snapshot.
 

@@ -380,6 +380,7 @@ public class FencingStateMachine extends BaseStateMachine {
         case LEASE -> WireCodec.toResponse(state.lease(request.getLease().getResource()));
         case VALIDATE -> WireCodec.toResponse(
             state.validateToken(request.getValidate().getResource(), request.getValidate().getToken()));
+        case LIST -> WireCodec.listing(state, request.getList());
         default -> WireCodec.invalid("commands must be sent as writes, not reads");
       };
     } finally {

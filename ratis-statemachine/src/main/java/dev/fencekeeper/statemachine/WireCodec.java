@@ -4,7 +4,13 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.core.Command;
+import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
+import dev.fencekeeper.core.LeaseRecord;
+import dev.fencekeeper.core.ResourceRecord;
+import dev.fencekeeper.core.ValueRecord;
+import dev.fencekeeper.proto.ListEntry;
+import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.Request;
@@ -14,6 +20,7 @@ import dev.fencekeeper.proto.WriteRequest;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Map;
 
 /**
@@ -72,7 +79,7 @@ public final class WireCodec {
 
   public static boolean isQuery(Request request) {
     return switch (request.getCommandCase()) {
-      case READ, LEASE, VALIDATE, NODE_INFO, WATCH -> true;
+      case READ, LEASE, VALIDATE, NODE_INFO, WATCH, LIST -> true;
       default -> false;
     };
   }
@@ -114,6 +121,46 @@ public final class WireCodec {
         .setExpiresAtMs(e.expiresAtMs())
         .setAtMs(e.atMs())
         .build();
+  }
+
+  private static final int DEFAULT_PAGE = 100;
+  private static final int MAX_PAGE = 1000;
+
+  /** One page of an operator listing, read from {@code state} under the caller's read lock. */
+  static Response listing(FencingState state, ListRequest list) {
+    int limit = list.getLimit() <= 0 ? DEFAULT_PAGE : Math.min(list.getLimit(), MAX_PAGE);
+    Response.Builder b = Response.newBuilder().setCode(ResultCode.FOUND).setNowMs(state.nowMs());
+    if (list.getWhat() == ListRequest.What.KEYS) {
+      if (list.getResource().isEmpty()) {
+        return invalid("resource: required to list keys");
+      }
+      List<Map.Entry<String, ValueRecord>> keys =
+          state.listKeys(list.getResource(), list.getPrefix(), list.getAfter(), limit + 1);
+      for (Map.Entry<String, ValueRecord> e : keys.subList(0, Math.min(limit, keys.size()))) {
+        ValueRecord v = e.getValue();
+        b.addEntries(ListEntry.newBuilder()
+            .setResource(list.getResource())
+            .setKey(e.getKey())
+            .setAcceptedToken(v.acceptedToken())
+            .setVersion(v.version())
+            .setValueBytes(v.value().length)
+            .setWrittenAtMs(v.writtenAtMs()));
+      }
+      return b.setMore(keys.size() > limit).build();
+    }
+    List<ResourceRecord> resources = state.listResources(list.getPrefix(), list.getAfter(), limit + 1);
+    for (ResourceRecord r : resources.subList(0, Math.min(limit, resources.size()))) {
+      ListEntry.Builder e = ListEntry.newBuilder()
+          .setResource(r.name())
+          .setCurrentToken(r.lastToken())
+          .setWaiters(r.waiters().size());
+      LeaseRecord live = r.liveLease(state.nowMs());
+      if (live != null) {
+        e.setToken(live.token()).setOwner(live.owner()).setExpiresAtMs(live.expiresAtMs()).setLive(true);
+      }
+      b.addEntries(e);
+    }
+    return b.setMore(resources.size() > limit).build();
   }
 
   public static Response invalid(String message) {

@@ -75,6 +75,34 @@ class RequestHandlingClusterTest {
     assertThat(client.read("orders", "shipment").version()).isEqualTo(1);
   }
 
+  // Guarantee: operator listings page through resources and keys in name order, filtered by prefix,
+  // without skipping or repeating an entry between pages.
+  @Test
+  void listingsPageThroughResourcesAndKeys() {
+    for (int i = 0; i < 5; i++) {
+      Result grant = client.tryAcquire("listed-" + i, Duration.ofMinutes(5), "lister");
+      if (i == 0) {
+        for (int k = 0; k < 3; k++) {
+          client.write("listed-0", grant.token(), List.of(KeyChange.put("key-" + k, "v" + k)), null);
+        }
+      }
+    }
+    Result first = client.listLeases("listed-", "", 3);
+    assertThat(first.toProto().getEntriesList()).extracting(e -> e.getResource())
+        .containsExactly("listed-0", "listed-1", "listed-2");
+    assertThat(first.toProto().getMore()).isTrue();
+    assertThat(first.toProto().getEntries(0).getLive()).isTrue();
+    assertThat(first.toProto().getEntries(0).getOwner()).isEqualTo("lister");
+    Result second = client.listLeases("listed-", "listed-2", 3);
+    assertThat(second.toProto().getEntriesList()).extracting(e -> e.getResource())
+        .containsExactly("listed-3", "listed-4");
+    assertThat(second.toProto().getMore()).isFalse();
+
+    Result keys = client.listKeys("listed-0", "key-", "key-0", 10);
+    assertThat(keys.toProto().getEntriesList()).extracting(e -> e.getKey()).containsExactly("key-1", "key-2");
+    assertThat(keys.toProto().getEntries(0).getValueBytes()).isEqualTo(2);
+  }
+
   static Stream<Arguments> badRequests() {
     String huge = "x".repeat(257);
     return Stream.of(
