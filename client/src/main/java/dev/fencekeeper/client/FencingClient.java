@@ -6,6 +6,7 @@ import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.AcquireRequest;
+import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.CancelWaitRequest;
 import dev.fencekeeper.proto.LeaseEvent;
 import dev.fencekeeper.proto.ListRequest;
@@ -464,6 +465,42 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
+   * Writes a consistent copy of the whole state — leases, values, receipts and the token sequence — to
+   * {@code file} (replaced atomically). The answer carries the backup's size in {@code totalBytes}, its
+   * newest token in {@code currentToken()} and its resource count in {@code version()}. Seed a new cluster
+   * from it with {@code fencekeeper restore}.
+   */
+  public Result backup(java.nio.file.Path file) {
+    java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
+    try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(tmp)) {
+      Result first = send(Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build());
+      if (first.code() != ResultCode.FOUND) {
+        return first;
+      }
+      Response r = first.toProto();
+      first.toProto().getChunk().writeTo(out);
+      long written = r.getChunk().size();
+      while (written < r.getTotalBytes()) {
+        Result next = send(Request.newBuilder()
+            .setBackup(BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written))
+            .build());
+        if (next.code() != ResultCode.FOUND || next.toProto().getChunk().isEmpty()) {
+          return next;
+        }
+        next.toProto().getChunk().writeTo(out);
+        written += next.toProto().getChunk().size();
+      }
+      out.close();
+      java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      return new Result(r.toBuilder().clearChunk().build());
+    } catch (java.io.IOException e) {
+      return new Result(Response.newBuilder().setCode(ResultCode.INTERNAL)
+          .setMessage("cannot write " + file + ": " + e.getMessage()).build());
+    }
+  }
+
+  /**
    * Ends the live lease of {@code resource} whoever holds it (operator action). The holder's later
    * writes are rejected and its {@link Lease} reports the loss.
    */
@@ -516,7 +553,7 @@ public final class FencingClient implements AutoCloseable {
   public CompletableFuture<Result> sendAsync(Request request) {
     boolean query =
         switch (request.getCommandCase()) {
-          case READ, LEASE, VALIDATE, LIST -> true;
+          case READ, LEASE, VALIDATE, LIST, BACKUP -> true;
           default -> false;
         };
     return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request)).thenApply(Result::new);

@@ -622,6 +622,25 @@ public final class FencingState {
     lastIssuedToken = Math.max(lastIssuedToken, lastToken);
   }
 
+  /** Tokens are grouped in epochs of 2^40: a restored state starts the epoch after its own. */
+  public static final int TOKEN_EPOCH_BITS = 40;
+
+  /**
+   * Makes this state (loaded from a backup) the start of a new cluster: the next token starts a new
+   * epoch, so it exceeds every token the backed-up cluster issued — including the ones it issued after
+   * the backup was taken, which the backup cannot know (unless it issued 2^40, a trillion, more) — and
+   * the Raft term starts over with the new cluster's log.
+   */
+  public void beginNewEpoch() {
+    lastIssuedToken = nextEpochFloor(lastIssuedToken);
+    term = 0;
+  }
+
+  /** Where the token sequence of a cluster restored from a state with {@code lastIssuedToken} starts. */
+  public static long nextEpochFloor(long lastIssuedToken) {
+    return ((lastIssuedToken >>> TOKEN_EPOCH_BITS) + 1) << TOKEN_EPOCH_BITS;
+  }
+
   /** Raises the token sequence so that every later token exceeds {@code floor}; never lowers it. */
   public void raiseTokenFloor(long floor) {
     lastIssuedToken = Math.max(lastIssuedToken, floor);

@@ -15,6 +15,7 @@ import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.file.Path;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -66,6 +67,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private FencingState state;
   private volatile long nextExpiryMs = Long.MAX_VALUE;
   private final EventLog eventLog = new EventLog(EventLog.DEFAULT_CAPACITY);
+  private BackupStore backups;
   private volatile ClientId internalClientId;
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
@@ -107,7 +109,11 @@ public class FencingStateMachine extends BaseStateMachine {
             () -> {
               super.initialize(server, groupId, raftStorage);
               storage.init(raftStorage);
-              loadLatestSnapshot();
+              Path groupDir = raftStorage.getStorageDir().getRoot().toPath();
+              backups = new BackupStore(groupDir.resolve("backups"));
+              if (!loadLatestSnapshot()) {
+                startFromRestoreSeed(groupDir.getParent());
+              }
             });
   }
 
@@ -139,10 +145,11 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  private void loadLatestSnapshot() throws IOException {
+  /** Returns false when there is no snapshot to load. */
+  private boolean loadLatestSnapshot() throws IOException {
     SnapshotStore.Loaded loaded = snapshots.loadLatest();
     if (loaded == null) {
-      return;
+      return false;
     }
     lock.writeLock().lock();
     try {
@@ -154,6 +161,28 @@ public class FencingStateMachine extends BaseStateMachine {
       lock.writeLock().unlock();
     }
     LOG.info("Loaded snapshot {} ({} resources)", loaded.termIndex(), loaded.state().resources().size());
+    return true;
+  }
+
+  /**
+   * A node of a cluster restored from a backup, with no snapshot of its own yet, starts from the seed.
+   * Nothing is marked applied: the log, from its first entry, is applied on top of the seed as on every
+   * other node of the new cluster.
+   */
+  private void startFromRestoreSeed(Path storageDir) throws IOException {
+    FencingState seeded = RestoreSeed.load(storageDir, limits);
+    if (seeded == null) {
+      return;
+    }
+    lock.writeLock().lock();
+    try {
+      state = seeded;
+      publishNextExpiry();
+    } finally {
+      lock.writeLock().unlock();
+    }
+    LOG.info("Started from the restore seed in {} ({} resources; tokens continue above {})", storageDir,
+        seeded.resources().size(), seeded.lastIssuedToken());
   }
 
   @Override
@@ -349,6 +378,9 @@ public class FencingStateMachine extends BaseStateMachine {
       if (parsed.getCommandCase() == Request.CommandCase.WATCH) {
         return eventLog.watch(parsed.getWatch()).thenApply(FencingStateMachine::toMessage);
       }
+      if (parsed.getCommandCase() == Request.CommandCase.BACKUP) {
+        return CompletableFuture.completedFuture(toMessage(backups.serve(parsed.getBackup(), this::writeFrozen)));
+      }
       response = answer(parsed);
     } catch (InvalidProtocolBufferException e) {
       response = WireCodec.invalid("malformed request: " + e.getMessage());
@@ -448,6 +480,18 @@ public class FencingStateMachine extends BaseStateMachine {
       return new StateDigest(getLastAppliedTermIndex().getIndex(), HexFormat.of().formatHex(sha.digest()));
     } catch (IOException | NoSuchAlgorithmException e) {
       throw new IllegalStateException("cannot digest the state", e);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  private BackupStore.Frozen writeFrozen(OutputStream out) {
+    lock.readLock().lock();
+    try {
+      SnapshotStore.writeTo(state, out);
+      return new BackupStore.Frozen(state.lastIssuedToken(), state.resources().size());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
     } finally {
       lock.readLock().unlock();
     }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.statemachine.RestoreSeed;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -51,7 +52,16 @@ public final class TestCluster implements AutoCloseable {
     return start(dataDir, extra, true);
   }
 
+  /** Starts three new nodes, each seeded from {@code backup} as {@code fencekeeper restore} would. */
+  public static TestCluster startRestored(Path dataDir, Path backup) {
+    return start(dataDir, new Properties(), false, backup);
+  }
+
   private static TestCluster start(Path dataDir, Properties extra, boolean withMetrics) {
+    return start(dataDir, extra, withMetrics, null);
+  }
+
+  private static TestCluster start(Path dataDir, Properties extra, boolean withMetrics, Path backup) {
     Properties p = new Properties();
     StringBuilder peers = new StringBuilder();
     for (int i = 1; i <= 3; i++) {
@@ -75,6 +85,15 @@ public final class TestCluster implements AutoCloseable {
         }
         taken.add(port);
         cluster.metricsPorts.put("n" + i, port);
+      }
+    }
+    if (backup != null) {
+      for (int i = 1; i <= 3; i++) {
+        try {
+          RestoreSeed.seed(backup, dataDir.resolve("n" + i), cluster.config.limits());
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
       }
     }
     for (int i = 1; i <= 3; i++) {

@@ -32,6 +32,8 @@ import picocli.CommandLine.Spec;
       ReadCommand.class,
       StatusCommand.class,
       WatchCommand.class,
+      BackupCommand.class,
+      RestoreCommand.class,
     })
 public final class FencekeeperCli implements Callable<Integer> {
 

@@ -86,6 +86,25 @@ class LeaseSemanticsVerbsTest {
     assertThat(again.exitCode()).as(again.toString()).isEqualTo(16);
   }
 
+  // Guarantee: `backup` writes a file that `restore` accepts for new nodes, and `restore` refuses a node
+  // that already holds Raft data (exit 2).
+  @Test
+  void backupThenRestoreSeedsNewNodesOnly(@TempDir Path scratch) {
+    cli("lease", "acquire", "backed-up", "--ttl", "30s", "-q");
+    Path file = scratch.resolve("cluster.backup");
+    CliRun backup = cli("backup", file.toString());
+    assertThat(backup.exitCode()).as(backup.toString()).isZero();
+    assertThat(backup.line()).matches("BACKUP .*: \\d+ bytes, \\d+ resources, newest token \\d+");
+
+    CliRun restore = CliRun.run(scratch, "restore", file.toString(), "--data-dir", scratch.resolve("new").toString());
+    assertThat(restore.exitCode()).as(restore.toString()).isZero();
+    assertThat(scratch.resolve("new/n2/fencekeeper-restore.seed")).exists();
+
+    CliRun refused = CliRun.run(scratch, "restore", file.toString(), "--data-dir", dataDir.toString());
+    assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(2);
+    assertThat(refused.err()).contains("already holds Raft data");
+  }
+
   // Guarantee: `watch --count` prints the events of a resource in commit order, each with its index.
   @Test
   void watchPrintsEventsInOrder() throws Exception {
