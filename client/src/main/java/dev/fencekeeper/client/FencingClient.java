@@ -77,6 +77,7 @@ public final class FencingClient implements AutoCloseable {
   private final Duration callTimeout;
   private final ScheduledExecutorService scheduler;
   private final Set<Waiting> openWaits = ConcurrentHashMap.newKeySet();
+  private final ClientMetrics metrics = new ClientMetrics();
 
   private FencingClient(ClusterConfig config, String defaultOwner) {
     this.config = config;
@@ -90,9 +91,9 @@ public final class FencingClient implements AutoCloseable {
         RaftClient.newBuilder()
             .setRaftGroup(config.raftGroup())
             .setProperties(config.clientProperties())
-            .setRetryPolicy(
+            .setRetryPolicy(metrics.counting(
                 RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                    (int) attempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
+                    (int) attempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS))))
             .build();
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
@@ -120,6 +121,11 @@ public final class FencingClient implements AutoCloseable {
 
   public ClusterConfig config() {
     return config;
+  }
+
+  /** This client's request latency, retries, leader redirects and lost leases. */
+  public ClientMetrics metrics() {
+    return metrics;
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -565,17 +571,25 @@ public final class FencingClient implements AutoCloseable {
   CompletableFuture<Response> command(Request request) {
     CompletableFuture<Response> sent;
     try {
-      sent = raft.async().send(message(request)).thenApply(FencingClient::parseReply);
+      sent = raft.async().send(message(request)).thenApply(this::parseLeaderReply);
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     }
-    return settle(sent.orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS));
+    return metrics.timed(request.getCommandCase(),
+        settle(sent.orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS)));
+  }
+
+  private Response parseLeaderReply(RaftClientReply reply) {
+    if (reply.isSuccess()) {
+      metrics.answeredBy(reply.getServerId());
+    }
+    return parseReply(reply);
   }
 
   private CompletableFuture<Response> query(Request request, ReadConsistency consistency) {
     Supplier<CompletableFuture<Response>> attempt =
         consistency == ReadConsistency.LINEARIZABLE
-            ? () -> raft.async().sendReadOnly(message(request)).thenApply(FencingClient::parseReply)
+            ? () -> raft.async().sendReadOnly(message(request)).thenApply(this::parseLeaderReply)
             : () -> {
               List<PeerAddress> peers = config.peers();
               PeerAddress peer = peers.get(ThreadLocalRandom.current().nextInt(peers.size()));
@@ -583,7 +597,8 @@ public final class FencingClient implements AutoCloseable {
                   .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()))
                   .thenApply(FencingClient::parseReply);
             };
-    return settle(retrying(attempt, READ_ATTEMPTS).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS));
+    return metrics.timed(request.getCommandCase(),
+        settle(retrying(attempt, READ_ATTEMPTS).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS)));
   }
 
   /**

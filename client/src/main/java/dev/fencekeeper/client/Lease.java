@@ -228,6 +228,7 @@ public final class Lease implements AutoCloseable {
       listeners.clear();
     }
     LOG.info("Lease on {} (token {}) lost: {}", resource, token, reason);
+    client.metrics().leaseLost();
     for (Consumer<LossReason> listener : toNotify) {
       try {
         listener.accept(reason);

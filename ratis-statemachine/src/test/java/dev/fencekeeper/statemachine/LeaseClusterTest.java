@@ -65,7 +65,8 @@ class LeaseClusterTest {
   @Test
   void lostListenerFiresOnceWhenTheClusterEndsTheLease() {
     List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
-    Lease lease = client.acquire("report", Duration.ofMillis(900));
+    // A TTL long enough that the renewal after the release, not the local deadline, reports the loss.
+    Lease lease = client.acquire("report", Duration.ofSeconds(3));
     lease.onLost(losses::add);
     assertThat(client.release("report", lease.token()).code()).isEqualTo(ResultCode.RELEASED);
     await().atMost(Duration.ofSeconds(5)).until(() -> !losses.isEmpty());
@@ -76,6 +77,7 @@ class LeaseClusterTest {
     assertThat(late).containsExactly(Lease.LossReason.LEASE_LOST);
     lease.close();
     assertThat(losses).hasSize(1);
+    assertThat(client.metrics().registry().counter("fencekeeper.client.leases.lost").getCount()).isEqualTo(1);
   }
 
   // Guarantee: with no quorum to renew through, the holder learns of the loss by its own conservative
@@ -109,6 +111,11 @@ class LeaseClusterTest {
       assertThat(lease.isValid()).isTrue();
       assertThat(lease.write("after-transfers", "ok").isAccepted()).isTrue();
       assertThat(losses).isEmpty();
+      // The client noticed the leader move (its renewals were answered by three different leaders).
+      var registry = client.metrics().registry();
+      assertThat(registry.counter("fencekeeper.client.leader.redirects").getCount()).isGreaterThanOrEqualTo(1);
+      assertThat(registry.timer("fencekeeper.client.request.RENEW.seconds").getCount()).isGreaterThanOrEqualTo(1);
+      assertThat(registry.timer("fencekeeper.client.request.ACQUIRE.seconds").getCount()).isEqualTo(1);
     }
   }
 

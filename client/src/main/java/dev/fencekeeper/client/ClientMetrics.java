@@ -1,0 +1,75 @@
+package dev.fencekeeper.client;
+
+import com.codahale.metrics.Counter;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
+import dev.fencekeeper.proto.Request;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicy;
+
+/**
+ * What one {@link FencingClient} observes: request latency by command, transport retries, leader
+ * redirects and leases lost. Dropwizard metrics in a registry the application can report with its own
+ * reporter (JMX, Prometheus bridge, ...): {@code fencekeeper.client.request.<COMMAND>.seconds},
+ * {@code fencekeeper.client.retries}, {@code fencekeeper.client.leader.redirects},
+ * {@code fencekeeper.client.leases.lost}.
+ */
+public final class ClientMetrics {
+  private final MetricRegistry registry = new MetricRegistry();
+  private final Map<Request.CommandCase, Timer> latency = new EnumMap<>(Request.CommandCase.class);
+  private final Counter retries = registry.counter("fencekeeper.client.retries");
+  private final Counter redirects = registry.counter("fencekeeper.client.leader.redirects");
+  private final Counter leasesLost = registry.counter("fencekeeper.client.leases.lost");
+  private final AtomicReference<RaftPeerId> lastLeader = new AtomicReference<>();
+
+  ClientMetrics() {
+    for (Request.CommandCase c : Request.CommandCase.values()) {
+      if (c != Request.CommandCase.COMMAND_NOT_SET) {
+        latency.put(c, registry.timer("fencekeeper.client.request." + c.name() + ".seconds"));
+      }
+    }
+  }
+
+  public MetricRegistry registry() {
+    return registry;
+  }
+
+  <T> CompletableFuture<T> timed(Request.CommandCase command, CompletableFuture<T> call) {
+    Timer timer = latency.get(command);
+    if (timer == null) {
+      return call;
+    }
+    Timer.Context context = timer.time();
+    return call.whenComplete((r, e) -> context.stop());
+  }
+
+  /** Counts every failed attempt the Ratis client retries, whatever the wrapped policy decides. */
+  RetryPolicy counting(RetryPolicy policy) {
+    return event -> {
+      RetryPolicy.Action action = policy.handleAttemptFailure(event);
+      if (action.shouldRetry()) {
+        retries.inc();
+      }
+      return action;
+    };
+  }
+
+  /** A redirect is an answer from a leader other than the one that answered before. */
+  void answeredBy(RaftPeerId leader) {
+    if (leader == null) {
+      return;
+    }
+    RaftPeerId previous = lastLeader.getAndSet(leader);
+    if (previous != null && !previous.equals(leader)) {
+      redirects.inc();
+    }
+  }
+
+  void leaseLost() {
+    leasesLost.inc();
+  }
+}
