@@ -80,6 +80,24 @@ class LeaseClusterTest {
     assertThat(client.metrics().registry().counter("fencekeeper.client.leases.lost").getCount()).isEqualTo(1);
   }
 
+  // Guarantee: an operator's revoke evicts the holder from anywhere: its next write is rejected, its
+  // lost-listener fires once, and the resource can be acquired at once.
+  @Test
+  void revokeEvictsTheHolder() {
+    List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
+    Lease lease = client.acquire("stuck-job", Duration.ofSeconds(3));
+    lease.onLost(losses::add);
+    FencingClient operator = cluster.newClient("operator");
+    assertThat(operator.revoke("stuck-job", "wedged").code()).isEqualTo(ResultCode.REVOKED);
+
+    assertThat(lease.write("k", "late").code()).isEqualTo(ResultCode.LEASE_EXPIRED);
+    Result next = operator.tryAcquire("stuck-job", Duration.ofSeconds(5), "operator");
+    assertThat(next.code()).isEqualTo(ResultCode.GRANTED);
+    assertThat(lease.write("k", "later").code()).isEqualTo(ResultCode.STALE_TOKEN);
+    await().atMost(Duration.ofSeconds(5)).until(() -> !losses.isEmpty());
+    assertThat(losses).containsExactly(Lease.LossReason.LEASE_LOST);
+  }
+
   // Guarantee: with no quorum to renew through, the holder learns of the loss by its own conservative
   // deadline, no later than one TTL after the last renewal it sent.
   @Test
