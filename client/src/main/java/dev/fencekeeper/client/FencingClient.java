@@ -576,7 +576,7 @@ public final class FencingClient implements AutoCloseable {
       sent = CompletableFuture.failedFuture(e);
     }
     return metrics.timed(request.getCommandCase(),
-        settle(sent.orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS)));
+        settle(sent.orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), true));
   }
 
   private Response parseLeaderReply(RaftClientReply reply) {
@@ -598,7 +598,7 @@ public final class FencingClient implements AutoCloseable {
                   .thenApply(FencingClient::parseReply);
             };
     return metrics.timed(request.getCommandCase(),
-        settle(retrying(attempt, READ_ATTEMPTS).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS)));
+        settle(retrying(attempt, READ_ATTEMPTS).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), false));
   }
 
   /**
@@ -633,9 +633,9 @@ public final class FencingClient implements AutoCloseable {
 
   /**
    * Turns failures into results: a rejection a node made before logging carries its full response;
-   * anything else means no node answered in time, so the outcome is unknown (UNAVAILABLE).
+   * anything else means no node answered in time (UNAVAILABLE) — for a command, with an unknown outcome.
    */
-  private static CompletableFuture<Response> settle(CompletableFuture<Response> sent) {
+  private static CompletableFuture<Response> settle(CompletableFuture<Response> sent, boolean command) {
     return sent.handle(
         (response, error) -> {
           if (error == null) {
@@ -647,9 +647,10 @@ public final class FencingClient implements AutoCloseable {
                   () ->
                       Response.newBuilder()
                           .setCode(ResultCode.UNAVAILABLE)
-                          .setMessage(cause instanceof TimeoutException
-                              ? "no node answered in time; the outcome is unknown"
+                          .setMessage((cause instanceof TimeoutException
+                              ? "no node answered in time"
                               : "cluster unavailable: " + cause)
+                              + (command ? "; the command may or may not have been applied" : ""))
                           .build());
         });
   }
