@@ -188,7 +188,7 @@ public final class FencingClient implements AutoCloseable {
     final String resource;
     final Duration ttl;
     final String owner;
-    final String requestId;
+    String requestId; // replaced when a grant ran out before this client heard of it
     final Duration lockDelay;
     final long waitUntilNanos;
     final CompletableFuture<Lease> result = new CompletableFuture<>();
@@ -225,15 +225,25 @@ public final class FencingClient implements AutoCloseable {
     }
 
     private void onAnswer(Result r, Throwable error, long sentNanos) {
+      LOG.debug("Waiting for {} ({}): {} after {} ms", resource, requestId, error != null ? error : r,
+          (System.nanoTime() - sentNanos) / 1_000_000);
       if (error != null) {
         result.completeExceptionally(error);
         return;
       }
       switch (r.code()) {
         case GRANTED -> {
+          if (!r.live()) {
+            // Granted while queued, but it ran out before this client heard of it (a stalled client, a
+            // slow leader change): that lease is gone. Queue again rather than hand back a dead lease.
+            LOG.debug("Grant {} of {} expired before it was picked up; queueing again", r.token(), resource);
+            requestId = UUID.randomUUID().toString();
+            attempt();
+            return;
+          }
           // A grant made while queued started before this request was sent: count only the time the
           // cluster says is left, from the send time.
-          long leftMs = r.live() ? r.expiresAtMs() - r.nowMs() : 0;
+          long leftMs = r.expiresAtMs() - r.nowMs();
           result.complete(new Lease(FencingClient.this, resource, owner, ttl, r.token(),
               sentNanos - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos()));
         }

@@ -37,7 +37,7 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
                 int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
                 int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease) {
     this(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
-        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, Duration.ofMinutes(10), Duration.ofSeconds(10),
+        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, Duration.ofMinutes(10), Duration.ofSeconds(30),
         1024);
   }
 
@@ -65,7 +65,7 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
   /**
    * minTtl 100ms, maxTtl 1h, takeoverGrace 2s, resource name 256 B, key 512 B, owner 256 B,
    * value 1 MiB, 64 keys per write, request id 128 B, 1024 request ids per lease, idle resources
-   * forgotten after 10m, waiters kept 10s without a re-send, 1024 waiters per resource.
+   * forgotten after 10m, waiters kept 30s without a re-send, 1024 waiters per resource.
    */
   public static Limits defaults() {
     return new Limits(Duration.ofMillis(100), Duration.ofHours(1), Duration.ofSeconds(2),
