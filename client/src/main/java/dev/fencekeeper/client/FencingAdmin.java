@@ -49,6 +49,8 @@ public final class FencingAdmin implements AutoCloseable {
   /** How long an admin call may take on the cluster's side (catch-up of a new member, an election). */
   private static final Duration ADMIN_CALL_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration LEADER_WAIT = Duration.ofSeconds(15);
+  private static final Duration TRANSFER_SETTLE = Duration.ofSeconds(5);
+  private static final int TRANSFER_ATTEMPTS = 3;
   private static final long POLL_MS = 100;
 
   private final ClusterConfig config;
@@ -148,9 +150,12 @@ public final class FencingAdmin implements AutoCloseable {
       // AlreadyExists: an earlier attempt got this far (or the node recovered the group from its storage).
     } catch (AlreadyExistsException e) {
       // As above.
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
+      if (e instanceof FencingException f) {
+        throw f;
+      }
       throw unavailable("cannot reach new member " + peer + " (is it running with `server --join`?): "
-          + e.getMessage(), e);
+          + describe(e), e);
     }
     setConfiguration(current, next, "adding " + peer.id());
     return awaitMembership(next);
@@ -179,26 +184,41 @@ public final class FencingAdmin implements AutoCloseable {
 
   /**
    * Moves leadership to {@code to}, or (null) asks the leader to step down and lets the members elect.
-   * Returns once a leader is known again: the new leader's id.
+   * Returns once a leader is known again: the new leader's id. A transfer is retried (up to {@value
+   * #TRANSFER_ATTEMPTS} times) when another member wins the election right after it, which a member that
+   * missed the new leader's first heartbeats can cause.
    */
   public String transferLeadership(String to) {
+    String what = to == null ? "stepping down" : "transferring leadership to " + to;
     Membership current = membership();
-    if (to != null) {
-      if (current.member(to).isEmpty()) {
-        throw notFound("no member " + to + " in the configuration (" + current.peersProperty() + ")");
-      }
-      if (to.equals(current.leaderId())) {
+    if (to != null && current.member(to).isEmpty()) {
+      throw notFound("no member " + to + " in the configuration (" + current.peersProperty() + ")");
+    }
+    String previous = current.leaderId();
+    for (int attempt = 1; ; attempt++) {
+      if (to != null && to.equals(current.leaderId())) {
         return to;
       }
+      try (RaftClient raft = adminClient(current)) {
+        check(raft.admin().transferLeadership(to == null ? null : RaftPeerId.valueOf(to), timeoutMs), what);
+      } catch (IOException | RuntimeException e) {
+        throw failed(what, e);
+      }
+      Duration wait = to == null || attempt == TRANSFER_ATTEMPTS ? LEADER_WAIT : TRANSFER_SETTLE;
+      String leader = awaitLeader(to, wait);
+      if (to == null || to.equals(leader)) {
+        if (leader.isEmpty()) {
+          break;
+        }
+        return leader;
+      }
+      if (attempt == TRANSFER_ATTEMPTS) {
+        break;
+      }
+      current = membership();
     }
-    try (RaftClient raft = adminClient(current)) {
-      RaftClientReply reply = raft.admin().transferLeadership(to == null ? null : RaftPeerId.valueOf(to), timeoutMs);
-      check(reply, to == null ? "stepping down" : "transferring leadership to " + to);
-    } catch (IOException e) {
-      throw unavailable((to == null ? "stepping down" : "transferring leadership to " + to) + " failed: "
-          + e.getMessage(), e);
-    }
-    return awaitLeader(to == null ? null : to, current.leaderId());
+    throw unavailable("no leader" + (to == null ? "" : " " + to) + " known " + LEADER_WAIT.toSeconds()
+        + "s after " + what + " (previous leader " + (previous.isEmpty() ? "none" : previous) + ")", null);
   }
 
   /**
@@ -261,8 +281,8 @@ public final class FencingAdmin implements AutoCloseable {
           raft.getSnapshotManagementApi(RaftPeerId.valueOf(peerId)).create(true, timeout.toMillis());
       check(reply, "snapshot on " + peerId);
       return reply.getLogIndex();
-    } catch (IOException e) {
-      throw unavailable("snapshot on " + peerId + " failed: " + e.getMessage(), e);
+    } catch (IOException | RuntimeException e) {
+      throw failed("snapshot on " + peerId, e);
     }
   }
 
@@ -280,8 +300,11 @@ public final class FencingAdmin implements AutoCloseable {
         throw unavailable("group info from " + peer + " failed: " + reply.getException(), reply.getException());
       }
       return new Answer(reply, toMembership(reply));
-    } catch (IOException e) {
-      throw unavailable(e.toString(), e);
+    } catch (IOException | RuntimeException e) {
+      if (e instanceof FencingException f) {
+        throw f;
+      }
+      throw unavailable(describe(e), e);
     }
   }
 
@@ -324,8 +347,8 @@ public final class FencingAdmin implements AutoCloseable {
     try (RaftClient raft = adminClient(current)) {
       // The List overload: the array overload of 3.3.0 never sets the servers (RATIS.md, key fact 11).
       check(raft.admin().setConfiguration(raftPeers(next)), what);
-    } catch (IOException e) {
-      throw unavailable(what + " failed: " + e.getMessage(), e);
+    } catch (IOException | RuntimeException e) {
+      throw failed(what, e);
     }
   }
 
@@ -351,11 +374,14 @@ public final class FencingAdmin implements AutoCloseable {
     throw unavailable("the configuration changed, but no member answered afterwards", null);
   }
 
-  /** Waits until a leader is known that is {@code wanted} (or, with null, any leader at all). */
-  private String awaitLeader(String wanted, String previous) {
-    long deadline = System.nanoTime() + LEADER_WAIT.toNanos();
+  /**
+   * Waits up to {@code wait} until a leader is known that is {@code wanted} (or, with null, any leader at
+   * all); returns the last leader seen, "" if none.
+   */
+  private String awaitLeader(String wanted, Duration wait) {
+    long deadline = System.nanoTime() + wait.toNanos();
     String last = "";
-    while (System.nanoTime() < deadline) {
+    while (true) {
       try {
         last = membership().leaderId();
         if (!last.isEmpty() && (wanted == null || wanted.equals(last))) {
@@ -364,11 +390,11 @@ public final class FencingAdmin implements AutoCloseable {
       } catch (FencingException e) {
         // An election is running; ask again.
       }
+      if (System.nanoTime() >= deadline) {
+        return last;
+      }
       sleep();
     }
-    throw unavailable("no leader" + (wanted == null ? "" : " " + wanted) + " known " + LEADER_WAIT.toSeconds()
-        + "s after the change (previous leader " + previous + ", last seen " + (last.isEmpty() ? "none" : last)
-        + ")", null);
   }
 
   private static void sleep() {
@@ -406,6 +432,24 @@ public final class FencingAdmin implements AutoCloseable {
       builder.setLeaderId(leader);
     }
     return builder.build();
+  }
+
+  /** {@code e} as UNAVAILABLE, unless it already is a FencingException (thrown by a check inside). */
+  private static FencingException failed(String what, Exception e) {
+    return e instanceof FencingException f ? f : unavailable(what + " failed: " + describe(e), e);
+  }
+
+  /** The exception's message and its root cause's: gRPC's own says only "UNAVAILABLE: io exception". */
+  private static String describe(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String message = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    if (root != e) {
+      message += " (" + (root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName()) + ")";
+    }
+    return message;
   }
 
   private static void check(RaftClientReply reply, String what) {

@@ -11,6 +11,7 @@ import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ResourceRecord;
+import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import java.io.IOException;
@@ -202,6 +203,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   }
 
   /** The port the HTTP endpoint listens on, or -1 when it is not running. */
+  @Override
   public synchronized int httpPort() {
     return http == null ? -1 : http.port();
   }
@@ -299,6 +301,20 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     }
   }
 
+  /** Counts the refusal, and logs it when it is a write's (only the leader refuses before the log). */
+  @Override
+  public void refusedEarly(Command command, Response response) {
+    refusedEarly(command, response.getCode());
+    if (command instanceof Command.Write w) {
+      try {
+        RejectionLog.log(w, response.getCode().name(), response.getSentToken(), response.getCurrentToken(),
+            response.getHolderOwner(), response.getKey());
+      } catch (RuntimeException e) {
+        LOG.warn("{}: logging a rejected write failed", nodeId, e);
+      }
+    }
+  }
+
   @Override
   public Outcome apply(Command command, FencingState state, Object requestContext, Supplier<Outcome> delegate) {
     StoredValues.Probe probe = null;
@@ -325,6 +341,11 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       }
       if (requestContext instanceof RequestStart s) {
         requestTimers.get(commandName(command)).update(end - s.nanos(), TimeUnit.NANOSECONDS);
+        // A context means this node stamped the entry as leader: exactly one replica logs the rejection.
+        if (command instanceof Command.Write w && !outcome.isSuccess()) {
+          RejectionLog.log(w, outcome.code().name(), outcome.sentToken(), outcome.currentToken(),
+              outcome.holderOwner(), outcome.key());
+        }
       }
     } catch (RuntimeException e) {
       LOG.warn("{}: metrics failed after apply; figures may be off", nodeId, e);

@@ -4,6 +4,7 @@ import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import java.util.List;
 import java.util.function.Supplier;
@@ -32,6 +33,14 @@ public interface StateMachineMetrics {
   default void refusedEarly(Command command, ResultCode code) {}
 
   /**
+   * As {@link #refusedEarly(Command, ResultCode)}, with the whole answer the caller gets (tokens, holder),
+   * for observers that record more than the code. The state machine calls this one.
+   */
+  default void refusedEarly(Command command, Response response) {
+    refusedEarly(command, response.getCode());
+  }
+
+  /**
    * Every replica, on the apply thread under the state machine's write lock: {@code delegate} runs
    * {@code FencingState.apply} for {@code command}; its outcome is returned unchanged. {@code
    * requestContext} is what {@link #requestStarted} returned when this node stamped the entry as leader,
@@ -46,4 +55,9 @@ public interface StateMachineMetrics {
 
   /** Ratis learned of a (new) leader; {@code newLeader} is never null. */
   default void leaderChanged(RaftPeerId newLeader) {}
+
+  /** The port this node serves {@code /metrics} on, for the node's self-description; -1 when none. */
+  default int httpPort() {
+    return -1;
+  }
 }

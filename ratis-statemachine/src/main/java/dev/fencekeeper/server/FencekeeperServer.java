@@ -42,7 +42,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
   private volatile ScheduledFuture<?> ticker;
 
-  private FencekeeperServer(ClusterConfig config) throws IOException {
+  private FencekeeperServer(ClusterConfig config, boolean withGroup) throws IOException {
     this.config = config;
     long offset = config.clockOffsetMs();
     this.clock = () -> System.currentTimeMillis() + offset;
@@ -71,20 +71,36 @@ public final class FencekeeperServer implements AutoCloseable {
               return t;
             });
     stateMachine.setLeaderDuties(new Duties());
-    this.server =
+    RaftServer.Builder builder =
         RaftServer.newBuilder()
             .setServerId(self)
-            .setGroup(config.raftGroup())
             .setProperties(config.serverProperties())
             .setStateMachine(stateMachine)
-            .setOption(RaftStorage.StartupOption.RECOVER)
-            .build();
+            .setOption(RaftStorage.StartupOption.RECOVER);
+    // Without a group, Ratis still recovers every group already in the storage dir; a joining node has
+    // none and waits for the cluster to add it (FencingAdmin.addMember).
+    this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
     metrics.bind(server, config.groupId(), stateMachine);
   }
 
   /** Starts the node described by {@code config} (its {@code node.id} names which peer it is). */
   public static FencekeeperServer start(ClusterConfig config) throws IOException {
-    FencekeeperServer s = new FencekeeperServer(config);
+    return start(config, true);
+  }
+
+  /**
+   * Starts the node described by {@code config} without creating the group, so that a running cluster can
+   * add it as a new member ({@code fencekeeper members add}, {@code FencingAdmin.addMember}): the group is
+   * then created on it with the configuration the cluster sends, and it catches up from the leader. On a
+   * storage dir that already holds the group (a restart after it was added) the node simply recovers it.
+   * {@code config}'s {@code peers} should list the cluster as it will be once this node is added.
+   */
+  public static FencekeeperServer join(ClusterConfig config) throws IOException {
+    return start(config, false);
+  }
+
+  private static FencekeeperServer start(ClusterConfig config, boolean withGroup) throws IOException {
+    FencekeeperServer s = new FencekeeperServer(config, withGroup);
     s.server.start();
     try {
       s.metrics.startExporters(config.self().host(), config.metricsPort());
@@ -96,8 +112,14 @@ public final class FencekeeperServer implements AutoCloseable {
       }
       throw e;
     }
-    LOG.info("fencekeeper node {} serving on {} (group {}, data {})", config.self().id(),
-        config.self().address(), config.groupId(), config.storageDir());
+    if (withGroup) {
+      LOG.info("fencekeeper node {} serving on {} (group {}, data {})", config.self().id(),
+          config.self().address(), config.groupId(), config.storageDir());
+    } else {
+      LOG.info("fencekeeper node {} listening on {} to join group {} (data {}); add it with"
+              + " `fencekeeper members add {}={}`", config.self().id(), config.self().address(), config.groupId(),
+          config.storageDir(), config.self().id(), config.self().address());
+    }
     return s;
   }
 

@@ -219,7 +219,7 @@ public class FencingStateMachine extends BaseStateMachine {
           .setStateMachineContext(timing) // leader-local, never replicated
           .build();
     } catch (EarlyAnswer answer) {
-      metrics.refusedEarly(answer.command, answer.response.getCode());
+      metrics.refusedEarly(answer.command, answer.response);
       // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
       // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
       TransactionContext refused =
@@ -421,7 +421,10 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   private NodeInfo nodeInfo() {
-    NodeInfo.Builder b = NodeInfo.newBuilder().setPid(ProcessHandle.current().pid());
+    NodeInfo.Builder b = NodeInfo.newBuilder().setPid(ProcessHandle.current().pid())
+        .setMetricsPort(Math.max(0, metrics.httpPort()));
+    org.apache.ratis.statemachine.SnapshotInfo snapshot = storage.getLatestSnapshot();
+    b.setSnapshotIndex(snapshot == null ? RaftLog.INVALID_LOG_INDEX : snapshot.getIndex());
     try {
       RaftServer server = getServer().getNow(null);
       if (server != null) {
@@ -434,6 +437,14 @@ public class FencingStateMachine extends BaseStateMachine {
             .setLastAppliedIndex(division.getInfo().getLastAppliedIndex())
             .setCommitIndex(division.getRaftLog().getLastCommittedIndex())
             .setLeaderId(leader == null ? "" : leader.toString());
+        // Ratis's segments: closed log_<first>-<last> and open log_inprogress_<first> (preallocated) files.
+        java.io.File[] segments = division.getRaftStorage().getStorageDir().getCurrentDir()
+            .listFiles((dir, name) -> name.startsWith("log_"));
+        long logBytes = 0;
+        for (java.io.File segment : segments == null ? new java.io.File[0] : segments) {
+          logBytes += segment.length();
+        }
+        b.setLogSizeBytes(logBytes);
       }
     } catch (IOException e) {
       b.setRole("UNKNOWN");

@@ -28,13 +28,19 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Assume;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.RandomDistribution;
+import net.jqwik.api.lifecycle.BeforeProperty;
 import net.jqwik.api.statistics.Statistics;
 
 /**
@@ -57,6 +63,13 @@ class FencingStatePropertiesTest {
   static final String[] REQUEST_IDS = {"", "", "q1", "q2"};
   // Indexes 0..6 are valid for every command; 7 and 9 are out of bounds; 8 (zero) is valid only for Renew.
   static final long[] TTLS = {100, 250, 600, 700, 1000, 2500, 5000, 99, 0, 5001};
+  static final Duration TRY_TIMEOUT = Duration.ofSeconds(5); // a try normally takes milliseconds
+  // jqwik checks its shrinking time bound only between rounds, and one round may try hundreds of thousands of
+  // candidates. Once the first failure is this old, the remaining candidates are skipped (Assume), so a
+  // failure is reported within about half a minute, with the smallest failing sequence found by then.
+  static final Duration SHRINK_BUDGET = Duration.ofSeconds(20);
+  private static volatile long firstFailureNanos;
+  private static volatile boolean failed;
   static final List<Code> MUST_OCCUR = List.of(GRANTED, HELD, RENEWED, LEASE_LOST, RELEASED, NOT_HOLDER,
       ACCEPTED, STALE_TOKEN, LEASE_EXPIRED, UNKNOWN_TOKEN, INVALID_ARGUMENT, OK);
 
@@ -116,137 +129,32 @@ class FencingStatePropertiesTest {
 
   // Outcomes agree with the model; tokens strictly increase; one live lease per resource; a key's acceptedToken
   // never decreases; rejections change nothing; permanentRejection agrees with apply; replay is deterministic.
+  @BeforeProperty
+  void resetShrinkBudget() {
+    failed = false;
+  }
+
   @Property(tries = 700)
   void agreesWithModelAndKeepsInvariants(@ForAll("sequences") List<Step> steps) {
-    FencingState state = new FencingState(LIMITS);
-    // Gets every successful command and a Tick for every rejected one: if a rejection changes nothing, the
-    // two stay identical (time, and what time alone does, included).
-    FencingState shadow = new FencingState(LIMITS);
-    Model model = new Model();
-    List<Command> commands = new ArrayList<>();
-    List<Long> stamps = new ArrayList<>();
-    List<Long> terms = new ArrayList<>();
-    List<String> outcomes = new ArrayList<>();
-    Map<String, Long> highestAccepted = new HashMap<>();
-    StringBuilder trace = new StringBuilder();
-    long stamp = Harness.T0;
-    long highestToken = 0;
-    long term = 0; // a fresh FencingState's term: only generated steps open new terms
+    Assume.that(!failed || System.nanoTime() - firstFailureNanos < SHRINK_BUDGET.toNanos());
+    List<Code> codes = new ArrayList<>();
+    List<String> events = new ArrayList<>();
+    StringBuffer trace = new StringBuffer(); // read here even if the checking thread is stuck in apply
     try {
-      for (Step s : steps) {
-        stamp += s.stampDelta();
-        if (s.newTerm()) {
-          term++;
-          Statistics.label("event").collect("new term");
-        }
-        Command c = model.resolve(s);
-        long index = commands.size() + 1;
-        commands.add(c);
-        stamps.add(stamp);
-        terms.add(term);
-        trace.append(String.format("#%d term=%d stamp=T0%+d now=%s %s%n", index, term, stamp - Harness.T0,
-            state.nowMs() == 0 ? "0" : String.format("T0%+d", state.nowMs() - Harness.T0), c));
-        if (s.stampDelta() < 0) {
-          Statistics.label("event").collect("stamp went backwards");
-        }
-
-        String before = StateDump.of(state);
-        String beforeWithNow = StateDump.withNow(state);
-        long nowBefore = state.nowMs();
-        long newNow = Math.max(nowBefore, stamp);
-        Outcome permanent = c instanceof Command.Write w ? state.permanentRejection(w) : null;
-        assertThat(StateDump.withNow(state)).as("permanentRejection changes nothing").isEqualTo(beforeWithNow);
-        Code expectedPermanent = c instanceof Command.Write w ? model.permanentRejection(w) : null;
-        LeaseRecord liveBefore = null;
-        if (c instanceof Command.Acquire a && state.resources().containsKey(a.resource())) {
-          liveBefore = state.resources().get(a.resource()).liveLease(newNow);
-        }
-
-        Outcome o = state.apply(c, term, index, stamp);
-        outcomes.add(StateDump.render(o));
-        trace.append("   -> ").append(o).append('\n');
-        Statistics.label("code").collect(o.code());
-
-        // The model agrees on the code and the fields a caller acts on, and on the whole state after.
-        model.step(c, stamp, s.newTerm(), o);
-        model.assertDiagnosable(c, o);
-        model.assertMatches(state);
-
-        // Time is max(previous, stamp); the term follows the entries; the leader's next tick comes no later
-        // than the earliest live lease's expiry, and nothing is overdue after an entry.
-        assertThat(state.nowMs()).as("now").isEqualTo(newNow);
-        assertThat(state.term()).as("term").isEqualTo(term);
-        assertThat(state.nextWakeupMs()).as("nextWakeupMs")
-            .isLessThanOrEqualTo(model.nextExpiry())
-            .isGreaterThan(state.nowMs());
-
-        // Tokens strictly increase across all resources; a grant never overlaps a live lease.
-        if (o.code() == GRANTED) {
-          assertThat(o.token()).as("new token").isGreaterThan(highestToken);
-          highestToken = o.token();
-          assertThat(liveBefore).as("live lease when granted").isNull();
-        }
-        assertThat(state.lastIssuedToken()).as("lastIssuedToken").isEqualTo(highestToken);
-
-        // At most one live lease per resource, and it is the resource's newest token.
-        for (ResourceRecord r : state.resources().values()) {
-          LeaseRecord live = r.liveLease(state.nowMs());
-          if (live != null) {
-            assertThat(live.token()).as("live lease of %s", r.name()).isEqualTo(r.lastToken());
-          }
-          assertThat(r.lastToken()).isLessThanOrEqualTo(highestToken);
-        }
-
-        // A key's acceptedToken never decreases (not even through a delete and a re-create).
-        for (ResourceRecord r : state.resources().values()) {
-          for (Map.Entry<String, ValueRecord> v : r.values().entrySet()) {
-            String id = r.name() + "/" + v.getKey();
-            long accepted = v.getValue().acceptedToken();
-            assertThat(accepted).as("acceptedToken of %s", id)
-                .isGreaterThanOrEqualTo(highestAccepted.getOrDefault(id, 0L));
-            highestAccepted.put(id, accepted);
-          }
-        }
-
-        // A rejected command changes nothing: the state is exactly what a Tick in its place would have left
-        // (time, and what time alone does, included), and apart from time it is the state before.
-        shadow.apply(o.isSuccess() ? c : new Command.Tick(), term, index, stamp);
-        assertThat(StateDump.withNow(state)).as("state vs shadow that got a Tick for each rejection")
-            .isEqualTo(StateDump.withNow(shadow));
-        if (!o.isSuccess() && !s.newTerm()) { // a new term's first entry is preceded by the takeover grace
-          assertThat(StateDump.of(state)).as("state after %s", o.code()).isEqualTo(before);
-        }
-
-        // permanentRejection refuses exactly malformed and superseded writes, and apply then answers the same.
-        if (c instanceof Command.Write) {
-          if (expectedPermanent == null) {
-            assertThat(permanent).as("permanentRejection").isNull();
-          } else {
-            assertThat(permanent).as("permanentRejection").isNotNull();
-            assertThat(permanent.code()).isEqualTo(expectedPermanent);
-            assertThat(o.code()).as("apply after permanentRejection").isEqualTo(permanent.code());
-            if (permanent.code() == STALE_TOKEN) {
-              assertThat(permanent.currentToken()).isEqualTo(o.currentToken());
-              assertThat(permanent.sentToken()).isEqualTo(o.sentToken());
-            }
-          }
-        }
-      }
-
-      // Determinism: the same entries on a fresh state give the same outcomes and the same state.
-      FencingState replay = new FencingState(LIMITS);
-      for (int i = 0; i < commands.size(); i++) {
-        Outcome o = replay.apply(commands.get(i), terms.get(i), i + 1, stamps.get(i));
-        assertThat(StateDump.render(o)).as("replayed outcome #%d", i + 1).isEqualTo(outcomes.get(i));
-      }
-      assertThat(StateDump.withNow(replay)).as("replayed state").isEqualTo(StateDump.withNow(state));
+      runBounded(() -> check(steps, codes, events, trace));
     } catch (AssertionError | RuntimeException e) {
+      if (!failed) {
+        firstFailureNanos = System.nanoTime();
+        failed = true;
+      }
       // jqwik's statistics report throws on a label with no entries, which would hide this failure.
       Statistics.label("code").collect("(failed try)");
       Statistics.label("event").collect("(failed try)");
       throw new AssertionError(e + "\nentries (index, term, stamp, command -> outcome):\n" + trace, e);
     }
-
+    // Statistics belong to the property's own thread.
+    codes.forEach(code -> Statistics.label("code").collect(code));
+    events.forEach(event -> Statistics.label("event").collect(event));
     Statistics.label("code").coverage(cov -> {
       for (Code code : MUST_OCCUR) {
         cov.check(code).count(n -> n > 0);
@@ -262,11 +170,167 @@ class FencingStatePropertiesTest {
   }
 
   /**
+   * jqwik ignores @Timeout: each try runs on a daemon thread and fails after TRY_TIMEOUT, so a core that loops
+   * forever in apply fails the property (the last entry of the trace then has no outcome) instead of hanging
+   * the build, and the stuck thread does not keep the JVM alive.
+   */
+  private static void runBounded(Runnable body) {
+    FutureTask<Void> task = new FutureTask<>(body, null);
+    Thread worker = new Thread(task, "fencing-property-try");
+    worker.setDaemon(true);
+    worker.start();
+    try {
+      task.get(TRY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      // Each stuck try leaves a thread spinning: spend the shrinking budget now, so there is only this one.
+      firstFailureNanos = System.nanoTime() - SHRINK_BUDGET.toNanos();
+      failed = true;
+      throw new AssertionError("the try did not finish within " + TRY_TIMEOUT + ": does apply loop forever?");
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof AssertionError a) {
+        throw a;
+      }
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new AssertionError(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
+    }
+  }
+
+  /** Runs one sequence against the core and the model, asserting after every step; records what happened. */
+  private static void check(List<Step> steps, List<Code> codes, List<String> events, StringBuffer trace) {
+    FencingState state = new FencingState(LIMITS);
+    // Gets every successful command and a Tick for every rejected one: if a rejection changes nothing, the
+    // two stay identical (time, and what time alone does, included).
+    FencingState shadow = new FencingState(LIMITS);
+    Model model = new Model(events);
+    List<Command> commands = new ArrayList<>();
+    List<Long> stamps = new ArrayList<>();
+    List<Long> terms = new ArrayList<>();
+    List<String> outcomes = new ArrayList<>();
+    Map<String, Long> highestAccepted = new HashMap<>();
+    long stamp = Harness.T0;
+    long highestToken = 0;
+    long term = 0; // a fresh FencingState's term: only generated steps open new terms
+    for (Step s : steps) {
+      stamp += s.stampDelta();
+      if (s.newTerm()) {
+        term++;
+        events.add("new term");
+      }
+      Command c = model.resolve(s);
+      long index = commands.size() + 1;
+      commands.add(c);
+      stamps.add(stamp);
+      terms.add(term);
+      trace.append(String.format("#%d term=%d stamp=T0%+d now=%s %s%n", index, term, stamp - Harness.T0,
+          state.nowMs() == 0 ? "0" : String.format("T0%+d", state.nowMs() - Harness.T0), c));
+      if (s.stampDelta() < 0) {
+        events.add("stamp went backwards");
+      }
+
+      String before = StateDump.of(state);
+      String beforeWithNow = StateDump.withNow(state);
+      long nowBefore = state.nowMs();
+      long newNow = Math.max(nowBefore, stamp);
+      Outcome permanent = c instanceof Command.Write w ? state.permanentRejection(w) : null;
+      assertThat(StateDump.withNow(state)).as("permanentRejection changes nothing").isEqualTo(beforeWithNow);
+      Code expectedPermanent = c instanceof Command.Write w ? model.permanentRejection(w) : null;
+      LeaseRecord liveBefore = null;
+      if (c instanceof Command.Acquire a && state.resources().containsKey(a.resource())) {
+        liveBefore = state.resources().get(a.resource()).liveLease(newNow);
+      }
+
+      Outcome o = state.apply(c, term, index, stamp);
+      outcomes.add(StateDump.render(o));
+      trace.append("   -> ").append(o).append('\n');
+      codes.add(o.code());
+
+      // The model agrees on the code and the fields a caller acts on, and on the whole state after.
+      model.step(c, stamp, s.newTerm(), o);
+      model.assertDiagnosable(c, o);
+      model.assertMatches(state);
+
+      // Time is max(previous, stamp); the term follows the entries; the leader's next tick comes no later
+      // than the earliest live lease's expiry, and nothing is overdue after an entry.
+      assertThat(state.nowMs()).as("now").isEqualTo(newNow);
+      assertThat(state.term()).as("term").isEqualTo(term);
+      assertThat(state.nextWakeupMs()).as("nextWakeupMs")
+          .isLessThanOrEqualTo(model.nextExpiry())
+          .isGreaterThan(state.nowMs());
+
+      // Tokens strictly increase across all resources; a grant never overlaps a live lease.
+      if (o.code() == GRANTED) {
+        assertThat(o.token()).as("new token").isGreaterThan(highestToken);
+        highestToken = o.token();
+        assertThat(liveBefore).as("live lease when granted").isNull();
+      }
+      assertThat(state.lastIssuedToken()).as("lastIssuedToken").isEqualTo(highestToken);
+
+      // At most one live lease per resource, and it is the resource's newest token.
+      for (ResourceRecord r : state.resources().values()) {
+        LeaseRecord live = r.liveLease(state.nowMs());
+        if (live != null) {
+          assertThat(live.token()).as("live lease of %s", r.name()).isEqualTo(r.lastToken());
+        }
+        assertThat(r.lastToken()).isLessThanOrEqualTo(highestToken);
+      }
+
+      // A key's acceptedToken never decreases (not even through a delete and a re-create).
+      for (ResourceRecord r : state.resources().values()) {
+        for (Map.Entry<String, ValueRecord> v : r.values().entrySet()) {
+          String id = r.name() + "/" + v.getKey();
+          long accepted = v.getValue().acceptedToken();
+          assertThat(accepted).as("acceptedToken of %s", id)
+              .isGreaterThanOrEqualTo(highestAccepted.getOrDefault(id, 0L));
+          highestAccepted.put(id, accepted);
+        }
+      }
+
+      // A rejected command changes nothing: the state is exactly what a Tick in its place would have left
+      // (time, and what time alone does, included), and apart from time it is the state before.
+      shadow.apply(o.isSuccess() ? c : new Command.Tick(), term, index, stamp);
+      assertThat(StateDump.withNow(state)).as("state vs shadow that got a Tick for each rejection")
+          .isEqualTo(StateDump.withNow(shadow));
+      if (!o.isSuccess() && !s.newTerm()) { // a new term's first entry is preceded by the takeover grace
+        assertThat(StateDump.of(state)).as("state after %s", o.code()).isEqualTo(before);
+      }
+
+      // permanentRejection refuses exactly malformed and superseded writes, and apply then answers the same.
+      if (c instanceof Command.Write) {
+        if (expectedPermanent == null) {
+          assertThat(permanent).as("permanentRejection").isNull();
+        } else {
+          assertThat(permanent).as("permanentRejection").isNotNull();
+          assertThat(permanent.code()).isEqualTo(expectedPermanent);
+          assertThat(o.code()).as("apply after permanentRejection").isEqualTo(permanent.code());
+          if (permanent.code() == STALE_TOKEN) {
+            assertThat(permanent.currentToken()).isEqualTo(o.currentToken());
+            assertThat(permanent.sentToken()).isEqualTo(o.sentToken());
+          }
+        }
+      }
+    }
+
+    // Determinism: the same entries on a fresh state give the same outcomes and the same state.
+    FencingState replay = new FencingState(LIMITS);
+    for (int i = 0; i < commands.size(); i++) {
+      Outcome o = replay.apply(commands.get(i), terms.get(i), i + 1, stamps.get(i));
+      assertThat(StateDump.render(o)).as("replayed outcome #%d", i + 1).isEqualTo(outcomes.get(i));
+    }
+    assertThat(StateDump.withNow(replay)).as("replayed state").isEqualTo(StateDump.withNow(state));
+  }
+
+  /**
    * The reference model: DESIGN.md written as plainly as possible, sharing no code with the core. It takes
    * each granted token from the core's outcome after checking it exceeds every token issued before, so it
    * does not depend on how tokens are numbered.
    */
   static final class Model {
+    final List<String> events; // what happened, for the property's statistics
     long now;
     long lastIssued;
     final List<Long> issued = new ArrayList<>();
@@ -285,6 +349,10 @@ class FencingStatePropertiesTest {
     }
 
     record Val(String key, byte[] bytes, long token, long version, long at) {}
+
+    Model(List<String> events) {
+      this.events = events;
+    }
 
     boolean live(Res r) {
       return r != null && r.holder != 0 && r.expiresAt > now;
@@ -462,12 +530,12 @@ class FencingStatePropertiesTest {
           long extended = now + Math.min(GRACE, r.ttl);
           if (r.graceUsed) {
             if (extended > r.expiresAt) {
-              Statistics.label("event").collect("takeover refused a second grace");
+              events.add("takeover refused a second grace");
             }
           } else if (extended > r.expiresAt) {
             r.expiresAt = extended;
             r.graceUsed = true;
-            Statistics.label("event").collect("takeover grace given");
+            events.add("takeover grace given");
           }
         }
       }
@@ -497,7 +565,7 @@ class FencingStatePropertiesTest {
       Val receipt = w.requestId().isEmpty() || w.token() != r.lastToken ? null : r.receipts.get(w.requestId());
       if (receipt != null) {
         expect(o, ACCEPTED);
-        Statistics.label("event").collect("request id retry deduplicated");
+        events.add("request id retry deduplicated");
         assertThat(o.version()).as("retry version").isEqualTo(receipt.version());
         assertThat(o.key()).as("retry key").isEqualTo(receipt.key());
         assertThat(o.writtenAtMs()).as("retry writtenAt").isEqualTo(receipt.at());

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** One table per command and result code of DESIGN.md, each driven with explicit entry stamps. */
-@Timeout(10)
+// Preemptive: a core stuck in a loop fails the test instead of hanging the build.
+@Timeout(value = 5, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FencingStateTest {
 
   @Nested

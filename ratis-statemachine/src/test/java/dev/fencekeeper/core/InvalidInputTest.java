@@ -27,7 +27,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * and leaves the state exactly as it was (time aside). Every row would otherwise succeed: Acquire rows target
  * a free resource, the others the live lease of "r", so only the bad field stands in the way.
  */
-@Timeout(10)
+// Preemptive: a core stuck in a loop fails the test instead of hanging the build.
+@Timeout(value = 5, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class InvalidInputTest {
   // With Harness.LIMITS: TTL 100 ms .. 60 s, resource 256 B, key 512 B, owner 128 B, value 1 KiB,
   // 4 keys per write, request id 64 B.

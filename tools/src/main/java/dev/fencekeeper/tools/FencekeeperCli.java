@@ -32,6 +32,13 @@ import picocli.CommandLine.Spec;
       ReadCommand.class,
       StatusCommand.class,
       WatchCommand.class,
+      MembersCommand.class,
+      LeaderCommand.class,
+      SnapshotCommand.class,
+      ListingCommands.Leases.class,
+      ListingCommands.Keys.class,
+      InspectCommand.class,
+      MetricsCommand.class,
       BackupCommand.class,
       RestoreCommand.class,
     })

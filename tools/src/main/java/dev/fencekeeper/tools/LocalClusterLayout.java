@@ -9,23 +9,31 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
  * The files of the cluster {@code up} runs: {@code DIR/nX.properties} per node, and {@code DIR/nX/} for its
- * Raft storage and {@code node.log}. Reusing the directory is how a restart resumes the same state.
+ * Raft storage, {@code node.log} (its output) and {@code logs/} (its rolling log). Reusing the directory is
+ * how a restart resumes the same state. Each node serves metrics on its Raft port + 100.
  */
 final class LocalClusterLayout {
+  /** A node's metrics port is its Raft port + METRICS_PORT_OFFSET: 7401..7403 for the default 7301. */
+  static final int METRICS_PORT_OFFSET = 100;
 
-  /** One node's files. */
-  record Node(PeerAddress peer, Path configFile, Path storageDir) {
+  /** One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off. */
+  record Node(PeerAddress peer, Path configFile, Path storageDir, int metricsPort) {
     String id() {
       return peer.id();
     }
 
     Path logFile() {
       return storageDir.resolve("node.log");
+    }
+
+    String metricsUrl() {
+      return "http://" + peer.host() + ":" + metricsPort + "/metrics";
     }
   }
 
@@ -44,23 +52,35 @@ final class LocalClusterLayout {
   static List<Node> prepare(Path dataDir, int basePort) {
     ClusterConfig cluster = ClusterConfig.local(basePort);
     List<Node> nodes = new ArrayList<>();
-    for (PeerAddress peer : cluster.peers()) {
-      Node node = new Node(peer, dataDir.resolve(peer.id() + ".properties"), dataDir.resolve(peer.id()));
-      ClusterConfig wanted = cluster.withNodeId(peer.id()).withStorageDir(node.storageDir());
-      if (!Files.exists(node.configFile())) {
-        wanted.store(node.configFile());
+    List<PeerAddress> peers = cluster.peers();
+    for (int i = 0; i < peers.size(); i++) {
+      PeerAddress peer = peers.get(i);
+      Path configFile = dataDir.resolve(peer.id() + ".properties");
+      Path storageDir = dataDir.resolve(peer.id());
+      ClusterConfig wanted = cluster.withNodeId(peer.id()).withStorageDir(storageDir)
+          .withMetricsPort(metricsPort(basePort, i + 1));
+      ClusterConfig used = wanted;
+      if (!Files.exists(configFile)) {
+        wanted.store(configFile);
       } else {
-        ClusterConfig existing = ClusterConfig.load(node.configFile());
+        ClusterConfig existing = ClusterConfig.load(configFile);
         if (!sameNode(existing, wanted)) {
-          if (hasRaftData(node.storageDir())) {
-            throw new ConfigException(conflict(node, existing, wanted, basePort));
+          if (hasRaftData(storageDir)) {
+            throw new ConfigException(conflict(configFile, storageDir, existing, wanted, basePort));
           }
-          wanted.store(node.configFile());
+          wanted.store(configFile);
+        } else {
+          used = existing; // hand edits, metrics.port included, are the user's choice
         }
       }
-      nodes.add(node);
+      nodes.add(new Node(peer, configFile, storageDir, used.metricsPort()));
     }
     return nodes;
+  }
+
+  /** The metrics port {@code up} gives node {@code i} (1-based): its Raft port + 100. */
+  static int metricsPort(int basePort, int i) {
+    return basePort + i - 1 + METRICS_PORT_OFFSET;
   }
 
   private static boolean sameNode(ClusterConfig existing, ClusterConfig wanted) {
@@ -71,27 +91,40 @@ final class LocalClusterLayout {
             .equals(wanted.storageDir().toAbsolutePath().normalize());
   }
 
-  /** Ratis keeps each group in a subdirectory of the storage dir; node.log alone is not data. */
+  /**
+   * Ratis keeps each group in a subdirectory of the storage dir named by the group's UUID; node.log and
+   * logs/ alone are not data.
+   */
   private static boolean hasRaftData(Path storageDir) {
     if (!Files.isDirectory(storageDir)) {
       return false;
     }
     try (Stream<Path> entries = Files.list(storageDir)) {
-      return entries.anyMatch(Files::isDirectory);
+      return entries.anyMatch(p -> Files.isDirectory(p) && isGroupDirName(p.getFileName().toString()));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
-  private static String conflict(Node node, ClusterConfig existing, ClusterConfig wanted, int basePort) {
+  private static boolean isGroupDirName(String name) {
+    try {
+      UUID.fromString(name);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static String conflict(Path configFile, Path storageDir, ClusterConfig existing, ClusterConfig wanted,
+      int basePort) {
     String existingPeers = existing.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
     StringBuilder message = new StringBuilder()
-        .append(node.configFile()).append(": describes peers=").append(existingPeers)
+        .append(configFile).append(": describes peers=").append(existingPeers)
         .append(" with storage.dir=").append(existing.storageDir())
         .append(", but this `up` (base port ").append(basePort).append(") would use peers=")
         .append(wanted.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(",")))
         .append(" with storage.dir=").append(wanted.storageDir())
-        .append("; ").append(node.storageDir()).append(" already holds that cluster's data. ");
+        .append("; ").append(storageDir).append(" already holds that cluster's data. ");
     PeerAddress first = existing.peers().get(0);
     if (existing.peers().equals(ClusterConfig.local(Math.min(first.port(), 65533)).peers())) {
       message.append("Start it as created (--base-port ").append(first.port()).append("), ");

@@ -1,5 +1,8 @@
 package dev.fencekeeper.tools;
 
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.util.ContextInitializer;
+import ch.qos.logback.core.joran.spi.JoranException;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
@@ -7,6 +10,7 @@ import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -17,18 +21,29 @@ import picocli.CommandLine.Option;
     header = "Run one node of a cluster.",
     description = {
       "Runs until SIGTERM or Ctrl-C, then stops cleanly and exits 0. Its data lives in the config's"
-          + " storage.dir; restarting on the same data resumes the same state.",
+          + " storage.dir; restarting on the same data resumes the same state. It logs to stderr and to"
+          + " storage.dir/logs/fencekeeper.log (rolled daily and at 50MB; -Dfencekeeper.log.dir=DIR moves it,"
+          + " -Dfencekeeper.log.dir=off turns it off).",
+      "With --join the node starts without the cluster's group and waits to be added as a new member"
+          + " (`fencekeeper members add ID=HOST:PORT`); its peers list names the cluster as it will be.",
       "Exit 2 if the config file is missing or invalid (the message names the key and value)."
     })
 final class ServerCommand implements Callable<Integer> {
   /** The root log level in logback.xml; a node logs at INFO, the client verbs at WARN. */
   static final String LOG_LEVEL_PROPERTY = "fencekeeper.log.level";
+  /** Where the node's rolling log file goes; fencekeeper-logback-base.xml adds the file only when set. */
+  static final String LOG_DIR_PROPERTY = "fencekeeper.log.dir";
+  static final String LOG_DIR_OFF = "off";
 
   private final CliContext context;
 
   @Option(names = "--config", required = true, paramLabel = "FILE",
       description = "The node's properties file: node.id, peers, storage.dir, limits.")
   private Path configFile;
+
+  @Option(names = "--join",
+      description = "Start without the group, to be added to a running cluster with `members add`.")
+  private boolean join;
 
   // `up` passes its own pid so that its nodes never outlive it, even when it is killed with -9.
   @Option(names = "--parent-pid", hidden = true)
@@ -46,10 +61,13 @@ final class ServerCommand implements Callable<Integer> {
     }
     ClusterConfig config = ClusterConfig.load(context.resolve(configFile));
     String id = config.self().id(); // a config without node.id cannot run a node: say so before starting
+    if (chooseLogDir(config)) {
+      reloadLogging(); // loading the config touched Ratis classes, which may have started Logback already
+    }
 
     FencekeeperServer server;
     try {
-      server = FencekeeperServer.start(config);
+      server = join ? FencekeeperServer.join(config) : FencekeeperServer.start(config);
     } catch (IOException e) {
       // E.g. storage.dir is not writable. (A taken port never gets here: Ratis exits the JVM with 1.)
       context.err().println("fencekeeper: node " + id + " could not start: " + e.getMessage());
@@ -69,6 +87,34 @@ final class ServerCommand implements Callable<Integer> {
     context.err().println("fencekeeper: parent process " + parentPid + " is gone; stopping node " + id);
     closeQuietly(server);
     return ExitCode.SUCCESS.code();
+  }
+
+  /**
+   * The rolling log file goes to {@code storage.dir/logs} unless {@code -Dfencekeeper.log.dir} says
+   * elsewhere, or {@code off}. Logback reads the property once, when the first logger is created.
+   */
+  static boolean chooseLogDir(ClusterConfig config) {
+    String chosen = System.getProperty(LOG_DIR_PROPERTY);
+    if (chosen == null || chosen.isBlank()) {
+      System.setProperty(LOG_DIR_PROPERTY, config.storageDir().resolve("logs").toAbsolutePath().toString());
+      return true;
+    } else if (LOG_DIR_OFF.equalsIgnoreCase(chosen.trim())) {
+      System.clearProperty(LOG_DIR_PROPERTY);
+      return true;
+    }
+    return false;
+  }
+
+  /** Reads the Logback configuration again (the same file or resource), now that the properties are set. */
+  private void reloadLogging() {
+    if (LoggerFactory.getILoggerFactory() instanceof LoggerContext logback) {
+      logback.reset();
+      try {
+        new ContextInitializer(logback).autoConfig();
+      } catch (JoranException e) {
+        context.err().println("fencekeeper: reloading the log configuration failed: " + e);
+      }
+    }
   }
 
   private void closeQuietly(FencekeeperServer server) {

@@ -7,7 +7,6 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -20,8 +19,9 @@ import picocli.CommandLine.Mixin;
     mixinStandardHelpOptions = true,
     header = "Show every node's role, term and progress.",
     description = {
-      "Per node: id, address, pid, role (LEADER, FOLLOWER, ... or unreachable), term, last applied index.",
-      "Exit 0 if a leader is known, 11 if not."
+      "Per node of --peers: id, address, pid, role (LEADER, FOLLOWER, ... or unreachable), term, last",
+      "applied index, commit index, newest snapshot's index, size of its Raft log on disk, and the leader",
+      "it follows. Exit 0 if a leader is known, 11 if not."
     })
 final class StatusCommand implements Callable<Integer> {
   static final String UNREACHABLE = "unreachable";
@@ -75,34 +75,47 @@ final class StatusCommand implements Callable<Integer> {
       if (!info.getLeaderId().isEmpty()) {
         node.put("leaderId", info.getLeaderId());
       }
+      node.put("snapshotIndex", info.getSnapshotIndex());
+      node.put("logSizeBytes", info.getLogSizeBytes());
+      if (info.getMetricsPort() > 0) {
+        node.put("metricsPort", info.getMetricsPort());
+      }
     }
     return o;
   }
 
   private void printTable(List<NodeStatus> nodes, Optional<NodeStatus> leader) {
-    List<String[]> rows = new ArrayList<>();
-    rows.add(new String[] {"ID", "ADDRESS", "PID", "ROLE", "TERM", "APPLIED"});
+    Table table = new Table("ID", "ADDRESS", "PID", "ROLE", "TERM", "APPLIED", "COMMIT", "SNAPSHOT", "LOG",
+        "LEADER");
     for (NodeStatus n : nodes) {
       NodeInfo info = n.info();
-      rows.add(n.reachable()
-          ? new String[] {n.peer().id(), n.peer().address(), Long.toString(info.getPid()), info.getRole(),
-              Long.toString(info.getTerm()), Long.toString(info.getLastAppliedIndex())}
-          : new String[] {n.peer().id(), n.peer().address(), "-", UNREACHABLE, "-", "-"});
-    }
-    int[] widths = new int[rows.get(0).length];
-    for (String[] row : rows) {
-      for (int i = 0; i < row.length; i++) {
-        widths[i] = Math.max(widths[i], row[i].length());
+      if (n.reachable()) {
+        table.row(n.peer().id(), n.peer().address(), Long.toString(info.getPid()), info.getRole(),
+            Long.toString(info.getTerm()), Long.toString(info.getLastAppliedIndex()),
+            Long.toString(info.getCommitIndex()),
+            info.getSnapshotIndex() < 0 ? "-" : Long.toString(info.getSnapshotIndex()),
+            bytes(info.getLogSizeBytes()), info.getLeaderId().isEmpty() ? "-" : info.getLeaderId());
+      } else {
+        table.row(n.peer().id(), n.peer().address(), "-", UNREACHABLE, "-", "-", "-", "-", "-", "-");
       }
     }
-    for (String[] row : rows) {
-      StringBuilder line = new StringBuilder();
-      for (int i = 0; i < row.length; i++) {
-        line.append(i == row.length - 1 ? row[i] : String.format("%-" + (widths[i] + 2) + "s", row[i]));
-      }
-      context.out().println(line);
-    }
+    table.lines().forEach(context.out()::println);
     context.out().println(leader.map(l -> "leader " + l.peer().id()).orElse("no leader known"));
     context.out().flush();
+  }
+
+  /** Bytes in binary units with one decimal: 512B, 4.0KiB, 12.5MiB, 1.2GiB. */
+  static String bytes(long n) {
+    if (n < 1024) {
+      return n + "B";
+    }
+    String[] units = {"KiB", "MiB", "GiB", "TiB"};
+    double value = n;
+    int unit = -1;
+    while (value >= 1024 && unit < units.length - 1) {
+      value /= 1024;
+      unit++;
+    }
+    return String.format(java.util.Locale.ROOT, "%.1f%s", value, units[unit]);
   }
 }

@@ -23,7 +23,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     header = "Run a three-node cluster on this machine until Ctrl-C.",
     description = {
-      "Starts nodes n1, n2, n3 on 127.0.0.1 (one process each) and prints each node's id, address and pid."
+      "Starts nodes n1, n2, n3 on 127.0.0.1 (one process each) and prints each node's id, address, pid,"
+          + " log file and metrics URL (each node serves /metrics on its port + 100)."
           + " Ctrl-C or SIGTERM stops every node (exit 0). Starting again on the same --data-dir resumes the"
           + " same state and token sequence. A node that dies is reported; the others keep serving.",
       "Exit 2 if a port is taken or the data dir holds another cluster, 11 if every node exited."
@@ -60,7 +61,8 @@ final class UpCommand implements Callable<Integer> {
     Termination termination = Termination.onSignal(() -> stop(processes));
     for (Node node : nodes) {
       context.out().println(node.id() + "  " + node.peer().address() + "  pid " + processes.pid(node)
-          + "  log " + node.logFile());
+          + "  log " + node.logFile()
+          + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off"));
     }
     context.out().flush();
 
@@ -84,18 +86,25 @@ final class UpCommand implements Callable<Integer> {
     context.out().flush();
   }
 
-  /** A node that cannot bind its port would die at once; better to say why before starting any. */
+  /** A node that cannot bind its ports would die at once; better to say why before starting any. */
   private static void refuseIfAnyPortInUse(List<Node> nodes) {
     for (Node node : nodes) {
       PeerAddress peer = node.peer();
-      try (ServerSocket probe = new ServerSocket()) {
-        // The same as the node's own bind: only a live listener blocks it, not TIME_WAIT leftovers.
-        probe.setReuseAddress(true);
-        probe.bind(new InetSocketAddress(peer.port()));
-      } catch (IOException e) {
-        throw new ConfigException("port " + peer.port() + " (" + peer.id() + ") is already in use: is another"
-            + " `fencekeeper up` running? Stop it, or choose other ports with --base-port.");
+      refuseIfInUse(peer.port(), peer.id());
+      if (node.metricsPort() > 0) {
+        refuseIfInUse(node.metricsPort(), peer.id() + " metrics");
       }
+    }
+  }
+
+  private static void refuseIfInUse(int port, String what) {
+    try (ServerSocket probe = new ServerSocket()) {
+      // The same as the node's own bind: only a live listener blocks it, not TIME_WAIT leftovers.
+      probe.setReuseAddress(true);
+      probe.bind(new InetSocketAddress(port));
+    } catch (IOException e) {
+      throw new ConfigException("port " + port + " (" + what + ") is already in use: is another"
+          + " `fencekeeper up` running? Stop it, or choose other ports with --base-port.");
     }
   }
 

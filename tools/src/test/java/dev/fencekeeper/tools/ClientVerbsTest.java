@@ -297,6 +297,17 @@ class ClientVerbsTest {
     assertThat(lines.get(4)).isEqualTo("leader " + json.get("leader").asText());
   }
 
+  // Guarantee: metrics on a node without metrics.port says so (UNAVAILABLE, exit 11) instead of failing obscurely.
+  @Test
+  void metricsWithoutAnEndpointIsUnavailable() throws IOException {
+    CliRun run = cli("metrics", "--node", "n1", "--json");
+
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
+    JsonNode json = json(run);
+    assertThat(json.get("status").asText()).isEqualTo("UNAVAILABLE");
+    assertThat(json.get("message").asText()).isEqualTo("n1 serves no metrics: set metrics.port in its properties and restart it");
+  }
+
   // Guarantee: with no node reachable, status says so per node and exits 11 within a few seconds.
   @Test
   void statusWithoutNodesIsUnavailable() throws IOException {

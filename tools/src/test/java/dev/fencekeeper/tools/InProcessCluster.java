@@ -20,21 +20,32 @@ import org.awaitility.Awaitility;
  */
 final class InProcessCluster implements AutoCloseable {
   private final ClusterConfig config;
+  private final Path dataDir;
   private final List<FencekeeperServer> servers = new ArrayList<>();
 
-  private InProcessCluster(ClusterConfig config) {
+  private InProcessCluster(ClusterConfig config, Path dataDir) {
     this.config = config;
+    this.dataDir = dataDir;
   }
 
   static InProcessCluster start(Path dataDir) throws IOException {
+    return start(dataDir, false);
+  }
+
+  /** As {@link #start(Path)}, each node also serving {@code /metrics} on a free port of its own. */
+  static InProcessCluster startWithMetrics(Path dataDir) throws IOException {
+    return start(dataDir, true);
+  }
+
+  private static InProcessCluster start(Path dataDir, boolean withMetrics) throws IOException {
     String peers = List.of(freePort(), freePort(), freePort()).stream()
         .map(port -> "127.0.0.1:" + port)
         .collect(Collectors.joining(","));
-    InProcessCluster cluster = new InProcessCluster(ClusterConfig.forPeers(peers));
+    InProcessCluster cluster = new InProcessCluster(ClusterConfig.forPeers(peers), dataDir);
     try {
       for (PeerAddress peer : cluster.config.peers()) {
-        cluster.servers.add(FencekeeperServer.start(
-            cluster.config.withNodeId(peer.id()).withStorageDir(dataDir.resolve(peer.id()))));
+        ClusterConfig node = cluster.config.withNodeId(peer.id()).withStorageDir(dataDir.resolve(peer.id()));
+        cluster.servers.add(FencekeeperServer.start(withMetrics ? node.withMetricsPort(freePort()) : node));
       }
       cluster.awaitLeader();
     } catch (IOException | RuntimeException e) {
@@ -51,6 +62,37 @@ final class InProcessCluster implements AutoCloseable {
 
   ClusterConfig config() {
     return config;
+  }
+
+  /** The --peers value naming every member with its id: {@code n1@127.0.0.1:p1,...}. */
+  String peersWithIds() {
+    return config.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
+  }
+
+  /**
+   * Starts a new node {@code id} on a free port without the group (as {@code server --join} does), its peers
+   * being this cluster's plus itself; {@link #close} stops it too. Returns its address.
+   */
+  PeerAddress startJoining(String id) throws IOException {
+    PeerAddress peer = new PeerAddress(id, "127.0.0.1", freePort());
+    ClusterConfig node = joiningConfig(peer).withStorageDir(dataDir.resolve(id));
+    servers.add(FencekeeperServer.join(node));
+    return peer;
+  }
+
+  /** Stops node {@code id} (one this cluster started), as a crash or shutdown would. */
+  void stopNode(String id) throws IOException {
+    for (FencekeeperServer server : List.copyOf(servers)) {
+      if (server.config().self().id().equals(id)) {
+        servers.remove(server);
+        server.close();
+      }
+    }
+  }
+
+  /** The config of new member {@code peer}: this cluster's peers plus it, with its node id set. */
+  ClusterConfig joiningConfig(PeerAddress peer) {
+    return ClusterConfig.forPeers(peersWithIds() + "," + peer).withNodeId(peer.id());
   }
 
   private void awaitLeader() {

@@ -32,7 +32,22 @@ class LocalClusterTest {
       assertThat(config.self()).isEqualTo(new PeerAddress("n" + (i + 1), "127.0.0.1", 17001 + i));
       assertThat(config.peers()).isEqualTo(ClusterConfig.local(17001).peers());
       assertThat(config.storageDir()).isEqualTo(dir.resolve("n" + (i + 1)));
+      assertThat(config.metricsPort()).isEqualTo(17101 + i);
+      assertThat(nodes.get(i).metricsUrl()).isEqualTo("http://127.0.0.1:" + (17101 + i) + "/metrics");
     }
+  }
+
+  // Guarantee: a node's own log files (node.log, logs/) are not Raft data, so they never block a port change.
+  @Test
+  void logFilesAreNotRaftData() throws IOException {
+    Node n1 = LocalClusterLayout.prepare(dir, 17001).get(0);
+    Files.createDirectories(n1.storageDir().resolve("logs"));
+    Files.writeString(n1.storageDir().resolve("logs/fencekeeper.log"), "a line\n");
+    Files.writeString(n1.logFile(), "a line\n");
+
+    Node moved = LocalClusterLayout.prepare(dir, 18001).get(0);
+
+    assertThat(ClusterConfig.load(moved.configFile()).self().port()).isEqualTo(18001);
   }
 
   // Guarantee: a restart reuses the node's file as it is, so hand edits (limits) survive.

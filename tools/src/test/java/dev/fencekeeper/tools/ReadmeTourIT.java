@@ -88,6 +88,23 @@ class ReadmeTourIT {
       assertThat(results.get(i).output()).as("output of `%s`\n%s", commands.get(i), transcript)
           .matches(step.output(a, b));
     }
+    assertNodeLogsRecordTheRejectionOnce(a, b);
+  }
+
+  // Every node writes a rolling log under its storage dir, and A's refused write is in exactly one of them (the
+  // leader's), as one structured line.
+  private void assertNodeLogsRecordTheRejectionOnce(long a, long b) throws IOException {
+    String expected = "write rejected resource=daily-sales-report key=2026-11-29 sentToken=" + a + " currentToken="
+        + b + " holderOwner=worker-b code=STALE_TOKEN";
+    long found = 0;
+    for (String node : List.of("n1", "n2", "n3")) {
+      Path log = dataDir.resolve(node).resolve("logs").resolve("fencekeeper.log");
+      assertThat(log).as("rolling log of %s", node).exists();
+      String text = Files.readString(log, StandardCharsets.UTF_8);
+      assertThat(text).as("rolling log of %s", node).contains("fencekeeper node " + node + " serving on");
+      found += text.lines().filter(line -> line.endsWith(expected)).count();
+    }
+    assertThat(found).as("lines '%s' in the three node logs", expected).isEqualTo(1);
   }
 
   // Guarantee: `up` reports a killed node while the others keep serving, stops every node on SIGTERM with
@@ -298,11 +315,16 @@ class ReadmeTourIT {
     return s.toString();
   }
 
-  /** Three consecutive free ports, away from the 7301 default a developer's own `up` may be using. */
+  /**
+   * Three consecutive free ports and the three metrics ports `up` derives from them (base+101..103), away
+   * from the 7301 default a developer's own `up` may be using.
+   */
   private static int freeBasePort() throws IOException {
     for (int attempt = 0; attempt < 50; attempt++) {
       int base = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-      if (isFree(base) && isFree(base + 1) && isFree(base + 2)) {
+      if (isFree(base) && isFree(base + 1) && isFree(base + 2)
+          && isFree(LocalClusterLayout.metricsPort(base, 1)) && isFree(LocalClusterLayout.metricsPort(base, 2))
+          && isFree(LocalClusterLayout.metricsPort(base, 3))) {
         return base;
       }
     }
@@ -358,7 +380,7 @@ class ReadmeTourIT {
           new TourStep("\\./fencekeeper lease release daily-sales-report \"\\$B\"", 0,
               "RELEASED daily-sales-report token={B}"),
           new TourStep("\\./fencekeeper status", 0,
-              "(?s)ID +ADDRESS +PID +ROLE +TERM +APPLIED\\n.*LEADER.*\\nleader n\\d"));
+              "(?s)ID +ADDRESS +PID +ROLE +TERM +APPLIED +COMMIT +SNAPSHOT +LOG +LEADER\\n.*LEADER.*\\nleader n\\d"));
     }
   }
 }

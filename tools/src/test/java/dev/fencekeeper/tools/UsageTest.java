@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,6 +21,7 @@ class UsageTest {
 
     assertThat(run.exitCode()).isZero();
     assertThat(run.out()).contains("server", "up", "lease", "write", "read", "status", "Exit codes:");
+    assertThat(run.out()).contains("members", "leader", "snapshot", "leases", "keys", "inspect", "metrics");
     for (ExitCode code : ExitCode.values()) {
       assertThat(run.out()).contains(String.format("%2d  %s", code.code(), code.meaning()));
     }
@@ -40,6 +42,9 @@ class UsageTest {
     assertThat(CliRun.run(dir).exitCode()).isEqualTo(2);
     assertThat(CliRun.run(dir, "frobnicate").exitCode()).isEqualTo(2);
     assertThat(CliRun.run(dir, "lease").exitCode()).isEqualTo(2);
+    for (String group : List.of("members", "leader", "snapshot", "leases", "keys")) {
+      assertThat(CliRun.run(dir, group).exitCode()).as(group).isEqualTo(2);
+    }
   }
 
   // Guarantee: a TTL without a unit is refused (the factor-of-1000 mistake), naming the option and the value.

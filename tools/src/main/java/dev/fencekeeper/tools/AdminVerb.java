@@ -1,0 +1,44 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingException;
+import dev.fencekeeper.config.ClusterConfig;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * A verb that operates on the Raft group itself (membership, leadership, snapshots) through {@link
+ * FencingAdmin}: prints a {@link Report}; a failure the cluster reports is a report too, with its code.
+ */
+abstract class AdminVerb implements Callable<Integer> {
+  protected final CliContext context;
+
+  @Mixin protected ClientOptions client;
+
+  @Spec protected CommandSpec spec;
+
+  AdminVerb(CliContext context) {
+    this.context = context;
+  }
+
+  abstract Report run(FencingAdmin admin, ClusterConfig cluster);
+
+  @Override
+  public Integer call() {
+    ClusterConfig cluster = client.cluster();
+    Report report;
+    try (FencingAdmin admin = FencingAdmin.connect(cluster)) {
+      report = run(admin, cluster);
+    } catch (FencingException e) {
+      report = Report.failure(e);
+    }
+    return report.print(context, client.json());
+  }
+
+  CommandLine.ParameterException usageError(String message) {
+    return new CommandLine.ParameterException(spec.commandLine(), message);
+  }
+}

@@ -1,0 +1,136 @@
+package dev.fencekeeper.tools;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingAdmin.Membership;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.PeerAddress;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/** {@code members list|add|remove}: the Raft group's voting members. */
+@Command(
+    name = "members",
+    mixinStandardHelpOptions = true,
+    header = "List, add or remove cluster members.",
+    description = {
+      "Changes go through Raft (joint consensus): the cluster keeps serving while they commit.",
+      "To add a node: write its properties file with the NEW peers list (every member plus itself), start it",
+      "with `fencekeeper server --config FILE --join`, then run `fencekeeper members add ID=HOST:PORT`."
+    },
+    subcommands = {MembersCommand.ListMembers.class, MembersCommand.Add.class, MembersCommand.Remove.class})
+final class MembersCommand implements Runnable {
+  @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "choose one of: list, add, remove");
+  }
+
+  /** The membership as lines: a table of members with the leader marked, then the peers= line. */
+  static List<String> describe(Membership m) {
+    Table table = new Table("ID", "ADDRESS", "");
+    for (PeerAddress p : m.members()) {
+      table.row(p.id(), p.address(), p.id().equals(m.leaderId()) ? "leader" : "");
+    }
+    List<String> lines = new ArrayList<>(table.lines());
+    if (m.leaderId().isEmpty()) {
+      lines.add("no leader known");
+    }
+    if (m.changing()) {
+      lines.add("a configuration change is in progress");
+    }
+    lines.add("peers=" + m.peersProperty());
+    return lines;
+  }
+
+  static ObjectNode json(Membership m) {
+    ObjectNode o = Json.object();
+    if (!m.leaderId().isEmpty()) {
+      o.put("leader", m.leaderId());
+    }
+    ArrayNode members = o.putArray("members");
+    for (PeerAddress p : m.members()) {
+      members.addObject().put("id", p.id()).put("address", p.address());
+    }
+    o.put("peers", m.peersProperty());
+    o.put("changing", m.changing());
+    return o;
+  }
+
+  @Command(name = "list", mixinStandardHelpOptions = true, header = "Show the voting members and the leader.",
+      description = {
+          "Prints each member's id and address, marks the leader, and ends with the `peers=` line a node's",
+          "properties file needs for this membership. Exit 0, 11 if no node answered."})
+  static final class ListMembers extends AdminVerb {
+    ListMembers(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    Report run(FencingAdmin admin, ClusterConfig cluster) {
+      Membership m = admin.membership();
+      return Report.ok(json(m), describe(m));
+    }
+  }
+
+  @Command(name = "add", mixinStandardHelpOptions = true, header = "Add a running, group-less node as a member.",
+      description = {
+          "Adds <id>=<host:port>, which must already run with `fencekeeper server --config FILE --join`",
+          "(its FILE lists the peers as they will be after the change). It catches up from the leader before",
+          "it counts towards the majority. Exit 0, 9 if already a member, 11 if the change failed."})
+  static final class Add extends AdminVerb {
+    @Parameters(index = "0", paramLabel = "<id>=<host:port>") private String member;
+
+    Add(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    Report run(FencingAdmin admin, ClusterConfig cluster) {
+      PeerAddress peer = parse(member);
+      Membership m = admin.addMember(peer);
+      List<String> lines = new ArrayList<>();
+      lines.add("ADDED " + peer.id() + " at " + peer.address());
+      lines.addAll(describe(m));
+      return Report.ok(Json.object().put("added", peer.id()).put("address", peer.address()).setAll(json(m)), lines);
+    }
+
+    private PeerAddress parse(String text) {
+      int eq = text.indexOf('=');
+      String idAtAddress = eq > 0 ? text.substring(0, eq) + "@" + text.substring(eq + 1) : text;
+      try {
+        return PeerAddress.parse(idAtAddress);
+      } catch (ConfigException e) {
+        throw usageError("'" + text + "' is not <id>=<host:port> (e.g. n4=10.0.0.4:7301): " + e.getMessage());
+      }
+    }
+  }
+
+  @Command(name = "remove", mixinStandardHelpOptions = true, header = "Remove a member.",
+      description = {
+          "Removes member <id> from the configuration; the others must still form a majority. Removing the",
+          "leader makes it step down once the change commits. Stop the removed node's process afterwards.",
+          "Exit 0, 10 if no such member, 11 if the change failed."})
+  static final class Remove extends AdminVerb {
+    @Parameters(index = "0", paramLabel = "<id>") private String id;
+
+    Remove(CliContext context) {
+      super(context);
+    }
+
+    @Override
+    Report run(FencingAdmin admin, ClusterConfig cluster) {
+      Membership m = admin.removeMember(id);
+      List<String> lines = new ArrayList<>();
+      lines.add("REMOVED " + id + " (stop its process; its data is no longer needed)");
+      lines.addAll(describe(m));
+      return Report.ok(Json.object().put("removed", id).setAll(json(m)), lines);
+    }
+  }
+}
