@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 import java.util.stream.StreamSupport;
@@ -46,10 +45,7 @@ class AdminVerbsTest {
   }
 
   private static CliRun cli(String... args) {
-    List<String> withPeers = new ArrayList<>(List.of(args));
-    withPeers.add("--peers");
-    withPeers.add(cluster.peers());
-    return CliRun.run(dataDir, withPeers.toArray(String[]::new));
+    return cluster.cli(args);
   }
 
   private static JsonNode json(CliRun run) throws IOException {

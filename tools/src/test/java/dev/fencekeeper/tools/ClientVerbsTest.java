@@ -9,7 +9,6 @@ import dev.fencekeeper.client.FencingClient;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import org.awaitility.Awaitility;
@@ -42,10 +41,7 @@ class ClientVerbsTest {
 
   /** Runs a verb against the test cluster. */
   private static CliRun cli(String... args) {
-    List<String> withPeers = new ArrayList<>(List.of(args));
-    withPeers.add("--peers");
-    withPeers.add(cluster.peers());
-    return CliRun.run(dataDir, withPeers.toArray(String[]::new));
+    return cluster.cli(args);
   }
 
   private static JsonNode json(CliRun run) throws IOException {

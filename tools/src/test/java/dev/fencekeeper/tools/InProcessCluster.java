@@ -122,4 +122,12 @@ final class InProcessCluster implements AutoCloseable {
     }
     servers.clear();
   }
+
+  /** Runs a CLI verb against this cluster (its {@code --peers} appended), in the data directory. */
+  CliRun cli(String... args) {
+    List<String> withPeers = new ArrayList<>(List.of(args));
+    withPeers.add("--peers");
+    withPeers.add(peers());
+    return CliRun.run(dataDir, withPeers.toArray(String[]::new));
+  }
 }

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -33,10 +31,7 @@ class LeaseSemanticsVerbsTest {
   }
 
   private static CliRun cli(String... args) {
-    List<String> withPeers = new ArrayList<>(List.of(args));
-    withPeers.add("--peers");
-    withPeers.add(cluster.peers());
-    return CliRun.run(dataDir, withPeers.toArray(String[]::new));
+    return cluster.cli(args);
   }
 
   // Guarantee: `lease acquire --wait` blocks until the holder's lease ends, then prints the new grant.
