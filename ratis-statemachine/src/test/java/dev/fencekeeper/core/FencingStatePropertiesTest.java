@@ -127,13 +127,13 @@ class FencingStatePropertiesTest {
     return 801 + i % 5200;
   }
 
-  // Outcomes agree with the model; tokens strictly increase; one live lease per resource; a key's acceptedToken
-  // never decreases; rejections change nothing; permanentRejection agrees with apply; replay is deterministic.
   @BeforeProperty
   void resetShrinkBudget() {
     failed = false;
   }
 
+  // Outcomes agree with the model; tokens strictly increase; one live lease per resource; a key's acceptedToken
+  // never decreases; rejections change nothing; permanentRejection agrees with apply; replay is deterministic.
   @Property(tries = 700)
   void agreesWithModelAndKeepsInvariants(@ForAll("sequences") List<Step> steps) {
     Assume.that(!failed || System.nanoTime() - firstFailureNanos < SHRINK_BUDGET.toNanos());
