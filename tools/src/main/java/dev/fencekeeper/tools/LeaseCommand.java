@@ -43,25 +43,11 @@ final class LeaseCommand implements Runnable {
   static final class Acquire extends ClientVerb {
     @Parameters(index = "0", paramLabel = "<resource>") private String resource;
 
-    @Option(names = "--ttl", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
-        description = "Lease time to live, e.g. 500ms, 5s, 2m.")
-    private Duration ttl;
-
-    @Option(names = "--owner", paramLabel = "NAME",
-        description = "Owner label shown to others (diagnostics only). Default: your user name.")
-    private String owner;
-
-    @Option(names = "--wait", paramLabel = "DURATION", converter = DurationConverter.class,
-        description = "Wait up to this long for the resource, in line behind earlier waiters, e.g. 10s.")
-    private Duration wait;
+    @picocli.CommandLine.Mixin private AcquireFlags flags;
 
     @Option(names = "--request-id", paramLabel = "ID",
         description = "Idempotency key: retrying with the same id returns the same token, not a second lease.")
     private String requestId;
-
-    @Option(names = "--lock-delay", paramLabel = "DURATION", converter = DurationConverter.class,
-        description = "After this lease ends involuntarily (expiry, revoke), nobody may acquire for this long.")
-    private Duration lockDelay;
 
     @Option(names = {"-q", "--quiet"},
         description = "Print only the token (for A=$(fencekeeper lease acquire ... -q)); a rejection goes to stderr.")
@@ -80,23 +66,22 @@ final class LeaseCommand implements Runnable {
 
     @Override
     ResultView call(FencingClient fencing) {
-      String label = owner != null ? owner : System.getProperty("user.name", "cli");
-      AcquireOptions options = AcquireOptions.defaults().owner(label).requestId(requestId).lockDelay(lockDelay);
-      if (wait == null || wait.isZero()) {
-        return ResultView.ofLease(fencing.tryAcquire(resource, ttl, options).toProto(), resource);
+      AcquireOptions options = flags.options(requestId);
+      if (!flags.waits()) {
+        return ResultView.ofLease(fencing.tryAcquire(resource, flags.ttl, options).toProto(), resource);
       }
       try {
-        Lease lease = fencing.acquire(resource, ttl, wait, options);
+        Lease granted = fencing.acquire(resource, flags.ttl, flags.wait, options);
         // This process exits right away: the lease is the caller's to renew or release by token.
-        lease.abandon();
+        granted.abandon();
         Response shown = fencing.lease(resource).toProto().toBuilder()
-            .setCode(ResultCode.GRANTED).setToken(lease.token()).build();
+            .setCode(ResultCode.GRANTED).setToken(granted.token()).build();
         return ResultView.ofLease(shown, resource);
       } catch (FencingException e) {
         Response r = e.result().toProto();
         if (r.getCode() == ResultCode.WAITING) {
           r = r.toBuilder().setCode(ResultCode.HELD)
-              .setMessage("still held after waiting " + Durations.format(wait)).build();
+              .setMessage("still held after waiting " + Durations.format(flags.wait)).build();
         }
         return ResultView.ofLease(r, resource);
       }
@@ -221,20 +206,7 @@ final class LeaseCommand implements Runnable {
 
     @Parameters(index = "0", paramLabel = "<resource>") private String resource;
 
-    @Option(names = "--ttl", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
-        description = "Lease time to live, e.g. 2s.")
-    private Duration ttl;
-
-    @Option(names = "--owner", paramLabel = "NAME", description = "Owner label. Default: your user name.")
-    private String owner;
-
-    @Option(names = "--wait", paramLabel = "DURATION", converter = DurationConverter.class,
-        description = "Wait up to this long for the resource.")
-    private Duration wait;
-
-    @Option(names = "--lock-delay", paramLabel = "DURATION", converter = DurationConverter.class,
-        description = "Lock-delay after an involuntary end.")
-    private Duration lockDelay;
+    @picocli.CommandLine.Mixin private AcquireFlags flags;
 
     Hold(CliContext context) {
       this.context = context;
@@ -242,13 +214,12 @@ final class LeaseCommand implements Runnable {
 
     @Override
     public Integer call() throws InterruptedException {
-      String label = owner != null ? owner : System.getProperty("user.name", "cli");
-      AcquireOptions options = AcquireOptions.defaults().owner(label).lockDelay(lockDelay);
+      AcquireOptions options = flags.options(null);
       java.util.concurrent.CompletableFuture<Integer> ended = new java.util.concurrent.CompletableFuture<>();
       try (FencingClient fencing = client.connect()) {
         Lease lease;
         try {
-          lease = fencing.acquire(resource, ttl, wait == null ? Duration.ZERO : wait, options);
+          lease = fencing.acquire(resource, flags.ttl, flags.waits() ? flags.wait : Duration.ZERO, options);
         } catch (FencingException e) {
           ResultView view = ResultView.ofLease(e.result().toProto(), resource);
           context.err().println(view.humanLine());
