@@ -37,6 +37,8 @@ public final class FencingState {
   private long nowMs;
   private long lastIssuedToken;
   private long term;
+  // TEST ONLY: a deliberately broken build for the drills, whose checker must then fail. Never set in production.
+  private boolean fencingCheckSkipped;
 
   public FencingState(Limits limits) {
     this.limits = limits;
@@ -45,6 +47,14 @@ public final class FencingState {
 
   public Limits limits() {
     return limits;
+  }
+
+  /**
+   * TEST ONLY, UNSAFE: accepts writes with any issued token, live or not, stale or not. Exists so that a
+   * drill can prove its history checker catches a build that lost the fencing check.
+   */
+  public void skipFencingCheckUnsafely() {
+    fencingCheckSkipped = true;
   }
 
   /** State-machine time: the highest leader stamp applied so far. */
@@ -331,20 +341,20 @@ public final class FencingState {
             .build();
       }
     }
-    if (w.token() < r.lastToken()) {
+    if (w.token() < r.lastToken() && !fencingCheckSkipped) {
       return rejection(Code.STALE_TOKEN, r, w.token(),
               "token " + w.token() + " is stale: '" + w.resource() + "' has token " + r.lastToken())
           .build();
     }
     LeaseRecord live = r.liveLease(nowMs);
-    if (live == null) {
+    if (live == null && !fencingCheckSkipped) {
       return rejection(Code.LEASE_EXPIRED, r, w.token(),
               "lease " + w.token() + " on '" + w.resource() + "' has ended")
           .build();
     }
     for (Command.KeyWrite kw : w.writes()) {
       ValueRecord existing = r.values().get(kw.key());
-      if (existing != null && existing.acceptedToken() > w.token()) {
+      if (existing != null && existing.acceptedToken() > w.token() && !fencingCheckSkipped) {
         return rejection(Code.STALE_TOKEN, r, w.token(),
                 "key '" + kw.key() + "' accepted token " + existing.acceptedToken())
             .key(kw.key())
@@ -377,8 +387,8 @@ public final class FencingState {
         .key(firstKey)
         .version(firstVersion)
         .writtenAtMs(nowMs)
-        .holderOwner(live.owner())
-        .expiresAtMs(live.expiresAtMs())
+        .holderOwner(live == null ? "" : live.owner())
+        .expiresAtMs(live == null ? 0 : live.expiresAtMs())
         .nowMs(nowMs)
         .build();
   }
@@ -467,7 +477,7 @@ public final class FencingState {
       return Outcome.invalid(invalid);
     }
     ResourceRecord r = resources.get(w.resource());
-    if (r != null && w.token() < r.lastToken()) {
+    if (r != null && w.token() < r.lastToken() && !fencingCheckSkipped) {
       return rejection(Code.STALE_TOKEN, r, w.token(),
               "token " + w.token() + " is stale: '" + w.resource() + "' has token " + r.lastToken())
           .build();

@@ -71,6 +71,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private volatile ClientId internalClientId;
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
+  private volatile boolean fencingCheckSkipped;
 
   /**
    * @param leaderClock the wall clock this node stamps entries with while it leads (tests and the
@@ -90,6 +91,23 @@ public class FencingStateMachine extends BaseStateMachine {
 
   public void setLeaderDuties(LeaderDuties duties) {
     this.leaderDuties = duties;
+  }
+
+  /**
+   * TEST ONLY, UNSAFE: every state this node holds, now and after loading a snapshot or seed, accepts
+   * writes without the fencing check (see {@link FencingState#skipFencingCheckUnsafely}). Set before the
+   * server starts.
+   */
+  public void skipFencingCheckUnsafely() {
+    fencingCheckSkipped = true;
+    state.skipFencingCheckUnsafely();
+  }
+
+  private FencingState adopted(FencingState s) {
+    if (fencingCheckSkipped) {
+      s.skipFencingCheckUnsafely();
+    }
+    return s;
   }
 
   /** Observes requests, outcomes and lease events; never changes them. Set before the server starts. */
@@ -153,7 +171,7 @@ public class FencingStateMachine extends BaseStateMachine {
     }
     lock.writeLock().lock();
     try {
-      state = loaded.state();
+      state = adopted(loaded.state());
       eventLog.reset(loaded.termIndex().getIndex());
       publishNextExpiry();
       updateLastAppliedTermIndex(loaded.termIndex().getTerm(), loaded.termIndex().getIndex());
@@ -176,7 +194,7 @@ public class FencingStateMachine extends BaseStateMachine {
     }
     lock.writeLock().lock();
     try {
-      state = seeded;
+      state = adopted(seeded);
       publishNextExpiry();
     } finally {
       lock.writeLock().unlock();
