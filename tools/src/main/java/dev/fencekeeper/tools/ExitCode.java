@@ -30,7 +30,8 @@ public enum ExitCode {
   EXPIRED(14, "EXPIRED (validate): the lease has ended"),
   WAITING(15, "WAITING: queued behind the holder; not granted (yet)"),
   LOCK_DELAYED(16, "LOCK_DELAYED: free, but the lock-delay after an involuntary end runs"),
-  COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept");
+  COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
+  DRILL_FAILED(18, "drill: the history checker found a violation, or could not decide");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 

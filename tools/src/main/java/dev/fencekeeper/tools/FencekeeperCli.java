@@ -41,6 +41,7 @@ import picocli.CommandLine.Spec;
       MetricsCommand.class,
       BackupCommand.class,
       RestoreCommand.class,
+      dev.fencekeeper.tools.drill.DrillCommand.class,
     })
 public final class FencekeeperCli implements Callable<Integer> {
 
