@@ -20,6 +20,7 @@ final class DrillContext {
   final HistoryRecorder recorder;
   final DrillLog log;
   final Random random;
+  final long startNanos;
   final long deadlineNanos;
   final List<Mark> marks = new CopyOnWriteArrayList<>();
   final List<DeadHolder> deadHolders = new CopyOnWriteArrayList<>();
@@ -31,7 +32,13 @@ final class DrillContext {
     this.recorder = recorder;
     this.log = log;
     this.random = new Random(seed);
+    this.startNanos = System.nanoTime();
     this.deadlineNanos = deadlineNanos;
+  }
+
+  /** Seconds since the drill began, as the report prints them. */
+  String at(long nanos) {
+    return String.format("%7.3fs", (nanos - startNanos) / 1e9);
   }
 
   void fault(String what) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencekeeper.config.Durations;
+import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.tools.drill.check.Finding;
 import dev.fencekeeper.tools.drill.history.LeaseEventRecord;
 import dev.fencekeeper.tools.drill.history.Op;
@@ -19,7 +20,9 @@ final class DrillReport {
   private DrillReport() {}
 
   static String replayCommand(DrillResult r) {
-    return "./fencekeeper drill " + r.drill() + " --duration " + Durations.format(r.settings().duration())
+    String unsafe = FencekeeperServer.UNSAFE_SKIP_FENCING_CHECK_PROPERTY;
+    String env = Boolean.getBoolean(unsafe) ? "FENCEKEEPER_JAVA_OPTS=-D" + unsafe + "=true " : "";
+    return env + "./fencekeeper drill " + r.drill() + " --duration " + Durations.format(r.settings().duration())
         + " --seed " + r.settings().seed() + (r.settings().workers() != DrillCommand.DEFAULT_WORKERS
         ? " --workers " + r.settings().workers() : "")
         + (r.settings().peers() != null ? " --peers " + r.settings().peers() : "");
@@ -91,7 +94,7 @@ final class DrillReport {
     }
     long max = windows.stream().mapToLong(DrillResult.Window::millis).max().orElse(0);
     String each = windows.stream()
-        .map(w -> w.millis() < 0 ? "never" : String.format("%.2fs", w.millis() / 1e3))
+        .map(w -> w.millis() < 0 ? "none before the end" : String.format("%.2fs", w.millis() / 1e3))
         .collect(Collectors.joining(", "));
     boolean never = windows.stream().anyMatch(w -> w.millis() < 0);
     return windows.size() + " (" + each + ")" + (never ? "" : String.format(", max %.2fs", max / 1e3));

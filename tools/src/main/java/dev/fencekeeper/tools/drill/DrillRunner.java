@@ -61,9 +61,9 @@ final class DrillRunner {
       try (FencingClient admin = FencingClient.connect(config, "drill-controller")) {
         String leader = settings.peers() != null ? "(external)" : cluster.awaitLeader(admin, LEADER_TIMEOUT);
         log.info("cluster ready, leader " + leader + "; data under " + root);
-        long start = System.nanoTime();
         DrillContext ctx = new DrillContext(cluster, admin, recorder, log, settings.seed(),
-            start + settings.duration().toNanos());
+            System.nanoTime() + settings.duration().toNanos());
+        long start = ctx.startNanos;
         ctx.note("cluster ready, leader " + leader);
         try (LeaderMonitor monitor = new LeaderMonitor(cluster, config);
             EventWatcher watcher = new EventWatcher(config, recorder);

@@ -41,7 +41,7 @@ final class StaleWriterDrill implements Drill {
   }
 
   private void line(DrillContext ctx, String text) {
-    String stamped = ctx.log.at(System.nanoTime()) + "  " + text;
+    String stamped = ctx.at(System.nanoTime()) + "  " + text;
     synchronized (timeline) {
       timeline.add(stamped);
     }
@@ -56,21 +56,29 @@ final class StaleWriterDrill implements Drill {
         FencingClient bClient = FencingClient.connect(DrillCluster.clientConfig(peers), "B")) {
       RecordedClient b = new RecordedClient(bClient, ctx.recorder, "B");
       int round = 0;
-      while (ctx.roomFor(Duration.ofSeconds(8))) {
+      int completed = 0;
+      // At least one round, however short the drill: without T6 there is nothing to check.
+      while (round == 0 || ctx.roomFor(Duration.ofSeconds(8))) {
         round++;
-        runRound(ctx, a, b, round);
+        if (runRound(ctx, a, b, round)) {
+          completed++;
+        }
+        if (round >= 3 && completed == 0) {
+          throw new DrillException("no stale-writer round completed in " + round + " attempts (see the timeline)");
+        }
       }
     }
     ctx.untilDeadline();
   }
 
-  private void runRound(DrillContext ctx, StaleWriterHandle a, RecordedClient b, int round) throws Exception {
+  /** One T1..T6 round; false when it could not get as far as A's late write. */
+  private boolean runRound(DrillContext ctx, StaleWriterHandle a, RecordedClient b, int round) throws Exception {
     line(ctx, "round " + round);
     Op acquired = a.acquire(RESOURCE, TTL_MS);
     if (!acquired.ok()) {
       line(ctx, "T1  A acquire " + RESOURCE + ": " + acquired.code() + " (round skipped)");
       ctx.sleep(Duration.ofSeconds(1));
-      return;
+      return false;
     }
     long tokenA = acquired.result().token();
     line(ctx, "T1  A acquires " + RESOURCE + ", token " + tokenA + " (TTL " + TTL_MS + " ms)");
@@ -96,7 +104,7 @@ final class StaleWriterDrill implements Drill {
     if (granted == null) {
       Signals.send("CONT", a.pid());
       line(ctx, "T4  B could not acquire " + RESOURCE + " within 30 s (round abandoned)");
-      return;
+      return false;
     }
     long tokenB = granted.result().token();
     line(ctx, String.format("T4  A still paused; B acquires, token %d (%.1f s after the pause)", tokenB,
@@ -109,10 +117,11 @@ final class StaleWriterDrill implements Drill {
     Op late = a.write(RESOURCE, KEY, tokenA, "A-" + round + "-late");
     String verdict = switch (late.outcome()) {
       case FAIL -> "rejected, " + (tokenA < tokenB ? tokenA + " < " + tokenB : "") + "; B's value kept";
-      case OK -> "ACCEPTED: a stale write got in";
+      case OK -> "a STALE WRITE GOT IN";
       case UNKNOWN -> "no answer (counted as possibly applied)";
     };
     line(ctx, "T6  A resumes (SIGCONT), writes with " + tokenA + ": " + late.code() + " — " + verdict);
     b.release(RESOURCE, tokenB);
+    return true;
   }
 }
