@@ -126,11 +126,11 @@ final class PartitionDrill implements Drill {
         others.add(i);
       }
     }
-    ctx.fault(what + ": n" + alone + " | n" + others.get(0) + ", n" + others.get(1)
-        + " (blackhole routes; clients reach both sides)");
     for (int other : others) {
       cut(alone, other);
     }
+    ctx.fault(what + ": n" + alone + " | n" + others.get(0) + ", n" + others.get(1)
+        + " (blackhole routes; clients reach both sides)");
     ctx.sleepBetween(3_000, 5_000);
     healAll();
     ctx.note("partition healed");

@@ -26,8 +26,8 @@ final class ProcessFaultDrills {
       ctx.sleep(Duration.ofSeconds(2));
       while (ctx.roomFor(Duration.ofSeconds(5))) {
         String leader = ctx.leader();
-        ctx.fault("kill -9 leader " + leader);
         ctx.cluster.kill(leader);
+        ctx.fault("kill -9 leader " + leader);
         ctx.sleepBetween(1_500, 2_500);
         ctx.cluster.start(leader);
         ctx.note("restarted " + leader + " from its data");
@@ -53,8 +53,8 @@ final class ProcessFaultDrills {
       ctx.sleep(Duration.ofSeconds(2));
       while (ctx.roomFor(Duration.ofSeconds(7))) {
         String leader = ctx.leader();
-        ctx.fault("SIGSTOP leader " + leader);
         ctx.cluster.pause(leader);
+        ctx.fault("SIGSTOP leader " + leader);
         ctx.sleepBetween(2_500, 4_000);
         ctx.cluster.resume(leader);
         ctx.note("SIGCONT " + leader + " (it wakes up believing it leads)");
@@ -79,10 +79,10 @@ final class ProcessFaultDrills {
     public void inject(DrillContext ctx) throws Exception {
       ctx.sleep(Duration.ofSeconds(3));
       while (ctx.roomFor(Duration.ofSeconds(8))) {
-        ctx.fault("kill -9 every node");
         for (DrillCluster.Node node : ctx.cluster.nodes()) {
           ctx.cluster.kill(node.id());
         }
+        ctx.fault("kill -9 every node");
         ctx.sleepBetween(500, 1_500);
         for (DrillCluster.Node node : ctx.cluster.nodes()) {
           ctx.cluster.start(node.id());
