@@ -201,8 +201,18 @@ public final class DrillCluster implements AutoCloseable {
     log.info("resumed " + id + " (SIGCONT)");
   }
 
-  /** The leader some serving node reports, preferring the highest term; empty during an election. */
-  Optional<String> leader(FencingClient client) {
+  /**
+   * The leader some serving node reports, preferring the highest term; empty during an election. Asks
+   * through a fresh client each time: a long-lived one whose channels all failed (every node was down)
+   * may sit in gRPC's reconnect back-off for longer than the probe waits.
+   */
+  Optional<String> leader() {
+    try (FencingClient client = FencingClient.connect(clientConfig(), "drill-probe")) {
+      return leader(client);
+    }
+  }
+
+  private Optional<String> leader(FencingClient client) {
     String leader = null;
     long bestTerm = -1;
     for (Node node : nodes()) {
@@ -210,7 +220,7 @@ public final class DrillCluster implements AutoCloseable {
         continue;
       }
       try {
-        NodeInfo info = client.nodeInfo(node.id(), Duration.ofSeconds(1));
+        NodeInfo info = client.nodeInfo(node.id(), Duration.ofSeconds(2));
         if ("LEADER".equals(info.getRole()) && info.getTerm() > bestTerm) {
           bestTerm = info.getTerm();
           leader = info.getId();
@@ -223,16 +233,30 @@ public final class DrillCluster implements AutoCloseable {
     return Optional.ofNullable(leader);
   }
 
-  String awaitLeader(FencingClient client, Duration timeout) throws InterruptedException {
+  String awaitLeader(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
-      Optional<String> leader = leader(client);
+      Optional<String> leader = leader();
       if (leader.isPresent()) {
         return leader.get();
       }
       Thread.sleep(200);
     }
     throw new DrillException("no leader within " + timeout.toSeconds() + "s; node logs are under " + root);
+  }
+
+  /** Waits until {@code peer} accepts connections: a node started to join must be up before it is added. */
+  void awaitListening(PeerAddress peer, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      try (java.net.Socket socket = new java.net.Socket()) {
+        socket.connect(new java.net.InetSocketAddress(peer.host(), peer.port()), 1_000);
+        return;
+      } catch (IOException e) {
+        Thread.sleep(200);
+      }
+    }
+    throw new DrillException(peer + " did not start listening within " + timeout.toSeconds() + "s");
   }
 
   /** Resumes paused nodes and kills every node this drill started. */

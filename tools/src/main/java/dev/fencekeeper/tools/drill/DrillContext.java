@@ -66,7 +66,7 @@ final class DrillContext {
   }
 
   String leader() throws InterruptedException {
-    return cluster.awaitLeader(admin, Duration.ofSeconds(60));
+    return cluster.awaitLeader(Duration.ofSeconds(60));
   }
 
   void untilDeadline() throws InterruptedException {

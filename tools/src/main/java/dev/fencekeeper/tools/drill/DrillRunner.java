@@ -59,7 +59,7 @@ final class DrillRunner {
         config = DrillCluster.clientConfig(members);
       }
       try (FencingClient admin = FencingClient.connect(config, "drill-controller")) {
-        String leader = settings.peers() != null ? "(external)" : cluster.awaitLeader(admin, LEADER_TIMEOUT);
+        String leader = settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
         log.info("cluster ready, leader " + leader + "; data under " + root);
         DrillContext ctx = new DrillContext(cluster, admin, recorder, log, settings.seed(),
             System.nanoTime() + settings.duration().toNanos());
@@ -80,7 +80,7 @@ final class DrillRunner {
           for (Workload.Abandoned a : workload.abandoned()) {
             ctx.deadHolders.add(new DrillContext.DeadHolder(a.resource(), a.token(), a.atNanos()));
           }
-          String healedLeader = settings.peers() != null ? "(external)" : cluster.awaitLeader(admin, LEADER_TIMEOUT);
+          String healedLeader = settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
           ctx.note("faults healed, leader " + healedLeader + "; reading the final state");
           ClusterConfig finalConfig = settings.peers() != null ? config : cluster.clientConfig();
           boolean eventsComplete = finalReads(finalConfig, recorder, watcher) && !watcher.compacted();

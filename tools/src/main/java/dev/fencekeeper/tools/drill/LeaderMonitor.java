@@ -13,13 +13,15 @@ final class LeaderMonitor implements AutoCloseable {
   record Leadership(long term, String leader, long firstSeenNanos) { }
 
   private final DrillCluster cluster;
-  private final FencingClient client;
+  private final ClusterConfig config;
+  private volatile FencingClient client;
   private final TreeMap<Long, Leadership> byTerm = new TreeMap<>();
   private final Thread thread;
   private volatile boolean stopping;
 
   LeaderMonitor(DrillCluster cluster, ClusterConfig config) {
     this.cluster = cluster;
+    this.config = config;
     this.client = FencingClient.connect(config, "drill-monitor");
     this.thread = new Thread(this::run, "drill-leader-monitor");
     thread.setDaemon(true);
@@ -31,12 +33,14 @@ final class LeaderMonitor implements AutoCloseable {
 
   private void run() {
     while (!stopping) {
+      boolean answered = false;
       for (DrillCluster.Node node : cluster.nodes()) {
         if (stopping || !cluster.isServing(node.id())) {
           continue;
         }
         try {
           NodeInfo info = client.nodeInfo(node.id(), Duration.ofMillis(800));
+          answered = true;
           if (!info.getLeaderId().isEmpty()) {
             synchronized (this) {
               byTerm.putIfAbsent(info.getTerm(), new Leadership(info.getTerm(), info.getLeaderId(), System.nanoTime()));
@@ -44,6 +48,13 @@ final class LeaderMonitor implements AutoCloseable {
           }
         } catch (RuntimeException e) {
           // Down, paused or cut off: the others answer.
+        }
+      }
+      if (!answered && !stopping) {
+        // Channels to nodes that were all down may sit in reconnect back-off: start afresh.
+        synchronized (this) {
+          client.close();
+          client = FencingClient.connect(config, "drill-monitor");
         }
       }
       try {
@@ -63,6 +74,8 @@ final class LeaderMonitor implements AutoCloseable {
   public void close() {
     stopping = true;
     thread.interrupt();
-    client.close();
+    synchronized (this) {
+      client.close();
+    }
   }
 }

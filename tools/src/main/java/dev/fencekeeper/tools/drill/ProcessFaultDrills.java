@@ -126,9 +126,10 @@ final class ProcessFaultDrills {
       List<DrillCluster.Node> nodes = ctx.cluster.nodes();
       try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.clientConfig())) {
         ctx.sleep(Duration.ofSeconds(2));
-        int next = 1;
+        // Back and forth between the fast and the slow clock (n2, n3), starting with whichever does not lead.
+        int next = ctx.leader().equals(nodes.get(1).id()) ? 2 : 1;
         while (ctx.roomFor(Duration.ofSeconds(4))) {
-          DrillCluster.Node to = nodes.get(next % nodes.size());
+          DrillCluster.Node to = nodes.get(next);
           ctx.fault("leadership to " + to.id() + " (clock " + (to.clockOffsetMs() >= 0 ? "+" : "")
               + to.clockOffsetMs() / 1000 + " s)");
           try {
@@ -137,7 +138,7 @@ final class ProcessFaultDrills {
           } catch (RuntimeException e) {
             ctx.note("transfer to " + to.id() + " did not complete: " + e.getMessage());
           }
-          next++;
+          next = next == 1 ? 2 : 1;
           ctx.sleepBetween(2_500, 3_500);
         }
       }
@@ -178,6 +179,7 @@ final class ProcessFaultDrills {
         grown.add(joiner);
         ctx.cluster.define(joiner, grown, null, 0);
         ctx.cluster.start(joiner.id(), true);
+        ctx.cluster.awaitListening(joiner, Duration.ofSeconds(90));
         ctx.fault("members add " + joiner);
         admin.addMember(joiner);
         ctx.note("members: " + admin.membership().peersProperty());
