@@ -103,6 +103,14 @@ public final class DrillCluster implements AutoCloseable {
     return ClusterConfig.fromProperties(p);
   }
 
+  /** For membership changes and leader moves: slower calls than the workload's, which must not time out. */
+  synchronized ClusterConfig adminConfig() {
+    Properties p = ClusterConfig.forPeers(nodes.values().stream().map(n -> n.peer().toString())
+        .collect(Collectors.joining(","))).toProperties();
+    p.setProperty("client.request.timeout", "5s");
+    return ClusterConfig.fromProperties(p);
+  }
+
   synchronized ClusterConfig clientConfig() {
     return clientConfig(nodes.values().stream().map(Node::peer).toList());
   }

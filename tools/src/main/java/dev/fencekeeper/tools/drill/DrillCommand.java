@@ -110,6 +110,10 @@ public final class DrillCommand implements Callable<Integer> {
       context.err().println("fencekeeper drill " + name + ": could not run: " + e.getMessage()
           + " (files kept in " + root + ")");
       return e.exitCode().code();
+    } catch (RuntimeException e) {
+      context.err().println("fencekeeper drill " + name + ": could not run (files kept in " + root + "):");
+      e.printStackTrace(context.err());
+      return ExitCode.UNEXPECTED.code();
     }
     if (json) {
       DrillReport.printJson(result, context.out());

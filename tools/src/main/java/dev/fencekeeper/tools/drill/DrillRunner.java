@@ -25,6 +25,7 @@ import java.util.Set;
 final class DrillRunner {
   private static final Duration LEADER_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration FINAL_READ_TIMEOUT = Duration.ofSeconds(60);
+  private static final Duration RECOVERY_TIMEOUT = Duration.ofSeconds(30);
   static final String SENTINEL_RESOURCE = "drill-end";
 
   record Settings(Duration duration, long seed, int workers, String peers) { }
@@ -72,6 +73,7 @@ final class DrillRunner {
           workload.start();
           try {
             drill.inject(ctx);
+            awaitRecovery(ctx, recorder);
           } finally {
             ctx.note("workload stopping");
             workload.stop();
@@ -100,6 +102,28 @@ final class DrillRunner {
         // Already shutting down: the hook runs anyway.
       }
     }
+  }
+
+  /**
+   * Keeps the workload running (up to {@link #RECOVERY_TIMEOUT} past the duration) until a write sent after
+   * the last fault has been accepted, so every drill measures its recovery instead of ending inside it.
+   */
+  private void awaitRecovery(DrillContext ctx, HistoryRecorder recorder) throws InterruptedException {
+    long lastFault = ctx.marks.stream().filter(DrillContext.Mark::disruptive).mapToLong(DrillContext.Mark::nanos)
+        .max().orElse(Long.MIN_VALUE);
+    if (lastFault == Long.MIN_VALUE) {
+      return;
+    }
+    long deadline = System.nanoTime() + RECOVERY_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      boolean recovered = recorder.opsSoFar().stream()
+          .anyMatch(op -> op.type() == Op.OpType.WRITE && op.ok() && op.invokeNanos() >= lastFault);
+      if (recovered) {
+        return;
+      }
+      Thread.sleep(200);
+    }
+    ctx.note("no write accepted within " + RECOVERY_TIMEOUT.toSeconds() + "s of the duration's end");
   }
 
   /**

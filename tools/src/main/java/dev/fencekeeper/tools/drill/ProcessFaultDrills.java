@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.config.PeerAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -124,7 +125,7 @@ final class ProcessFaultDrills {
     @Override
     public void inject(DrillContext ctx) throws Exception {
       List<DrillCluster.Node> nodes = ctx.cluster.nodes();
-      try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.clientConfig())) {
+      try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.adminConfig())) {
         ctx.sleep(Duration.ofSeconds(2));
         // Back and forth between the fast and the slow clock (n2, n3), starting with whichever does not lead.
         int next = ctx.leader().equals(nodes.get(1).id()) ? 2 : 1;
@@ -143,6 +144,27 @@ final class ProcessFaultDrills {
         }
       }
       ctx.untilDeadline();
+    }
+  }
+
+  /** An admin call on a loaded machine may time out although it went through: retry, then give up loudly. */
+  static void retrying(DrillContext ctx, String what, Runnable call, java.util.function.BooleanSupplier done)
+      throws InterruptedException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        if (attempt > 1 && done.getAsBoolean()) {
+          return;
+        }
+        call.run();
+        return;
+      } catch (FencingException e) {
+        if (attempt == 5) {
+          throw new DrillException(what + " failed " + attempt + " times: " + e.getMessage());
+        }
+        ctx.note(what + " attempt " + attempt + " failed (" + e.getMessage().lines().findFirst().orElse("")
+            + "); retrying");
+        Thread.sleep(1_000);
+      }
     }
   }
 
@@ -173,7 +195,7 @@ final class ProcessFaultDrills {
 
     @Override
     public void inject(DrillContext ctx) throws Exception {
-      try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.clientConfig())) {
+      try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.adminConfig())) {
         ctx.sleep(Duration.ofSeconds(2));
         List<PeerAddress> grown = new ArrayList<>(ctx.cluster.nodes().stream().map(DrillCluster.Node::peer).toList());
         grown.add(joiner);
@@ -181,12 +203,14 @@ final class ProcessFaultDrills {
         ctx.cluster.start(joiner.id(), true);
         ctx.cluster.awaitListening(joiner, Duration.ofSeconds(90));
         ctx.fault("members add " + joiner);
-        admin.addMember(joiner);
+        retrying(ctx, "members add", () -> admin.addMember(joiner),
+            () -> admin.membership().member(joiner.id()).isPresent());
         ctx.note("members: " + admin.membership().peersProperty());
         ctx.sleep(Duration.ofSeconds(3));
         removed = "n1";
         ctx.fault("members remove " + removed + (removed.equals(ctx.leader()) ? " (the leader)" : ""));
-        admin.removeMember(removed);
+        retrying(ctx, "members remove", () -> admin.removeMember(removed),
+            () -> admin.membership().member(removed).isEmpty());
         ctx.cluster.kill(removed);
         ctx.cluster.forget(removed);
         ctx.note("members: " + admin.membership().peersProperty() + "; " + removed + " stopped");
