@@ -209,18 +209,8 @@ public final class DrillCluster implements AutoCloseable {
     log.info("resumed " + id + " (SIGCONT)");
   }
 
-  /**
-   * The leader some serving node reports, preferring the highest term; empty during an election. Asks
-   * through a fresh client each time: a long-lived one whose channels all failed (every node was down)
-   * may sit in gRPC's reconnect back-off for longer than the probe waits.
-   */
-  Optional<String> leader() {
-    try (FencingClient client = FencingClient.connect(clientConfig(), "drill-probe")) {
-      return leader(client);
-    }
-  }
-
-  private Optional<String> leader(FencingClient client) {
+  /** The leader some serving node reports, preferring the highest term; empty during an election. */
+  private Optional<String> leader(FencingClient client, boolean[] anyAnswer) {
     String leader = null;
     long bestTerm = -1;
     for (Node node : nodes()) {
@@ -229,6 +219,7 @@ public final class DrillCluster implements AutoCloseable {
       }
       try {
         NodeInfo info = client.nodeInfo(node.id(), Duration.ofSeconds(2));
+        anyAnswer[0] = true;
         if ("LEADER".equals(info.getRole()) && info.getTerm() > bestTerm) {
           bestTerm = info.getTerm();
           leader = info.getId();
@@ -241,14 +232,31 @@ public final class DrillCluster implements AutoCloseable {
     return Optional.ofNullable(leader);
   }
 
+  /**
+   * Polls until some node leads. A client whose channels all failed (every node was down) may sit in gRPC's
+   * reconnect back-off longer than a probe waits, so after a few rounds without any answer it starts afresh.
+   */
   String awaitLeader(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      Optional<String> leader = leader();
-      if (leader.isPresent()) {
-        return leader.get();
+    FencingClient client = FencingClient.connect(clientConfig(), "drill-probe");
+    int silentRounds = 0;
+    try {
+      while (System.nanoTime() < deadline) {
+        boolean[] anyAnswer = new boolean[1];
+        Optional<String> leader = leader(client, anyAnswer);
+        if (leader.isPresent()) {
+          return leader.get();
+        }
+        silentRounds = anyAnswer[0] ? 0 : silentRounds + 1;
+        if (silentRounds >= 3) {
+          client.close();
+          client = FencingClient.connect(clientConfig(), "drill-probe");
+          silentRounds = 0;
+        }
+        Thread.sleep(200);
       }
-      Thread.sleep(200);
+    } finally {
+      client.close();
     }
     throw new DrillException("no leader within " + timeout.toSeconds() + "s; node logs are under " + root);
   }
