@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -92,7 +93,11 @@ final class ServerCommand implements Callable<Integer> {
     if (diverged != null) {
       // A process that kept running here would look like a member while serving nothing: exit, loudly.
       context.err().println("fencekeeper: node " + id + " stopped: " + diverged.getMessage());
-      closeQuietly(server);
+      // Ratis is already closing the group after the failed apply; do not let a slow close keep us here.
+      Thread closer = new Thread(() -> closeQuietly(server), "fencekeeper-close-diverged");
+      closer.setDaemon(true);
+      closer.start();
+      closer.join(TimeUnit.SECONDS.toMillis(10));
       return ExitCode.INTERNAL.code();
     }
     context.err().println("fencekeeper: parent process " + parentPid + " is gone; stopping node " + id);

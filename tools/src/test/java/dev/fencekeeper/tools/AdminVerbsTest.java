@@ -223,7 +223,9 @@ class AdminVerbsTest {
         restore(ServerCommand.LOG_DIR_PROPERTY, logDir);
         restore(ServerCommand.LOG_LEVEL_PROPERTY, logLevel);
       }
-      assertThat(serverThread.isAlive()).as("the diverged node's process is still running").isFalse();
+      assertThat(serverThread.isAlive()).as("the diverged node's process is still running:%n%s",
+          java.util.Arrays.stream(serverThread.getStackTrace()).map(Object::toString)
+              .collect(java.util.stream.Collectors.joining("\n"))).isFalse();
       assertThat(server[0].exitCode()).as(server[0].toString()).isEqualTo(ExitCode.INTERNAL.code());
       assertThat(server[0].err()).contains("node n6 stopped").contains("did not start from one");
     }
