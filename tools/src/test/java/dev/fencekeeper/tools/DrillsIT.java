@@ -95,5 +95,16 @@ class DrillsIT {
     run.report().path("violations").forEach(v -> kinds.add(v.path("kind").asText()));
     assertThat(kinds).as(explain(run)).contains("STALE_WRITE_ACCEPTED");
     assertThat(run.report().path("replay").asText()).contains("--seed " + SEED);
+    deleteTree(Path.of(run.report().path("data_dir").asText()));
+  }
+
+  /** A failing drill keeps its files for whoever investigates; this failure was the point. */
+  private static void deleteTree(Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
   }
 }

@@ -21,12 +21,15 @@ final class DrillContext {
   final DrillLog log;
   final Random random;
   final long startNanos;
+  /** Appended to resource names: empty on the drill's own cluster, unique per run on a shared one. */
+  final String resourceSuffix;
   final long deadlineNanos;
   final List<Mark> marks = new CopyOnWriteArrayList<>();
   final List<DeadHolder> deadHolders = new CopyOnWriteArrayList<>();
 
   DrillContext(DrillCluster cluster, FencingClient admin, HistoryRecorder recorder, DrillLog log, long seed,
-      long deadlineNanos) {
+      long deadlineNanos, String resourceSuffix) {
+    this.resourceSuffix = resourceSuffix;
     this.cluster = cluster;
     this.admin = admin;
     this.recorder = recorder;

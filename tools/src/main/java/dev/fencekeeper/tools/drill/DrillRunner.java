@@ -62,13 +62,14 @@ final class DrillRunner {
       try (FencingClient admin = FencingClient.connect(config, "drill-controller")) {
         String leader = settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
         log.info("cluster ready, leader " + leader + "; data under " + root);
+        String suffix = settings.peers() != null ? "-" + Long.toHexString(System.currentTimeMillis()) : "";
         DrillContext ctx = new DrillContext(cluster, admin, recorder, log, settings.seed(),
-            System.nanoTime() + settings.duration().toNanos());
+            System.nanoTime() + settings.duration().toNanos(), suffix);
         long start = ctx.startNanos;
         ctx.note("cluster ready, leader " + leader);
         try (LeaderMonitor monitor = new LeaderMonitor(cluster, config);
             EventWatcher watcher = new EventWatcher(config, recorder);
-            Workload workload = new Workload(config, recorder, settings.workers(), settings.seed())) {
+            Workload workload = new Workload(config, recorder, settings.workers(), settings.seed(), suffix)) {
           monitor.start();
           workload.start();
           try {

@@ -73,28 +73,29 @@ final class StaleWriterDrill implements Drill {
 
   /** One T1..T6 round; false when it could not get as far as A's late write. */
   private boolean runRound(DrillContext ctx, StaleWriterHandle a, RecordedClient b, int round) throws Exception {
+    String resource = RESOURCE + ctx.resourceSuffix;
     line(ctx, "round " + round);
-    Op acquired = a.acquire(RESOURCE, TTL_MS);
+    Op acquired = a.acquire(resource, TTL_MS);
     if (!acquired.ok()) {
-      line(ctx, "T1  A acquire " + RESOURCE + ": " + acquired.code() + " (round skipped)");
+      line(ctx, "T1  A acquire " + resource + ": " + acquired.code() + " (round skipped)");
       ctx.sleep(Duration.ofSeconds(1));
       return false;
     }
     long tokenA = acquired.result().token();
-    line(ctx, "T1  A acquires " + RESOURCE + ", token " + tokenA + " (TTL " + TTL_MS + " ms)");
-    Op first = a.write(RESOURCE, KEY, tokenA, "A-" + round);
+    line(ctx, "T1  A acquires " + resource + ", token " + tokenA + " (TTL " + TTL_MS + " ms)");
+    Op first = a.write(resource, KEY, tokenA, "A-" + round);
     line(ctx, "T2  A writes with " + tokenA + ": " + first.code());
 
     Signals.send("STOP", a.pid());
     long pausedAt = System.nanoTime();
-    ctx.deadHolders.add(new DrillContext.DeadHolder(RESOURCE, tokenA, pausedAt));
+    ctx.deadHolders.add(new DrillContext.DeadHolder(resource, tokenA, pausedAt));
     ctx.note("SIGSTOP worker A (pid " + a.pid() + ")");
     line(ctx, "T3  A paused (SIGSTOP); its lease runs out");
 
     Op granted = null;
     long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (System.nanoTime() < giveUp) {
-      Op attempt = b.acquire(RESOURCE, Duration.ofSeconds(5));
+      Op attempt = b.acquire(resource, Duration.ofSeconds(5));
       if (attempt.ok()) {
         granted = attempt;
         break;
@@ -103,25 +104,25 @@ final class StaleWriterDrill implements Drill {
     }
     if (granted == null) {
       Signals.send("CONT", a.pid());
-      line(ctx, "T4  B could not acquire " + RESOURCE + " within 30 s (round abandoned)");
+      line(ctx, "T4  B could not acquire " + resource + " within 30 s (round abandoned)");
       return false;
     }
     long tokenB = granted.result().token();
     line(ctx, String.format("T4  A still paused; B acquires, token %d (%.1f s after the pause)", tokenB,
         (granted.completeNanos() - pausedAt) / 1e9));
-    Op bWrite = b.write(RESOURCE, KEY, tokenB, "B-" + round);
+    Op bWrite = b.write(resource, KEY, tokenB, "B-" + round);
     line(ctx, "T5  B writes with " + tokenB + ": " + bWrite.code());
 
     Signals.send("CONT", a.pid());
     ctx.note("SIGCONT worker A");
-    Op late = a.write(RESOURCE, KEY, tokenA, "A-" + round + "-late");
+    Op late = a.write(resource, KEY, tokenA, "A-" + round + "-late");
     String verdict = switch (late.outcome()) {
       case FAIL -> "rejected, " + (tokenA < tokenB ? tokenA + " < " + tokenB : "") + "; B's value kept";
       case OK -> "a STALE WRITE GOT IN";
       case UNKNOWN -> "no answer (counted as possibly applied)";
     };
     line(ctx, "T6  A resumes (SIGCONT), writes with " + tokenA + ": " + late.code() + " — " + verdict);
-    b.release(RESOURCE, tokenB);
+    b.release(resource, tokenB);
     return true;
   }
 }

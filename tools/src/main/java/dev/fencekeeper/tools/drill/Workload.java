@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class Workload implements AutoCloseable {
   static final List<String> RESOURCES = List.of("drill-r1", "drill-r2", "drill-r3");
+  private final List<String> resources;
   static final List<String> KEYS = List.of("k1", "k2");
   static final Duration TTL = Duration.ofSeconds(3);
   private static final double ABANDON_PROBABILITY = 0.08;
@@ -29,7 +30,9 @@ final class Workload implements AutoCloseable {
   private final List<Abandoned> abandoned = new CopyOnWriteArrayList<>();
   private volatile boolean stopping;
 
-  Workload(ClusterConfig config, HistoryRecorder recorder, int workers, long seed) {
+  /** {@code suffix} keeps the resources of this run apart from earlier runs' on a shared cluster. */
+  Workload(ClusterConfig config, HistoryRecorder recorder, int workers, long seed, String suffix) {
+    this.resources = RESOURCES.stream().map(r -> r + suffix).toList();
     for (int i = 1; i <= workers; i++) {
       FencingClient client = FencingClient.connect(config, "w" + i);
       clients.add(client);
@@ -52,7 +55,7 @@ final class Workload implements AutoCloseable {
   private void run(RecordedClient c, Random random) {
     int written = 0;
     while (!stopping) {
-      String resource = RESOURCES.get(random.nextInt(RESOURCES.size()));
+      String resource = resources.get(random.nextInt(resources.size()));
       Op acquire = c.acquire(resource, TTL);
       if (!acquire.ok()) {
         if (!stopping) {
