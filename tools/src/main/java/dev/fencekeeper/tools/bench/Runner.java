@@ -96,7 +96,7 @@ final class Runner {
     sleepUntil(measureTo);
     long client1 = CpuMeter.self();
     long servers1 = CpuMeter.cpuMillis(pids);
-    long joinDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(70);
+    long joinDeadline = System.nanoTime() + Workload.CONTENDED_WAIT.plusSeconds(5).toNanos();
     for (Thread t : threads) {
       t.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
     }
