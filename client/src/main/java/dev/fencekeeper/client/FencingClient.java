@@ -1,6 +1,5 @@
 package dev.fencekeeper.client;
 
-import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.ClusterConfig;
@@ -84,6 +83,8 @@ public final class FencingClient implements AutoCloseable {
   // go through a client of their node alone.
   private final Map<String, RaftClient> pinned = new ConcurrentHashMap<>();
   private final ClientMetrics metrics = new ClientMetrics();
+  private final String requestIdPrefix = UUID.randomUUID() + "-";
+  private final java.util.concurrent.atomic.AtomicLong requestIdCounter = new java.util.concurrent.atomic.AtomicLong();
 
   private FencingClient(ClusterConfig config, String defaultOwner) {
     this.config = config;
@@ -411,12 +412,13 @@ public final class FencingClient implements AutoCloseable {
         WriteRequest.newBuilder()
             .setResource(resource)
             .setToken(token)
-            .setRequestId(requestId == null ? UUID.randomUUID().toString() : requestId);
+            .setRequestId(requestId == null ? freshRequestId() : requestId);
     for (KeyChange change : changes) {
       write.addWrites(
           KeyWrite.newBuilder()
               .setKey(change.key())
-              .setValue(ByteString.copyFrom(change.value()))
+              // No copy: command() serializes the request before this method returns.
+              .setValue(com.google.protobuf.UnsafeByteOperations.unsafeWrap(change.value()))
               .setDelete(change.delete()));
     }
     return command(Request.newBuilder().setWrite(write).build()).thenApply(WriteResult::new);
@@ -680,6 +682,14 @@ public final class FencingClient implements AutoCloseable {
         .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
             (int) Math.max(10, callTimeout.toMillis() / 50), TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
         .build());
+  }
+
+  /**
+   * A request id no other call of any client has used: this client's random prefix and a counter. Cheaper
+   * than a random UUID per write, whose SecureRandom is shared by every thread of the process.
+   */
+  private String freshRequestId() {
+    return requestIdPrefix + Long.toString(requestIdCounter.incrementAndGet(), 36);
   }
 
   private static Message message(Request request) {
