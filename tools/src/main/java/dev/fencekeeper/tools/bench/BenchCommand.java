@@ -67,6 +67,12 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Unmeasured warm-up before each window (default: ${DEFAULT-VALUE}).")
   private Duration warmup;
 
+  @Option(names = "--jit-warmup", paramLabel = "DURATION", defaultValue = "20s",
+      converter = DurationConverter.class,
+      description = "Unrecorded load on a freshly started cluster before the first workload, so the node JVMs"
+          + " have compiled their hot paths (default: ${DEFAULT-VALUE}; 0s skips it).")
+  private Duration jitWarmup;
+
   @Option(names = "--clients", paramLabel = "N", defaultValue = "1",
       description = "FencingClient instances the workers share round-robin (default: ${DEFAULT-VALUE}).")
   private int clients;
@@ -102,7 +108,7 @@ public final class BenchCommand implements Callable<Integer> {
       throw new ConfigException("--baseline: '" + baseline + "' is not known; the one baseline is `ratis`");
     }
     if (clients < 1 || leases < 1 || failoverTrials < 0 || duration.isZero() || duration.isNegative()
-        || warmup.isNegative()) {
+        || warmup.isNegative() || jitWarmup.isNegative()) {
       throw new ConfigException("--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
           + " --warmup ≥ 0");
     }
@@ -135,6 +141,17 @@ public final class BenchCommand implements Callable<Integer> {
           }
         };
         Duration leaseTtl = warmup.plus(duration).plusSeconds(60);
+        if (cluster.isLocal()) {
+          warmUpJit(progress, () -> {
+            List<Worker> workers = new ArrayList<>();
+            for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
+              Workload w = i % 2 == 0 ? Workload.W1 : Workload.W2;
+              workers.add(w.worker(fencing.get(i % clients), runId + "-jit", i, JIT_WARMUP_WORKERS, leases,
+                  leaseTtl.plus(jitWarmup)));
+            }
+            return workers;
+          }, probe);
+        }
         for (Workload w : chosen) {
           for (int c : sweep) {
             Measurement m = Runner.run(BenchReport.FENCEKEEPER, w, c, clients, () -> {
@@ -211,6 +228,13 @@ public final class BenchCommand implements Callable<Integer> {
             return -1; // the counter nodes do not answer fencekeeper's node-info query
           }
         };
+        warmUpJit(progress, () -> {
+          List<Worker> workers = new ArrayList<>();
+          for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
+            workers.add(Baseline.worker(i % 2 == 0 ? Workload.W2 : Workload.W4, raft.get(i % clients)));
+          }
+          return workers;
+        }, probe);
         for (Workload w : covered) {
           for (int c : sweep) {
             Measurement m = Runner.run(BenchReport.RATIS, w, c, clients, () -> {
@@ -228,6 +252,19 @@ public final class BenchCommand implements Callable<Integer> {
         raft.forEach(Baseline::close);
       }
     }
+  }
+
+  private static final int JIT_WARMUP_WORKERS = 16;
+
+  /** Mixed load whose figures are thrown away: the node JVMs compile while it runs, not while measured. */
+  private void warmUpJit(PrintStream progress, java.util.function.Supplier<List<Worker>> workers, Runner.Probe probe)
+      throws InterruptedException {
+    if (jitWarmup.isZero()) {
+      return;
+    }
+    progress.println("bench: warming up the node JVMs for " + jitWarmup.toSeconds() + " s");
+    progress.flush();
+    Runner.run("warm-up", Workload.W2, JIT_WARMUP_WORKERS, clients, workers, Duration.ZERO, jitWarmup, probe);
   }
 
   private static void progress(PrintStream out, Measurement m) {
@@ -290,6 +327,9 @@ public final class BenchCommand implements Callable<Integer> {
         "--concurrency", concurrency, "--duration", duration.toMillis() % 1000 == 0
             ? duration.toSeconds() + "s" : duration.toMillis() + "ms",
         "--warmup", warmup.toMillis() % 1000 == 0 ? warmup.toSeconds() + "s" : warmup.toMillis() + "ms"));
+    if (!jitWarmup.equals(Duration.ofSeconds(20))) {
+      parts.addAll(List.of("--jit-warmup", jitWarmup.toMillis() + "ms"));
+    }
     if (clients != 1) {
       parts.addAll(List.of("--clients", Integer.toString(clients)));
     }

@@ -38,7 +38,8 @@ class BenchSmokeIT {
 
     List<String> command = new ArrayList<>(List.of("./fencekeeper", "bench", "--workload", "all",
         "--concurrency", "2", "--duration", "1s", "--warmup", "500ms", "--leases", "20",
-        "--failover-trials", "0", "--baseline", "ratis", "--json", "--output", doc.toString()));
+        "--failover-trials", "0", "--jit-warmup", "1s", "--baseline", "ratis", "--json", "--output",
+        doc.toString()));
     ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
         .redirectError(scratch.resolve("stderr.txt").toFile())
         .redirectOutput(scratch.resolve("stdout.txt").toFile())
