@@ -122,7 +122,15 @@ public final class BenchCommand implements Callable<Integer> {
             + clients + " FencingClient(s) in the bench process"
         : "the running cluster at " + peers + ", " + clients + " FencingClient(s)";
     BenchReport report = new BenchReport(commandLine(), cluster.config(), description);
+    BaselineRun baselineRun = null;
     try {
+      if (baseline != null) {
+        if (chosen.stream().noneMatch(Baseline::covers)) {
+          progress.println("bench: --baseline ratis has nothing to compare: it covers W2 and W4 only");
+        } else {
+          baselineRun = new BaselineRun(progress);
+        }
+      }
       List<FencingClient> fencing = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
         fencing.add(FencingClient.connect(cluster.config(), "bench"));
@@ -163,6 +171,11 @@ public final class BenchCommand implements Callable<Integer> {
             }, warmup, duration, probe);
             report.runs.add(m);
             progress(progress, m);
+            if (baselineRun != null && Baseline.covers(w)) {
+              Measurement b = baselineRun.measure(w, c);
+              report.runs.add(b);
+              progress(progress, b);
+            }
           }
         }
         if (cluster.isLocal() && failoverTrials > 0) {
@@ -173,10 +186,10 @@ public final class BenchCommand implements Callable<Integer> {
         fencing.forEach(FencingClient::close);
       }
     } finally {
+      if (baselineRun != null) {
+        baselineRun.close();
+      }
       cluster.close();
-    }
-    if (baseline != null) {
-      runBaseline(chosen, sweep, report, progress);
     }
     report.loadAtEnd = BenchReport.loadAverage();
 
@@ -203,21 +216,24 @@ public final class BenchCommand implements Callable<Integer> {
     return ExitCode.SUCCESS.code();
   }
 
-  private void runBaseline(List<Workload> chosen, List<Integer> sweep, BenchReport report, PrintStream progress)
-      throws IOException, InterruptedException {
-    List<Workload> covered = chosen.stream().filter(Baseline::covers).toList();
-    if (covered.isEmpty()) {
-      progress.println("bench: --baseline ratis has nothing to compare: it covers W2 and W4 only");
-      return;
-    }
-    try (BenchCluster counter = BenchCluster.startLocal(BenchCluster.Kind.COUNTER)) {
-      List<RaftClient> raft = new ArrayList<>();
-      for (int i = 0; i < clients; i++) {
-        raft.add(Baseline.connect(counter.config()));
-      }
+  /**
+   * The bare-Ratis counter cluster, started next to fencekeeper's so that each baseline measurement runs
+   * right after the fencekeeper measurement it is compared with: the machine's other load changes less in
+   * seconds than over a whole run.
+   */
+  private final class BaselineRun implements AutoCloseable {
+    private final BenchCluster counter;
+    private final List<RaftClient> raft = new ArrayList<>();
+    private final Runner.Probe probe;
+
+    BaselineRun(PrintStream progress) throws IOException, InterruptedException {
+      counter = BenchCluster.startLocal(BenchCluster.Kind.COUNTER);
       try {
+        for (int i = 0; i < clients; i++) {
+          raft.add(Baseline.connect(counter.config()));
+        }
         Baseline.awaitReady(raft.get(0), Duration.ofSeconds(60));
-        Runner.Probe probe = new Runner.Probe() {
+        probe = new Runner.Probe() {
           @Override
           public List<Long> serverPids() {
             return counter.serverPids(null);
@@ -235,22 +251,26 @@ public final class BenchCommand implements Callable<Integer> {
           }
           return workers;
         }, probe);
-        for (Workload w : covered) {
-          for (int c : sweep) {
-            Measurement m = Runner.run(BenchReport.RATIS, w, c, clients, () -> {
-              List<Worker> workers = new ArrayList<>();
-              for (int i = 0; i < c; i++) {
-                workers.add(Baseline.worker(w, raft.get(i % clients)));
-              }
-              return workers;
-            }, warmup, duration, probe);
-            report.runs.add(m);
-            progress(progress, m);
-          }
-        }
-      } finally {
-        raft.forEach(Baseline::close);
+      } catch (InterruptedException | RuntimeException e) {
+        close();
+        throw e;
       }
+    }
+
+    Measurement measure(Workload w, int c) throws InterruptedException {
+      return Runner.run(BenchReport.RATIS, w, c, clients, () -> {
+        List<Worker> workers = new ArrayList<>();
+        for (int i = 0; i < c; i++) {
+          workers.add(Baseline.worker(w, raft.get(i % clients)));
+        }
+        return workers;
+      }, warmup, duration, probe);
+    }
+
+    @Override
+    public void close() {
+      raft.forEach(Baseline::close);
+      counter.close();
     }
   }
 

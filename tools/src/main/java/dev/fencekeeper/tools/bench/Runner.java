@@ -119,13 +119,15 @@ final class Runner {
       try {
         wait = worker.prepare();
       } catch (RuntimeException e) {
-        failed.incrementAndGet();
-        failures.computeIfAbsent("set-up: " + e.getMessage(), k -> new LongAdder()).increment();
-        wait = TimeUnit.MILLISECONDS.toNanos(10); // e.g. an acquire during an election: try again shortly
+        // Not a failed step (none was made): reported among the failures, not counted as one.
+        String reason = String.valueOf(e.getMessage());
+        int detail = reason.indexOf(" for ");
+        failures.computeIfAbsent("prepare: " + (detail > 0 ? reason.substring(0, detail) : reason),
+            k -> new LongAdder()).increment();
         if (System.nanoTime() >= measureTo) {
           return;
         }
-        LockSupport.parkNanos(wait);
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // e.g. an acquire during an election
         continue;
       }
       if (wait > 0) {

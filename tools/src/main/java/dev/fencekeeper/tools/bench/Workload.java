@@ -88,7 +88,8 @@ enum Workload {
 
   /** A worker of this workload, number {@code index} of {@code concurrency}, in run {@code runId}. */
   Worker worker(FencingClient client, String runId, int index, int concurrency, int leases, Duration leaseTtl) {
-    String resource = "bench/" + runId + "/" + name().toLowerCase(Locale.ROOT) + "/" + index;
+    // Per concurrency too: a run never meets the leases an earlier run of the same workload left behind.
+    String resource = "bench/" + runId + "/" + name().toLowerCase(Locale.ROOT) + "/c" + concurrency + "/" + index;
     return switch (this) {
       case W1 -> new LockChurn(client, resource);
       case W2 -> new FencedWrites(client, resource, leaseTtl);
@@ -96,7 +97,7 @@ enum Workload {
       case W4 -> new Reads(client, resource, leaseTtl);
       case W5 -> new RenewStorm(client, resource, Math.max(1, leases / concurrency));
       case W6 -> new Contended(client,
-          "bench/" + runId + "/w6/" + index % Math.max(1, (concurrency + 15) / 16));
+          "bench/" + runId + "/w6/c" + concurrency + "/" + index % Math.max(1, (concurrency + 15) / 16));
     };
   }
 
@@ -186,6 +187,13 @@ enum Workload {
       }
       return Step.expect(ResultCode.STALE_TOKEN, r.code());
     }
+
+    @Override
+    public void tearDown() {
+      if (newerToken != 0) {
+        client.release(resource, newerToken);
+      }
+    }
   }
 
   private static final class Reads implements Worker {
@@ -229,12 +237,14 @@ enum Workload {
       this.dueNanos = new long[leases];
     }
 
+    // Taken with a long TTL, so that a slow set-up of many leases loses none before the storm starts; the
+    // first renewal sets the storm's TTL.
     @Override
     public void setUp() {
       long now = System.nanoTime();
       for (int i = 0; i < tokens.length; i++) {
-        tokens[i] = acquireOrThrow(client, prefix + "/" + i, W5_TTL);
-        dueNanos[i] = now + W5_TTL.toNanos() / 3;
+        tokens[i] = acquireOrThrow(client, prefix + "/" + i, Duration.ofMinutes(10));
+        dueNanos[i] = now;
       }
     }
 
@@ -248,7 +258,7 @@ enum Workload {
       int i = next;
       next = (next + 1) % tokens.length;
       dueNanos[i] = System.nanoTime() + W5_TTL.toNanos() / 3;
-      return Step.expect(ResultCode.RENEWED, client.renew(prefix + "/" + i, tokens[i], null).code());
+      return Step.expect(ResultCode.RENEWED, client.renew(prefix + "/" + i, tokens[i], W5_TTL).code());
     }
 
     @Override
@@ -281,7 +291,8 @@ enum Workload {
   static long acquireOrThrow(FencingClient client, String resource, Duration ttl) {
     Result r = client.tryAcquire(resource, ttl, "bench");
     if (r.code() != ResultCode.GRANTED) {
-      throw new IllegalStateException("bench set-up: acquiring " + resource + " returned " + r);
+      // The reason comes first, so failures of many resources count under one key (see Runner).
+      throw new IllegalStateException("acquire " + r.code() + " for " + resource + ": " + r);
     }
     return r.token();
   }
