@@ -195,7 +195,7 @@ final class BenchReport {
       }
       lines.add("### " + w.name() + " " + w.title + " (" + w.unit + ")");
       lines.add("");
-      lines.add(w.description.replace("LEASES", "the") + ".");
+      lines.add(w.description + ".");
       lines.add("");
       lines.add("| system | workers | " + w.unit + "/s | p50 ms | p99 ms | p99.9 ms | max ms | failed |"
           + " client CPU µs/op | server CPU µs/op | server cores | elections |");

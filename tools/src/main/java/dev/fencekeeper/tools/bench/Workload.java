@@ -22,7 +22,8 @@ enum Workload {
   W3("stale replay", "A acquires and releases, B acquires, A's write with the old token must be rejected"
       + " (only that write is timed)", "stale writes"),
   W4("linearizable reads", "each worker reads its own key through the leader's read index", "reads"),
-  W5("renew storm", "LEASES leases of TTL 3 s spread over the workers, each renewed every TTL/3", "renewals"),
+  W5("renew storm", "--leases leases (1000 unless given) of TTL 3 s spread over the workers, each renewed"
+      + " every TTL/3", "renewals"),
   W6("contended lock", "blocking acquire (queued, FIFO) of one of concurrency/16 shared resources, one"
       + " fenced write, release", "grants");
 
