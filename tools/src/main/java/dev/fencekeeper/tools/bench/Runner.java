@@ -46,6 +46,12 @@ final class Runner {
       return micros.getTotalCount() == 0 ? Double.NaN : micros.getMaxValue() / 1000.0;
     }
 
+    /** Steps of the whole run (warm-up included) that did not end OK. */
+    long notOkTotal() {
+      return failures.entrySet().stream().filter(e -> !e.getKey().startsWith("prepare: "))
+          .mapToLong(Map.Entry::getValue).sum();
+    }
+
     /** CPU time per counted step, in microseconds, or NaN when unknown. */
     double cpuMicrosPerOp(long cpuMs) {
       return cpuMs < 0 || ops == 0 ? Double.NaN : cpuMs * 1000.0 / ops;

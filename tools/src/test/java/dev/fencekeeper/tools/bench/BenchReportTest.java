@@ -21,7 +21,7 @@ class BenchReportTest {
       h.recordValue(p50Micros);
     }
     return new Measurement(system, w, concurrency, 1, ops, failed, ops + failed, stale, 1.0, h, 100, 200, 0,
-        Map.of());
+        failed == 0 ? Map.of() : Map.of(stale > 0 ? "stale write ACCEPTED" : "UNAVAILABLE", failed));
   }
 
   private static BenchReport report() {
