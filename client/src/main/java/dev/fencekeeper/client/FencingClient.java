@@ -1,6 +1,5 @@
 package dev.fencekeeper.client;
 
-import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.ClusterConfig;
@@ -26,6 +25,7 @@ import dev.fencekeeper.proto.ValidateRequest;
 import dev.fencekeeper.proto.WriteRequest;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -77,7 +77,14 @@ public final class FencingClient implements AutoCloseable {
   private final Duration callTimeout;
   private final ScheduledExecutorService scheduler;
   private final Set<Waiting> openWaits = ConcurrentHashMap.newKeySet();
+  // Ratis numbers one client's async requests in a single sequence and each node processes them in that
+  // order, so a request aimed at one node (node info, a stale read) sent through `raft` leaves a gap in
+  // the leader's sequence that stalls this client's commands until a retry seconds later. Such requests
+  // go through a client of their node alone.
+  private final Map<String, RaftClient> pinned = new ConcurrentHashMap<>();
   private final ClientMetrics metrics = new ClientMetrics();
+  private final String requestIdPrefix = UUID.randomUUID() + "-";
+  private final java.util.concurrent.atomic.AtomicLong requestIdCounter = new java.util.concurrent.atomic.AtomicLong();
 
   private FencingClient(ClusterConfig config, String defaultOwner) {
     this.config = config;
@@ -405,12 +412,13 @@ public final class FencingClient implements AutoCloseable {
         WriteRequest.newBuilder()
             .setResource(resource)
             .setToken(token)
-            .setRequestId(requestId == null ? UUID.randomUUID().toString() : requestId);
+            .setRequestId(requestId == null ? freshRequestId() : requestId);
     for (KeyChange change : changes) {
       write.addWrites(
           KeyWrite.newBuilder()
               .setKey(change.key())
-              .setValue(ByteString.copyFrom(change.value()))
+              // No copy: command() serializes the request before this method returns.
+              .setValue(com.google.protobuf.UnsafeByteOperations.unsafeWrap(change.value()))
               .setDelete(change.delete()));
     }
     return command(Request.newBuilder().setWrite(write).build()).thenApply(WriteResult::new);
@@ -552,7 +560,7 @@ public final class FencingClient implements AutoCloseable {
   public NodeInfo nodeInfo(String peerId, Duration timeout) {
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
     CompletableFuture<Response> f =
-        raft.async()
+        pinnedTo(peerId).async()
             .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peerId))
             .thenApply(FencingClient::parseReply);
     return join(f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)).getNode();
@@ -603,7 +611,7 @@ public final class FencingClient implements AutoCloseable {
             : () -> {
               List<PeerAddress> peers = config.peers();
               PeerAddress peer = peers.get(ThreadLocalRandom.current().nextInt(peers.size()));
-              return raft.async()
+              return pinnedTo(peer.id()).async()
                   .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()))
                   .thenApply(FencingClient::parseReply);
             };
@@ -665,6 +673,25 @@ public final class FencingClient implements AutoCloseable {
         });
   }
 
+  /** The client for requests aimed at node {@code peerId} only; it retries as the main client does. */
+  private RaftClient pinnedTo(String peerId) {
+    return pinned.computeIfAbsent(peerId, id -> RaftClient.newBuilder()
+        .setRaftGroup(config.raftGroup())
+        .setLeaderId(RaftPeerId.valueOf(id))
+        .setProperties(config.clientProperties())
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+            (int) Math.max(10, callTimeout.toMillis() / 50), TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
+        .build());
+  }
+
+  /**
+   * A request id no other call of any client has used: this client's random prefix and a counter. Cheaper
+   * than a random UUID per write, whose SecureRandom is shared by every thread of the process.
+   */
+  private String freshRequestId() {
+    return requestIdPrefix + Long.toString(requestIdCounter.incrementAndGet(), 36);
+  }
+
   private static Message message(Request request) {
     return Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray()));
   }
@@ -701,6 +728,13 @@ public final class FencingClient implements AutoCloseable {
       w.abandon();
     }
     scheduler.shutdownNow();
+    for (RaftClient client : pinned.values()) {
+      try {
+        client.close();
+      } catch (java.io.IOException e) {
+        LOG.debug("Closing a node's Raft client failed", e);
+      }
+    }
     try {
       raft.close();
     } catch (java.io.IOException e) {

@@ -291,6 +291,7 @@ class ClusterConfigTest {
     assertThat(RaftServerConfigKeys.Snapshot.triggerWhenStopEnabled(p)).isTrue();
     assertThat(RaftServerConfigKeys.Rpc.timeoutMin(p)).isEqualTo(TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
     assertThat(RaftServerConfigKeys.Rpc.timeoutMax(p)).isEqualTo(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
+    assertThat(RaftServerConfigKeys.Log.logMetadataEnabled(p)).isFalse();
     assertThat(GrpcConfigKeys.Server.port(c.withNodeId("n3").serverProperties())).isEqualTo(7303);
   }
 

@@ -73,7 +73,10 @@ class BackupRestoreClusterTest {
       assertThat(first.code()).isEqualTo(ResultCode.GRANTED);
       assertThat(first.token()).isGreaterThan(newestOldToken);
 
-      // Every replica started from the same seed and applied the same log.
+      // Every replica started from the same seed and applied the same log. Followers learn the commit
+      // index from the leader's next append or heartbeat, so compare once all have applied the same entries.
+      await().atMost(Duration.ofSeconds(30)).until(() ->
+          restored.running().keySet().stream().map(restored::lastApplied).distinct().count() == 1);
       restored.snapshotAll();
       long distinct = restored.running().values().stream()
           .map(n -> n.stateMachine().read(RestartFromDiskClusterTest::render)).distinct().count();

@@ -149,6 +149,10 @@ class RequestHandlingClusterTest {
   }
 
   private static String stateOfEveryNode() {
+    // Followers learn the commit index from the leader's next append or heartbeat: compare states only
+    // once every node has applied the same entries.
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
+        cluster.running().keySet().stream().map(cluster::lastApplied).distinct().count() == 1);
     StringBuilder s = new StringBuilder();
     cluster.running().forEach((id, node) ->
         s.append(id).append(": ").append(node.stateMachine().read(RestartFromDiskClusterTest::render)));

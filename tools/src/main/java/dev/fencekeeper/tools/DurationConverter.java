@@ -6,7 +6,7 @@ import java.time.Duration;
 import picocli.CommandLine;
 
 /** {@code --ttl 5s}: the same duration syntax as the config files, so a bare "5" is refused. */
-final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+public final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
   // Durations names the offending key first; picocli already names the option, so that prefix goes.
   private static final String KEY = "duration";
 

@@ -31,7 +31,7 @@ public enum ExitCode {
   WAITING(15, "WAITING: queued behind the holder; not granted (yet)"),
   LOCK_DELAYED(16, "LOCK_DELAYED: free, but the lock-delay after an involuntary end runs"),
   COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
-  DRILL_FAILED(18, "drill: the history checker found a violation, or could not decide");
+  CHECK_FAILED(18, "CHECK_FAILED: a checker found a violation (drill: its history checker; bench: W3 saw a stale write not definitely rejected)");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 

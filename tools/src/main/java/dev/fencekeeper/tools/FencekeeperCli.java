@@ -42,6 +42,7 @@ import picocli.CommandLine.Spec;
       BackupCommand.class,
       RestoreCommand.class,
       dev.fencekeeper.tools.drill.DrillCommand.class,
+      dev.fencekeeper.tools.bench.BenchCommand.class,
     })
 public final class FencekeeperCli implements Callable<Integer> {
 

@@ -8,16 +8,16 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 
 /** The tool's one JSON writer: compact, one object per line, so {@code jq} and line readers both work. */
-final class Json {
+public final class Json {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private Json() {}
 
-  static ObjectNode object() {
+  public static ObjectNode object() {
     return MAPPER.createObjectNode();
   }
 
-  static String write(Object value) {
+  public static String write(Object value) {
     try {
       return MAPPER.writeValueAsString(value);
     } catch (JsonProcessingException e) {
@@ -26,7 +26,7 @@ final class Json {
     }
   }
 
-  static void print(PrintStream out, JsonNode node) {
+  public static void print(PrintStream out, JsonNode node) {
     out.println(write(node));
     out.flush();
   }

@@ -18,13 +18,13 @@ import java.util.stream.Stream;
  * Raft storage, {@code node.log} (its output) and {@code logs/} (its rolling log). Reusing the directory is
  * how a restart resumes the same state. Each node serves metrics on its Raft port + 100.
  */
-final class LocalClusterLayout {
+public final class LocalClusterLayout {
   /** A node's metrics port is its Raft port + METRICS_PORT_OFFSET: 7401..7403 for the default 7301. */
   static final int METRICS_PORT_OFFSET = 100;
 
   /** One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off. */
-  record Node(PeerAddress peer, Path configFile, Path storageDir, int metricsPort) {
-    String id() {
+  public record Node(PeerAddress peer, Path configFile, Path storageDir, int metricsPort) {
+    public String id() {
       return peer.id();
     }
 
@@ -49,7 +49,7 @@ final class LocalClusterLayout {
    *
    * @throws ConfigException if a file is unreadable or invalid, or conflicts with existing data
    */
-  static List<Node> prepare(Path dataDir, int basePort) {
+  public static List<Node> prepare(Path dataDir, int basePort) {
     ClusterConfig cluster = ClusterConfig.local(basePort);
     List<Node> nodes = new ArrayList<>();
     List<PeerAddress> peers = cluster.peers();
@@ -79,7 +79,7 @@ final class LocalClusterLayout {
   }
 
   /** The metrics port {@code up} gives node {@code i} (1-based): its Raft port + 100. */
-  static int metricsPort(int basePort, int i) {
+  public static int metricsPort(int basePort, int i) {
     return basePort + i - 1 + METRICS_PORT_OFFSET;
   }
 

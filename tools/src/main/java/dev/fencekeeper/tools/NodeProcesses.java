@@ -18,26 +18,36 @@ import java.util.stream.Collectors;
  * The node processes of {@code up}: one JVM per node running {@code fencekeeper server}, output appended to
  * its node.log. Reports each node that exits on its own, and stops them all on request.
  */
-final class NodeProcesses {
+public final class NodeProcesses {
   /** System properties passed on to the nodes, so a log setting given to `up` applies to them too. */
   private static final List<String> FORWARDED_PROPERTIES =
       List.of("logback.configurationFile", ServerCommand.LOG_LEVEL_PROPERTY);
 
   private final PrintStream out;
+  private final List<String> verb;
   private final Map<Node, Long> pids = new LinkedHashMap<>();
   private final Map<Node, Process> running = new LinkedHashMap<>();
   private final List<Node> exited = new ArrayList<>();
   private final CountDownLatch allExited;
   private volatile boolean stopping;
 
-  private NodeProcesses(List<Node> nodes, PrintStream out) {
+  private NodeProcesses(List<Node> nodes, PrintStream out, List<String> verb) {
     this.out = out;
+    this.verb = List.copyOf(verb);
     this.allExited = new CountDownLatch(nodes.size());
   }
 
   /** Starts every node; if one cannot even be launched, the ones already started are stopped again. */
   static NodeProcesses start(List<Node> nodes, PrintStream out) throws IOException {
-    NodeProcesses processes = new NodeProcesses(nodes, out);
+    return start(nodes, out, List.of("server"));
+  }
+
+  /**
+   * As {@link #start(List, PrintStream)}, running the verb {@code verb} (which takes {@code --config} and
+   * {@code --parent-pid} as {@code server} does) instead of {@code server}: the bench's baseline nodes.
+   */
+  public static NodeProcesses start(List<Node> nodes, PrintStream out, List<String> verb) throws IOException {
+    NodeProcesses processes = new NodeProcesses(nodes, out, verb);
     try {
       for (Node node : nodes) {
         processes.launch(node);
@@ -60,8 +70,9 @@ final class NodeProcesses {
       }
     }
     // The launcher runs `java -jar fencekeeper.jar`, so the class path is exactly that jar.
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName(),
-        "server", "--config", node.configFile().toString(),
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName()));
+    command.addAll(verb);
+    command.addAll(List.of("--config", node.configFile().toString(),
         "--parent-pid", Long.toString(ProcessHandle.current().pid())));
     Process process = new ProcessBuilder(command)
         .redirectErrorStream(true)
@@ -80,11 +91,11 @@ final class NodeProcesses {
   }
 
   /** The pid the node was started with, whether or not it is still running. */
-  synchronized long pid(Node node) {
+  public synchronized long pid(Node node) {
     return pids.get(node);
   }
 
-  synchronized Map<Node, Process> running() {
+  public synchronized Map<Node, Process> running() {
     return Map.copyOf(running);
   }
 
@@ -130,7 +141,7 @@ final class NodeProcesses {
    * SIGTERM to every node, a kill for any still running after {@code grace}. Returns once all are gone (or
    * the kill, too, has had a few seconds).
    */
-  void stopAll(Duration grace) {
+  public void stopAll(Duration grace) {
     stopping = true;
     Map<Node, Process> toStop = running();
     toStop.values().forEach(Process::destroy);

@@ -89,7 +89,7 @@ class DrillsIT {
   void aBuildWithoutTheFencingCheckFailsTheStaleWriterDrill() throws Exception {
     Run run = drill("stale-writer", "-Dfencekeeper.testing.unsafe.skip-fencing-check=true");
 
-    assertThat(run.exit()).as(explain(run)).isEqualTo(ExitCode.DRILL_FAILED.code());
+    assertThat(run.exit()).as(explain(run)).isEqualTo(ExitCode.CHECK_FAILED.code());
     assertThat(run.report().path("verdict").asText()).as(explain(run)).isEqualTo("FAIL");
     List<String> kinds = new ArrayList<>();
     run.report().path("violations").forEach(v -> kinds.add(v.path("kind").asText()));

@@ -123,7 +123,7 @@ public final class DrillCommand implements Callable<Integer> {
     if (result.verdict().passed() && !keepFiles) {
       deleteTree(root);
     }
-    return result.verdict().passed() ? ExitCode.SUCCESS.code() : ExitCode.DRILL_FAILED.code();
+    return result.verdict().passed() ? ExitCode.SUCCESS.code() : ExitCode.CHECK_FAILED.code();
   }
 
   private static void deleteTree(Path root) {

@@ -1,0 +1,201 @@
+package dev.fencekeeper.tools.bench;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.tools.LocalClusterLayout;
+import dev.fencekeeper.tools.LocalClusterLayout.Node;
+import dev.fencekeeper.tools.NodeProcesses;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+
+/**
+ * The cluster a bench runs against: three node processes it starts under a temp dir (fencekeeper nodes, or
+ * the baseline's counter nodes) and can kill -9 and restart one by one; or, with {@code --peers}, a running
+ * cluster it only talks to.
+ */
+final class BenchCluster implements AutoCloseable {
+  private static final Duration STOP_GRACE = Duration.ofSeconds(10);
+  private static final PrintStream DISCARD = new PrintStream(OutputStream.nullOutputStream());
+
+  enum Kind {
+    FENCEKEEPER(List.of("server")),
+    COUNTER(List.of("bench", "counter-node"));
+
+    final List<String> verb;
+
+    Kind(List<String> verb) {
+      this.verb = verb;
+    }
+  }
+
+  private final Kind kind;
+  private final ClusterConfig config;
+  private final Path dataDir; // null for an external cluster
+  private final Map<String, Node> nodes = new LinkedHashMap<>();
+  private final Map<String, NodeProcesses> processes = new LinkedHashMap<>();
+
+  private BenchCluster(Kind kind, ClusterConfig config, Path dataDir) {
+    this.kind = kind;
+    this.config = config;
+    this.dataDir = dataDir;
+  }
+
+  /** A running cluster the bench did not start: it can be measured, not killed. */
+  static BenchCluster external(ClusterConfig config) {
+    return new BenchCluster(Kind.FENCEKEEPER, config, null);
+  }
+
+  /** Starts three local node processes of {@code kind} on free loopback ports, data under a temp dir. */
+  static BenchCluster startLocal(Kind kind) throws IOException {
+    Path dir = Files.createTempDirectory("fencekeeper-bench-" + kind.name().toLowerCase() + "-");
+    int basePort = freeBasePort();
+    BenchCluster cluster = new BenchCluster(kind, ClusterConfig.local(basePort), dir);
+    try {
+      for (Node node : LocalClusterLayout.prepare(dir, basePort)) {
+        cluster.nodes.put(node.id(), node);
+        cluster.launch(node.id());
+      }
+    } catch (IOException | RuntimeException e) {
+      cluster.close();
+      throw e;
+    }
+    return cluster;
+  }
+
+  /** Three consecutive Raft ports and their metrics ports (+100), all free right now. */
+  private static int freeBasePort() {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      int base = ThreadLocalRandom.current().nextInt(20_000, 40_000);
+      boolean free = true;
+      for (int i = 1; i <= 3 && free; i++) {
+        free = isFree(base + i - 1) && isFree(LocalClusterLayout.metricsPort(base, i));
+      }
+      if (free) {
+        return base;
+      }
+    }
+    throw new IllegalStateException("no free loopback ports for a bench cluster after 100 tries");
+  }
+
+  private static boolean isFree(int port) {
+    try (ServerSocket probe = new ServerSocket()) {
+      probe.setReuseAddress(true);
+      probe.bind(new InetSocketAddress("127.0.0.1", port));
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private void launch(String id) throws IOException {
+    processes.put(id, NodeProcesses.start(List.of(nodes.get(id)), DISCARD, kind.verb));
+  }
+
+  ClusterConfig config() {
+    return config;
+  }
+
+  boolean isLocal() {
+    return dataDir != null;
+  }
+
+  Path dataDir() {
+    return dataDir;
+  }
+
+  /** Pids of the nodes running now (for an external cluster: as the nodes report them). */
+  List<Long> serverPids(FencingClient client) {
+    if (isLocal()) {
+      List<Long> pids = new ArrayList<>();
+      processes.forEach((id, p) -> p.running().values().forEach(proc -> pids.add(proc.pid())));
+      return pids;
+    }
+    List<Long> pids = new ArrayList<>();
+    for (var peer : config.peers()) {
+      try {
+        pids.add(client.nodeInfo(peer.id(), Duration.ofSeconds(2)).getPid());
+      } catch (RuntimeException e) {
+        // unreachable: its CPU cannot be counted, and the report says CPU is unknown
+        return List.of();
+      }
+    }
+    return pids;
+  }
+
+  /** The node that says it leads, asking each in turn. */
+  Optional<String> leader(FencingClient client) {
+    for (var peer : config.peers()) {
+      try {
+        NodeInfo info = client.nodeInfo(peer.id(), Duration.ofSeconds(1));
+        if ("LEADER".equals(info.getRole())) {
+          return Optional.of(info.getId());
+        }
+      } catch (RuntimeException e) {
+        // down or busy: ask the next
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The highest term any node reports: its growth over a run counts the elections in it. */
+  long term(FencingClient client) {
+    long term = -1;
+    for (var peer : config.peers()) {
+      try {
+        term = Math.max(term, client.nodeInfo(peer.id(), Duration.ofSeconds(1)).getTerm());
+      } catch (RuntimeException e) {
+        // down or busy
+      }
+    }
+    return term;
+  }
+
+  /** kill -9 of node {@code id}; returns once the process is gone. */
+  void kill(String id) {
+    NodeProcesses p = processes.get(id);
+    for (Process process : p.running().values()) {
+      process.destroyForcibly(); // SIGKILL: no shutdown hook, no clean close
+      try {
+        process.onExit().get();
+      } catch (Exception e) {
+        throw new IllegalStateException("node " + id + " did not die: " + e, e);
+      }
+    }
+  }
+
+  void restart(String id) throws IOException {
+    launch(id);
+  }
+
+  @Override
+  public void close() {
+    processes.values().forEach(p -> p.stopAll(STOP_GRACE));
+    if (dataDir != null) {
+      deleteTree(dataDir);
+    }
+  }
+
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,370 @@
+package dev.fencekeeper.tools.bench;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.Result;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.tools.CliContext;
+import dev.fencekeeper.tools.DurationConverter;
+import dev.fencekeeper.tools.ExitCode;
+import dev.fencekeeper.tools.Json;
+import dev.fencekeeper.tools.bench.Runner.Measurement;
+import dev.fencekeeper.tools.bench.Workload.Worker;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.ratis.client.RaftClient;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code bench}: throughput, latency, CPU and failover figures, and the generator of docs/benchmarks.md. */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    header = "Measure throughput, latency, CPU and failover; regenerate docs/benchmarks.md.",
+    description = {
+      "Starts a three-node cluster of separate processes under a temp dir (or uses --peers) and runs each"
+          + " workload at each concurrency: a warm-up, then a measured window. Workloads: W1 lock churn"
+          + " (acquire, write, release), W2 fenced writes, W3 stale replay (every stale write must be rejected),"
+          + " W4 linearizable reads, W5 renew storm, W6 contended blocking acquire.",
+      "Then, on its own cluster, failover: leader kill -9 under write load until writes succeed again, and a"
+          + " holder process killed -9 until its resource is granted to a waiter. --baseline ratis runs W2 and"
+          + " W4 against a bare-Ratis counter cluster on the same Raft settings, in the same run.",
+      "Prints Markdown tables (or one JSON object with --json); --output FILE writes the whole benchmarks"
+          + " document, keeping its hand-written profile-findings section.",
+      "Exit 0, or 18 if W3 saw a stale write accepted or not definitely rejected."
+    },
+    subcommands = {CounterNodeCommand.class})
+public final class BenchCommand implements Callable<Integer> {
+  private final CliContext context;
+
+  @Option(names = "--peers", paramLabel = "HOST:PORT,...",
+      description = "Measure this running cluster instead of starting one (no failover figures then).")
+  private String peers;
+
+  @Option(names = "--workload", paramLabel = "W1,W2,...", defaultValue = "W1,W2,W3,W4,W5,W6",
+      description = "Workloads to run (default: all).")
+  private String workloads;
+
+  @Option(names = "--concurrency", paramLabel = "N,N,...", defaultValue = "1,16,64",
+      description = "Worker counts to sweep (default: ${DEFAULT-VALUE}).")
+  private String concurrency;
+
+  @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "10s", converter = DurationConverter.class,
+      description = "Measured window per workload and concurrency (default: ${DEFAULT-VALUE}).")
+  private Duration duration;
+
+  @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s", converter = DurationConverter.class,
+      description = "Unmeasured warm-up before each window (default: ${DEFAULT-VALUE}).")
+  private Duration warmup;
+
+  @Option(names = "--jit-warmup", paramLabel = "DURATION", defaultValue = "20s",
+      converter = DurationConverter.class,
+      description = "Unrecorded load on a freshly started cluster before the first workload, so the node JVMs"
+          + " have compiled their hot paths (default: ${DEFAULT-VALUE}; 0s skips it).")
+  private Duration jitWarmup;
+
+  @Option(names = "--clients", paramLabel = "N", defaultValue = "1",
+      description = "FencingClient instances the workers share round-robin (default: ${DEFAULT-VALUE}).")
+  private int clients;
+
+  @Option(names = "--leases", paramLabel = "N", defaultValue = "1000",
+      description = "W5: leases renewed at TTL/3 in total (default: ${DEFAULT-VALUE}).")
+  private int leases;
+
+  @Option(names = "--failover-trials", paramLabel = "N", defaultValue = "3",
+      description = "Leader kills and holder kills, each (default: ${DEFAULT-VALUE}; 0 skips them).")
+  private int failoverTrials;
+
+  @Option(names = "--baseline", paramLabel = "ratis",
+      description = "`ratis`: also run W2 and W4 against a bare-Ratis counter cluster, same settings.")
+  private String baseline;
+
+  @Option(names = "--output", paramLabel = "FILE",
+      description = "Write the benchmarks document (e.g. docs/benchmarks.md) there as well.")
+  private Path output;
+
+  @Option(names = "--json", description = "Print one JSON object instead of Markdown tables.")
+  private boolean json;
+
+  BenchCommand(CliContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    List<Workload> chosen = parseWorkloads();
+    List<Integer> sweep = parseConcurrency();
+    if (baseline != null && !baseline.equals("ratis")) {
+      throw new ConfigException("--baseline: '" + baseline + "' is not known; the one baseline is `ratis`");
+    }
+    if (clients < 1 || leases < 1 || failoverTrials < 0 || duration.isZero() || duration.isNegative()
+        || warmup.isNegative() || jitWarmup.isNegative()) {
+      throw new ConfigException("--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
+          + " --warmup ≥ 0");
+    }
+    PrintStream progress = context.err();
+    String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    BenchCluster cluster = peers != null
+        ? BenchCluster.external(forPeers(peers))
+        : BenchCluster.startLocal(BenchCluster.Kind.FENCEKEEPER);
+    String description = cluster.isLocal()
+        ? "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on), "
+            + clients + " FencingClient(s) in the bench process"
+        : "the running cluster at " + peers + ", " + clients + " FencingClient(s)";
+    BenchReport report = new BenchReport(commandLine(), cluster.config(), description);
+    BaselineRun baselineRun = null;
+    try {
+      if (baseline != null) {
+        if (chosen.stream().noneMatch(Baseline::covers)) {
+          progress.println("bench: --baseline ratis has nothing to compare: it covers W2 and W4 only");
+        } else {
+          baselineRun = new BaselineRun(progress);
+        }
+      }
+      List<FencingClient> fencing = new ArrayList<>();
+      for (int i = 0; i < clients; i++) {
+        fencing.add(FencingClient.connect(cluster.config(), "bench"));
+      }
+      try {
+        awaitReady(fencing.get(0), runId);
+        Runner.Probe probe = new Runner.Probe() {
+          @Override
+          public List<Long> serverPids() {
+            return cluster.serverPids(fencing.get(0));
+          }
+
+          @Override
+          public long term() {
+            return cluster.term(fencing.get(0));
+          }
+        };
+        Duration leaseTtl = warmup.plus(duration).plusSeconds(60);
+        if (cluster.isLocal()) {
+          warmUpJit(progress, () -> {
+            List<Worker> workers = new ArrayList<>();
+            for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
+              Workload w = i % 2 == 0 ? Workload.W1 : Workload.W2;
+              workers.add(w.worker(fencing.get(i % clients), runId + "-jit", i, JIT_WARMUP_WORKERS, leases,
+                  leaseTtl.plus(jitWarmup)));
+            }
+            return workers;
+          }, probe);
+        }
+        for (Workload w : chosen) {
+          for (int c : sweep) {
+            Measurement m = Runner.run(BenchReport.FENCEKEEPER, w, c, clients, () -> {
+              List<Worker> workers = new ArrayList<>();
+              for (int i = 0; i < c; i++) {
+                workers.add(w.worker(fencing.get(i % clients), runId, i, c, leases, leaseTtl));
+              }
+              return workers;
+            }, warmup, duration, probe);
+            report.runs.add(m);
+            progress(progress, m);
+            if (baselineRun != null && Baseline.covers(w)) {
+              Measurement b = baselineRun.measure(w, c);
+              report.runs.add(b);
+              progress(progress, b);
+            }
+          }
+        }
+        if (cluster.isLocal() && failoverTrials > 0) {
+          report.leaderKills.addAll(Failover.leaderKills(cluster, fencing.get(0), runId, failoverTrials, progress));
+          report.deadHolders.addAll(Failover.deadHolders(cluster, fencing.get(0), runId, failoverTrials, progress));
+        }
+      } finally {
+        fencing.forEach(FencingClient::close);
+      }
+    } finally {
+      if (baselineRun != null) {
+        baselineRun.close();
+      }
+      cluster.close();
+    }
+    report.loadAtEnd = BenchReport.loadAverage();
+
+    if (json) {
+      Json.print(context.out(), report.toJson());
+    } else {
+      report.tables().forEach(context.out()::println);
+      context.out().flush();
+    }
+    if (output != null) {
+      Path file = context.resolve(output);
+      String kept = BenchReport.preservedSection(file);
+      if (file.getParent() != null) {
+        Files.createDirectories(file.getParent());
+      }
+      Files.writeString(file, report.document(kept));
+      progress.println("bench: wrote " + file);
+    }
+    var failure = report.w3Failure();
+    if (failure.isPresent()) {
+      progress.println("bench: FAILED: " + failure.get());
+      return ExitCode.CHECK_FAILED.code();
+    }
+    return ExitCode.SUCCESS.code();
+  }
+
+  /**
+   * The bare-Ratis counter cluster, started next to fencekeeper's so that each baseline measurement runs
+   * right after the fencekeeper measurement it is compared with: the machine's other load changes less in
+   * seconds than over a whole run.
+   */
+  private final class BaselineRun implements AutoCloseable {
+    private final BenchCluster counter;
+    private final List<RaftClient> raft = new ArrayList<>();
+    private final Runner.Probe probe;
+
+    BaselineRun(PrintStream progress) throws IOException, InterruptedException {
+      counter = BenchCluster.startLocal(BenchCluster.Kind.COUNTER);
+      try {
+        for (int i = 0; i < clients; i++) {
+          raft.add(Baseline.connect(counter.config()));
+        }
+        Baseline.awaitReady(raft.get(0), Duration.ofSeconds(60));
+        probe = new Runner.Probe() {
+          @Override
+          public List<Long> serverPids() {
+            return counter.serverPids(null);
+          }
+
+          @Override
+          public long term() {
+            return -1; // the counter nodes do not answer fencekeeper's node-info query
+          }
+        };
+        warmUpJit(progress, () -> {
+          List<Worker> workers = new ArrayList<>();
+          for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
+            workers.add(Baseline.worker(i % 2 == 0 ? Workload.W2 : Workload.W4, raft.get(i % clients)));
+          }
+          return workers;
+        }, probe);
+      } catch (InterruptedException | RuntimeException e) {
+        close();
+        throw e;
+      }
+    }
+
+    Measurement measure(Workload w, int c) throws InterruptedException {
+      return Runner.run(BenchReport.RATIS, w, c, clients, () -> {
+        List<Worker> workers = new ArrayList<>();
+        for (int i = 0; i < c; i++) {
+          workers.add(Baseline.worker(w, raft.get(i % clients)));
+        }
+        return workers;
+      }, warmup, duration, probe);
+    }
+
+    @Override
+    public void close() {
+      raft.forEach(Baseline::close);
+      counter.close();
+    }
+  }
+
+  private static final int JIT_WARMUP_WORKERS = 16;
+
+  /** Mixed load whose figures are thrown away: the node JVMs compile while it runs, not while measured. */
+  private void warmUpJit(PrintStream progress, java.util.function.Supplier<List<Worker>> workers, Runner.Probe probe)
+      throws InterruptedException {
+    if (jitWarmup.isZero()) {
+      return;
+    }
+    progress.println("bench: warming up the node JVMs for " + jitWarmup.toSeconds() + " s");
+    progress.flush();
+    Runner.run("warm-up", Workload.W2, JIT_WARMUP_WORKERS, clients, workers, Duration.ZERO, jitWarmup, probe);
+  }
+
+  private static void progress(PrintStream out, Measurement m) {
+    out.printf("bench: %s %s x%d: %.0f %s/s, p50 %.2f ms, p99 %.2f ms, %d failed%s%s%n", m.system(),
+        m.workload(), m.concurrency(), m.opsPerSecond(), m.workload().unit, m.percentileMs(50), m.percentileMs(99),
+        m.failed(), m.staleAccepted() > 0 ? ", " + m.staleAccepted() + " STALE WRITES ACCEPTED" : "",
+        m.failures().isEmpty() ? "" : " (all steps, warm-up included: " + m.failures() + ")");
+    out.flush();
+  }
+
+  /** The cluster answers a command: a leader is elected and its takeover entry committed. */
+  private static void awaitReady(FencingClient client, String runId) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    String resource = "bench/" + runId + "/ready";
+    while (true) {
+      Result r = client.tryAcquire(resource, Duration.ofSeconds(1), "bench");
+      if (r.code() == ResultCode.GRANTED) {
+        client.release(resource, r.token());
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the cluster did not grant a lease within 60 s: " + r);
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  private List<Workload> parseWorkloads() {
+    try {
+      return Workload.parse(workloads);
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("--workload: '" + workloads + "'; choose from "
+          + Arrays.toString(Workload.values()) + " or all");
+    }
+  }
+
+  private List<Integer> parseConcurrency() {
+    try {
+      List<Integer> list = Arrays.stream(concurrency.split(",")).map(String::trim).map(Integer::parseInt).toList();
+      if (list.isEmpty() || list.stream().anyMatch(c -> c < 1 || c > 4096)) {
+        throw new NumberFormatException();
+      }
+      return list;
+    } catch (NumberFormatException e) {
+      throw new ConfigException("--concurrency: '" + concurrency + "' must be numbers 1..4096 separated by commas");
+    }
+  }
+
+  private static ClusterConfig forPeers(String peers) {
+    try {
+      return ClusterConfig.forPeers(peers);
+    } catch (ConfigException e) {
+      throw new ConfigException("--peers: " + e.getMessage());
+    }
+  }
+
+  /** The command as it would be typed again, for the document's header. */
+  private String commandLine() {
+    List<String> parts = new ArrayList<>(List.of("./fencekeeper", "bench", "--workload", workloads,
+        "--concurrency", concurrency, "--duration", duration.toMillis() % 1000 == 0
+            ? duration.toSeconds() + "s" : duration.toMillis() + "ms",
+        "--warmup", warmup.toMillis() % 1000 == 0 ? warmup.toSeconds() + "s" : warmup.toMillis() + "ms"));
+    if (!jitWarmup.equals(Duration.ofSeconds(20))) {
+      parts.addAll(List.of("--jit-warmup", jitWarmup.toMillis() + "ms"));
+    }
+    if (clients != 1) {
+      parts.addAll(List.of("--clients", Integer.toString(clients)));
+    }
+    if (failoverTrials != 3) {
+      parts.addAll(List.of("--failover-trials", Integer.toString(failoverTrials)));
+    }
+    if (baseline != null) {
+      parts.addAll(List.of("--baseline", baseline));
+    }
+    if (peers != null) {
+      parts.addAll(List.of("--peers", peers));
+    }
+    if (output != null) {
+      parts.addAll(List.of("--output", output.toString()));
+    }
+    return String.join(" ", parts);
+  }
+}

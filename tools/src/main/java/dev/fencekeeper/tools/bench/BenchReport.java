@@ -1,0 +1,423 @@
+package dev.fencekeeper.tools.bench;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.tools.Json;
+import dev.fencekeeper.tools.bench.Failover.DeadHolder;
+import dev.fencekeeper.tools.bench.Failover.LeaderKill;
+import dev.fencekeeper.tools.bench.Runner.Measurement;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.apache.ratis.conf.RaftProperties;
+
+/**
+ * What a bench run found, as JSON ({@code --json}), as Markdown tables (the default output), and as the
+ * whole of docs/benchmarks.md ({@code --output}). The document is generated; the one hand-written part, the
+ * profile findings between {@link #PRESERVED_BEGIN} and {@link #PRESERVED_END}, is carried over from the
+ * file being replaced.
+ */
+final class BenchReport {
+  static final String FENCEKEEPER = "fencekeeper";
+  static final String RATIS = "ratis-counter";
+  static final String PRESERVED_BEGIN = "<!-- profile-findings: hand-written, kept by the generator -->";
+  static final String PRESERVED_END = "<!-- end of profile-findings -->";
+  /** Raft settings worth showing next to the figures: the ones tuning touches. */
+  private static final List<String> SHOWN_RAFT_KEYS = List.of(
+      "raft.server.log.log-metadata.enabled", "raft.server.rpc.timeout.min", "raft.server.rpc.timeout.max",
+      "raft.server.log.appender.buffer.byte-limit", "raft.server.log.appender.buffer.element-limit",
+      "raft.server.log.write.buffer.size", "raft.server.log.force.sync.num", "raft.server.read.option",
+      "raft.server.leaderelection.leader.step-down.wait-time");
+
+  final String command;
+  final Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+  final String loadAtStart = loadAverage();
+  String loadAtEnd = "";
+  final List<Measurement> runs = new ArrayList<>();
+  final List<LeaderKill> leaderKills = new ArrayList<>();
+  final List<DeadHolder> deadHolders = new ArrayList<>();
+  final Map<String, String> raftSettings = new LinkedHashMap<>();
+  final String clusterDescription;
+
+  BenchReport(String command, ClusterConfig config, String clusterDescription) {
+    this.command = command;
+    this.clusterDescription = clusterDescription;
+    try {
+      RaftProperties server = config.withNodeId(config.peers().get(0).id()).serverProperties();
+      for (String key : SHOWN_RAFT_KEYS) {
+        String value = server.get(key);
+        raftSettings.put(key, value == null ? "(Ratis default)" : value);
+      }
+      raftSettings.put("raft.client.rpc.request.timeout", config.clientProperties().get("raft.client.rpc.request.timeout"));
+    } catch (RuntimeException e) {
+      raftSettings.put("(unknown)", e.getMessage());
+    }
+  }
+
+  long staleAccepted() {
+    return runs.stream().mapToLong(Measurement::staleAccepted).sum();
+  }
+
+  /** W3 passes only when every stale write it made was definitely rejected. */
+  Optional<String> w3Failure() {
+    for (Measurement m : runs) {
+      if (m.workload() == Workload.W3 && FENCEKEEPER.equals(m.system())) {
+        if (m.staleAccepted() > 0) {
+          return Optional.of("W3 at " + m.concurrency() + " workers: " + m.staleAccepted()
+              + " stale writes were ACCEPTED");
+        }
+        if (m.stepsTotal() == 0 || m.notOkTotal() > 0) {
+          return Optional.of("W3 at " + m.concurrency() + " workers: " + m.notOkTotal() + " of "
+              + m.stepsTotal() + " stale writes were not definitely rejected (STALE_TOKEN)");
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // JSON
+
+  ObjectNode toJson() {
+    ObjectNode root = Json.object();
+    root.put("status", w3Failure().isPresent() ? "FAILED" : "OK");
+    w3Failure().ifPresent(f -> root.put("failure", f));
+    root.put("command", command);
+    root.put("started", started.toString());
+    root.put("cluster", clusterDescription);
+    ObjectNode machine = root.putObject("machine");
+    machine.put("cpu", cpuModel());
+    machine.put("cores", Runtime.getRuntime().availableProcessors());
+    machine.put("load_average_start", loadAtStart);
+    machine.put("load_average_end", loadAtEnd);
+    ObjectNode settings = root.putObject("raft_settings");
+    raftSettings.forEach(settings::put);
+    ArrayNode results = root.putArray("results");
+    for (Measurement m : runs) {
+      ObjectNode r = results.addObject();
+      r.put("system", m.system());
+      r.put("workload", m.workload().name());
+      r.put("concurrency", m.concurrency());
+      r.put("clients", m.clients());
+      r.put("ops", m.ops());
+      r.put("ops_per_sec", round(m.opsPerSecond(), 1));
+      r.put("failed", m.failed());
+      r.put("p50_ms", round(m.percentileMs(50), 3));
+      r.put("p99_ms", round(m.percentileMs(99), 3));
+      r.put("p999_ms", round(m.percentileMs(99.9), 3));
+      r.put("max_ms", round(m.maxMs(), 3));
+      r.put("client_cpu_ms", m.clientCpuMs());
+      r.put("server_cpu_ms", m.serverCpuMs());
+      r.put("client_cpu_us_per_op", round(m.cpuMicrosPerOp(m.clientCpuMs()), 1));
+      r.put("server_cpu_us_per_op", round(m.cpuMicrosPerOp(m.serverCpuMs()), 1));
+      r.put("elections", m.elections());
+      ObjectNode failures = r.putObject("failures");
+      m.failures().forEach(failures::put);
+      if (m.workload() == Workload.W3) {
+        r.put("stale_writes", m.stepsTotal());
+        r.put("stale_accepted", m.staleAccepted());
+        // Over every stale write of the run, warm-up included: safety is not sampled.
+        r.put("rejected_pct", m.stepsTotal() == 0 ? 0
+            : round(100.0 * (m.stepsTotal() - m.notOkTotal()) / m.stepsTotal(), 3));
+      }
+    }
+    ArrayNode ratios = root.putArray("baseline_ratios");
+    for (Ratio ratio : ratios()) {
+      ObjectNode r = ratios.addObject();
+      r.put("workload", ratio.workload.name());
+      r.put("concurrency", ratio.concurrency);
+      r.put("fencekeeper_ops_per_sec", round(ratio.fencekeeper, 1));
+      r.put("ratis_ops_per_sec", round(ratio.ratis, 1));
+      r.put("ratio", round(ratio.fencekeeper / ratio.ratis, 3));
+    }
+    ObjectNode failover = root.putObject("failover");
+    ArrayNode kills = failover.putArray("leader_kill");
+    for (LeaderKill k : leaderKills) {
+      ObjectNode o = kills.addObject();
+      o.put("killed", k.killed());
+      o.put("first_write_ms", k.firstWriteMs());
+      o.put("all_writers_ms", k.allWritersMs());
+      o.put("elections", k.elections());
+    }
+    ArrayNode holders = failover.putArray("dead_holder");
+    for (DeadHolder h : deadHolders) {
+      ObjectNode o = holders.addObject();
+      o.put("ttl_ms", h.ttlMs());
+      o.put("regrant_ms", h.regrantMs());
+    }
+    return root;
+  }
+
+  private static double round(double v, int digits) {
+    if (Double.isNaN(v) || Double.isInfinite(v)) {
+      return -1;
+    }
+    double f = Math.pow(10, digits);
+    return Math.round(v * f) / f;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Markdown
+
+  record Ratio(Workload workload, int concurrency, double fencekeeper, double ratis) {}
+
+  List<Ratio> ratios() {
+    List<Ratio> out = new ArrayList<>();
+    for (Measurement fk : runs) {
+      if (!FENCEKEEPER.equals(fk.system())) {
+        continue;
+      }
+      for (Measurement base : runs) {
+        if (RATIS.equals(base.system()) && base.workload() == fk.workload()
+            && base.concurrency() == fk.concurrency() && base.opsPerSecond() > 0) {
+          out.add(new Ratio(fk.workload(), fk.concurrency(), fk.opsPerSecond(), base.opsPerSecond()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The result tables: one per workload, the baseline ratios, and the failover figures. */
+  List<String> tables() {
+    List<String> lines = new ArrayList<>();
+    for (Workload w : Workload.values()) {
+      List<Measurement> rows = runs.stream().filter(m -> m.workload() == w).collect(Collectors.toList());
+      if (rows.isEmpty()) {
+        continue;
+      }
+      lines.add("### " + w.name() + " " + w.title + " (" + w.unit + ")");
+      lines.add("");
+      lines.add(w.description + ".");
+      lines.add("");
+      lines.add("| system | workers | " + w.unit + "/s | p50 ms | p99 ms | p99.9 ms | max ms | failed |"
+          + " client CPU µs/op | server CPU µs/op | server cores | elections |");
+      lines.add("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+      for (Measurement m : rows) {
+        lines.add("| " + m.system() + " | " + m.concurrency() + " | " + fmt(m.opsPerSecond(), 0) + " | "
+            + fmt(m.percentileMs(50), 2) + " | " + fmt(m.percentileMs(99), 2) + " | "
+            + fmt(m.percentileMs(99.9), 2) + " | " + fmt(m.maxMs(), 1) + " | " + failedCell(m) + " | "
+            + fmt(m.cpuMicrosPerOp(m.clientCpuMs()), 0) + " | " + fmt(m.cpuMicrosPerOp(m.serverCpuMs()), 0) + " | "
+            + (m.serverCpuMs() < 0 ? "?" : fmt(m.serverCpuMs() / 1000.0 / m.seconds(), 2)) + " | "
+            + (m.elections() < 0 ? "?" : m.elections()) + " |");
+      }
+      lines.add("");
+    }
+    List<Ratio> ratios = ratios();
+    if (!ratios.isEmpty()) {
+      lines.add("### fencekeeper / bare Ratis (same run, same Raft settings)");
+      lines.add("");
+      lines.add("| workload | workers | fencekeeper ops/s | ratis-counter ops/s | ratio |");
+      lines.add("|---|--:|--:|--:|--:|");
+      for (Ratio r : ratios) {
+        lines.add("| " + r.workload.name() + " | " + r.concurrency + " | " + fmt(r.fencekeeper, 0) + " | "
+            + fmt(r.ratis, 0) + " | " + fmt(100 * r.fencekeeper / r.ratis, 0) + " % |");
+      }
+      lines.add("");
+    }
+    if (!leaderKills.isEmpty() || !deadHolders.isEmpty()) {
+      lines.add("### Failover");
+      lines.add("");
+      lines.add("| figure | trials (ms) | median ms |");
+      lines.add("|---|---|--:|");
+      if (!leaderKills.isEmpty()) {
+        lines.add("| leader kill -9 → first write sent after the kill acknowledged (" + Failover.WRITERS
+            + " writers) | " + list(leaderKills, LeaderKill::firstWriteMs) + " | "
+            + median(leaderKills, LeaderKill::firstWriteMs) + " |");
+        lines.add("| leader kill -9 → every writer has a write acknowledged again | "
+            + list(leaderKills, LeaderKill::allWritersMs) + " | " + median(leaderKills, LeaderKill::allWritersMs) + " |");
+        lines.add("| elections per leader kill (term increase) | " + list(leaderKills, LeaderKill::elections)
+            + " | " + median(leaderKills, LeaderKill::elections) + " |");
+      }
+      if (!deadHolders.isEmpty()) {
+        lines.add("| holder process kill -9 (lease TTL " + deadHolders.get(0).ttlMs()
+            + " ms) → resource granted to a waiter | " + list(deadHolders, DeadHolder::regrantMs) + " | "
+            + median(deadHolders, DeadHolder::regrantMs) + " |");
+      }
+      lines.add("");
+      lines.add("-1 means the figure was not reached within 30 s.");
+      lines.add("");
+    }
+    return lines;
+  }
+
+  private static String failedCell(Measurement m) {
+    if (m.workload() == Workload.W3 && FENCEKEEPER.equals(m.system())) {
+      return m.staleAccepted() + " accepted, " + (m.stepsTotal() - m.notOkTotal()) + "/" + m.stepsTotal()
+          + " rejected";
+    }
+    return Long.toString(m.failed());
+  }
+
+  private static <T> String list(List<T> items, java.util.function.ToLongFunction<T> f) {
+    return items.stream().map(i -> Long.toString(f.applyAsLong(i))).collect(Collectors.joining(", "));
+  }
+
+  private static <T> long median(List<T> items, java.util.function.ToLongFunction<T> f) {
+    long[] v = items.stream().mapToLong(f).sorted().toArray();
+    return v.length == 0 ? -1 : v[v.length / 2];
+  }
+
+  private static String fmt(double v, int digits) {
+    if (Double.isNaN(v) || Double.isInfinite(v)) {
+      return "?";
+    }
+    return String.format(Locale.ROOT, "%,." + digits + "f", v);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // docs/benchmarks.md
+
+  /** The targets of issue #6 that a bench run can check, with what this run measured. */
+  List<String> targets() {
+    List<String> lines = new ArrayList<>();
+    lines.add("| target | measured | verdict |");
+    lines.add("|---|---|---|");
+    find(Workload.W2, 64).ifPresentOrElse(m -> {
+      lines.add(target("W2 at 64 workers ≥ 8,000 writes/s (aim 16,000)", m.opsPerSecond(), 8000, true, "/s"));
+      lines.add(target("W2 at 64 workers p99 ≤ 20 ms", m.percentileMs(99), 20, false, " ms"));
+    }, () -> lines.add("| W2 at 64 workers | not run | – |"));
+    find(Workload.W2, 1).ifPresentOrElse(
+        m -> lines.add(target("W2 at 1 worker p50 ≤ 1.0 ms (aim 0.7)", m.percentileMs(50), 1.0, false, " ms")),
+        () -> lines.add("| W2 at 1 worker | not run | – |"));
+    find(Workload.W1, 64).ifPresentOrElse(
+        m -> lines.add(target("W1 at 64 workers ≥ 2,400 cycles/s (aim 5,000)", m.opsPerSecond(), 2400, true, "/s")),
+        () -> lines.add("| W1 at 64 workers | not run | – |"));
+    if (!leaderKills.isEmpty()) {
+      long first = median(leaderKills, LeaderKill::firstWriteMs);
+      lines.add(target("leader kill → writes succeed again ≤ 1 s (aim 0.5 s), median", first < 0 ? Double.NaN : first,
+          1000, false, " ms"));
+    } else {
+      lines.add("| leader kill → writes succeed again | not run | – |");
+    }
+    List<Ratio> w2 = ratios().stream().filter(r -> r.workload == Workload.W2).collect(Collectors.toList());
+    if (w2.isEmpty()) {
+      lines.add("| fencekeeper ≥ 80 % of bare Ratis | not run (no --baseline ratis) | – |");
+    } else {
+      for (Ratio r : w2) {
+        lines.add(target("W2 at " + r.concurrency + " workers ≥ 80 % of bare Ratis", 100 * r.fencekeeper / r.ratis, 80,
+            true, " %"));
+      }
+    }
+    lines.add("| 1,000,000 keys of 100 bytes: heap ≤ 400 MB, snapshot ≤ 5 s, restart ≤ 10 s | not measured by"
+        + " this bench | – |");
+    return lines;
+  }
+
+  private static String target(String what, double measured, double bound, boolean atLeast, String unit) {
+    if (Double.isNaN(measured)) {
+      return "| " + what + " | not reached | missed |";
+    }
+    boolean met = atLeast ? measured >= bound : measured <= bound;
+    String verdict;
+    if (met) {
+      verdict = "met";
+    } else {
+      double by = atLeast ? bound / measured : measured / bound;
+      verdict = "**missed** by " + fmt(Math.abs(measured - bound), measured < 10 ? 2 : 0) + unit.trim() + " ("
+          + fmt(by, 1) + "×)";
+    }
+    return "| " + what + " | " + fmt(measured, measured < 10 ? 2 : 0) + unit + " | " + verdict + " |";
+  }
+
+  private Optional<Measurement> find(Workload w, int concurrency) {
+    return runs.stream()
+        .filter(m -> FENCEKEEPER.equals(m.system()) && m.workload() == w && m.concurrency() == concurrency)
+        .findFirst();
+  }
+
+  String document(String preserved) {
+    List<String> lines = new ArrayList<>();
+    lines.add("# Benchmarks");
+    lines.add("");
+    lines.add("<!-- Generated by `fencekeeper bench --output docs/benchmarks.md`; do not edit by hand except the");
+    lines.add("     profile-findings section, which the generator keeps. -->");
+    lines.add("");
+    lines.add("Generated by `" + command + "` on " + started + ".");
+    lines.add("");
+    lines.add("- Machine: " + cpuModel() + ", " + Runtime.getRuntime().availableProcessors() + " cores, "
+        + memTotal() + "; " + System.getProperty("os.name") + " " + System.getProperty("os.version") + "; Java "
+        + System.getProperty("java.version") + ".");
+    lines.add("- Cluster: " + clusterDescription + ".");
+    lines.add("- Load average (1, 5, 15 min) at start: " + loadAtStart + "; at end: " + loadAtEnd
+        + ". The bench's own four JVMs account for about 2 of it; anything well above that was other work on the"
+        + " machine.");
+    lines.add("- Raft settings: " + raftSettings.entrySet().stream().map(e -> "`" + e.getKey() + "=" + e.getValue()
+        + "`").collect(Collectors.joining(", ")) + ".");
+    lines.add("- Latency is per step as the worker saw it (W1/W6: the whole cycle; W3: the stale write only), from"
+        + " HdrHistogram. CPU is user+system time from /proc/<pid>/stat over the measured window, divided by the"
+        + " steps counted in it: client = the bench JVM, server = the three node JVMs together.");
+    lines.add("");
+    lines.add("## Targets (issue #6)");
+    lines.add("");
+    lines.addAll(targets());
+    lines.add("");
+    lines.add("## Results");
+    lines.add("");
+    lines.addAll(tables());
+    lines.add("## Profile findings");
+    lines.add("");
+    lines.add(PRESERVED_BEGIN);
+    lines.add(preserved == null || preserved.isBlank() ? "(none recorded yet)" : preserved.strip());
+    lines.add(PRESERVED_END);
+    lines.add("");
+    return String.join("\n", lines);
+  }
+
+  /** The hand-written section of an existing document, or null if there is none. */
+  static String preservedSection(Path doc) throws IOException {
+    if (!Files.exists(doc)) {
+      return null;
+    }
+    String text = Files.readString(doc);
+    int begin = text.indexOf(PRESERVED_BEGIN);
+    int end = text.indexOf(PRESERVED_END);
+    if (begin < 0 || end < begin) {
+      return null;
+    }
+    return text.substring(begin + PRESERVED_BEGIN.length(), end);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Machine
+
+  static String cpuModel() {
+    try {
+      return Files.readAllLines(Path.of("/proc/cpuinfo")).stream()
+          .filter(l -> l.startsWith("model name"))
+          .map(l -> l.substring(l.indexOf(':') + 1).trim())
+          .findFirst().orElse("unknown CPU");
+    } catch (IOException e) {
+      return "unknown CPU";
+    }
+  }
+
+  private static String memTotal() {
+    try {
+      return Files.readAllLines(Path.of("/proc/meminfo")).stream()
+          .filter(l -> l.startsWith("MemTotal"))
+          .map(l -> Long.parseLong(l.replaceAll("\\D", "")) / 1024 / 1024 + " GiB RAM")
+          .findFirst().orElse("unknown RAM");
+    } catch (IOException | NumberFormatException e) {
+      return "unknown RAM";
+    }
+  }
+
+  static String loadAverage() {
+    try {
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return f[0] + " " + f[1] + " " + f[2];
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
+    }
+  }
+}

@@ -1,0 +1,212 @@
+package dev.fencekeeper.tools.bench;
+
+import dev.fencekeeper.tools.bench.Workload.Step;
+import dev.fencekeeper.tools.bench.Workload.Worker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * Runs one workload at one concurrency: a thread per worker in a closed loop, a warm-up whose steps are not
+ * counted, then a measured window. Only steps that start and end inside the window are timed and counted,
+ * so the figures do not depend on how long the last step straddles its end. Safety counters (stale writes
+ * accepted) count every step, warm-up included.
+ */
+final class Runner {
+  private static final long HIGHEST_MICROS = TimeUnit.MINUTES.toMicros(5);
+
+  private Runner() {}
+
+  /** What one run measured. CPU figures are -1 when a process's CPU could not be read. */
+  record Measurement(String system, Workload workload, int concurrency, int clients, long ops, long failed,
+                     long stepsTotal, long staleAccepted, double seconds, Histogram micros, long clientCpuMs,
+                     long serverCpuMs, long elections, Map<String, Long> failures) {
+    double opsPerSecond() {
+      return ops / seconds;
+    }
+
+    double percentileMs(double percentile) {
+      return micros.getTotalCount() == 0 ? Double.NaN : micros.getValueAtPercentile(percentile) / 1000.0;
+    }
+
+    double maxMs() {
+      return micros.getTotalCount() == 0 ? Double.NaN : micros.getMaxValue() / 1000.0;
+    }
+
+    /** Steps of the whole run (warm-up included) that did not end OK. */
+    long notOkTotal() {
+      return failures.entrySet().stream().filter(e -> !e.getKey().startsWith("prepare: "))
+          .mapToLong(Map.Entry::getValue).sum();
+    }
+
+    /** CPU time per counted step, in microseconds, or NaN when unknown. */
+    double cpuMicrosPerOp(long cpuMs) {
+      return cpuMs < 0 || ops == 0 ? Double.NaN : cpuMs * 1000.0 / ops;
+    }
+  }
+
+  /** The cluster-side readings a run takes at its edges. */
+  interface Probe {
+    List<Long> serverPids();
+
+    /** The highest term any node reports, or -1 if unknown. */
+    long term();
+  }
+
+  static Measurement run(String system, Workload workload, int concurrency, int clients,
+                         Supplier<List<Worker>> workerFactory, Duration warmup, Duration duration, Probe probe)
+      throws InterruptedException {
+    List<Worker> workers = workerFactory.get();
+    forEach(workers, Worker::setUp);
+    long term0 = probe.term();
+    List<Long> pids = probe.serverPids();
+
+    Recorder recorder = new Recorder(HIGHEST_MICROS, 3);
+    AtomicLong ops = new AtomicLong();
+    AtomicLong failed = new AtomicLong();
+    AtomicLong stepsTotal = new AtomicLong();
+    AtomicLong staleAccepted = new AtomicLong();
+    Map<String, LongAdder> failures = new ConcurrentHashMap<>();
+    long start = System.nanoTime();
+    long measureFrom = start + warmup.toNanos();
+    long measureTo = measureFrom + duration.toNanos();
+    List<Thread> threads = new ArrayList<>();
+    List<Worker> finished = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < workers.size(); i++) {
+      Worker worker = workers.get(i);
+      Thread t = new Thread(() -> {
+        loop(worker, measureFrom, measureTo, recorder, ops, failed, stepsTotal, staleAccepted, failures);
+        finished.add(worker);
+      }, "bench-" + workload + "-" + i);
+      t.setDaemon(true);
+      threads.add(t);
+    }
+    threads.forEach(Thread::start);
+
+    sleepUntil(measureFrom);
+    long client0 = CpuMeter.self();
+    long servers0 = CpuMeter.cpuMillis(pids);
+    sleepUntil(measureTo);
+    long client1 = CpuMeter.self();
+    long servers1 = CpuMeter.cpuMillis(pids);
+    long joinDeadline = System.nanoTime() + Workload.CONTENDED_WAIT.plusSeconds(5).toNanos();
+    for (Thread t : threads) {
+      t.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
+    }
+    long term1 = probe.term();
+    // A worker still stuck in a step (a blocked acquire) is left alone; the rest clean up after themselves.
+    forEach(new ArrayList<>(finished), Worker::tearDown);
+
+    return new Measurement(system, workload, concurrency, clients, ops.get(), failed.get(), stepsTotal.get(),
+        staleAccepted.get(), duration.toNanos() / 1e9, recorder.getIntervalHistogram(),
+        client0 < 0 || client1 < 0 ? -1 : client1 - client0,
+        servers0 < 0 || servers1 < 0 || pids.isEmpty() ? -1 : servers1 - servers0,
+        term0 < 0 || term1 < 0 ? -1 : term1 - term0, counts(failures));
+  }
+
+  private static void loop(Worker worker, long measureFrom, long measureTo, Recorder recorder, AtomicLong ops,
+                           AtomicLong failed, AtomicLong stepsTotal, AtomicLong staleAccepted,
+                           Map<String, LongAdder> failures) {
+    while (true) {
+      long wait;
+      try {
+        wait = worker.prepare();
+      } catch (RuntimeException e) {
+        // Not a failed step (none was made): reported among the failures, not counted as one.
+        String reason = String.valueOf(e.getMessage());
+        int detail = reason.indexOf(" for ");
+        failures.computeIfAbsent("prepare: " + (detail > 0 ? reason.substring(0, detail) : reason),
+            k -> new LongAdder()).increment();
+        if (System.nanoTime() >= measureTo) {
+          return;
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // e.g. an acquire during an election
+        continue;
+      }
+      if (wait > 0) {
+        sleepUntil(Math.min(System.nanoTime() + wait, measureTo));
+      }
+      long t0 = System.nanoTime();
+      if (t0 >= measureTo) {
+        return;
+      }
+      Step step;
+      try {
+        step = worker.step();
+      } catch (RuntimeException e) {
+        step = Step.failed(e.toString());
+      }
+      long t1 = System.nanoTime();
+      stepsTotal.incrementAndGet();
+      if (step.kind() == Step.Kind.STALE_ACCEPTED) {
+        staleAccepted.incrementAndGet();
+      }
+      if (step.kind() != Step.Kind.OK) {
+        failures.computeIfAbsent(step.reason(), k -> new LongAdder()).increment();
+      }
+      if (t0 >= measureFrom && t1 <= measureTo) {
+        if (step.kind() == Step.Kind.OK) {
+          ops.incrementAndGet();
+          recorder.recordValue(Math.min(HIGHEST_MICROS, Math.max(1, (t1 - t0) / 1000)));
+        } else {
+          failed.incrementAndGet();
+        }
+      }
+    }
+  }
+
+  private static Map<String, Long> counts(Map<String, LongAdder> failures) {
+    Map<String, Long> out = new TreeMap<>();
+    failures.forEach((reason, n) -> out.put(reason, n.sum()));
+    return out;
+  }
+
+  /** Runs {@code action} on every worker, 32 at a time; the first failure is rethrown once all are done. */
+  private static void forEach(List<Worker> workers, java.util.function.Consumer<Worker> action) {
+    ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(32, workers.size())));
+    try {
+      List<Future<?>> futures = new ArrayList<>();
+      for (Worker w : workers) {
+        futures.add(pool.submit(() -> action.accept(w)));
+      }
+      RuntimeException first = null;
+      for (Future<?> f : futures) {
+        try {
+          f.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          if (first == null) {
+            first = e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted", e);
+        }
+      }
+      if (first != null) {
+        throw first;
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  static void sleepUntil(long nanoTime) {
+    long left;
+    while ((left = nanoTime - System.nanoTime()) > 0) {
+      LockSupport.parkNanos(left);
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package dev.fencekeeper.tools.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.tools.bench.Runner.Measurement;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BenchReportTest {
+  @TempDir Path dir;
+
+  private static Measurement run(String system, Workload w, int concurrency, long ops, long failed, long stale,
+                                 long p50Micros) {
+    Histogram h = new Histogram(3);
+    for (int i = 0; i < ops; i++) {
+      h.recordValue(p50Micros);
+    }
+    return new Measurement(system, w, concurrency, 1, ops, failed, ops + failed, stale, 1.0, h, 100, 200, 0,
+        failed == 0 ? Map.of() : Map.of(stale > 0 ? "stale write ACCEPTED" : "UNAVAILABLE", failed));
+  }
+
+  private static BenchReport report() {
+    return new BenchReport("./fencekeeper bench", ClusterConfig.local(7301), "test cluster");
+  }
+
+  // Guarantee: the bench fails (exit 18) when a stale write was accepted, or when one was not definitely rejected.
+  @Test
+  void w3FailsOnAnyStaleWriteNotDefinitelyRejected() {
+    BenchReport ok = report();
+    ok.runs.add(run(BenchReport.FENCEKEEPER, Workload.W3, 16, 100, 0, 0, 500));
+    assertThat(ok.w3Failure()).isEmpty();
+
+    BenchReport accepted = report();
+    accepted.runs.add(run(BenchReport.FENCEKEEPER, Workload.W3, 16, 99, 1, 1, 500));
+    assertThat(accepted.w3Failure()).get().asString().contains("ACCEPTED");
+
+    BenchReport unknown = report();
+    unknown.runs.add(run(BenchReport.FENCEKEEPER, Workload.W3, 16, 99, 1, 0, 500));
+    assertThat(unknown.w3Failure()).get().asString().contains("not definitely rejected");
+    assertThat(unknown.toJson().path("status").asText()).isEqualTo("FAILED");
+  }
+
+  // Guarantee: a missed target says by how much; a met one says met; the bare-Ratis ratio uses the same concurrency.
+  @Test
+  void targetsSayWhetherAndByHowMuchTheyAreMissed() {
+    BenchReport r = report();
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 4000, 0, 0, 10_000));
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 1, 900, 0, 0, 800));
+    r.runs.add(run(BenchReport.RATIS, Workload.W2, 64, 5000, 0, 0, 8_000));
+    String targets = String.join("\n", r.targets());
+    assertThat(targets).contains("| W2 at 64 workers ≥ 8,000 writes/s (aim 16,000) | 4,000/s | **missed** by 4,000/s (2.0×) |");
+    assertThat(targets).contains("| W2 at 1 worker p50 ≤ 1.0 ms (aim 0.7) | 0.80 ms | met |");
+    assertThat(targets).contains("| W2 at 64 workers ≥ 80 % of bare Ratis | 80 % | met |");
+    assertThat(targets).contains("W1 at 64 workers | not run");
+  }
+
+  // Guarantee: regenerating the document keeps its hand-written profile section and nothing else of the old text.
+  @Test
+  void regenerationKeepsOnlyTheHandWrittenSection() throws Exception {
+    Path doc = dir.resolve("benchmarks.md");
+    Files.writeString(doc, "# stale figures\n" + BenchReport.PRESERVED_BEGIN + "\nJFR says: gRPC.\n"
+        + BenchReport.PRESERVED_END + "\nold tail\n");
+    BenchReport r = report();
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W4, 1, 10, 0, 0, 100));
+    String regenerated = r.document(BenchReport.preservedSection(doc));
+    assertThat(regenerated).contains("JFR says: gRPC.", "### W4 linearizable reads").doesNotContain("stale figures",
+        "old tail");
+    assertThat(BenchReport.preservedSection(dir.resolve("missing.md"))).isNull();
+  }
+}

@@ -1,0 +1,82 @@
+package dev.fencekeeper.tools.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A few seconds of {@code ./fencekeeper bench}, run as a user would, so the bench cannot rot: every workload
+ * and the baseline run against real node processes, the JSON and the generated document are well-formed,
+ * and W3's stale writes are all rejected. Figures are not checked: CI machines are not benchmark machines.
+ */
+class BenchSmokeIT {
+  private static final String KEPT = "Profile notes written by hand survive regeneration.";
+
+  @TempDir Path scratch;
+
+  // Guarantee: a short bench of every workload exits 0 with one well-formed JSON object, W3 100 % rejected,
+  // and regenerating the document keeps its hand-written profile section.
+  @Test
+  @Timeout(value = 180, unit = TimeUnit.SECONDS)
+  void shortBenchOfEveryWorkloadIsWellFormedAndRejectsEveryStaleWrite() throws Exception {
+    Path root = Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
+    assertThat(root.resolve("tools/target/fencekeeper.jar")).as("run in `verify`, after `package`").exists();
+    Path doc = scratch.resolve("benchmarks.md");
+    Files.writeString(doc, "# old\n" + BenchReport.PRESERVED_BEGIN + "\n" + KEPT + "\n" + BenchReport.PRESERVED_END
+        + "\n");
+
+    List<String> command = new ArrayList<>(List.of("./fencekeeper", "bench", "--workload", "all",
+        "--concurrency", "2", "--duration", "1s", "--warmup", "500ms", "--leases", "20",
+        "--failover-trials", "0", "--jit-warmup", "1s", "--baseline", "ratis", "--json", "--output",
+        doc.toString()));
+    ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
+        .redirectError(scratch.resolve("stderr.txt").toFile())
+        .redirectOutput(scratch.resolve("stdout.txt").toFile())
+        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    builder.environment().put("FENCEKEEPER_SKIP_BUILD", "1");
+    Process bench = builder.start();
+    boolean ended = bench.waitFor(150, TimeUnit.SECONDS);
+    if (!ended) {
+      bench.descendants().forEach(ProcessHandle::destroyForcibly);
+      bench.destroyForcibly();
+    }
+    String stderr = Files.readString(scratch.resolve("stderr.txt"), StandardCharsets.UTF_8);
+    assertThat(ended).as("bench ended; stderr:%n%s", stderr).isTrue();
+    assertThat(bench.exitValue()).as("exit code; stderr:%n%s", stderr).isZero();
+
+    List<String> lines = Files.readAllLines(scratch.resolve("stdout.txt"));
+    assertThat(lines).as("one JSON object on stdout").hasSize(1);
+    JsonNode report = new ObjectMapper().readTree(lines.get(0));
+    assertThat(report.path("status").asText()).isEqualTo("OK");
+    List<String> ran = new ArrayList<>();
+    for (JsonNode r : report.path("results")) {
+      ran.add(r.path("system").asText() + " " + r.path("workload").asText());
+      assertThat(r.path("concurrency").asInt()).isEqualTo(2);
+      assertThat(r.has("p99_ms") && r.has("ops_per_sec") && r.has("server_cpu_us_per_op")).isTrue();
+      if (r.path("workload").asText().equals("W3")) {
+        assertThat(r.path("stale_writes").asLong()).as("W3 made stale writes").isPositive();
+        assertThat(r.path("stale_accepted").asLong()).isZero();
+        assertThat(r.path("rejected_pct").asDouble()).isEqualTo(100.0);
+      }
+    }
+    assertThat(ran).containsExactlyInAnyOrder("fencekeeper W1", "fencekeeper W2", "fencekeeper W3", "fencekeeper W4",
+        "fencekeeper W5", "fencekeeper W6", "ratis-counter W2", "ratis-counter W4");
+    assertThat(report.path("baseline_ratios")).hasSize(2);
+
+    String written = Files.readString(doc);
+    assertThat(written).startsWith("# Benchmarks").contains("## Targets (issue #6)", "### W3 stale replay",
+        "### fencekeeper / bare Ratis", KEPT);
+    assertThat(written).doesNotContain("# old");
+  }
+}
