@@ -91,9 +91,10 @@ public final class FencingClient implements AutoCloseable {
         RaftClient.newBuilder()
             .setRaftGroup(config.raftGroup())
             .setProperties(config.clientProperties())
-            .setRetryPolicy(metrics.counting(
+            .setParameters(config.ratisParameters())
+            .setRetryPolicy(metrics.counting(LeaderRejection.notRetried(
                 RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                    (int) attempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS))))
+                    (int) attempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))))
             .build();
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
@@ -652,6 +653,12 @@ public final class FencingClient implements AutoCloseable {
             return response;
           }
           Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          if (LeaderRejection.isOverload(cause)) {
+            // Refused before it was accepted: nothing was applied, and a later retry may well succeed.
+            return Response.newBuilder().setCode(ResultCode.OVERLOADED)
+                .setMessage("the leader's queue of pending requests is full; nothing was applied, retry later")
+                .build();
+          }
           return LeaderRejection.decode(cause)
               .orElseGet(
                   () ->

@@ -27,6 +27,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.RaftGroup;
@@ -61,7 +62,12 @@ import org.apache.ratis.util.TimeDuration;
  * raft.election.timeout.min / max   400ms / 800ms
  * client.request.timeout            3s
  * clock.offset                      0ms              drills only: skews this node's leader clock
- * metrics.port                      0                0 disables the HTTP metrics endpoint
+ * metrics.port                      0                0 disables the HTTP metrics endpoint (always plaintext)
+ * tls.cert / tls.key / tls.trust    (none)           PEM certificate, PKCS#8 key, trusted CA: mutual TLS on
+ *                                                    every Raft, client and admin channel; all three or none
+ * authz.admins                      (none)           certificate CNs that may run admin operations (TLS only)
+ * authz.nodes                       fencekeeper-node certificate CNs that may act as cluster members (TLS only)
+ * overload.pending-writes.max       4096             commands the leader holds at once; beyond: OVERLOADED
  * </pre>
  *
  * <p>Durations are written as in {@link Durations}: {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h}.
@@ -101,12 +107,13 @@ public final class ClusterConfig {
   private final Duration requestTimeout;
   private final long clockOffsetMs;
   private final int metricsPort;
+  private final Security security;
   private final RaftGroupId groupId;
 
   private ClusterConfig(String clusterName, List<PeerAddress> peers, String nodeId,
                         Path explicitStorageDir, Limits limits, long snapshotAutoTriggerEntries,
                         Duration electionTimeoutMin, Duration electionTimeoutMax,
-                        Duration requestTimeout, long clockOffsetMs, int metricsPort) {
+                        Duration requestTimeout, long clockOffsetMs, int metricsPort, Security security) {
     this.clusterName = checkClusterName(clusterName);
     this.peers = checkPeers(peers);
     this.nodeId = checkNodeId(nodeId, this.peers);
@@ -129,6 +136,7 @@ public final class ClusterConfig {
     this.requestTimeout = positive(Keys.CLIENT_REQUEST_TIMEOUT, requestTimeout);
     this.clockOffsetMs = checkClockOffset(clockOffsetMs);
     this.metricsPort = checkMetricsPort(metricsPort, this.nodeId, this.peers);
+    this.security = Objects.requireNonNull(security, "security");
     this.groupId = RaftGroupId.valueOf(
         UUID.nameUUIDFromBytes(("fencekeeper:" + this.clusterName).getBytes(UTF_8)));
   }
@@ -224,6 +232,22 @@ public final class ClusterConfig {
     Duration clockOffset = r.get(Keys.CLOCK_OFFSET, Duration.ZERO,
         text -> checkedClockOffset(Keys.CLOCK_OFFSET, text));
     int metricsPort = r.get(Keys.METRICS_PORT, 0, text -> parseMetricsPort(Keys.METRICS_PORT, text));
+    Path tlsCert = r.get(Keys.TLS_CERT, null, text -> parsePath(Keys.TLS_CERT, text));
+    Path tlsKey = r.get(Keys.TLS_KEY, null, text -> parsePath(Keys.TLS_KEY, text));
+    Path tlsTrust = r.get(Keys.TLS_TRUST, null, text -> parsePath(Keys.TLS_TRUST, text));
+    Security defaults = Security.none();
+    Set<String> admins = r.get(Keys.AUTHZ_ADMINS, defaults.admins(), text -> Security.parseCns(Keys.AUTHZ_ADMINS, text));
+    Set<String> nodeCns = r.get(Keys.AUTHZ_NODES, defaults.nodes(), text -> Security.parseCns(Keys.AUTHZ_NODES, text));
+    int pendingWrites = r.get(Keys.OVERLOAD_PENDING_WRITES_MAX, defaults.maxPendingWrites(),
+        count(Keys.OVERLOAD_PENDING_WRITES_MAX));
+    Security.TlsFiles tls = null;
+    if (tlsCert != null || tlsKey != null || tlsTrust != null) {
+      try {
+        tls = new Security.TlsFiles(tlsCert, tlsKey, tlsTrust);
+      } catch (ConfigException e) {
+        problems.add(e.getMessage());
+      }
+    }
 
     if (!problems.isEmpty()) {
       throw new ConfigException(joinProblems(problems));
@@ -231,8 +255,9 @@ public final class ClusterConfig {
     // Cross-key rules (min <= max, node.id among peers, ...) only make sense once every key parsed.
     Limits limits = new Limits(minTtl, maxTtl, grace, resourceBytes, keyBytes, ownerBytes, valueBytes,
         keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters);
+    Security security = new Security(tls, admins, nodeCns, pendingWrites);
     return new ClusterConfig(clusterName, peers, nodeId, storageDir, limits, snapshotEntries,
-        electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort);
+        electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort, security);
   }
 
   /** Three members n1, n2, n3 on 127.0.0.1:7301..7303, no node id, storage under ./data. */
@@ -263,7 +288,7 @@ public final class ClusterConfig {
   private static ClusterConfig withDefaults(List<PeerAddress> peers) {
     return new ClusterConfig(DEFAULT_CLUSTER_NAME, peers, null, null, Limits.defaults(),
         DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_ELECTION_TIMEOUT_MAX,
-        DEFAULT_REQUEST_TIMEOUT, 0, 0);
+        DEFAULT_REQUEST_TIMEOUT, 0, 0, Security.none());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -331,6 +356,16 @@ public final class ClusterConfig {
     return metricsPort;
   }
 
+  /** TLS files, admin and node identities, overload bounds. */
+  public Security security() {
+    return security;
+  }
+
+  /** Ratis parameters for servers and clients of this cluster: the mutual-TLS setup, if any. */
+  public Parameters ratisParameters() {
+    return security.ratisParameters();
+  }
+
   public List<RaftPeer> raftPeers() {
     return peers.stream()
         .map(peer -> RaftPeer.newBuilder().setId(peer.id()).setAddress(peer.address()).build())
@@ -363,6 +398,9 @@ public final class ClusterConfig {
     RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(p, true);
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(electionTimeoutMin));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(electionTimeoutMax));
+    // Bounds the commands the leader holds between accepting and applying them; beyond it Ratis answers
+    // ResourceUnavailableException, which clients surface as OVERLOADED (docs/security.md).
+    RaftServerConfigKeys.Write.setElementLimit(p, security.maxPendingWrites());
     return p;
   }
 
@@ -383,7 +421,7 @@ public final class ClusterConfig {
       throw new ConfigException(Keys.NODE_ID + ": missing; expected one of " + peerIds(peers));
     }
     return new ClusterConfig(clusterName, peers, id, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
   }
 
   public ClusterConfig withStorageDir(Path dir) {
@@ -391,17 +429,24 @@ public final class ClusterConfig {
       throw new ConfigException(Keys.STORAGE_DIR + ": missing");
     }
     return new ClusterConfig(clusterName, peers, nodeId, dir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
   }
 
   public ClusterConfig withClockOffsetMs(long offsetMs) {
     return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, offsetMs, metricsPort);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, offsetMs, metricsPort, security);
   }
 
   public ClusterConfig withMetricsPort(int port) {
     return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, port);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, port, security);
+  }
+
+  /** This config with other TLS files, admins or overload bounds (e.g. a client's own certificate). */
+  public ClusterConfig withSecurity(Security newSecurity) {
+    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort,
+        Objects.requireNonNull(newSecurity, "security"));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -441,6 +486,16 @@ public final class ClusterConfig {
     p.setProperty(Keys.CLIENT_REQUEST_TIMEOUT, Durations.format(requestTimeout));
     p.setProperty(Keys.CLOCK_OFFSET, Durations.format(Duration.ofMillis(clockOffsetMs)));
     p.setProperty(Keys.METRICS_PORT, Integer.toString(metricsPort));
+    if (security.tls() != null) {
+      p.setProperty(Keys.TLS_CERT, security.tls().cert().toString());
+      p.setProperty(Keys.TLS_KEY, security.tls().key().toString());
+      p.setProperty(Keys.TLS_TRUST, security.tls().trust().toString());
+    }
+    if (!security.admins().isEmpty()) {
+      p.setProperty(Keys.AUTHZ_ADMINS, security.join(security.admins()));
+    }
+    p.setProperty(Keys.AUTHZ_NODES, security.join(security.nodes()));
+    p.setProperty(Keys.OVERLOAD_PENDING_WRITES_MAX, Integer.toString(security.maxPendingWrites()));
     return p;
   }
 
@@ -531,13 +586,14 @@ public final class ClusterConfig {
         && electionTimeoutMax.equals(c.electionTimeoutMax)
         && requestTimeout.equals(c.requestTimeout)
         && clockOffsetMs == c.clockOffsetMs
-        && metricsPort == c.metricsPort);
+        && metricsPort == c.metricsPort
+        && security.equals(c.security));
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
   }
 
   @Override
@@ -552,7 +608,10 @@ public final class ClusterConfig {
         + ".." + Durations.format(electionTimeoutMax)
         + ", " + Keys.CLIENT_REQUEST_TIMEOUT + "=" + Durations.format(requestTimeout)
         + ", " + Keys.CLOCK_OFFSET + "=" + Durations.format(Duration.ofMillis(clockOffsetMs))
-        + ", " + Keys.METRICS_PORT + "=" + metricsPort + "}";
+        + ", " + Keys.METRICS_PORT + "=" + metricsPort
+        + ", " + Keys.TLS_CERT + "=" + (security.tls() == null ? "(plaintext)" : security.tls().cert())
+        + ", " + Keys.AUTHZ_ADMINS + "=" + security.admins()
+        + ", " + Keys.OVERLOAD_PENDING_WRITES_MAX + "=" + security.maxPendingWrites() + "}";
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -138,14 +138,21 @@ public final class FencingState {
     ResourceRecord r = resources.get(a.resource());
     if (r != null && !a.requestId().isEmpty()) {
       LeaseRecord mine = r.lease();
+      Waiter queued = r.waiters().get(a.requestId());
+      if ((mine != null && mine.token() == r.lastToken() && mine.requestId().equals(a.requestId())
+          && !mine.permits(a.caller())) || (queued != null && !queued.identity().equals(a.caller()))) {
+        // Another identity's request id: answering would hand it someone else's lease or place in line.
+        return Outcome.of(Code.PERMISSION_DENIED).message("request id " + a.requestId() + " on '" + a.resource()
+            + "' belongs to another identity").currentToken(r.lastToken()).nowMs(nowMs).build();
+      }
       if (mine != null && mine.token() == r.lastToken() && mine.requestId().equals(a.requestId())) {
         // A retry of an acquire that was granted (perhaps to it as a waiter): the same lease, not a second.
         return leaseOutcome(Code.GRANTED, r, mine).live(mine.isLiveAt(nowMs)).build();
       }
-      Waiter queued = r.waiters().get(a.requestId());
       if (queued != null) {
         Waiter refreshed = new Waiter(queued.requestId(), queued.owner(), queued.ttlMs(), queued.lockDelayMs(),
-            queued.enqueuedAtMs(), queued.waitUntilMs(), nowMs + limits.waiterLiveness().toMillis());
+            queued.enqueuedAtMs(), queued.waitUntilMs(), nowMs + limits.waiterLiveness().toMillis(),
+            queued.identity());
         r.mutableWaiters().put(a.requestId(), refreshed);
         return waiting(r, a.requestId());
       }
@@ -158,7 +165,7 @@ public final class FencingState {
         r = new ResourceRecord(a.resource());
         resources.put(a.resource(), r);
       }
-      LeaseRecord lease = grant(r, a.owner(), a.ttlMs(), a.requestId(), a.lockDelayMs(), entryIndex);
+      LeaseRecord lease = grant(r, a.owner(), a.ttlMs(), a.requestId(), a.lockDelayMs(), a.caller(), entryIndex);
       refile(r);
       return leaseOutcome(Code.GRANTED, r, lease).build();
     }
@@ -168,7 +175,7 @@ public final class FencingState {
             + " waiters, the limit").build();
       }
       r.mutableWaiters().put(a.requestId(), new Waiter(a.requestId(), a.owner(), a.ttlMs(), a.lockDelayMs(), nowMs,
-          nowMs + a.waitMs(), nowMs + limits.waiterLiveness().toMillis()));
+          nowMs + a.waitMs(), nowMs + limits.waiterLiveness().toMillis(), a.caller()));
       refile(r);
       return waiting(r, a.requestId());
     }
@@ -221,9 +228,11 @@ public final class FencingState {
   }
 
   private LeaseRecord grant(
-      ResourceRecord r, String owner, long ttlMs, String requestId, long lockDelayMs, long entryIndex) {
+      ResourceRecord r, String owner, long ttlMs, String requestId, long lockDelayMs, String identity,
+      long entryIndex) {
     long token = issueToken(entryIndex);
-    LeaseRecord lease = new LeaseRecord(token, owner, ttlMs, nowMs + ttlMs, false, requestId, lockDelayMs);
+    LeaseRecord lease =
+        new LeaseRecord(token, owner, ttlMs, nowMs + ttlMs, false, requestId, lockDelayMs, identity);
     r.setLastToken(token);
     setLease(r, lease);
     r.setExpiryObserved(false);
@@ -247,7 +256,7 @@ public final class FencingState {
       Waiter w = queue.next();
       queue.remove();
       if (w.isAttendedAt(nowMs)) {
-        grant(r, w.owner(), w.ttlMs(), w.requestId(), w.lockDelayMs(), entryIndex);
+        grant(r, w.owner(), w.ttlMs(), w.requestId(), w.lockDelayMs(), w.identity(), entryIndex);
         return;
       }
     }
@@ -268,9 +277,12 @@ public final class FencingState {
     if (live == null || live.token() != renew.token()) {
       return rejection(Code.LEASE_LOST, r, renew.token(), leaseLostReason(r, renew.token())).build();
     }
+    if (!live.permits(renew.caller())) {
+      return rejection(Code.PERMISSION_DENIED, r, renew.token(), notYours(live, renew.caller())).build();
+    }
     long ttl = renew.ttlMs() == 0 ? live.ttlMs() : renew.ttlMs();
-    LeaseRecord renewed =
-        new LeaseRecord(live.token(), live.owner(), ttl, nowMs + ttl, false, live.requestId(), live.lockDelayMs());
+    LeaseRecord renewed = new LeaseRecord(live.token(), live.owner(), ttl, nowMs + ttl, false, live.requestId(),
+        live.lockDelayMs(), live.identity());
     setLease(r, renewed);
     refile(r);
     events.add(new LeaseEvent(LeaseEvent.Type.RENEWED, r.name(), live.token(), live.owner(), renewed.expiresAtMs(),
@@ -286,6 +298,9 @@ public final class FencingState {
           .build();
     }
     LeaseRecord live = r.liveLease(nowMs);
+    if (live != null && live.token() == release.token() && !live.permits(release.caller())) {
+      return rejection(Code.PERMISSION_DENIED, r, release.token(), notYours(live, release.caller())).build();
+    }
     if (live != null && live.token() == release.token()) {
       end(r, LeaseEvent.Type.RELEASED, entryIndex);
       return Outcome.of(Code.RELEASED).token(release.token()).currentToken(r.lastToken()).nowMs(nowMs).build();
@@ -342,6 +357,9 @@ public final class FencingState {
               "lease " + w.token() + " on '" + w.resource() + "' has ended")
           .build();
     }
+    if (!live.permits(w.caller())) {
+      return rejection(Code.PERMISSION_DENIED, r, w.token(), notYours(live, w.caller())).build();
+    }
     for (Command.KeyWrite kw : w.writes()) {
       ValueRecord existing = r.values().get(kw.key());
       if (existing != null && existing.acceptedToken() > w.token()) {
@@ -383,6 +401,10 @@ public final class FencingState {
         .build();
   }
 
+  private static String notYours(LeaseRecord lease, String caller) {
+    return "lease " + lease.token() + " was acquired by identity '" + lease.identity() + "', not '" + caller + "'";
+  }
+
   private void rememberReceipt(ResourceRecord r, WriteReceipt receipt) {
     LinkedHashMap<String, WriteReceipt> receipts = r.mutableReceipts();
     receipts.put(receipt.requestId(), receipt);
@@ -417,6 +439,14 @@ public final class FencingState {
     ResourceRecord r = resources.get(c.resource());
     if (r == null) {
       return Outcome.of(Code.NOT_FOUND).message("'" + c.resource() + "' has no waiters").nowMs(nowMs).build();
+    }
+    Waiter waiter = r.waiters().get(c.requestId());
+    LeaseRecord granted = r.liveLease(nowMs);
+    if ((waiter != null && !waiter.identity().equals(c.caller()))
+        || (waiter == null && granted != null && granted.requestId().equals(c.requestId())
+            && !granted.permits(c.caller()))) {
+      return Outcome.of(Code.PERMISSION_DENIED).message("request id " + c.requestId() + " on '" + c.resource()
+          + "' belongs to another identity").nowMs(nowMs).build();
     }
     if (r.mutableWaiters().remove(c.requestId()) != null) {
       settle(r, entryIndex);

@@ -3,6 +3,7 @@ package dev.fencekeeper.statemachine;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.Security;
 import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
@@ -71,6 +72,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private volatile ClientId internalClientId;
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
+  private volatile Security security = Security.none();
 
   /**
    * @param leaderClock the wall clock this node stamps entries with while it leads (tests and the
@@ -90,6 +92,11 @@ public class FencingStateMachine extends BaseStateMachine {
 
   public void setLeaderDuties(LeaderDuties duties) {
     this.leaderDuties = duties;
+  }
+
+  /** Who counts as an admin (revoke, backup); without TLS everyone does. Set before the server starts. */
+  public void setSecurity(Security security) {
+    this.security = security;
   }
 
   /** Observes requests, outcomes and lease events; never changes them. Set before the server starts. */
@@ -247,6 +254,9 @@ public class FencingStateMachine extends BaseStateMachine {
             ? "queries are read-only; send them as reads"
             : "the request carries no command"));
       }
+      if (command instanceof Command.Revoke && !security.isAdmin(parsed.getCaller())) {
+        throw new EarlyAnswer(permissionDenied("revoke", parsed.getCaller()), command);
+      }
       Outcome refusal = refuseEarly(command);
       if (refusal != null) {
         throw new EarlyAnswer(WireCodec.toResponse(refusal), command);
@@ -290,6 +300,11 @@ public class FencingStateMachine extends BaseStateMachine {
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  private static Response permissionDenied(String operation, String caller) {
+    return Response.newBuilder().setCode(dev.fencekeeper.proto.ResultCode.PERMISSION_DENIED)
+        .setMessage("identity '" + caller + "' may not " + operation + ": it is not in authz.admins").build();
   }
 
   private static Request parseRequest(ByteString content) {
@@ -377,6 +392,11 @@ public class FencingStateMachine extends BaseStateMachine {
       Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
       if (parsed.getCommandCase() == Request.CommandCase.WATCH) {
         return eventLog.watch(parsed.getWatch()).thenApply(FencingStateMachine::toMessage);
+      }
+      if (parsed.getCommandCase() == Request.CommandCase.BACKUP && !security.isAdmin(parsed.getCaller())) {
+        Response denied = permissionDenied("backup", parsed.getCaller());
+        metrics.denied("backup", parsed.getCaller(), denied.getMessage());
+        return CompletableFuture.completedFuture(toMessage(denied));
       }
       if (parsed.getCommandCase() == Request.CommandCase.BACKUP) {
         return CompletableFuture.completedFuture(toMessage(backups.serve(parsed.getBackup(), this::writeFrozen)));

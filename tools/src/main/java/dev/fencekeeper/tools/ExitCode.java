@@ -30,7 +30,9 @@ public enum ExitCode {
   EXPIRED(14, "EXPIRED (validate): the lease has ended"),
   WAITING(15, "WAITING: queued behind the holder; not granted (yet)"),
   LOCK_DELAYED(16, "LOCK_DELAYED: free, but the lock-delay after an involuntary end runs"),
-  COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept");
+  COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
+  PERMISSION_DENIED(18, "PERMISSION_DENIED: this identity may not do that (admin only, or another's lease)"),
+  OVERLOADED(19, "OVERLOADED: the leader's queue is full; nothing was applied, retry later");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 
@@ -83,6 +85,8 @@ public enum ExitCode {
       case STALE -> STALE;
       case EXPIRED -> EXPIRED;
       case COMPACTED -> COMPACTED;
+      case PERMISSION_DENIED -> PERMISSION_DENIED;
+      case OVERLOADED -> OVERLOADED;
       // A reply without a code, or with one newer than this build's fencing.proto, is not an answer we
       // can act on: the node failed to give one.
       case INTERNAL, RESULT_CODE_UNSPECIFIED, UNRECOGNIZED -> INTERNAL;

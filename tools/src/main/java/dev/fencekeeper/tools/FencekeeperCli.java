@@ -41,6 +41,7 @@ import picocli.CommandLine.Spec;
       MetricsCommand.class,
       BackupCommand.class,
       RestoreCommand.class,
+      CertsCommand.class,
     })
 public final class FencekeeperCli implements Callable<Integer> {
 
