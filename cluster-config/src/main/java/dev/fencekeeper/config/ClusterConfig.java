@@ -398,9 +398,11 @@ public final class ClusterConfig {
     RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(p, true);
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(electionTimeoutMin));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(electionTimeoutMax));
-    // Bounds the commands the leader holds between accepting and applying them; beyond it Ratis answers
-    // ResourceUnavailableException, which clients surface as OVERLOADED (docs/security.md).
-    RaftServerConfigKeys.Write.setElementLimit(p, security.maxPendingWrites());
+    // The state machine refuses commands beyond overload.pending-writes.max with OVERLOADED, one by one.
+    // Ratis's own bound stays above it as a backstop only: its ResourceUnavailableException fails every
+    // request of a client's ordered stream at once, accepted ones included (docs/security.md).
+    RaftServerConfigKeys.Write.setElementLimit(p,
+        Math.max(RaftServerConfigKeys.Write.ELEMENT_LIMIT_DEFAULT, security.maxPendingWrites() * 2));
     return p;
   }
 

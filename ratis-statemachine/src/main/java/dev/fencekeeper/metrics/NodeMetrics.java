@@ -62,6 +62,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String WRITES_REJECTED = "fencekeeper.writes.rejected"; // + "." + reason
   public static final String REQUESTS_INVALID = "fencekeeper.requests.invalid";
   public static final String REQUESTS_DENIED = "fencekeeper.requests.denied";
+  public static final String REQUESTS_OVERLOADED = "fencekeeper.requests.overloaded";
   public static final String APPLY_SECONDS = "fencekeeper.apply.seconds";
   public static final String REQUEST = "fencekeeper.request"; // + "." + command + ".seconds"
   public static final String LEASES_LIVE = "fencekeeper.leases.live";
@@ -103,6 +104,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Map<Code, Counter> writesRejected = new EnumMap<>(Code.class);
   private final Counter invalidRequests;
   private final Counter deniedRequests;
+  private final Counter overloadedRequests;
   private final Counter leaderChanges;
   private final Timer applyTimer;
   private final Map<String, Timer> requestTimers = new LinkedHashMap<>();
@@ -131,6 +133,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     }
     invalidRequests = registry.counter(REQUESTS_INVALID);
     deniedRequests = registry.counter(REQUESTS_DENIED);
+    overloadedRequests = registry.counter(REQUESTS_OVERLOADED);
     leaderChanges = registry.counter(LEADER_CHANGES);
     applyTimer = registry.timer(APPLY_SECONDS);
     for (String command : COMMANDS) {
@@ -313,6 +316,10 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   /** Counts the refusal, and logs it when it is a write's (only the leader refuses before the log). */
   @Override
   public void refusedEarly(Command command, Response response) {
+    if (response.getCode() == ResultCode.OVERLOADED) {
+      overloadedRequests.inc();
+      return;
+    }
     if (response.getCode() == ResultCode.PERMISSION_DENIED) {
       denied(command == null ? "request" : commandName(command), "", response.getMessage());
       return;

@@ -73,6 +73,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
   private volatile Security security = Security.none();
+  private volatile PendingSlots pendingSlots = new PendingSlots(Security.DEFAULT_MAX_PENDING_WRITES);
 
   /**
    * @param leaderClock the wall clock this node stamps entries with while it leads (tests and the
@@ -97,6 +98,7 @@ public class FencingStateMachine extends BaseStateMachine {
   /** Who counts as an admin (revoke, backup); without TLS everyone does. Set before the server starts. */
   public void setSecurity(Security security) {
     this.security = security;
+    this.pendingSlots = new PendingSlots(security.maxPendingWrites());
   }
 
   /** Observes requests, outcomes and lease events; never changes them. Set before the server starts. */
@@ -218,14 +220,26 @@ public class FencingStateMachine extends BaseStateMachine {
   @Override
   public TransactionContext startTransaction(RaftClientRequest request) {
     Object timing = metrics.requestStarted();
+    PendingSlot slot = null;
     try {
+      LoggedCommand logged = stamped(request);
+      if (logged.getBodyCase() == LoggedCommand.BodyCase.CLIENT_REQUEST) {
+        PendingSlots slots = pendingSlots;
+        slot = slots.tryTake();
+        if (slot == null) {
+          throw new EarlyAnswer(slots.overloaded());
+        }
+      }
       return TransactionContext.newBuilder()
           .setStateMachine(this)
           .setClientRequest(request)
-          .setLogData(UnsafeByteOperations.unsafeWrap(stamped(request).toByteArray()))
-          .setStateMachineContext(timing) // leader-local, never replicated
+          .setLogData(UnsafeByteOperations.unsafeWrap(logged.toByteArray()))
+          .setStateMachineContext(new Started(timing, slot)) // leader-local, never replicated
           .build();
     } catch (EarlyAnswer answer) {
+      if (slot != null) {
+        slot.release();
+      }
       metrics.refusedEarly(answer.command, answer.response);
       // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
       // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
@@ -332,7 +346,12 @@ public class FencingStateMachine extends BaseStateMachine {
     Response response;
     lock.writeLock().lock();
     try {
-      response = applyEntry(entry, trx.getStateMachineContext());
+      Object context = trx.getStateMachineContext();
+      Started started = context instanceof Started s ? s : null;
+      if (started != null) {
+        started.releaseSlot();
+      }
+      response = applyEntry(entry, started == null ? null : started.timing());
       List<LeaseEvent> events = state.drainEvents();
       metrics.leaseEvents(events);
       eventLog.append(entry.getIndex(), events);
@@ -488,6 +507,35 @@ public class FencingStateMachine extends BaseStateMachine {
   @Override
   public void notifyNotLeader(Collection<TransactionContext> pendingEntries) {
     leaderDuties.onNotLeader();
+    // No longer this node's to answer: whatever becomes of them, they no longer wait in its queue.
+    for (TransactionContext trx : pendingEntries) {
+      if (trx.getStateMachineContext() instanceof Started s) {
+        s.releaseSlot();
+      }
+    }
+  }
+
+  /** Ratis gave up on a started transaction before logging it (e.g. it lost leadership meanwhile). */
+  @Override
+  public TransactionContext cancelTransaction(TransactionContext trx) throws IOException {
+    if (trx.getStateMachineContext() instanceof Started s) {
+      s.releaseSlot();
+    }
+    return super.cancelTransaction(trx);
+  }
+
+  /** The number of client commands this node accepted as leader and has not yet applied. */
+  public int pendingCommands() {
+    return pendingSlots.inUse();
+  }
+
+  /** A started transaction's leader-local context: the metrics' timing and its place in the queue. */
+  private record Started(Object timing, PendingSlot slot) {
+    void releaseSlot() {
+      if (slot != null) {
+        slot.release();
+      }
+    }
   }
 
   @Override

@@ -52,6 +52,12 @@ public final class LeaderRejection {
         : policy.handleAttemptFailure(event);
   }
 
+  /** {@code normal}, except that a full leader queue ({@link #isOverload}) is retried by {@code overload}. */
+  public static RetryPolicy backingOffWhenOverloaded(RetryPolicy normal, RetryPolicy overload) {
+    return event -> isOverload(event.getCause()) ? overload.handleAttemptFailure(event)
+        : normal.handleAttemptFailure(event);
+  }
+
   /** True when {@code error}'s cause chain says the leader's queue of pending requests was full. */
   public static boolean isOverload(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
