@@ -58,6 +58,10 @@ import org.apache.ratis.util.TimeDuration;
  * limits.keys-per-write.max         64
  * limits.request-id.max-bytes       128
  * limits.request-ids-per-lease.max  1024
+ * limits.waiters-per-resource.max   1024
+ * limits.keys-per-resource.max      10000
+ * limits.resources.max              1000000          an acquire creating one more: OVERLOADED
+ * limits.watches-per-client.max     1024             waiting watches per client identity, per node
  * snapshot.auto-trigger.entries     10000
  * raft.election.timeout.min / max   400ms / 800ms
  * client.request.timeout            3s
@@ -220,6 +224,11 @@ public final class ClusterConfig {
         positiveDuration(Keys.LEASE_WAITER_LIVENESS));
     int waiters = r.get(Keys.WAITERS_PER_RESOURCE_MAX, d.maxWaitersPerResource(),
         count(Keys.WAITERS_PER_RESOURCE_MAX));
+    int keysPerResource = r.get(Keys.KEYS_PER_RESOURCE_MAX, d.maxKeysPerResource(),
+        count(Keys.KEYS_PER_RESOURCE_MAX));
+    int resourcesMax = r.get(Keys.RESOURCES_MAX, d.maxResources(), count(Keys.RESOURCES_MAX));
+    int watchesPerClient = r.get(Keys.WATCHES_PER_CLIENT_MAX, d.maxWatchesPerClient(),
+        count(Keys.WATCHES_PER_CLIENT_MAX));
 
     long snapshotEntries = r.get(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES,
         text -> parsePositiveLong(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, text));
@@ -254,7 +263,8 @@ public final class ClusterConfig {
     }
     // Cross-key rules (min <= max, node.id among peers, ...) only make sense once every key parsed.
     Limits limits = new Limits(minTtl, maxTtl, grace, resourceBytes, keyBytes, ownerBytes, valueBytes,
-        keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters);
+        keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters, keysPerResource, resourcesMax,
+        watchesPerClient);
     Security security = new Security(tls, admins, nodeCns, pendingWrites);
     return new ClusterConfig(clusterName, peers, nodeId, storageDir, limits, snapshotEntries,
         electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort, security);
@@ -482,6 +492,9 @@ public final class ClusterConfig {
     p.setProperty(Keys.RESOURCES_IDLE_TIMEOUT, Durations.format(limits.idleTimeout()));
     p.setProperty(Keys.LEASE_WAITER_LIVENESS, Durations.format(limits.waiterLiveness()));
     p.setProperty(Keys.WAITERS_PER_RESOURCE_MAX, Integer.toString(limits.maxWaitersPerResource()));
+    p.setProperty(Keys.KEYS_PER_RESOURCE_MAX, Integer.toString(limits.maxKeysPerResource()));
+    p.setProperty(Keys.RESOURCES_MAX, Integer.toString(limits.maxResources()));
+    p.setProperty(Keys.WATCHES_PER_CLIENT_MAX, Integer.toString(limits.maxWatchesPerClient()));
     p.setProperty(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, Long.toString(snapshotAutoTriggerEntries));
     p.setProperty(Keys.ELECTION_TIMEOUT_MIN, Durations.format(electionTimeoutMin));
     p.setProperty(Keys.ELECTION_TIMEOUT_MAX, Durations.format(electionTimeoutMax));

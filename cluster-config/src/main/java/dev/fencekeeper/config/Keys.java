@@ -33,6 +33,9 @@ final class Keys {
   static final String AUTHZ_ADMINS = "authz.admins";
   static final String AUTHZ_NODES = "authz.nodes";
   static final String OVERLOAD_PENDING_WRITES_MAX = "overload.pending-writes.max";
+  static final String KEYS_PER_RESOURCE_MAX = "limits.keys-per-resource.max";
+  static final String RESOURCES_MAX = "limits.resources.max";
+  static final String WATCHES_PER_CLIENT_MAX = "limits.watches-per-client.max";
 
   static final List<String> ALL = List.of(
       CLUSTER_NAME, NODE_ID, PEERS, STORAGE_DIR,
@@ -42,7 +45,8 @@ final class Keys {
       RESOURCES_IDLE_TIMEOUT, LEASE_WAITER_LIVENESS, WAITERS_PER_RESOURCE_MAX,
       SNAPSHOT_AUTO_TRIGGER_ENTRIES, ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX,
       CLIENT_REQUEST_TIMEOUT, CLOCK_OFFSET, METRICS_PORT,
-      TLS_CERT, TLS_KEY, TLS_TRUST, AUTHZ_ADMINS, AUTHZ_NODES, OVERLOAD_PENDING_WRITES_MAX);
+      TLS_CERT, TLS_KEY, TLS_TRUST, AUTHZ_ADMINS, AUTHZ_NODES, OVERLOAD_PENDING_WRITES_MAX,
+      KEYS_PER_RESOURCE_MAX, RESOURCES_MAX, WATCHES_PER_CLIENT_MAX);
 
   private Keys() {}
 }

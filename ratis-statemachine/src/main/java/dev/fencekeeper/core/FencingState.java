@@ -162,6 +162,11 @@ public final class FencingState {
     int queuedAhead = r == null ? 0 : attendedWaiters(r);
     if (held == null && !delayed && queuedAhead == 0) {
       if (r == null) {
+        if (resources.size() >= limits.maxResources()) {
+          return Outcome.of(Code.OVERLOADED).message("the cluster already keeps " + resources.size()
+              + " resources (limits.resources.max); release some or retry once idle ones are forgotten")
+              .nowMs(nowMs).build();
+        }
         r = new ResourceRecord(a.resource());
         resources.put(a.resource(), r);
       }
@@ -369,6 +374,15 @@ public final class FencingState {
             .acceptedToken(existing.acceptedToken())
             .build();
       }
+    }
+    int newKeys = 0;
+    for (Command.KeyWrite kw : w.writes()) {
+      newKeys += kw.delete() ? (r.values().containsKey(kw.key()) ? -1 : 0) : (r.values().containsKey(kw.key()) ? 0 : 1);
+    }
+    if (r.values().size() + newKeys > limits.maxKeysPerResource()) {
+      return rejection(Code.INVALID_ARGUMENT, r, w.token(), "'" + w.resource() + "' would hold "
+          + (r.values().size() + newKeys) + " keys; limits.keys-per-resource.max is " + limits.maxKeysPerResource())
+          .build();
     }
     // Every check passed: change all keys together.
     long firstVersion = 0;

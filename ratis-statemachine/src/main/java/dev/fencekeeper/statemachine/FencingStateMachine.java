@@ -410,7 +410,8 @@ public class FencingStateMachine extends BaseStateMachine {
     try {
       Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
       if (parsed.getCommandCase() == Request.CommandCase.WATCH) {
-        return eventLog.watch(parsed.getWatch()).thenApply(FencingStateMachine::toMessage);
+        return eventLog.watch(parsed.getWatch(), parsed.getCaller(), limits.maxWatchesPerClient())
+            .thenApply(FencingStateMachine::toMessage);
       }
       if (parsed.getCommandCase() == Request.CommandCase.BACKUP && !security.isAdmin(parsed.getCaller())) {
         Response denied = permissionDenied("backup", parsed.getCaller());
