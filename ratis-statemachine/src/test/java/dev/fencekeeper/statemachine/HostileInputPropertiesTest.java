@@ -189,6 +189,11 @@ class HostileInputPropertiesTest {
 
   @Provide
   Arbitrary<byte[]> hostileRequests() {
+    return hostileRequestBytes();
+  }
+
+  /** Every kind of hostile request this class generates, for other fuzz runs (the cluster's) too. */
+  static Arbitrary<byte[]> hostileRequestBytes() {
     Arbitrary<byte[]> structured = structuredRequests().map(Request::toByteArray);
     return Arbitraries.frequencyOf(
         net.jqwik.api.Tuple.of(4, structured),
@@ -198,7 +203,7 @@ class HostileInputPropertiesTest {
         net.jqwik.api.Tuple.of(1, unknownListKind()));
   }
 
-  private Arbitrary<Request> structuredRequests() {
+  private static Arbitrary<Request> structuredRequests() {
     Arbitrary<String> name = Arbitraries.oneOf(Arbitraries.of(NAMES), hostileStrings());
     Arbitrary<Long> number = Arbitraries.oneOf(Arbitraries.longs(),
         Arbitraries.of(0L, -1L, 1L, 100L, 30_000L, Long.MAX_VALUE, Long.MIN_VALUE, 3L, 4L, 5L, 6L));
