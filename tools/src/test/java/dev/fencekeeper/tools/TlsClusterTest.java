@@ -168,6 +168,23 @@ class TlsClusterTest {
     }
   }
 
+  @Test
+  void everyVerbTakesTlsAndAdminVerbsDefaultToTheAdminCertificate() {
+    String peers = cluster.peers().stream().map(PeerAddress::toString).collect(java.util.stream.Collectors.joining(","));
+    String dirArg = certs.toString();
+    CliRun acquire = CliRun.run(dir, "lease", "acquire", "tls-cli", "--ttl", "30s", "--peers", peers, "--tls",
+        "--certs", dirArg);
+    assertThat(acquire.exitCode()).as(acquire.toString()).isEqualTo(ExitCode.SUCCESS.code());
+    CliRun asClient = CliRun.run(dir, "lease", "revoke", "tls-cli", "--peers", peers, "--tls", "--certs", dirArg,
+        "--identity", Certificates.CLIENT);
+    assertThat(asClient.exitCode()).as(asClient.toString()).isEqualTo(ExitCode.PERMISSION_DENIED.code());
+    CliRun asAdmin = CliRun.run(dir, "lease", "revoke", "tls-cli", "--peers", peers, "--tls", "--certs", dirArg);
+    assertThat(asAdmin.exitCode()).as(asAdmin.toString()).isEqualTo(ExitCode.SUCCESS.code());
+    CliRun snapshot = CliRun.run(dir, "snapshot", "create", "--peers", peers, "--tls", "--certs", dirArg,
+        "--identity", Certificates.CLIENT);
+    assertThat(snapshot.exitCode()).as(snapshot.toString()).isEqualTo(ExitCode.PERMISSION_DENIED.code());
+  }
+
   private long denied() {
     long total = 0;
     for (FencekeeperServer s : servers) {
