@@ -2,6 +2,8 @@ package dev.fencekeeper.core;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
 
 /** The commands that go through the Raft log. Each one is applied by {@link FencingState#apply}. */
 public sealed interface Command {
@@ -87,8 +89,24 @@ public sealed interface Command {
   /**
    * Committed by every new leader before it serves: gives each lease that was live at the last known
    * state-machine time a short grace, so an election never costs a renewing holder its lease.
+   *
+   * <p>It also names the leader's {@link FencingState#lineage() lineage}, so a replica that applies the
+   * log onto a different starting state (a member added to a restored cluster without the seed) stops
+   * at the first takeover instead of diverging. Empty in entries written before lineages existed.
    */
-  record Takeover() implements Command {}
+  record Takeover(OptionalLong lineage) implements Command {
+    public Takeover {
+      Objects.requireNonNull(lineage, "lineage");
+    }
+
+    public Takeover() {
+      this(OptionalLong.empty());
+    }
+
+    public static Takeover from(long lineage) {
+      return new Takeover(OptionalLong.of(lineage));
+    }
+  }
 
   /** Advances state-machine time only; the leader commits one when a lease falls due. */
   record Tick() implements Command {}

@@ -37,6 +37,7 @@ public final class FencingState {
   private long nowMs;
   private long lastIssuedToken;
   private long term;
+  private long lineage;
 
   public FencingState(Limits limits) {
     this.limits = limits;
@@ -60,6 +61,15 @@ public final class FencingState {
   /** The Raft term of the last applied entry (0 when applied without terms, as in unit tests). */
   public long term() {
     return term;
+  }
+
+  /**
+   * Which starting state this replica applies its log to: 0 for a cluster that began empty, otherwise
+   * the fingerprint of the restore seed the cluster began from. Every replica of one cluster has the
+   * same lineage for its whole life; see {@link Command.Takeover}.
+   */
+  public long lineage() {
+    return lineage;
   }
 
   /** Read-only view, in name order, for snapshots and listings. */
@@ -87,6 +97,9 @@ public final class FencingState {
    * judged before the grace — even when it reaches the log ahead of the leader's own takeover entry.
    */
   public Outcome apply(Command command, long entryTerm, long entryIndex, long stampMs) {
+    if (command instanceof Command.Takeover t && t.lineage().isPresent() && t.lineage().getAsLong() != lineage) {
+      throw new ReplicaDivergedException(entryIndex, t.lineage().getAsLong(), lineage);
+    }
     long previousNow = nowMs;
     long now = Math.max(nowMs, stampMs);
     boolean newTerm = entryTerm > term;
@@ -621,7 +634,12 @@ public final class FencingState {
   }
 
   public static FencingState restored(Limits limits, long term, long nowMs, long lastIssuedToken) {
+    return restored(limits, term, nowMs, lastIssuedToken, 0);
+  }
+
+  public static FencingState restored(Limits limits, long term, long nowMs, long lastIssuedToken, long lineage) {
     FencingState s = new FencingState(limits);
+    s.lineage = lineage;
     s.term = term;
     s.nowMs = nowMs;
     s.lastIssuedToken = lastIssuedToken;
@@ -673,11 +691,16 @@ public final class FencingState {
    * Makes this state (loaded from a backup) the start of a new cluster: the next token starts a new
    * epoch, so it exceeds every token the backed-up cluster issued — including the ones it issued after
    * the backup was taken, which the backup cannot know (unless it issued 2^40, a trillion, more) — and
-   * the Raft term starts over with the new cluster's log.
+   * the Raft term starts over with the new cluster's log. {@code seedLineage} (non-zero, the same on
+   * every node seeded from this backup) becomes the new cluster's {@link #lineage()}.
    */
-  public void beginNewEpoch() {
+  public void beginNewEpoch(long seedLineage) {
+    if (seedLineage == 0) {
+      throw new IllegalArgumentException("a restored cluster's lineage must not be 0, the lineage of an empty start");
+    }
     lastIssuedToken = nextEpochFloor(lastIssuedToken);
     term = 0;
+    lineage = seedLineage;
   }
 
   /** Where the token sequence of a cluster restored from a state with {@code lastIssuedToken} starts. */

@@ -8,12 +8,14 @@ import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
+import dev.fencekeeper.statemachine.proto.Takeover;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
@@ -68,6 +70,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private FencingState state;
   private volatile long nextExpiryMs = Long.MAX_VALUE;
   private final EventLog eventLog = new EventLog(EventLog.DEFAULT_CAPACITY);
+  private final CompletableFuture<ReplicaDivergedException> diverged = new CompletableFuture<>();
   private BackupStore backups;
   private volatile ClientId internalClientId;
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
@@ -256,7 +259,8 @@ public class FencingStateMachine extends BaseStateMachine {
     if (internalClientId != null && internalClientId.equals(request.getClientId())) {
       InternalRequest internal = parseInternal(content);
       switch (internal.getBodyCase()) {
-        case TAKEOVER -> logged.setTakeover(internal.getTakeover());
+        // Stamped with this leader's lineage here, as the time is: the proposer need not know it.
+        case TAKEOVER -> logged.setTakeover(Takeover.newBuilder().setLineage(read(FencingState::lineage)));
         case TICK -> logged.setTick(internal.getTick());
         default -> throw new EarlyAnswer(WireCodec.invalid("empty internal request"));
       }
@@ -369,7 +373,9 @@ public class FencingStateMachine extends BaseStateMachine {
           LoggedCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
       Command command;
       switch (logged.getBodyCase()) {
-        case TAKEOVER -> command = new Command.Takeover();
+        case TAKEOVER -> command = logged.getTakeover().hasLineage()
+            ? Command.Takeover.from(logged.getTakeover().getLineage())
+            : new Command.Takeover();
         case TICK -> command = new Command.Tick();
         case CLIENT_REQUEST -> {
           command = WireCodec.toCommand(Request.parseFrom(logged.getClientRequest()));
@@ -386,10 +392,23 @@ public class FencingStateMachine extends BaseStateMachine {
     } catch (InvalidProtocolBufferException e) {
       // Every replica decodes the same bytes the same way, so this answer is deterministic too.
       return WireCodec.invalid("malformed log entry " + entry.getIndex() + ": " + e.getMessage());
+    } catch (ReplicaDivergedException e) {
+      // Thrown on: Ratis stops a server whose apply throws, and stopping is the point.
+      LOG.error("Stopping this replica: {}", e.getMessage());
+      diverged.complete(e);
+      throw e;
     } catch (RuntimeException e) {
       LOG.error("Bug: applying entry {} threw; answering INTERNAL", entry.getIndex(), e);
       return WireCodec.internal("entry " + entry.getIndex() + " failed: " + e);
     }
+  }
+
+  /**
+   * Completes when this replica found that its state is not the one its log was written against and
+   * stopped applying (Ratis then closes the server): the node process should exit.
+   */
+  public CompletableFuture<ReplicaDivergedException> diverged() {
+    return diverged;
   }
 
   private void publishNextExpiry() {

@@ -5,9 +5,14 @@ import dev.fencekeeper.core.FencingState;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.stream.Stream;
 
 /**
@@ -56,8 +61,26 @@ public final class RestoreSeed {
       return null;
     }
     FencingState state = read(seed, limits);
-    state.beginNewEpoch();
+    state.beginNewEpoch(lineageOf(seed));
     return state;
+  }
+
+  /**
+   * The lineage of a cluster seeded from {@code seed}: a fingerprint of the file's bytes, so every node
+   * seeded from the same backup agrees, and a node seeded from another backup (or none) does not.
+   */
+  static long lineageOf(Path seed) throws IOException {
+    MessageDigest sha;
+    try {
+      sha = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java platform has SHA-256", e);
+    }
+    try (InputStream in = new DigestInputStream(new BufferedInputStream(Files.newInputStream(seed), 1 << 16), sha)) {
+      in.transferTo(OutputStream.nullOutputStream());
+    }
+    long fingerprint = ByteBuffer.wrap(sha.digest()).getLong();
+    return fingerprint == 0 ? 1 : fingerprint; // 0 is the lineage of a cluster that began empty
   }
 
   private static boolean isRaftGroupDir(Path dir) {

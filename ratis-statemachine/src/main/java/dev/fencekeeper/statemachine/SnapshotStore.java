@@ -100,6 +100,7 @@ final class SnapshotStore {
         .setNowMs(state.nowMs())
         .setTerm(state.term())
         .setLastIssuedToken(state.lastIssuedToken())
+        .setLineage(state.lineage())
         .setResourceCount(resources.size())
         .build()
         .writeDelimitedTo(out);
@@ -118,7 +119,8 @@ final class SnapshotStore {
       throw new IOException("snapshot format " + header.getFormatVersion() + " is newer than this build ("
           + FORMAT_VERSION + ")");
     }
-    FencingState state = FencingState.restored(limits, header.getTerm(), header.getNowMs(), header.getLastIssuedToken());
+    FencingState state = FencingState.restored(
+        limits, header.getTerm(), header.getNowMs(), header.getLastIssuedToken(), header.getLineage());
     for (long i = 0; i < header.getResourceCount(); i++) {
       ResourceSnapshot r = ResourceSnapshot.parseDelimitedFrom(in);
       if (r == null) {

@@ -21,6 +21,7 @@ import static dev.fencekeeper.core.Harness.T0;
 import static dev.fencekeeper.core.Harness.bytes;
 import static dev.fencekeeper.core.Harness.text;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.core.Command.KeyWrite;
@@ -1061,6 +1062,59 @@ class FencingStateTest {
 
     private Command.Write write(String resource, long token) {
       return new Command.Write(resource, token, List.of(KeyWrite.put("k", bytes("v"))), "");
+    }
+  }
+
+  @Nested
+  class Lineage {
+    private static final long SEED = 0x5eed_0001L;
+
+    // A replica that meets a takeover naming another lineage stops before applying it: nothing changes,
+    // and the exception says what to do.
+    @Test
+    void takeoverOfAnotherLineageStopsTheReplicaUnchanged() {
+      Harness h = new Harness();
+      h.acquire(T0, "r", "A", 10_000);
+      String before = h.dump();
+
+      assertThatThrownBy(() -> h.apply(T0 + 100, Command.Takeover.from(SEED)))
+          .isInstanceOf(ReplicaDivergedException.class)
+          .hasMessageContaining("restore");
+
+      assertThat(h.dump()).isEqualTo(before);
+      assertThat(h.state.nowMs()).isEqualTo(T0);
+    }
+
+    // Replicas of one lineage apply takeovers as usual; so do entries written before lineages existed.
+    @Test
+    void takeoverOfTheSameLineageOrNoneApplies() {
+      FencingState restored = FencingState.restored(Harness.LIMITS, T0, 41);
+      restored.beginNewEpoch(SEED);
+
+      assertThat(restored.lineage()).isEqualTo(SEED);
+      assertThat(restored.apply(Command.Takeover.from(SEED), 1, T0 + 10).code()).isEqualTo(OK);
+      assertThat(restored.apply(new Command.Takeover(), 2, T0 + 20).code()).isEqualTo(OK);
+      assertThat(new Harness().apply(T0, Command.Takeover.from(0)).code()).isEqualTo(OK);
+    }
+
+    // A seeded replica must not follow a log that started empty either.
+    @Test
+    void seededReplicaRefusesALogThatStartedEmpty() {
+      FencingState restored = FencingState.restored(Harness.LIMITS, T0, 41);
+      restored.beginNewEpoch(SEED);
+
+      assertThatThrownBy(() -> restored.apply(Command.Takeover.from(0), 1, T0 + 10))
+          .isInstanceOf(ReplicaDivergedException.class)
+          .hasMessageContaining("did not start from one");
+    }
+
+    // 0 is reserved for "began empty", so a restored lineage can never pass for it.
+    @Test
+    void restoredLineageIsNeverZero() {
+      FencingState restored = FencingState.restored(Harness.LIMITS, T0, 41);
+
+      assertThatThrownBy(() -> restored.beginNewEpoch(0)).isInstanceOf(IllegalArgumentException.class);
+      assertThat(restored.lastIssuedToken()).isEqualTo(41);
     }
   }
 }

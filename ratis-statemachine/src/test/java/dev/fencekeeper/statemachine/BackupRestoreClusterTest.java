@@ -2,17 +2,32 @@ package dev.fencekeeper.statemachine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,5 +100,82 @@ class BackupRestoreClusterTest {
     assertThatThrownBy(() -> RestoreSeed.seed(damaged, newData.resolve("n1"), Limits.defaults()))
         .isInstanceOf(java.io.IOException.class);
     assertThat(newData.resolve("n1").resolve("fencekeeper-restore.seed")).doesNotExist();
+  }
+
+  // Guarantee: a member added to a restored cluster without the seed stops at the first takeover entry
+  // of the log instead of replaying it onto an empty state (where it would diverge and could, as leader,
+  // issue tokens below ones already issued); seeded from the same backup, a member joins and agrees.
+  @Test
+  void unseededJoinerStopsAndSeededJoinerAgrees() throws Exception {
+    Path backup = scratch.resolve("cluster.backup");
+    try (TestCluster old = TestCluster.start(oldData)) {
+      old.awaitLeader();
+      FencingClient client = old.newClient("old");
+      client.tryAcquire("report", Duration.ofMinutes(5), "old");
+      client.backup(backup);
+    }
+
+    try (TestCluster restored = TestCluster.startRestored(newData, backup);
+         FencingAdmin admin = FencingAdmin.connect(restored.config())) {
+      restored.awaitLeader();
+      FencingClient client = restored.newClient("new");
+      long issued = client.tryAcquire("fresh", Duration.ofMinutes(5), "new").token();
+
+      PeerAddress unseededPeer = new PeerAddress("n4", "127.0.0.1", freePort());
+      try (FencekeeperServer unseeded = FencekeeperServer.join(joinerConfig(restored, unseededPeer))) {
+        // The add may fail (the joiner never catches up) or commit a member that is down; either way it ends.
+        CompletableFuture<Void> add = CompletableFuture.runAsync(() -> admin.addMember(unseededPeer));
+        ReplicaDivergedException stopped = unseeded.stateMachine().diverged().get(60, TimeUnit.SECONDS);
+        assertThat(stopped).hasMessageContaining("restore");
+        assertThat(unseeded.stateMachine().read(FencingState::resources)).as("commands applied").isEmpty();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !unseeded.raftServer()
+            .getDivision(restored.config().groupId()).getInfo().isAlive());
+        try {
+          add.get(120, TimeUnit.SECONDS);
+        } catch (ExecutionException refused) {
+          // Refused because the joiner did not catch up: fine, nothing to undo.
+        }
+      }
+      if (admin.membership().member("n4").isPresent()) {
+        admin.removeMember("n4");
+      }
+
+      // The cluster kept its token sequence.
+      Result next = client.tryAcquire("after-the-failed-join", Duration.ofMinutes(5), "new");
+      assertThat(next.code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(next.token()).isGreaterThan(issued);
+
+      PeerAddress seededPeer = new PeerAddress("n5", "127.0.0.1", freePort());
+      ClusterConfig seededConfig = joinerConfig(restored, seededPeer);
+      RestoreSeed.seed(backup, seededConfig.storageDir(), Limits.defaults());
+      try (FencekeeperServer seeded = FencekeeperServer.join(seededConfig)) {
+        admin.addMember(seededPeer);
+        long newest = client.tryAcquire("after-the-seeded-join", Duration.ofMinutes(5), "new").token();
+        await().atMost(Duration.ofSeconds(60)).until(
+            () -> seeded.stateMachine().read(FencingState::lastIssuedToken) == newest);
+        FencingStateMachine leader = restored.node(restored.awaitLeader()).stateMachine();
+        assertThat(seeded.stateMachine().read(RestartFromDiskClusterTest::render))
+            .isEqualTo(leader.read(RestartFromDiskClusterTest::render));
+        assertThat(seeded.stateMachine().diverged()).isNotDone();
+        admin.removeMember("n5");
+      }
+    }
+  }
+
+  /** A new member of {@code cluster} at {@code joiner}, with its storage under the scratch dir. */
+  private ClusterConfig joinerConfig(TestCluster cluster, PeerAddress joiner) {
+    List<PeerAddress> peers = new ArrayList<>(cluster.config().peers());
+    peers.add(joiner);
+    Properties p = cluster.config().toProperties();
+    p.setProperty("peers", peers.stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
+    p.setProperty("node.id", joiner.id());
+    p.setProperty("storage.dir", scratch.resolve(joiner.id()).toString());
+    return ClusterConfig.fromProperties(p);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
   }
 }

@@ -4,12 +4,14 @@ import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.util.ContextInitializer;
 import ch.qos.logback.core.joran.spi.JoranException;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -26,7 +28,9 @@ import picocli.CommandLine.Option;
           + " -Dfencekeeper.log.dir=off turns it off).",
       "With --join the node starts without the cluster's group and waits to be added as a new member"
           + " (`fencekeeper members add ID=HOST:PORT`); its peers list names the cluster as it will be.",
-      "Exit 2 if the config file is missing or invalid (the message names the key and value)."
+      "Exit 2 if the config file is missing or invalid (the message names the key and value). Exit 12 if"
+          + " the node finds its state is not the one the cluster's log was written against (a member added"
+          + " to a restored cluster without `restore --storage-dir`): it stops rather than diverge."
     })
 final class ServerCommand implements Callable<Integer> {
   /** The root log level in logback.xml; a node logs at INFO, the client verbs at WARN. */
@@ -73,17 +77,29 @@ final class ServerCommand implements Callable<Integer> {
       context.err().println("fencekeeper: node " + id + " could not start: " + e.getMessage());
       return ExitCode.USAGE.code();
     }
-    CountDownLatch parentGone = new CountDownLatch(1);
+    CountDownLatch mustStop = new CountDownLatch(1);
     Termination termination = Termination.onSignal(() -> {
       context.err().println("fencekeeper: stopping node " + id);
       closeQuietly(server);
     });
     if (parentPid != null) {
       Optional<ProcessHandle> parent = ProcessHandle.of(parentPid);
-      parent.ifPresentOrElse(p -> p.onExit().thenRun(parentGone::countDown), parentGone::countDown);
+      parent.ifPresentOrElse(p -> p.onExit().thenRun(mustStop::countDown), mustStop::countDown);
     }
-    parentGone.await(); // without --parent-pid this waits until a signal ends the process
+    server.stateMachine().diverged().thenRun(mustStop::countDown);
+    mustStop.await(); // until the parent (if any) is gone or the replica stopped; a signal exits on its own
     termination.close();
+    ReplicaDivergedException diverged = server.stateMachine().diverged().getNow(null);
+    if (diverged != null) {
+      // A process that kept running here would look like a member while serving nothing: exit, loudly.
+      context.err().println("fencekeeper: node " + id + " stopped: " + diverged.getMessage());
+      // Ratis is already closing the group after the failed apply; do not let a slow close keep us here.
+      Thread closer = new Thread(() -> closeQuietly(server), "fencekeeper-close-diverged");
+      closer.setDaemon(true);
+      closer.start();
+      closer.join(TimeUnit.SECONDS.toMillis(10));
+      return ExitCode.INTERNAL.code();
+    }
     context.err().println("fencekeeper: parent process " + parentPid + " is gone; stopping node " + id);
     closeQuietly(server);
     return ExitCode.SUCCESS.code();

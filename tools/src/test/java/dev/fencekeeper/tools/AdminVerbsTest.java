@@ -195,6 +195,42 @@ class AdminVerbsTest {
     assertThat(server[0].err()).contains("parent process " + parent.pid() + " is gone; stopping node n5");
   }
 
+  // Guarantee: a node seeded from a backup that joins a cluster which did not start from that backup stops
+  // at the first log entry it cannot follow, and `server` exits 12 saying why, instead of diverging. (A
+  // cluster of its own: once a cluster has a snapshot, a joiner installs it and the seed no longer matters.)
+  @Test
+  void serverExitsWhenItsStateIsNotTheClustersLineage() throws Exception {
+    Path dir = dataDir.resolve("lineage");
+    try (InProcessCluster fresh = InProcessCluster.start(dir.resolve("cluster"))) {
+      Path backup = dir.resolve("other.backup");
+      assertThat(fresh.cli("backup", backup.toString()).exitCode()).isZero();
+      PeerAddress n6 = new PeerAddress("n6", "127.0.0.1", InProcessCluster.freePort());
+      Path config = dir.resolve("n6.properties");
+      fresh.joiningConfig(n6).withStorageDir(dir.resolve("n6")).store(config);
+      CliRun seeded = CliRun.run(dir, "restore", backup.toString(), "--storage-dir", dir.resolve("n6").toString());
+      assertThat(seeded.exitCode()).as(seeded.toString()).isZero();
+      String logDir = System.getProperty(ServerCommand.LOG_DIR_PROPERTY);
+      String logLevel = System.getProperty(ServerCommand.LOG_LEVEL_PROPERTY);
+      CliRun[] server = new CliRun[1];
+      Thread serverThread = new Thread(() -> server[0] = CliRun.run(dir, "server", "--config", config.toString(),
+          "--join"));
+      try {
+        serverThread.start();
+        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() ->
+            fresh.cli("members", "add", "n6=" + n6.address()).exitCode() != ExitCode.UNAVAILABLE.code());
+        serverThread.join(90_000);
+      } finally {
+        restore(ServerCommand.LOG_DIR_PROPERTY, logDir);
+        restore(ServerCommand.LOG_LEVEL_PROPERTY, logLevel);
+      }
+      assertThat(serverThread.isAlive()).as("the diverged node's process is still running:%n%s",
+          java.util.Arrays.stream(serverThread.getStackTrace()).map(Object::toString)
+              .collect(java.util.stream.Collectors.joining("\n"))).isFalse();
+      assertThat(server[0].exitCode()).as(server[0].toString()).isEqualTo(ExitCode.INTERNAL.code());
+      assertThat(server[0].err()).contains("node n6 stopped").contains("did not start from one");
+    }
+  }
+
   private static void restore(String property, String value) {
     if (value == null) {
       System.clearProperty(property);
