@@ -104,8 +104,20 @@ final class CallerGate implements ServerInterceptor {
     return new ServerCall.Listener<>() {};
   }
 
-  /** {@code request} with the caller field appended to its content; the last occurrence wins on decode. */
+  /**
+   * {@code request} with the caller field appended to its content; the last occurrence wins on decode.
+   *
+   * <p>Only writes (commands, to {@code startTransaction}) and linearizable reads (to {@code query}) carry
+   * a fencekeeper request whose caller matters, and only non-empty ones: the empty reads are Ratis's own.
+   * Everything else passes as it came. Stale reads are answered as anonymous instead ({@code
+   * FencingStateMachine.queryStale}). Stamping every request type once made a node that had lost
+   * leadership stop answering stale reads; the cause was narrowed to request types other than these two,
+   * not further.
+   */
   static RaftClientRequestProto stamp(RaftClientRequestProto request, String caller) {
+    if (!(request.hasWrite() || request.hasRead()) || request.getMessage().getContent().isEmpty()) {
+      return request;
+    }
     ByteString content = request.getMessage().getContent();
     ByteString stamped = content.concat(ByteString.copyFrom(callerField(caller)));
     return request.toBuilder().setMessage(request.getMessage().toBuilder().setContent(stamped)).build();

@@ -454,10 +454,23 @@ public class FencingStateMachine extends BaseStateMachine {
     return Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray()));
   }
 
-  /** Stale reads need no waiting: the caller asked for whatever this replica has applied. */
+  /**
+   * Stale reads need no waiting: the caller asked for whatever this replica has applied. Nodes do not
+   * stamp a verified caller into stale reads, so whatever caller one names is dropped: it is answered as
+   * anonymous (no admin rights, no watches of its own identity).
+   */
   @Override
   public CompletableFuture<Message> queryStale(Message request, long minIndex) {
-    return query(request);
+    try {
+      Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
+      if (parsed.getCaller().isEmpty()) {
+        return query(request);
+      }
+      return query(Message.valueOf(UnsafeByteOperations.unsafeWrap(parsed.toBuilder().clearCaller().build()
+          .toByteArray())));
+    } catch (InvalidProtocolBufferException e) {
+      return query(request); // answered as malformed there
+    }
   }
 
   private Response answer(Request request) {

@@ -6,6 +6,9 @@ import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.Request;
 import org.apache.ratis.proto.RaftProtos.ClientMessageEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
+import org.apache.ratis.proto.RaftProtos.ReadRequestTypeProto;
+import org.apache.ratis.proto.RaftProtos.StaleReadRequestTypeProto;
+import org.apache.ratis.proto.RaftProtos.WriteRequestTypeProto;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.Test;
 
@@ -29,12 +32,25 @@ class CallerGateTest {
     assertThat(seen.toBuilder().clearCaller().build()).isEqualTo(sent);
   }
 
+  @Test
+  void staleReadsAndRatisOwnEmptyMessagesPassAsTheyCame() {
+    RaftClientRequestProto stale = RaftClientRequestProto.newBuilder()
+        .setStaleRead(StaleReadRequestTypeProto.getDefaultInstance())
+        .setMessage(ClientMessageEntryProto.newBuilder().setContent(ByteString.copyFromUtf8("x")))
+        .build();
+    assertThat(CallerGate.stamp(stale, "someone")).isSameAs(stale);
+    RaftClientRequestProto emptyRead = RaftClientRequestProto.newBuilder()
+        .setRead(ReadRequestTypeProto.getDefaultInstance()).build();
+    assertThat(CallerGate.stamp(emptyRead, "someone")).isSameAs(emptyRead);
+  }
+
   private static String callerAfterStamp(Request request, String caller) throws Exception {
     return Request.parseFrom(stamp(request, caller).toByteArray()).getCaller();
   }
 
   private static ByteString stamp(Request request, String caller) {
     RaftClientRequestProto proto = RaftClientRequestProto.newBuilder()
+        .setWrite(WriteRequestTypeProto.getDefaultInstance())
         .setMessage(ClientMessageEntryProto.newBuilder().setContent(ByteString.copyFrom(request.toByteArray())))
         .build();
     return CallerGate.stamp(proto, caller).getMessage().getContent();
