@@ -38,6 +38,8 @@ public final class FencingState {
   private long lastIssuedToken;
   private long term;
   private long lineage;
+  // TEST ONLY: a deliberately broken build for the drills, whose checker must then fail. Never set in production.
+  private boolean fencingCheckSkipped;
 
   public FencingState(Limits limits) {
     this.limits = limits;
@@ -46,6 +48,14 @@ public final class FencingState {
 
   public Limits limits() {
     return limits;
+  }
+
+  /**
+   * TEST ONLY, UNSAFE: accepts writes with any issued token, live or not, stale or not. Exists so that a
+   * drill can prove its history checker catches a build that lost the fencing check.
+   */
+  public void skipFencingCheckUnsafely() {
+    fencingCheckSkipped = true;
   }
 
   /** State-machine time: the highest leader stamp applied so far. */
@@ -364,13 +374,13 @@ public final class FencingState {
             .build();
       }
     }
-    if (w.token() < r.lastToken()) {
+    if (w.token() < r.lastToken() && !fencingCheckSkipped) {
       return rejection(Code.STALE_TOKEN, r, w.token(),
               "token " + w.token() + " is stale: '" + w.resource() + "' has token " + r.lastToken())
           .build();
     }
     LeaseRecord live = r.liveLease(nowMs);
-    if (live == null) {
+    if (live == null && !fencingCheckSkipped) {
       return rejection(Code.LEASE_EXPIRED, r, w.token(),
               "lease " + w.token() + " on '" + w.resource() + "' has ended")
           .build();
@@ -380,7 +390,7 @@ public final class FencingState {
     }
     for (Command.KeyWrite kw : w.writes()) {
       ValueRecord existing = r.values().get(kw.key());
-      if (existing != null && existing.acceptedToken() > w.token()) {
+      if (existing != null && existing.acceptedToken() > w.token() && !fencingCheckSkipped) {
         return rejection(Code.STALE_TOKEN, r, w.token(),
                 "key '" + kw.key() + "' accepted token " + existing.acceptedToken())
             .key(kw.key())
@@ -422,8 +432,8 @@ public final class FencingState {
         .key(firstKey)
         .version(firstVersion)
         .writtenAtMs(nowMs)
-        .holderOwner(live.owner())
-        .expiresAtMs(live.expiresAtMs())
+        .holderOwner(live == null ? "" : live.owner())
+        .expiresAtMs(live == null ? 0 : live.expiresAtMs())
         .nowMs(nowMs)
         .build();
   }
@@ -524,7 +534,7 @@ public final class FencingState {
       return Outcome.invalid(invalid);
     }
     ResourceRecord r = resources.get(w.resource());
-    if (r != null && w.token() < r.lastToken()) {
+    if (r != null && w.token() < r.lastToken() && !fencingCheckSkipped) {
       return rejection(Code.STALE_TOKEN, r, w.token(),
               "token " + w.token() + " is stale: '" + w.resource() + "' has token " + r.lastToken())
           .build();

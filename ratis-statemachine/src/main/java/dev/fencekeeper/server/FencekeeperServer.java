@@ -33,6 +33,11 @@ import org.slf4j.LoggerFactory;
 public final class FencekeeperServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencekeeperServer.class);
   private static final long TICK_CHECK_INTERVAL_MS = 10;
+  /**
+   * TEST ONLY, UNSAFE: {@code -Dfencekeeper.testing.unsafe.skip-fencing-check=true} makes this node accept
+   * stale writes — the deliberately broken build a drill must catch (docs/drills.md). Never in production.
+   */
+  public static final String UNSAFE_SKIP_FENCING_CHECK_PROPERTY = "fencekeeper.testing.unsafe.skip-fencing-check";
 
   private final ClusterConfig config;
   private final FencingStateMachine stateMachine;
@@ -49,6 +54,12 @@ public final class FencekeeperServer implements AutoCloseable {
     long offset = config.clockOffsetMs();
     this.clock = () -> System.currentTimeMillis() + offset;
     this.stateMachine = new FencingStateMachine(config.limits(), clock);
+    if (Boolean.getBoolean(UNSAFE_SKIP_FENCING_CHECK_PROPERTY)) {
+      LOG.warn("UNSAFE TEST BUILD: {}=true, this node ACCEPTS STALE WRITES (fencing check skipped)."
+          + " Only for proving that the drills' checker fails; never run a real cluster like this.",
+          UNSAFE_SKIP_FENCING_CHECK_PROPERTY);
+      stateMachine.skipFencingCheckUnsafely();
+    }
     RaftPeerId self = RaftPeerId.valueOf(config.self().id());
     // Before any Ratis object of this node exists: it hooks Ratis's metric registries as they are created.
     this.metrics = NodeMetrics.create(self.toString());

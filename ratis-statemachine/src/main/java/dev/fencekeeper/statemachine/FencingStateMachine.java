@@ -77,6 +77,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
   private volatile Security security = Security.none();
   private volatile PendingSlots pendingSlots = new PendingSlots(Security.DEFAULT_MAX_PENDING_WRITES);
+  private volatile boolean fencingCheckSkipped;
 
   /**
    * @param leaderClock the wall clock this node stamps entries with while it leads (tests and the
@@ -102,6 +103,23 @@ public class FencingStateMachine extends BaseStateMachine {
   public void setSecurity(Security security) {
     this.security = security;
     this.pendingSlots = new PendingSlots(security.maxPendingWrites());
+  }
+
+  /**
+   * TEST ONLY, UNSAFE: every state this node holds, now and after loading a snapshot or seed, accepts
+   * writes without the fencing check (see {@link FencingState#skipFencingCheckUnsafely}). Set before the
+   * server starts.
+   */
+  public void skipFencingCheckUnsafely() {
+    fencingCheckSkipped = true;
+    state.skipFencingCheckUnsafely();
+  }
+
+  private FencingState adopted(FencingState s) {
+    if (fencingCheckSkipped) {
+      s.skipFencingCheckUnsafely();
+    }
+    return s;
   }
 
   /** Observes requests, outcomes and lease events; never changes them. Set before the server starts. */
@@ -165,7 +183,7 @@ public class FencingStateMachine extends BaseStateMachine {
     }
     lock.writeLock().lock();
     try {
-      state = loaded.state();
+      state = adopted(loaded.state());
       eventLog.reset(loaded.termIndex().getIndex());
       publishNextExpiry();
       updateLastAppliedTermIndex(loaded.termIndex().getTerm(), loaded.termIndex().getIndex());
@@ -188,7 +206,7 @@ public class FencingStateMachine extends BaseStateMachine {
     }
     lock.writeLock().lock();
     try {
-      state = seeded;
+      state = adopted(seeded);
       publishNextExpiry();
     } finally {
       lock.writeLock().unlock();

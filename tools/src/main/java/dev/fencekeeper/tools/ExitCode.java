@@ -31,8 +31,9 @@ public enum ExitCode {
   WAITING(15, "WAITING: queued behind the holder; not granted (yet)"),
   LOCK_DELAYED(16, "LOCK_DELAYED: free, but the lock-delay after an involuntary end runs"),
   COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
-  PERMISSION_DENIED(18, "PERMISSION_DENIED: admin-only operation, or another identity's lease"),
-  OVERLOADED(19, "OVERLOADED: the leader's queue is full; nothing applied, retry later");
+  DRILL_FAILED(18, "drill: the history checker found a violation, or could not decide"),
+  PERMISSION_DENIED(19, "PERMISSION_DENIED: admin-only operation, or another identity's lease"),
+  OVERLOADED(20, "OVERLOADED: the leader's queue is full; nothing applied, retry later");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 

@@ -42,6 +42,7 @@ import picocli.CommandLine.Spec;
       BackupCommand.class,
       RestoreCommand.class,
       CertsCommand.class,
+      dev.fencekeeper.tools.drill.DrillCommand.class,
     })
 public final class FencekeeperCli implements Callable<Integer> {
 

@@ -1,0 +1,136 @@
+package dev.fencekeeper.tools.drill;
+
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.Durations;
+import dev.fencekeeper.tools.CliContext;
+import dev.fencekeeper.tools.ExitCode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code drill <name>}: a fault scenario against real node processes, checked by the history checker. */
+@Command(
+    name = "drill",
+    mixinStandardHelpOptions = true,
+    header = "Run a failover drill against real node processes and check the history it records.",
+    description = {
+      "Starts its own three-node cluster (one JVM per node, files under a temp dir), runs client workers"
+          + " acquiring, renewing, writing, reading and releasing on a few contended resources, injects the"
+          + " drill's fault, heals it, reads the final state, and checks every recorded operation: no stale"
+          + " write accepted, no acknowledged write lost, tokens unique and increasing, one live lease per"
+          + " resource, linearizable reads. Prints a timeline, figures and a verdict; on a violation, the"
+          + " operations that show it and the command that replays the drill. See docs/drills.md.",
+      "Drills: stale-writer, leader-kill, leader-pause, restart-all, clock-skew, membership, partition.",
+      "Exit 0 on a pass, 18 on a violation (or an undecided check), 11 if the drill could not run"
+          + " (no leader), 2 on bad usage or when the machine cannot run it (partition needs root)."
+    })
+public final class DrillCommand implements Callable<Integer> {
+  static final int DEFAULT_WORKERS = 4;
+
+  static final Map<String, Supplier<Drill>> DRILLS = new LinkedHashMap<>();
+
+  static {
+    DRILLS.put("stale-writer", StaleWriterDrill::new);
+    DRILLS.put("leader-kill", ProcessFaultDrills.LeaderKill::new);
+    DRILLS.put("leader-pause", ProcessFaultDrills.LeaderPause::new);
+    DRILLS.put("restart-all", ProcessFaultDrills.RestartAll::new);
+    DRILLS.put("clock-skew", ProcessFaultDrills.ClockSkew::new);
+    DRILLS.put("membership", ProcessFaultDrills.Membership::new);
+    DRILLS.put("partition", PartitionDrill::new);
+  }
+
+  private final CliContext context;
+
+  @Parameters(index = "0", paramLabel = "NAME", description = "Which drill (see above).")
+  private String name;
+
+  @Option(names = "--duration", paramLabel = "D", defaultValue = "30s",
+      description = "How long faults are injected under load (default ${DEFAULT-VALUE}); e.g. 20s, 10m.")
+  private String durationText;
+
+  @Option(names = "--seed", paramLabel = "N",
+      description = "Seed for the workload's and the fault schedule's choices (default: random, printed).")
+  private Long seed;
+
+  @Option(names = "--workers", paramLabel = "N", defaultValue = "" + DEFAULT_WORKERS,
+      description = "Client workers in the workload (default ${DEFAULT-VALUE}).")
+  private int workers;
+
+  @Option(names = "--json", description = "Print one JSON object instead of the report.")
+  private boolean json;
+
+  @Option(names = "--peers", paramLabel = "ID@HOST:PORT,...",
+      description = "Use a running cluster instead of starting one (only drills whose fault is on the client"
+          + " side: stale-writer).")
+  private String peers;
+
+  @Option(names = "--keep-files", description = "Keep the temp dir (node logs, data) even after a pass.")
+  private boolean keepFiles;
+
+  DrillCommand(CliContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Supplier<Drill> factory = DRILLS.get(name);
+    if (factory == null) {
+      throw new ConfigException("no drill '" + name + "'; choose one of " + String.join(", ", DRILLS.keySet()));
+    }
+    Duration duration = Durations.parse("--duration", durationText);
+    if (workers < 1 || workers > 64) {
+      throw new ConfigException("--workers: '" + workers + "' must be 1..64");
+    }
+    Drill drill = factory.get();
+    if (peers != null && !drill.worksWithExternalCluster()) {
+      throw new ConfigException("drill " + name + " kills, pauses or rewires nodes, so it needs its own cluster;"
+          + " drop --peers (only " + DRILLS.keySet().stream().filter(n -> DRILLS.get(n).get().worksWithExternalCluster())
+          .collect(Collectors.joining(", ")) + " can use a running one)");
+    }
+    long chosenSeed = seed != null ? seed : new SecureRandom().nextInt(1_000_000);
+    DrillLog log = new DrillLog(context.err(), System.nanoTime(), false);
+    log.info("drill " + name + ": " + drill.summary() + " (seed " + chosenSeed + ")");
+    Path root = Files.createTempDirectory("fencekeeper-drill-" + name + "-");
+    DrillResult result;
+    try {
+      result = new DrillRunner(drill, new DrillRunner.Settings(duration, chosenSeed, workers, peers), log).run(root);
+    } catch (DrillException e) {
+      context.err().println("fencekeeper drill " + name + ": could not run: " + e.getMessage()
+          + " (files kept in " + root + ")");
+      return e.exitCode().code();
+    } catch (RuntimeException e) {
+      context.err().println("fencekeeper drill " + name + ": could not run (files kept in " + root + "):");
+      e.printStackTrace(context.err());
+      return ExitCode.UNEXPECTED.code();
+    }
+    if (json) {
+      DrillReport.printJson(result, context.out());
+    } else {
+      DrillReport.printText(result, context.out());
+    }
+    if (result.verdict().passed() && !keepFiles) {
+      deleteTree(root);
+    }
+    return result.verdict().passed() ? ExitCode.SUCCESS.code() : ExitCode.DRILL_FAILED.code();
+  }
+
+  private static void deleteTree(Path root) {
+    try (Stream<Path> paths = Files.walk(root)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      // Only a temp dir left behind.
+    }
+  }
+}
