@@ -385,7 +385,7 @@ public final class FencingState {
               "lease " + w.token() + " on '" + w.resource() + "' has ended")
           .build();
     }
-    if (!live.permits(w.caller())) {
+    if (live != null && live.token() == w.token() && !live.permits(w.caller())) {
       return rejection(Code.PERMISSION_DENIED, r, w.token(), notYours(live, w.caller())).build();
     }
     for (Command.KeyWrite kw : w.writes()) {
