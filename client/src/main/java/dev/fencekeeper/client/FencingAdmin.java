@@ -3,6 +3,7 @@ package dev.fencekeeper.client;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import java.io.IOException;
@@ -427,7 +428,8 @@ public final class FencingAdmin implements AutoCloseable {
     RaftClient.Builder builder = RaftClient.newBuilder()
         .setRaftGroup(RaftGroup.valueOf(config.groupId(), peers))
         .setProperties(properties)
-        .setRetryPolicy(retry);
+        .setParameters(config.ratisParameters())
+        .setRetryPolicy(LeaderRejection.notRetried(retry));
     if (leader != null) {
       builder.setLeaderId(leader);
     }
@@ -436,7 +438,12 @@ public final class FencingAdmin implements AutoCloseable {
 
   /** {@code e} as UNAVAILABLE, unless it already is a FencingException (thrown by a check inside). */
   private static FencingException failed(String what, Exception e) {
-    return e instanceof FencingException f ? f : unavailable(what + " failed: " + describe(e), e);
+    if (e instanceof FencingException f) {
+      return f;
+    }
+    // A node's own refusal (PERMISSION_DENIED) is an answer, not an outage.
+    return LeaderRejection.decode(e).map(r -> new FencingException(new Result(r), e))
+        .orElseGet(() -> unavailable(what + " failed: " + describe(e), e));
   }
 
   /** The exception's message and its root cause's: gRPC's own says only "UNAVAILABLE: io exception". */

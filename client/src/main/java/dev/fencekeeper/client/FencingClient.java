@@ -42,7 +42,9 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.ExponentialBackoffRetry;
 import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
@@ -68,6 +70,13 @@ public final class FencingClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
   private static final int READ_ATTEMPTS = 20;
   private static final long READ_RETRY_SLEEP_MS = 50;
+  // A full leader queue is retried a few times, 50 ms doubling to 800 ms (about 1.5 s in all), then
+  // reported as OVERLOADED: beyond that, waiting longer only adds to the load.
+  private static final RetryPolicy OVERLOAD_RETRIES = ExponentialBackoffRetry.newBuilder()
+      .setBaseSleepTime(TimeDuration.valueOf(50, TimeUnit.MILLISECONDS))
+      .setMaxSleepTime(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS))
+      .setMaxAttempts(6)
+      .build();
   // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (10 s default).
   private static final long WAITER_RESEND_MS = 1_000;
 
@@ -98,9 +107,11 @@ public final class FencingClient implements AutoCloseable {
         RaftClient.newBuilder()
             .setRaftGroup(config.raftGroup())
             .setProperties(config.clientProperties())
-            .setRetryPolicy(metrics.counting(
+            .setParameters(config.ratisParameters())
+            .setRetryPolicy(metrics.counting(LeaderRejection.notRetried(LeaderRejection.backingOffWhenOverloaded(
                 RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                    (int) attempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS))))
+                    (int) attempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)),
+                OVERLOAD_RETRIES))))
             .build();
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(

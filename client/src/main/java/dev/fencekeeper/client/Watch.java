@@ -74,6 +74,12 @@ public final class Watch implements AutoCloseable {
         client.scheduler().schedule(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
         return;
       }
+      if (response.getCode() == ResultCode.OVERLOADED) {
+        // Too many of this identity's watches wait on that node: back off, keep the position.
+        LOG.debug("Watch of {} refused: {}", name, response.getMessage());
+        client.scheduler().schedule(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
+        return;
+      }
       if (afterIndex == FROM_NOW) {
         synchronized (this) {
           afterIndex = response.getAppliedIndex();

@@ -27,6 +27,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.RaftGroup;
@@ -57,11 +58,20 @@ import org.apache.ratis.util.TimeDuration;
  * limits.keys-per-write.max         64
  * limits.request-id.max-bytes       128
  * limits.request-ids-per-lease.max  1024
+ * limits.waiters-per-resource.max   1024
+ * limits.keys-per-resource.max      10000
+ * limits.resources.max              1000000          an acquire creating one more: OVERLOADED
+ * limits.watches-per-client.max     1024             waiting watches per client identity, per node
  * snapshot.auto-trigger.entries     10000
  * raft.election.timeout.min / max   400ms / 800ms
  * client.request.timeout            3s
  * clock.offset                      0ms              drills only: skews this node's leader clock
- * metrics.port                      0                0 disables the HTTP metrics endpoint
+ * metrics.port                      0                0 disables the HTTP metrics endpoint (always plaintext)
+ * tls.cert / tls.key / tls.trust    (none)           PEM certificate, PKCS#8 key, trusted CA: mutual TLS on
+ *                                                    every Raft, client and admin channel; all three or none
+ * authz.admins                      (none)           certificate CNs that may run admin operations (TLS only)
+ * authz.nodes                       fencekeeper-node certificate CNs that may act as cluster members (TLS only)
+ * overload.pending-writes.max       4096             commands the leader holds at once; beyond: OVERLOADED
  * </pre>
  *
  * <p>Durations are written as in {@link Durations}: {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h}.
@@ -101,12 +111,13 @@ public final class ClusterConfig {
   private final Duration requestTimeout;
   private final long clockOffsetMs;
   private final int metricsPort;
+  private final Security security;
   private final RaftGroupId groupId;
 
   private ClusterConfig(String clusterName, List<PeerAddress> peers, String nodeId,
                         Path explicitStorageDir, Limits limits, long snapshotAutoTriggerEntries,
                         Duration electionTimeoutMin, Duration electionTimeoutMax,
-                        Duration requestTimeout, long clockOffsetMs, int metricsPort) {
+                        Duration requestTimeout, long clockOffsetMs, int metricsPort, Security security) {
     this.clusterName = checkClusterName(clusterName);
     this.peers = checkPeers(peers);
     this.nodeId = checkNodeId(nodeId, this.peers);
@@ -129,6 +140,7 @@ public final class ClusterConfig {
     this.requestTimeout = positive(Keys.CLIENT_REQUEST_TIMEOUT, requestTimeout);
     this.clockOffsetMs = checkClockOffset(clockOffsetMs);
     this.metricsPort = checkMetricsPort(metricsPort, this.nodeId, this.peers);
+    this.security = Objects.requireNonNull(security, "security");
     this.groupId = RaftGroupId.valueOf(
         UUID.nameUUIDFromBytes(("fencekeeper:" + this.clusterName).getBytes(UTF_8)));
   }
@@ -212,6 +224,11 @@ public final class ClusterConfig {
         positiveDuration(Keys.LEASE_WAITER_LIVENESS));
     int waiters = r.get(Keys.WAITERS_PER_RESOURCE_MAX, d.maxWaitersPerResource(),
         count(Keys.WAITERS_PER_RESOURCE_MAX));
+    int keysPerResource = r.get(Keys.KEYS_PER_RESOURCE_MAX, d.maxKeysPerResource(),
+        count(Keys.KEYS_PER_RESOURCE_MAX));
+    int resourcesMax = r.get(Keys.RESOURCES_MAX, d.maxResources(), count(Keys.RESOURCES_MAX));
+    int watchesPerClient = r.get(Keys.WATCHES_PER_CLIENT_MAX, d.maxWatchesPerClient(),
+        count(Keys.WATCHES_PER_CLIENT_MAX));
 
     long snapshotEntries = r.get(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES,
         text -> parsePositiveLong(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, text));
@@ -224,15 +241,33 @@ public final class ClusterConfig {
     Duration clockOffset = r.get(Keys.CLOCK_OFFSET, Duration.ZERO,
         text -> checkedClockOffset(Keys.CLOCK_OFFSET, text));
     int metricsPort = r.get(Keys.METRICS_PORT, 0, text -> parseMetricsPort(Keys.METRICS_PORT, text));
+    Path tlsCert = r.get(Keys.TLS_CERT, null, text -> parsePath(Keys.TLS_CERT, text));
+    Path tlsKey = r.get(Keys.TLS_KEY, null, text -> parsePath(Keys.TLS_KEY, text));
+    Path tlsTrust = r.get(Keys.TLS_TRUST, null, text -> parsePath(Keys.TLS_TRUST, text));
+    Security defaults = Security.none();
+    Set<String> admins = r.get(Keys.AUTHZ_ADMINS, defaults.admins(), text -> Security.parseCns(Keys.AUTHZ_ADMINS, text));
+    Set<String> nodeCns = r.get(Keys.AUTHZ_NODES, defaults.nodes(), text -> Security.parseCns(Keys.AUTHZ_NODES, text));
+    int pendingWrites = r.get(Keys.OVERLOAD_PENDING_WRITES_MAX, defaults.maxPendingWrites(),
+        count(Keys.OVERLOAD_PENDING_WRITES_MAX));
+    Security.TlsFiles tls = null;
+    if (tlsCert != null || tlsKey != null || tlsTrust != null) {
+      try {
+        tls = new Security.TlsFiles(tlsCert, tlsKey, tlsTrust);
+      } catch (ConfigException e) {
+        problems.add(e.getMessage());
+      }
+    }
 
     if (!problems.isEmpty()) {
       throw new ConfigException(joinProblems(problems));
     }
     // Cross-key rules (min <= max, node.id among peers, ...) only make sense once every key parsed.
     Limits limits = new Limits(minTtl, maxTtl, grace, resourceBytes, keyBytes, ownerBytes, valueBytes,
-        keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters);
+        keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters, keysPerResource, resourcesMax,
+        watchesPerClient);
+    Security security = new Security(tls, admins, nodeCns, pendingWrites);
     return new ClusterConfig(clusterName, peers, nodeId, storageDir, limits, snapshotEntries,
-        electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort);
+        electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort, security);
   }
 
   /** Three members n1, n2, n3 on 127.0.0.1:7301..7303, no node id, storage under ./data. */
@@ -263,7 +298,7 @@ public final class ClusterConfig {
   private static ClusterConfig withDefaults(List<PeerAddress> peers) {
     return new ClusterConfig(DEFAULT_CLUSTER_NAME, peers, null, null, Limits.defaults(),
         DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_ELECTION_TIMEOUT_MAX,
-        DEFAULT_REQUEST_TIMEOUT, 0, 0);
+        DEFAULT_REQUEST_TIMEOUT, 0, 0, Security.none());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -331,6 +366,16 @@ public final class ClusterConfig {
     return metricsPort;
   }
 
+  /** TLS files, admin and node identities, overload bounds. */
+  public Security security() {
+    return security;
+  }
+
+  /** Ratis parameters for servers and clients of this cluster: the mutual-TLS setup, if any. */
+  public Parameters ratisParameters() {
+    return security.ratisParameters();
+  }
+
   public List<RaftPeer> raftPeers() {
     return peers.stream()
         .map(peer -> RaftPeer.newBuilder().setId(peer.id()).setAddress(peer.address()).build())
@@ -368,6 +413,11 @@ public final class ClusterConfig {
     // cost of turning it off: a restarted node learns the commit index from the leader instead of its own
     // log, so it applies its entries only once a leader is elected, which Raft requires anyway.
     RaftServerConfigKeys.Log.setLogMetadataEnabled(p, false);
+    // The state machine refuses commands beyond overload.pending-writes.max with OVERLOADED, one by one.
+    // Ratis's own bound stays above it as a backstop only: its ResourceUnavailableException fails every
+    // request of a client's ordered stream at once, accepted ones included (docs/security.md).
+    RaftServerConfigKeys.Write.setElementLimit(p,
+        Math.max(RaftServerConfigKeys.Write.ELEMENT_LIMIT_DEFAULT, security.maxPendingWrites() * 2));
     return p;
   }
 
@@ -388,7 +438,7 @@ public final class ClusterConfig {
       throw new ConfigException(Keys.NODE_ID + ": missing; expected one of " + peerIds(peers));
     }
     return new ClusterConfig(clusterName, peers, id, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
   }
 
   public ClusterConfig withStorageDir(Path dir) {
@@ -396,17 +446,24 @@ public final class ClusterConfig {
       throw new ConfigException(Keys.STORAGE_DIR + ": missing");
     }
     return new ClusterConfig(clusterName, peers, nodeId, dir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
   }
 
   public ClusterConfig withClockOffsetMs(long offsetMs) {
     return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, offsetMs, metricsPort);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, offsetMs, metricsPort, security);
   }
 
   public ClusterConfig withMetricsPort(int port) {
     return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, port);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, port, security);
+  }
+
+  /** This config with other TLS files, admins or overload bounds (e.g. a client's own certificate). */
+  public ClusterConfig withSecurity(Security newSecurity) {
+    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort,
+        Objects.requireNonNull(newSecurity, "security"));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -440,12 +497,25 @@ public final class ClusterConfig {
     p.setProperty(Keys.RESOURCES_IDLE_TIMEOUT, Durations.format(limits.idleTimeout()));
     p.setProperty(Keys.LEASE_WAITER_LIVENESS, Durations.format(limits.waiterLiveness()));
     p.setProperty(Keys.WAITERS_PER_RESOURCE_MAX, Integer.toString(limits.maxWaitersPerResource()));
+    p.setProperty(Keys.KEYS_PER_RESOURCE_MAX, Integer.toString(limits.maxKeysPerResource()));
+    p.setProperty(Keys.RESOURCES_MAX, Integer.toString(limits.maxResources()));
+    p.setProperty(Keys.WATCHES_PER_CLIENT_MAX, Integer.toString(limits.maxWatchesPerClient()));
     p.setProperty(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, Long.toString(snapshotAutoTriggerEntries));
     p.setProperty(Keys.ELECTION_TIMEOUT_MIN, Durations.format(electionTimeoutMin));
     p.setProperty(Keys.ELECTION_TIMEOUT_MAX, Durations.format(electionTimeoutMax));
     p.setProperty(Keys.CLIENT_REQUEST_TIMEOUT, Durations.format(requestTimeout));
     p.setProperty(Keys.CLOCK_OFFSET, Durations.format(Duration.ofMillis(clockOffsetMs)));
     p.setProperty(Keys.METRICS_PORT, Integer.toString(metricsPort));
+    if (security.tls() != null) {
+      p.setProperty(Keys.TLS_CERT, security.tls().cert().toString());
+      p.setProperty(Keys.TLS_KEY, security.tls().key().toString());
+      p.setProperty(Keys.TLS_TRUST, security.tls().trust().toString());
+    }
+    if (!security.admins().isEmpty()) {
+      p.setProperty(Keys.AUTHZ_ADMINS, security.join(security.admins()));
+    }
+    p.setProperty(Keys.AUTHZ_NODES, security.join(security.nodes()));
+    p.setProperty(Keys.OVERLOAD_PENDING_WRITES_MAX, Integer.toString(security.maxPendingWrites()));
     return p;
   }
 
@@ -536,13 +606,14 @@ public final class ClusterConfig {
         && electionTimeoutMax.equals(c.electionTimeoutMax)
         && requestTimeout.equals(c.requestTimeout)
         && clockOffsetMs == c.clockOffsetMs
-        && metricsPort == c.metricsPort);
+        && metricsPort == c.metricsPort
+        && security.equals(c.security));
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
   }
 
   @Override
@@ -557,7 +628,10 @@ public final class ClusterConfig {
         + ".." + Durations.format(electionTimeoutMax)
         + ", " + Keys.CLIENT_REQUEST_TIMEOUT + "=" + Durations.format(requestTimeout)
         + ", " + Keys.CLOCK_OFFSET + "=" + Durations.format(Duration.ofMillis(clockOffsetMs))
-        + ", " + Keys.METRICS_PORT + "=" + metricsPort + "}";
+        + ", " + Keys.METRICS_PORT + "=" + metricsPort
+        + ", " + Keys.TLS_CERT + "=" + (security.tls() == null ? "(plaintext)" : security.tls().cert())
+        + ", " + Keys.AUTHZ_ADMINS + "=" + security.admins()
+        + ", " + Keys.OVERLOAD_PENDING_WRITES_MAX + "=" + security.maxPendingWrites() + "}";
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -26,11 +26,30 @@ import java.time.Duration;
  * @param waiterLiveness how long a queued acquire stays eligible without its client re-sending it
  *     ({@code lease.waiter-liveness})
  * @param maxWaitersPerResource queued acquires per resource ({@code limits.waiters-per-resource.max})
+ * @param maxKeysPerResource protected values one resource may hold ({@code limits.keys-per-resource.max})
+ * @param maxResources resources the cluster keeps at once; an acquire that would create one more is
+ *     refused with OVERLOADED ({@code limits.resources.max})
+ * @param maxWatchesPerClient watches one client identity may have waiting on a node at once ({@code
+ *     limits.watches-per-client.max}); without TLS every client shares the one empty identity
  */
 public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
                      int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
                      int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease,
-                     Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource) {
+                     Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource,
+                     int maxKeysPerResource, int maxResources, int maxWatchesPerClient) {
+  public static final int DEFAULT_MAX_KEYS_PER_RESOURCE = 10_000;
+  public static final int DEFAULT_MAX_RESOURCES = 1_000_000;
+  public static final int DEFAULT_MAX_WATCHES_PER_CLIENT = 1_024;
+
+  /** Limits with the default key, resource and watch counts. */
+  public Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
+                int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
+                int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease,
+                Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource) {
+    this(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
+        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
+        maxWaitersPerResource, DEFAULT_MAX_KEYS_PER_RESOURCE, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_WATCHES_PER_CLIENT);
+  }
 
   /** Limits with the default idle timeout, waiter liveness and waiter count. */
   public Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
@@ -60,6 +79,21 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
     positiveMillis(Keys.RESOURCES_IDLE_TIMEOUT, idleTimeout);
     positiveMillis(Keys.LEASE_WAITER_LIVENESS, waiterLiveness);
     positive(Keys.WAITERS_PER_RESOURCE_MAX, maxWaitersPerResource);
+    positive(Keys.KEYS_PER_RESOURCE_MAX, maxKeysPerResource);
+    positive(Keys.RESOURCES_MAX, maxResources);
+    positive(Keys.WATCHES_PER_CLIENT_MAX, maxWatchesPerClient);
+  }
+
+  public Limits withMaxResources(int max) {
+    return new Limits(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
+        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
+        maxWaitersPerResource, maxKeysPerResource, max, maxWatchesPerClient);
+  }
+
+  public Limits withMaxKeysPerResource(int max) {
+    return new Limits(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
+        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
+        maxWaitersPerResource, max, maxResources, maxWatchesPerClient);
   }
 
   /**
@@ -81,7 +115,8 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
         + ", maxKeysPerWrite=" + maxKeysPerWrite + ", maxRequestIdBytes=" + maxRequestIdBytes
         + ", maxRequestIdsPerLease=" + maxRequestIdsPerLease + ", idleTimeout=" + Durations.describe(idleTimeout)
         + ", waiterLiveness=" + Durations.describe(waiterLiveness) + ", maxWaitersPerResource="
-        + maxWaitersPerResource + "]";
+        + maxWaitersPerResource + ", maxKeysPerResource=" + maxKeysPerResource + ", maxResources=" + maxResources
+        + ", maxWatchesPerClient=" + maxWatchesPerClient + "]";
   }
 
   private static void positiveMillis(String key, Duration d) {

@@ -24,7 +24,9 @@ public enum Code {
   STALE_TOKEN,
   LEASE_EXPIRED,
   UNKNOWN_TOKEN,
-  INVALID_ARGUMENT;
+  INVALID_ARGUMENT,
+  PERMISSION_DENIED,
+  OVERLOADED;
 
   /**
    * True for outcomes that changed (or, for queries, answered) as the caller asked. WAITING is neither:

@@ -14,10 +14,15 @@ public sealed interface Command {
    * the holder (re-send it with the same id to stay queued); {@code lockDelayMs} keeps the resource
    * ungrantable for that long after this lease ends involuntarily (expiry or revoke).
    */
-  record Acquire(String resource, String owner, long ttlMs, String requestId, long waitMs, long lockDelayMs)
-      implements Command {
+  record Acquire(String resource, String owner, long ttlMs, String requestId, long waitMs, long lockDelayMs,
+                 String caller) implements Command {
     public Acquire {
       requestId = requestId == null ? "" : requestId;
+      caller = caller == null ? "" : caller;
+    }
+
+    public Acquire(String resource, String owner, long ttlMs, String requestId, long waitMs, long lockDelayMs) {
+      this(resource, owner, ttlMs, requestId, waitMs, lockDelayMs, "");
     }
 
     public Acquire(String resource, String owner, long ttlMs) {
@@ -25,27 +30,59 @@ public sealed interface Command {
     }
   }
 
-  /** The queued acquire {@code requestId} gives up its place. */
-  record CancelWait(String resource, String requestId) implements Command {}
+  /** The queued acquire {@code requestId} gives up its place; only its own caller may ask. */
+  record CancelWait(String resource, String requestId, String caller) implements Command {
+    public CancelWait {
+      caller = caller == null ? "" : caller;
+    }
+
+    public CancelWait(String resource, String requestId) {
+      this(resource, requestId, "");
+    }
+  }
 
   /** An operator ends the live lease of {@code resource}, whoever holds it. */
   record Revoke(String resource, String reason) implements Command {}
 
-  /** Extend the live lease {@code token}; {@code ttlMs == 0} keeps the lease's own TTL. */
-  record Renew(String resource, long token, long ttlMs) implements Command {}
+  /**
+   * Extend the live lease {@code token}; {@code ttlMs == 0} keeps the lease's own TTL. {@code caller} is
+   * the identity that sent it (see {@link LeaseRecord#identity}).
+   */
+  record Renew(String resource, long token, long ttlMs, String caller) implements Command {
+    public Renew {
+      caller = caller == null ? "" : caller;
+    }
+
+    public Renew(String resource, long token, long ttlMs) {
+      this(resource, token, ttlMs, "");
+    }
+  }
 
   /** End the live lease {@code token}. Idempotent: an already-ended lease answers so. */
-  record Release(String resource, long token) implements Command {}
+  record Release(String resource, long token, String caller) implements Command {
+    public Release {
+      caller = caller == null ? "" : caller;
+    }
+
+    public Release(String resource, long token) {
+      this(resource, token, "");
+    }
+  }
 
   /**
    * Change several keys of {@code resource} atomically, fenced by {@code token}. A non-empty {@code
    * requestId} makes a retry under the same lease return the first outcome instead of applying again.
    */
-  record Write(String resource, long token, List<KeyWrite> writes, String requestId)
+  record Write(String resource, long token, List<KeyWrite> writes, String requestId, String caller)
       implements Command {
     public Write {
       writes = List.copyOf(writes);
       requestId = requestId == null ? "" : requestId;
+      caller = caller == null ? "" : caller;
+    }
+
+    public Write(String resource, long token, List<KeyWrite> writes, String requestId) {
+      this(resource, token, writes, requestId, "");
     }
   }
 

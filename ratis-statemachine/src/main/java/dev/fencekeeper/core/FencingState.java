@@ -161,14 +161,21 @@ public final class FencingState {
     ResourceRecord r = resources.get(a.resource());
     if (r != null && !a.requestId().isEmpty()) {
       LeaseRecord mine = r.lease();
+      Waiter queued = r.waiters().get(a.requestId());
+      if ((mine != null && mine.token() == r.lastToken() && mine.requestId().equals(a.requestId())
+          && !mine.permits(a.caller())) || (queued != null && !queued.identity().equals(a.caller()))) {
+        // Another identity's request id: answering would hand it someone else's lease or place in line.
+        return Outcome.of(Code.PERMISSION_DENIED).message("request id " + a.requestId() + " on '" + a.resource()
+            + "' belongs to another identity").currentToken(r.lastToken()).nowMs(nowMs).build();
+      }
       if (mine != null && mine.token() == r.lastToken() && mine.requestId().equals(a.requestId())) {
         // A retry of an acquire that was granted (perhaps to it as a waiter): the same lease, not a second.
         return leaseOutcome(Code.GRANTED, r, mine).live(mine.isLiveAt(nowMs)).build();
       }
-      Waiter queued = r.waiters().get(a.requestId());
       if (queued != null) {
         Waiter refreshed = new Waiter(queued.requestId(), queued.owner(), queued.ttlMs(), queued.lockDelayMs(),
-            queued.enqueuedAtMs(), queued.waitUntilMs(), nowMs + limits.waiterLiveness().toMillis());
+            queued.enqueuedAtMs(), queued.waitUntilMs(), nowMs + limits.waiterLiveness().toMillis(),
+            queued.identity());
         r.mutableWaiters().put(a.requestId(), refreshed);
         return waiting(r, a.requestId());
       }
@@ -178,10 +185,15 @@ public final class FencingState {
     int queuedAhead = r == null ? 0 : attendedWaiters(r);
     if (held == null && !delayed && queuedAhead == 0) {
       if (r == null) {
+        if (resources.size() >= limits.maxResources()) {
+          return Outcome.of(Code.OVERLOADED).message("the cluster already keeps " + resources.size()
+              + " resources (limits.resources.max); release some or retry once idle ones are forgotten")
+              .nowMs(nowMs).build();
+        }
         r = new ResourceRecord(a.resource());
         resources.put(a.resource(), r);
       }
-      LeaseRecord lease = grant(r, a.owner(), a.ttlMs(), a.requestId(), a.lockDelayMs(), entryIndex);
+      LeaseRecord lease = grant(r, a.owner(), a.ttlMs(), a.requestId(), a.lockDelayMs(), a.caller(), entryIndex);
       refile(r);
       return leaseOutcome(Code.GRANTED, r, lease).build();
     }
@@ -191,7 +203,7 @@ public final class FencingState {
             + " waiters, the limit").build();
       }
       r.mutableWaiters().put(a.requestId(), new Waiter(a.requestId(), a.owner(), a.ttlMs(), a.lockDelayMs(), nowMs,
-          nowMs + a.waitMs(), nowMs + limits.waiterLiveness().toMillis()));
+          nowMs + a.waitMs(), nowMs + limits.waiterLiveness().toMillis(), a.caller()));
       refile(r);
       return waiting(r, a.requestId());
     }
@@ -244,9 +256,11 @@ public final class FencingState {
   }
 
   private LeaseRecord grant(
-      ResourceRecord r, String owner, long ttlMs, String requestId, long lockDelayMs, long entryIndex) {
+      ResourceRecord r, String owner, long ttlMs, String requestId, long lockDelayMs, String identity,
+      long entryIndex) {
     long token = issueToken(entryIndex);
-    LeaseRecord lease = new LeaseRecord(token, owner, ttlMs, nowMs + ttlMs, false, requestId, lockDelayMs);
+    LeaseRecord lease =
+        new LeaseRecord(token, owner, ttlMs, nowMs + ttlMs, false, requestId, lockDelayMs, identity);
     r.setLastToken(token);
     setLease(r, lease);
     r.setExpiryObserved(false);
@@ -270,7 +284,7 @@ public final class FencingState {
       Waiter w = queue.next();
       queue.remove();
       if (w.isAttendedAt(nowMs)) {
-        grant(r, w.owner(), w.ttlMs(), w.requestId(), w.lockDelayMs(), entryIndex);
+        grant(r, w.owner(), w.ttlMs(), w.requestId(), w.lockDelayMs(), w.identity(), entryIndex);
         return;
       }
     }
@@ -291,9 +305,12 @@ public final class FencingState {
     if (live == null || live.token() != renew.token()) {
       return rejection(Code.LEASE_LOST, r, renew.token(), leaseLostReason(r, renew.token())).build();
     }
+    if (!live.permits(renew.caller())) {
+      return rejection(Code.PERMISSION_DENIED, r, renew.token(), notYours(live, renew.caller())).build();
+    }
     long ttl = renew.ttlMs() == 0 ? live.ttlMs() : renew.ttlMs();
-    LeaseRecord renewed =
-        new LeaseRecord(live.token(), live.owner(), ttl, nowMs + ttl, false, live.requestId(), live.lockDelayMs());
+    LeaseRecord renewed = new LeaseRecord(live.token(), live.owner(), ttl, nowMs + ttl, false, live.requestId(),
+        live.lockDelayMs(), live.identity());
     setLease(r, renewed);
     refile(r);
     events.add(new LeaseEvent(LeaseEvent.Type.RENEWED, r.name(), live.token(), live.owner(), renewed.expiresAtMs(),
@@ -309,6 +326,9 @@ public final class FencingState {
           .build();
     }
     LeaseRecord live = r.liveLease(nowMs);
+    if (live != null && live.token() == release.token() && !live.permits(release.caller())) {
+      return rejection(Code.PERMISSION_DENIED, r, release.token(), notYours(live, release.caller())).build();
+    }
     if (live != null && live.token() == release.token()) {
       end(r, LeaseEvent.Type.RELEASED, entryIndex);
       return Outcome.of(Code.RELEASED).token(release.token()).currentToken(r.lastToken()).nowMs(nowMs).build();
@@ -365,6 +385,9 @@ public final class FencingState {
               "lease " + w.token() + " on '" + w.resource() + "' has ended")
           .build();
     }
+    if (live != null && live.token() == w.token() && !live.permits(w.caller())) {
+      return rejection(Code.PERMISSION_DENIED, r, w.token(), notYours(live, w.caller())).build();
+    }
     for (Command.KeyWrite kw : w.writes()) {
       ValueRecord existing = r.values().get(kw.key());
       if (existing != null && existing.acceptedToken() > w.token() && !fencingCheckSkipped) {
@@ -374,6 +397,15 @@ public final class FencingState {
             .acceptedToken(existing.acceptedToken())
             .build();
       }
+    }
+    int newKeys = 0;
+    for (Command.KeyWrite kw : w.writes()) {
+      newKeys += kw.delete() ? (r.values().containsKey(kw.key()) ? -1 : 0) : (r.values().containsKey(kw.key()) ? 0 : 1);
+    }
+    if (r.values().size() + newKeys > limits.maxKeysPerResource()) {
+      return rejection(Code.INVALID_ARGUMENT, r, w.token(), "'" + w.resource() + "' would hold "
+          + (r.values().size() + newKeys) + " keys; limits.keys-per-resource.max is " + limits.maxKeysPerResource())
+          .build();
     }
     // Every check passed: change all keys together.
     long firstVersion = 0;
@@ -404,6 +436,10 @@ public final class FencingState {
         .expiresAtMs(live == null ? 0 : live.expiresAtMs())
         .nowMs(nowMs)
         .build();
+  }
+
+  private static String notYours(LeaseRecord lease, String caller) {
+    return "lease " + lease.token() + " was acquired by identity '" + lease.identity() + "', not '" + caller + "'";
   }
 
   private void rememberReceipt(ResourceRecord r, WriteReceipt receipt) {
@@ -440,6 +476,14 @@ public final class FencingState {
     ResourceRecord r = resources.get(c.resource());
     if (r == null) {
       return Outcome.of(Code.NOT_FOUND).message("'" + c.resource() + "' has no waiters").nowMs(nowMs).build();
+    }
+    Waiter waiter = r.waiters().get(c.requestId());
+    LeaseRecord granted = r.liveLease(nowMs);
+    if ((waiter != null && !waiter.identity().equals(c.caller()))
+        || (waiter == null && granted != null && granted.requestId().equals(c.requestId())
+            && !granted.permits(c.caller()))) {
+      return Outcome.of(Code.PERMISSION_DENIED).message("request id " + c.requestId() + " on '" + c.resource()
+          + "' belongs to another identity").nowMs(nowMs).build();
     }
     if (r.mutableWaiters().remove(c.requestId()) != null) {
       settle(r, entryIndex);

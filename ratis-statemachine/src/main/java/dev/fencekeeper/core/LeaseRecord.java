@@ -5,7 +5,8 @@ package dev.fencekeeper.core;
  * cleared by a renewal: a lease gets at most one grace per renewal, so back-to-back elections cannot
  * keep a dead holder's lease alive (the etcd bug this design avoids). {@code requestId} is the acquire's
  * idempotency key; {@code lockDelayMs} how long the resource stays ungrantable after this lease ends
- * involuntarily.
+ * involuntarily. {@code identity} is the authenticated caller that acquired it (its TLS certificate's
+ * CN; empty without TLS): when set, only that caller may renew, release or write with the lease.
  */
 public record LeaseRecord(
     long token,
@@ -14,10 +15,28 @@ public record LeaseRecord(
     long expiresAtMs,
     boolean graceUsed,
     String requestId,
-    long lockDelayMs) {
+    long lockDelayMs,
+    String identity) {
+
+  public LeaseRecord {
+    identity = identity == null ? "" : identity;
+  }
+
+  public LeaseRecord(long token, String owner, long ttlMs, long expiresAtMs, boolean graceUsed,
+                     String requestId, long lockDelayMs) {
+    this(token, owner, ttlMs, expiresAtMs, graceUsed, requestId, lockDelayMs, "");
+  }
 
   public LeaseRecord(long token, String owner, long ttlMs, long expiresAtMs, boolean graceUsed) {
     this(token, owner, ttlMs, expiresAtMs, graceUsed, "", 0);
+  }
+
+  /**
+   * True when {@code caller} may act on this lease: the lease was acquired without an identity (no TLS),
+   * or by this very caller.
+   */
+  public boolean permits(String caller) {
+    return identity.isEmpty() || identity.equals(caller);
   }
 
   public boolean isLiveAt(long nowMs) {
@@ -25,6 +44,6 @@ public record LeaseRecord(
   }
 
   LeaseRecord withExpiry(long newExpiresAtMs, boolean newGraceUsed) {
-    return new LeaseRecord(token, owner, ttlMs, newExpiresAtMs, newGraceUsed, requestId, lockDelayMs);
+    return new LeaseRecord(token, owner, ttlMs, newExpiresAtMs, newGraceUsed, requestId, lockDelayMs, identity);
   }
 }

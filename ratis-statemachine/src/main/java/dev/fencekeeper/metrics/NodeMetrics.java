@@ -61,6 +61,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String WRITES_DEDUPLICATED = "fencekeeper.writes.deduplicated";
   public static final String WRITES_REJECTED = "fencekeeper.writes.rejected"; // + "." + reason
   public static final String REQUESTS_INVALID = "fencekeeper.requests.invalid";
+  public static final String REQUESTS_DENIED = "fencekeeper.requests.denied";
+  public static final String REQUESTS_OVERLOADED = "fencekeeper.requests.overloaded";
   public static final String APPLY_SECONDS = "fencekeeper.apply.seconds";
   public static final String REQUEST = "fencekeeper.request"; // + "." + command + ".seconds"
   public static final String LEASES_LIVE = "fencekeeper.leases.live";
@@ -101,6 +103,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Counter writesDeduplicated;
   private final Map<Code, Counter> writesRejected = new EnumMap<>(Code.class);
   private final Counter invalidRequests;
+  private final Counter deniedRequests;
+  private final Counter overloadedRequests;
   private final Counter leaderChanges;
   private final Timer applyTimer;
   private final Map<String, Timer> requestTimers = new LinkedHashMap<>();
@@ -128,6 +132,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       writesRejected.put(reason, registry.counter(rejectedName(reason)));
     }
     invalidRequests = registry.counter(REQUESTS_INVALID);
+    deniedRequests = registry.counter(REQUESTS_DENIED);
+    overloadedRequests = registry.counter(REQUESTS_OVERLOADED);
     leaderChanges = registry.counter(LEADER_CHANGES);
     applyTimer = registry.timer(APPLY_SECONDS);
     for (String command : COMMANDS) {
@@ -301,9 +307,23 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     }
   }
 
+  @Override
+  public void denied(String operation, String caller, String message) {
+    deniedRequests.inc();
+    LOG.warn("{}: PERMISSION_DENIED {} from '{}': {}", nodeId, operation, caller, message);
+  }
+
   /** Counts the refusal, and logs it when it is a write's (only the leader refuses before the log). */
   @Override
   public void refusedEarly(Command command, Response response) {
+    if (response.getCode() == ResultCode.OVERLOADED) {
+      overloadedRequests.inc();
+      return;
+    }
+    if (response.getCode() == ResultCode.PERMISSION_DENIED) {
+      denied(command == null ? "request" : commandName(command), "", response.getMessage());
+      return;
+    }
     refusedEarly(command, response.getCode());
     if (command instanceof Command.Write w) {
       try {
@@ -336,6 +356,12 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     try {
       applyTimer.update(end - start, TimeUnit.NANOSECONDS);
       count(command, outcome.code(), retriedWrite, alreadyQueued);
+      if (outcome.code() == Code.PERMISSION_DENIED) {
+        deniedRequests.inc();
+        if (requestContext instanceof RequestStart) {
+          LOG.warn("{}: PERMISSION_DENIED {}: {}", nodeId, commandName(command), outcome.message());
+        }
+      }
       if (probe != null) {
         stored.after(state, probe);
       }

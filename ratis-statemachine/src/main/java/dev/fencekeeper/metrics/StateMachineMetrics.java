@@ -53,6 +53,13 @@ public interface StateMachineMetrics {
   /** Every replica, under the write lock: the lease events of the entry just applied, in order. */
   default void leaseEvents(List<LeaseEvent> events) {}
 
+  /**
+   * A request refused because the caller's identity may not make it: an admin operation from a non-admin,
+   * the Raft protocol from a non-node, or another identity's lease. {@code operation} names what was
+   * asked, {@code caller} is the certificate CN.
+   */
+  default void denied(String operation, String caller, String message) {}
+
   /** Ratis learned of a (new) leader; {@code newLeader} is never null. */
   default void leaderChanged(RaftPeerId newLeader) {}
 

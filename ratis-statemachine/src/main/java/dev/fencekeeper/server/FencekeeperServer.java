@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -62,6 +64,10 @@ public final class FencekeeperServer implements AutoCloseable {
     // Before any Ratis object of this node exists: it hooks Ratis's metric registries as they are created.
     this.metrics = NodeMetrics.create(self.toString());
     stateMachine.setMetrics(metrics);
+    stateMachine.setSecurity(config.security());
+    Parameters parameters = config.ratisParameters();
+    GrpcConfigKeys.Server.setServicesCustomizer(parameters,
+        new CallerGate(config.security(), metrics).customizer());
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new leader
@@ -72,6 +78,7 @@ public final class FencekeeperServer implements AutoCloseable {
             .setRaftGroup(config.raftGroup())
             .setLeaderId(self)
             .setProperties(config.clientProperties())
+            .setParameters(config.ratisParameters())
             .setRetryPolicy(RetryPolicies.noRetry())
             .build();
     this.leaderTimer =
@@ -86,6 +93,7 @@ public final class FencekeeperServer implements AutoCloseable {
         RaftServer.newBuilder()
             .setServerId(self)
             .setProperties(config.serverProperties())
+            .setParameters(parameters)
             .setStateMachine(stateMachine)
             .setOption(RaftStorage.StartupOption.RECOVER);
     // Without a group, Ratis still recovers every group already in the storage dir; a joining node has

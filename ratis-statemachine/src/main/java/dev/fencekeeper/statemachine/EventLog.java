@@ -27,6 +27,7 @@ final class EventLog implements AutoCloseable {
   private final int capacity;
   private final ArrayDeque<LeaseEvent> events = new ArrayDeque<>();
   private final List<PendingWatch> pending = new ArrayList<>();
+  private final java.util.Map<String, Integer> waitingByCaller = new java.util.HashMap<>();
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -73,6 +74,7 @@ final class EventLog implements AutoCloseable {
         Response answer = answerNow(w.request);
         if (answer != null) {
           it.remove();
+          forget(w);
           ready.add(w.withAnswer(answer));
         }
       }
@@ -82,8 +84,16 @@ final class EventLog implements AutoCloseable {
     }
   }
 
-  /** Answers at once if there are matching events (or the position is compacted), else waits for some. */
+  /** As {@link #watch(WatchRequest, String, int)} for an anonymous caller without a bound. */
   CompletableFuture<Response> watch(WatchRequest request) {
+    return watch(request, "", Integer.MAX_VALUE);
+  }
+
+  /**
+   * Answers at once if there are matching events (or the position is compacted), else waits for some;
+   * OVERLOADED when {@code caller} already has {@code maxWaiting} watches waiting here.
+   */
+  CompletableFuture<Response> watch(WatchRequest request, String caller, int maxWaiting) {
     synchronized (this) {
       Response now = answerNow(request);
       if (now != null) {
@@ -93,8 +103,16 @@ final class EventLog implements AutoCloseable {
       if (waitMs == 0) {
         return CompletableFuture.completedFuture(empty());
       }
-      PendingWatch w = new PendingWatch(request, new CompletableFuture<>(), null);
+      int waiting = waitingByCaller.getOrDefault(caller, 0);
+      if (waiting >= maxWaiting) {
+        return CompletableFuture.completedFuture(Response.newBuilder().setCode(ResultCode.OVERLOADED)
+            .setMessage("identity '" + caller + "' already has " + waiting + " watches waiting on this node"
+                + " (limits.watches-per-client.max); nothing is watched, retry later")
+            .build());
+      }
+      PendingWatch w = new PendingWatch(request, caller, new CompletableFuture<>(), null);
       pending.add(w);
+      waitingByCaller.merge(caller, 1, Integer::sum);
       timer.schedule(() -> expire(w), waitMs, TimeUnit.MILLISECONDS);
       return w.future;
     }
@@ -106,6 +124,7 @@ final class EventLog implements AutoCloseable {
       if (!pending.remove(w)) {
         return;
       }
+      forget(w);
       answer = empty();
     }
     w.future.complete(answer);
@@ -166,9 +185,14 @@ final class EventLog implements AutoCloseable {
     timer.shutdownNow();
   }
 
-  private record PendingWatch(WatchRequest request, CompletableFuture<Response> future, Response answer) {
+  private void forget(PendingWatch w) {
+    waitingByCaller.computeIfPresent(w.caller, (caller, n) -> n > 1 ? n - 1 : null);
+  }
+
+  private record PendingWatch(WatchRequest request, String caller, CompletableFuture<Response> future,
+                              Response answer) {
     PendingWatch withAnswer(Response a) {
-      return new PendingWatch(request, future, a);
+      return new PendingWatch(request, caller, future, a);
     }
   }
 }

@@ -3,6 +3,7 @@ package dev.fencekeeper.statemachine;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.Security;
 import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
@@ -74,6 +75,8 @@ public class FencingStateMachine extends BaseStateMachine {
   private volatile ClientId internalClientId;
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
+  private volatile Security security = Security.none();
+  private volatile PendingSlots pendingSlots = new PendingSlots(Security.DEFAULT_MAX_PENDING_WRITES);
   private volatile boolean fencingCheckSkipped;
 
   /**
@@ -94,6 +97,12 @@ public class FencingStateMachine extends BaseStateMachine {
 
   public void setLeaderDuties(LeaderDuties duties) {
     this.leaderDuties = duties;
+  }
+
+  /** Who counts as an admin (revoke, backup); without TLS everyone does. Set before the server starts. */
+  public void setSecurity(Security security) {
+    this.security = security;
+    this.pendingSlots = new PendingSlots(security.maxPendingWrites());
   }
 
   /**
@@ -232,14 +241,26 @@ public class FencingStateMachine extends BaseStateMachine {
   @Override
   public TransactionContext startTransaction(RaftClientRequest request) {
     Object timing = metrics.requestStarted();
+    PendingSlot slot = null;
     try {
+      LoggedCommand logged = stamped(request);
+      if (logged.getBodyCase() == LoggedCommand.BodyCase.CLIENT_REQUEST) {
+        PendingSlots slots = pendingSlots;
+        slot = slots.tryTake();
+        if (slot == null) {
+          throw new EarlyAnswer(slots.overloaded());
+        }
+      }
       return TransactionContext.newBuilder()
           .setStateMachine(this)
           .setClientRequest(request)
-          .setLogData(UnsafeByteOperations.unsafeWrap(stamped(request).toByteArray()))
-          .setStateMachineContext(timing) // leader-local, never replicated
+          .setLogData(UnsafeByteOperations.unsafeWrap(logged.toByteArray()))
+          .setStateMachineContext(new Started(timing, slot)) // leader-local, never replicated
           .build();
     } catch (EarlyAnswer answer) {
+      if (slot != null) {
+        slot.release();
+      }
       metrics.refusedEarly(answer.command, answer.response);
       // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
       // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
@@ -268,6 +289,9 @@ public class FencingStateMachine extends BaseStateMachine {
         throw new EarlyAnswer(WireCodec.invalid(WireCodec.isQuery(parsed)
             ? "queries are read-only; send them as reads"
             : "the request carries no command"));
+      }
+      if (command instanceof Command.Revoke && !security.isAdmin(parsed.getCaller())) {
+        throw new EarlyAnswer(permissionDenied("revoke", parsed.getCaller()), command);
       }
       Outcome refusal = refuseEarly(command);
       if (refusal != null) {
@@ -314,6 +338,11 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
+  private static Response permissionDenied(String operation, String caller) {
+    return Response.newBuilder().setCode(dev.fencekeeper.proto.ResultCode.PERMISSION_DENIED)
+        .setMessage("identity '" + caller + "' may not " + operation + ": it is not in authz.admins").build();
+  }
+
   private static Request parseRequest(ByteString content) {
     try {
       return Request.parseFrom(content.asReadOnlyByteBuffer());
@@ -339,7 +368,12 @@ public class FencingStateMachine extends BaseStateMachine {
     Response response;
     lock.writeLock().lock();
     try {
-      response = applyEntry(entry, trx.getStateMachineContext());
+      Object context = trx.getStateMachineContext();
+      Started started = context instanceof Started s ? s : null;
+      if (started != null) {
+        started.releaseSlot();
+      }
+      response = applyEntry(entry, started == null ? null : started.timing());
       List<LeaseEvent> events = state.drainEvents();
       metrics.leaseEvents(events);
       eventLog.append(entry.getIndex(), events);
@@ -413,7 +447,13 @@ public class FencingStateMachine extends BaseStateMachine {
     try {
       Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
       if (parsed.getCommandCase() == Request.CommandCase.WATCH) {
-        return eventLog.watch(parsed.getWatch()).thenApply(FencingStateMachine::toMessage);
+        return eventLog.watch(parsed.getWatch(), parsed.getCaller(), limits.maxWatchesPerClient())
+            .thenApply(FencingStateMachine::toMessage);
+      }
+      if (parsed.getCommandCase() == Request.CommandCase.BACKUP && !security.isAdmin(parsed.getCaller())) {
+        Response denied = permissionDenied("backup", parsed.getCaller());
+        metrics.denied("backup", parsed.getCaller(), denied.getMessage());
+        return CompletableFuture.completedFuture(toMessage(denied));
       }
       if (parsed.getCommandCase() == Request.CommandCase.BACKUP) {
         return CompletableFuture.completedFuture(toMessage(backups.serve(parsed.getBackup(), this::writeFrozen)));
@@ -432,10 +472,23 @@ public class FencingStateMachine extends BaseStateMachine {
     return Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray()));
   }
 
-  /** Stale reads need no waiting: the caller asked for whatever this replica has applied. */
+  /**
+   * Stale reads need no waiting: the caller asked for whatever this replica has applied. Nodes do not
+   * stamp a verified caller into stale reads, so whatever caller one names is dropped: it is answered as
+   * anonymous (no admin rights, no watches of its own identity).
+   */
   @Override
   public CompletableFuture<Message> queryStale(Message request, long minIndex) {
-    return query(request);
+    try {
+      Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
+      if (parsed.getCaller().isEmpty()) {
+        return query(request);
+      }
+      return query(Message.valueOf(UnsafeByteOperations.unsafeWrap(parsed.toBuilder().clearCaller().build()
+          .toByteArray())));
+    } catch (InvalidProtocolBufferException e) {
+      return query(request); // answered as malformed there
+    }
   }
 
   private Response answer(Request request) {
@@ -505,6 +558,35 @@ public class FencingStateMachine extends BaseStateMachine {
   @Override
   public void notifyNotLeader(Collection<TransactionContext> pendingEntries) {
     leaderDuties.onNotLeader();
+    // No longer this node's to answer: whatever becomes of them, they no longer wait in its queue.
+    for (TransactionContext trx : pendingEntries) {
+      if (trx.getStateMachineContext() instanceof Started s) {
+        s.releaseSlot();
+      }
+    }
+  }
+
+  /** Ratis gave up on a started transaction before logging it (e.g. it lost leadership meanwhile). */
+  @Override
+  public TransactionContext cancelTransaction(TransactionContext trx) throws IOException {
+    if (trx.getStateMachineContext() instanceof Started s) {
+      s.releaseSlot();
+    }
+    return super.cancelTransaction(trx);
+  }
+
+  /** The number of client commands this node accepted as leader and has not yet applied. */
+  public int pendingCommands() {
+    return pendingSlots.inUse();
+  }
+
+  /** A started transaction's leader-local context: the metrics' timing and its place in the queue. */
+  private record Started(Object timing, PendingSlot slot) {
+    void releaseSlot() {
+      if (slot != null) {
+        slot.release();
+      }
+    }
   }
 
   @Override

@@ -146,7 +146,8 @@ final class SnapshotStore {
           .setExpiresAtMs(lease.expiresAtMs())
           .setGraceUsed(lease.graceUsed())
           .setRequestId(lease.requestId())
-          .setLockDelayMs(lease.lockDelayMs()));
+          .setLockDelayMs(lease.lockDelayMs())
+          .setIdentity(lease.identity()));
     }
     for (Map.Entry<String, ValueRecord> e : r.values().entrySet()) {
       ValueRecord v = e.getValue();
@@ -165,7 +166,8 @@ final class SnapshotStore {
           .setLockDelayMs(w.lockDelayMs())
           .setEnqueuedAtMs(w.enqueuedAtMs())
           .setWaitUntilMs(w.waitUntilMs())
-          .setAliveUntilMs(w.aliveUntilMs()));
+          .setAliveUntilMs(w.aliveUntilMs())
+          .setIdentity(w.identity()));
     }
     b.setBlockedUntilMs(r.blockedUntilMs()).setExpiryObserved(r.expiryObserved()).setIdleSinceMs(r.idleSinceMs());
     for (WriteReceipt receipt : r.receipts().values()) {
@@ -183,7 +185,7 @@ final class SnapshotStore {
     if (r.hasLease()) {
       LeaseSnapshot l = r.getLease();
       lease = new LeaseRecord(l.getToken(), l.getOwner(), l.getTtlMs(), l.getExpiresAtMs(), l.getGraceUsed(),
-          l.getRequestId(), l.getLockDelayMs());
+          l.getRequestId(), l.getLockDelayMs(), l.getIdentity());
     }
     Map<String, ValueRecord> values = new TreeMap<>();
     for (ValueSnapshot v : r.getValuesList()) {
@@ -197,7 +199,7 @@ final class SnapshotStore {
     List<Waiter> waiters = new ArrayList<>(r.getWaitersCount());
     for (WaiterSnapshot w : r.getWaitersList()) {
       waiters.add(new Waiter(w.getRequestId(), w.getOwner(), w.getTtlMs(), w.getLockDelayMs(), w.getEnqueuedAtMs(),
-          w.getWaitUntilMs(), w.getAliveUntilMs()));
+          w.getWaitUntilMs(), w.getAliveUntilMs(), w.getIdentity()));
     }
     state.restore(r.getName(), r.getLastToken(), lease, values, receipts, waiters, r.getBlockedUntilMs(),
         r.getExpiryObserved(), r.getIdleSinceMs());

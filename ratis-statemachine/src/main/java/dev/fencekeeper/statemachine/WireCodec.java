@@ -51,30 +51,31 @@ public final class WireCodec {
       case ACQUIRE:
         var a = request.getAcquire();
         return new Command.Acquire(a.getResource(), a.getOwner(), a.getTtlMs(), a.getRequestId(), a.getWaitMs(),
-            a.getLockDelayMs());
+            a.getLockDelayMs(), request.getCaller());
       case CANCEL_WAIT:
-        return new Command.CancelWait(request.getCancelWait().getResource(), request.getCancelWait().getRequestId());
+        return new Command.CancelWait(request.getCancelWait().getResource(), request.getCancelWait().getRequestId(),
+            request.getCaller());
       case REVOKE:
         return new Command.Revoke(request.getRevoke().getResource(), request.getRevoke().getReason());
       case RENEW:
         var r = request.getRenew();
-        return new Command.Renew(r.getResource(), r.getToken(), r.getTtlMs());
+        return new Command.Renew(r.getResource(), r.getToken(), r.getTtlMs(), request.getCaller());
       case RELEASE:
         var rel = request.getRelease();
-        return new Command.Release(rel.getResource(), rel.getToken());
+        return new Command.Release(rel.getResource(), rel.getToken(), request.getCaller());
       case WRITE:
-        return toWrite(request.getWrite());
+        return toWrite(request.getWrite(), request.getCaller());
       default:
         return null;
     }
   }
 
-  private static Command.Write toWrite(WriteRequest w) {
+  private static Command.Write toWrite(WriteRequest w, String caller) {
     List<Command.KeyWrite> writes = new ArrayList<>(w.getWritesCount());
     for (KeyWrite kw : w.getWritesList()) {
       writes.add(new Command.KeyWrite(kw.getKey(), kw.getValue().toByteArray(), kw.getDelete()));
     }
-    return new Command.Write(w.getResource(), w.getToken(), writes, w.getRequestId());
+    return new Command.Write(w.getResource(), w.getToken(), writes, w.getRequestId(), caller);
   }
 
   public static boolean isQuery(Request request) {

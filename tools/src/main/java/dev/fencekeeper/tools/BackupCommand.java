@@ -11,7 +11,7 @@ import picocli.CommandLine.Parameters;
     description = {
         "Writes every lease, value, write receipt and the token sequence, as of one moment, to <file>.",
         "Seed a new cluster from it with `fencekeeper restore`. Exit 0 on success, 11 UNAVAILABLE."})
-final class BackupCommand extends ClientVerb {
+final class BackupCommand extends ClientVerb implements ClientOptions.AdminOperation {
   @Parameters(index = "0", paramLabel = "<file>") private Path file;
 
   BackupCommand(CliContext context) {

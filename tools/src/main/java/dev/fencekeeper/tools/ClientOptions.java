@@ -2,11 +2,18 @@ package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.Security;
+import java.nio.file.Path;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** The options every client verb shares: which cluster to talk to, and how to print the answer. */
+/** The options every client verb shares: which cluster to talk to, how, and how to print the answer. */
 public final class ClientOptions {
   private final CliContext context;
+
+  @Spec(Spec.Target.MIXEE) private CommandSpec mixee;
 
   @Option(
       names = "--peers",
@@ -18,6 +25,18 @@ public final class ClientOptions {
   @Option(names = "--json", description = "Print one JSON object whose `status` is the result code.")
   private boolean json;
 
+  @Option(names = "--tls", description = "Talk mutual TLS, with a certificate from --certs (docs/security.md).")
+  private boolean tls;
+
+  @Option(names = "--certs", paramLabel = "DIR",
+      description = "With --tls: the directory `fencekeeper certs` wrote (ca.crt, <identity>.crt/.key).")
+  private Path certs;
+
+  @Option(names = "--identity", paramLabel = "NAME",
+      description = "With --tls: use DIR/NAME.crt and DIR/NAME.key. Default: admin for admin operations"
+          + " (members, leader, snapshot, backup, lease revoke), else client.")
+  private String identity;
+
   ClientOptions(CliContext context) {
     this.context = context;
   }
@@ -27,11 +46,27 @@ public final class ClientOptions {
   }
 
   ClusterConfig cluster() {
-    return LocalDefaults.cluster(context, peers);
+    ClusterConfig cluster = LocalDefaults.cluster(context, peers);
+    if (!tls) {
+      if (certs != null || identity != null) {
+        throw new ConfigException("--certs and --identity need --tls");
+      }
+      return cluster;
+    }
+    if (certs == null) {
+      throw new ConfigException("--tls needs --certs DIR (create one with `fencekeeper certs DIR`)");
+    }
+    String name = identity != null ? identity
+        : mixee != null && mixee.userObject() instanceof AdminOperation ? Certificates.ADMIN : Certificates.CLIENT;
+    Path dir = context.resolve(certs).toAbsolutePath();
+    return cluster.withSecurity(cluster.security().withTls(Security.TlsFiles.inDirectory(dir, name)));
   }
 
   /** A client for the cluster; it contacts nodes only when the first call is made. */
   FencingClient connect() {
     return FencingClient.connect(cluster());
   }
+
+  /** Marks verbs that need an admin identity under TLS: they default to the admin certificate. */
+  interface AdminOperation {}
 }

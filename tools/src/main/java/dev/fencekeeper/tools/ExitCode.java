@@ -31,7 +31,9 @@ public enum ExitCode {
   WAITING(15, "WAITING: queued behind the holder; not granted (yet)"),
   LOCK_DELAYED(16, "LOCK_DELAYED: free, but the lock-delay after an involuntary end runs"),
   COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
-  CHECK_FAILED(18, "CHECK_FAILED: a checker found a violation (drill: its history checker; bench: W3 saw a stale write not definitely rejected)");
+  CHECK_FAILED(18, "CHECK_FAILED: a checker found a violation (drill: its history checker; bench: W3 saw a stale write not definitely rejected)"),
+  PERMISSION_DENIED(19, "PERMISSION_DENIED: admin-only operation, or another identity's lease"),
+  OVERLOADED(20, "OVERLOADED: the leader's queue is full; nothing applied, retry later");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 
@@ -84,6 +86,8 @@ public enum ExitCode {
       case STALE -> STALE;
       case EXPIRED -> EXPIRED;
       case COMPACTED -> COMPACTED;
+      case PERMISSION_DENIED -> PERMISSION_DENIED;
+      case OVERLOADED -> OVERLOADED;
       // A reply without a code, or with one newer than this build's fencing.proto, is not an answer we
       // can act on: the node failed to give one.
       case INTERNAL, RESULT_CODE_UNSPECIFIED, UNRECOGNIZED -> INTERNAL;

@@ -41,6 +41,7 @@ import picocli.CommandLine.Spec;
       MetricsCommand.class,
       BackupCommand.class,
       RestoreCommand.class,
+      CertsCommand.class,
       dev.fencekeeper.tools.drill.DrillCommand.class,
       dev.fencekeeper.tools.bench.BenchCommand.class,
     })

@@ -178,7 +178,7 @@ final class LeaseCommand implements Runnable {
       "Ends the live lease on <resource> whoever holds it. The holder's later writes are rejected and its",
       "client is told; a lock-delay it asked for starts now.",
       "Exit 0 REVOKED, 10 NOT_FOUND (no live lease)."})
-  static final class Revoke extends ClientVerb {
+  static final class Revoke extends ClientVerb implements ClientOptions.AdminOperation {
     @Parameters(index = "0", paramLabel = "<resource>") private String resource;
 
     @Option(names = "--reason", paramLabel = "TEXT", description = "Why, for the record.")

@@ -3,6 +3,7 @@ package dev.fencekeeper.tools;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.Security;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -50,6 +51,14 @@ public final class LocalClusterLayout {
    * @throws ConfigException if a file is unreadable or invalid, or conflicts with existing data
    */
   public static List<Node> prepare(Path dataDir, int basePort) {
+    return prepare(dataDir, basePort, Security.none());
+  }
+
+  /**
+   * As {@link #prepare(Path, int)}, with every node's TLS files and admins set to {@code security}: the
+   * flags of this {@code up} decide whether the cluster talks TLS, also in a config file kept from before.
+   */
+  public static List<Node> prepare(Path dataDir, int basePort, Security security) {
     ClusterConfig cluster = ClusterConfig.local(basePort);
     List<Node> nodes = new ArrayList<>();
     List<PeerAddress> peers = cluster.peers();
@@ -58,7 +67,7 @@ public final class LocalClusterLayout {
       Path configFile = dataDir.resolve(peer.id() + ".properties");
       Path storageDir = dataDir.resolve(peer.id());
       ClusterConfig wanted = cluster.withNodeId(peer.id()).withStorageDir(storageDir)
-          .withMetricsPort(metricsPort(basePort, i + 1));
+          .withMetricsPort(metricsPort(basePort, i + 1)).withSecurity(security);
       ClusterConfig used = wanted;
       if (!Files.exists(configFile)) {
         wanted.store(configFile);
@@ -69,6 +78,13 @@ public final class LocalClusterLayout {
             throw new ConfigException(conflict(configFile, storageDir, existing, wanted, basePort));
           }
           wanted.store(configFile);
+        } else if (!java.util.Objects.equals(existing.security().tls(), security.tls())) {
+          Security switched = existing.security().withTls(security.tls());
+          if (switched.admins().isEmpty()) {
+            switched = switched.withAdmins(security.admins());
+          }
+          used = existing.withSecurity(switched);
+          used.store(configFile);
         } else {
           used = existing; // hand edits, metrics.port included, are the user's choice
         }

@@ -4,6 +4,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.Security;
 import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
 import dev.fencekeeper.tools.LocalClusterLayout.Node;
 import java.io.IOException;
@@ -45,6 +46,14 @@ final class UpCommand implements Callable<Integer> {
       description = "Nodes n1, n2, n3 listen on PORT, PORT+1, PORT+2. Default: $FENCEKEEPER_BASE_PORT, else 7301.")
   private Integer basePortFlag;
 
+  @Option(names = "--tls", description = "Mutual TLS between nodes and for clients, with the certificates in --certs.")
+  private boolean tls;
+
+  @Option(names = "--certs", paramLabel = "DIR",
+      description = "With --tls: the directory `fencekeeper certs DIR` wrote. Nodes use node.crt; admin.crt's CN"
+          + " is the admin.")
+  private Path certs;
+
   UpCommand(CliContext context) {
     this.context = context;
   }
@@ -53,10 +62,12 @@ final class UpCommand implements Callable<Integer> {
   public Integer call() throws IOException, InterruptedException {
     Path dataDir = LocalDefaults.dataDir(context, dataDirFlag);
     int basePort = LocalDefaults.basePort(context, basePortFlag);
-    List<Node> nodes = LocalClusterLayout.prepare(dataDir, basePort);
+    Security security = nodeSecurity();
+    List<Node> nodes = LocalClusterLayout.prepare(dataDir, basePort, security);
     refuseIfAnyPortInUse(nodes);
 
-    context.out().println("fencekeeper up: 3 nodes on 127.0.0.1, data in " + dataDir + " (Ctrl-C stops them)");
+    context.out().println("fencekeeper up: 3 nodes on 127.0.0.1" + (tls ? " with mutual TLS" : "") + ", data in "
+        + dataDir + " (Ctrl-C stops them)");
     NodeProcesses processes = NodeProcesses.start(nodes, context.out());
     Termination termination = Termination.onSignal(() -> stop(processes));
     for (Node node : nodes) {
@@ -66,7 +77,12 @@ final class UpCommand implements Callable<Integer> {
     }
     context.out().flush();
 
-    awaitLeader(ClusterConfig.local(basePort), processes);
+    ClusterConfig probe = ClusterConfig.local(basePort);
+    if (tls) {
+      probe = probe.withSecurity(probe.security().withTls(
+          Security.TlsFiles.inDirectory(security.tls().cert().getParent(), Certificates.CLIENT)));
+    }
+    awaitLeader(probe, processes);
     processes.awaitAllExited();
     if (processes.isStopping()) {
       // A signal is stopping the nodes; its hook reports that and ends the process with 0.
@@ -76,6 +92,22 @@ final class UpCommand implements Callable<Integer> {
     termination.close();
     context.err().println("fencekeeper up: every node has exited; their logs are in " + dataDir);
     return ExitCode.UNAVAILABLE.code();
+  }
+
+  /** What the nodes' configs say about TLS: plaintext, or node.crt with admin.crt's CN as the admin. */
+  private Security nodeSecurity() {
+    if (!tls) {
+      if (certs != null) {
+        throw new ConfigException("--certs needs --tls");
+      }
+      return Security.none();
+    }
+    if (certs == null) {
+      throw new ConfigException("--tls needs --certs DIR (create one with `fencekeeper certs DIR`)");
+    }
+    Path dir = context.resolve(certs).toAbsolutePath();
+    return Security.none().withTls(Security.TlsFiles.inDirectory(dir, Certificates.NODE))
+        .withAdmins(java.util.Set.of(Certificates.ADMIN_CN));
   }
 
   private void stop(NodeProcesses processes) {

@@ -4,6 +4,8 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.proto.Response;
 import java.util.Base64;
 import java.util.Optional;
+import org.apache.ratis.protocol.exceptions.ResourceUnavailableException;
+import org.apache.ratis.retry.RetryPolicy;
 
 /**
  * Carries a complete {@link Response} through Ratis's exception channel. A node that refuses a request
@@ -39,6 +41,31 @@ public final class LeaderRejection {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * {@code policy}, except that a node's own refusal is never retried: it is an answer (a retry would
+   * only be refused again), not a failure to reach the cluster.
+   */
+  public static RetryPolicy notRetried(RetryPolicy policy) {
+    return event -> decode(event.getCause()).isPresent() ? RetryPolicy.NO_RETRY_ACTION
+        : policy.handleAttemptFailure(event);
+  }
+
+  /** {@code normal}, except that a full leader queue ({@link #isOverload}) is retried by {@code overload}. */
+  public static RetryPolicy backingOffWhenOverloaded(RetryPolicy normal, RetryPolicy overload) {
+    return event -> isOverload(event.getCause()) ? overload.handleAttemptFailure(event)
+        : normal.handleAttemptFailure(event);
+  }
+
+  /** True when {@code error}'s cause chain says the leader's queue of pending requests was full. */
+  public static boolean isOverload(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof ResourceUnavailableException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean isBase64(char c) {

@@ -1,0 +1,55 @@
+package dev.fencekeeper.statemachine;
+
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Bounds the client commands a leader holds between accepting them ({@code startTransaction}) and
+ * applying them: one slot each. When every slot is taken the command is refused at once with OVERLOADED,
+ * before it is logged, so nothing about it was applied and the caller may simply retry later; queueing it
+ * instead would let a burst grow the leader's memory and everyone's latency without bound.
+ */
+final class PendingSlots {
+  private final int capacity;
+  private final Semaphore free;
+
+  PendingSlots(int capacity) {
+    this.capacity = capacity;
+    this.free = new Semaphore(capacity);
+  }
+
+  /** A slot, or null when none is free. */
+  PendingSlot tryTake() {
+    return free.tryAcquire() ? new PendingSlot(free) : null;
+  }
+
+  /** The answer to a command that found no free slot. */
+  Response overloaded() {
+    return Response.newBuilder().setCode(ResultCode.OVERLOADED)
+        .setMessage("the leader already holds " + capacity + " pending commands (overload.pending-writes.max);"
+            + " nothing was applied, retry later")
+        .build();
+  }
+
+  int inUse() {
+    return capacity - free.availablePermits();
+  }
+}
+
+/** One taken slot; releasing it twice (applied after a lost leadership, say) frees it once. */
+final class PendingSlot {
+  private final Semaphore owner;
+  private final AtomicBoolean released = new AtomicBoolean();
+
+  PendingSlot(Semaphore owner) {
+    this.owner = owner;
+  }
+
+  void release() {
+    if (released.compareAndSet(false, true)) {
+      owner.release();
+    }
+  }
+}

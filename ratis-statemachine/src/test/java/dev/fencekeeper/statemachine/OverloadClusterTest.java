@@ -1,0 +1,104 @@
+package dev.fencekeeper.statemachine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.Result;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.testing.TestCluster;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Far more concurrent commands than the leader may hold pending: the excess is refused with OVERLOADED
+ * before it is logged, everything accepted is applied exactly as answered, and the cluster serves and
+ * agrees afterwards.
+ */
+class OverloadClusterTest {
+  private static final int PENDING_LIMIT = 4;
+  private static final int CLIENTS = 4;
+  private static final int PER_CLIENT = 60;
+
+  @TempDir Path dir;
+
+  @Test
+  void excessIsRefusedWithOverloadedAndNothingAcceptedIsLost() {
+    Properties p = new Properties();
+    p.setProperty("overload.pending-writes.max", Integer.toString(PENDING_LIMIT));
+    try (TestCluster cluster = TestCluster.start(dir, p)) {
+      FencingStateMachine leaderState = cluster.node(cluster.awaitLeader()).stateMachine();
+      // The leader's queue of accepted, unapplied commands, sampled throughout the burst.
+      AtomicInteger mostPending = new AtomicInteger();
+      AtomicBoolean sampling = new AtomicBoolean(true);
+      Thread sampler = new Thread(() -> {
+        while (sampling.get()) {
+          mostPending.accumulateAndGet(leaderState.pendingCommands(), Math::max);
+          LockSupport.parkNanos(200_000);
+        }
+      });
+      sampler.setDaemon(true);
+      sampler.start();
+      List<FencingClient> clients = new ArrayList<>();
+      for (int c = 0; c < CLIENTS; c++) {
+        clients.add(cluster.newClient("load-" + c));
+      }
+      Map<String, CompletableFuture<Result>> sent = new LinkedHashMap<>();
+      for (int i = 0; i < PER_CLIENT; i++) {
+        for (int c = 0; c < CLIENTS; c++) {
+          String resource = "overload-" + c + "-" + i;
+          sent.put(resource, clients.get(c).tryAcquireAsync(resource, Duration.ofMinutes(5), "load-" + c));
+        }
+      }
+      Map<ResultCode, Integer> counts = new EnumMap<>(ResultCode.class);
+      Map<String, Long> granted = new HashMap<>();
+      Map<ResultCode, String> examples = new EnumMap<>(ResultCode.class);
+      sent.forEach((resource, future) -> {
+        Result r = future.join();
+        counts.merge(r.code(), 1, Integer::sum);
+        examples.putIfAbsent(r.code(), r.message());
+        if (r.code() == ResultCode.GRANTED) {
+          granted.put(resource, r.token());
+        }
+      });
+
+      sampling.set(false);
+      assertThat(mostPending.get()).as("pending commands on the leader").isBetween(1, PENDING_LIMIT);
+      assertThat(counts.keySet()).as("every answer is a grant or a refusal: %s %s", counts, examples)
+          .containsOnly(ResultCode.GRANTED, ResultCode.OVERLOADED);
+      assertThat(counts.get(ResultCode.OVERLOADED)).as("%s", counts).isPositive();
+      assertThat(counts.get(ResultCode.GRANTED)).as("%s", counts).isPositive();
+
+      // Accepted means applied, with the token the client was told; refused means not applied at all.
+      String leader = cluster.awaitLeader();
+      FencingStateMachine sm = cluster.node(leader).stateMachine();
+      for (String resource : sent.keySet()) {
+        Long token = granted.get(resource);
+        Long held = sm.read(state -> {
+          var r = state.resources().get(resource);
+          return r == null || r.lease() == null ? null : r.lease().token();
+        });
+        assertThat(held).as(resource).isEqualTo(token);
+      }
+
+      // Healthy afterwards: a command goes through, and every replica holds the same state.
+      assertThat(clients.get(0).tryAcquire("after-overload", Duration.ofSeconds(30), "check").code())
+          .isEqualTo(ResultCode.GRANTED);
+      await().atMost(Duration.ofSeconds(30)).until(() ->
+          cluster.running().values().stream().map(n -> n.stateMachine().digest()).distinct().count() == 1);
+    }
+  }
+}

@@ -1,0 +1,186 @@
+package dev.fencekeeper.tools;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
+import java.security.spec.ECGenParameterSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.List;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
+import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509ExtensionUtils;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
+import org.bouncycastle.operator.OperatorCreationException;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+
+/**
+ * A small certificate authority for a local cluster, built with Bouncy Castle: a CA certificate and
+ * certificates it signs, written as PEM files in the layout {@code fencekeeper certs} documents
+ * ({@code ca.crt}, {@code <name>.crt}, {@code <name>.key} with the key in PKCS#8, which Ratis's TLS needs).
+ * Keys are EC P-256; every leaf certificate names 127.0.0.1 and localhost and may serve and connect.
+ */
+public final class Certificates {
+  /** The CNs of the certificates {@link #writeLocalSet} creates; node.crt's is what {@code authz.nodes} expects. */
+  public static final String NODE = "node";
+  public static final String CLIENT = "client";
+  public static final String ADMIN = "admin";
+  public static final String NODE_CN = "fencekeeper-node";
+  public static final String CLIENT_CN = "fencekeeper-client";
+  public static final String ADMIN_CN = "fencekeeper-admin";
+  public static final Duration DEFAULT_VALIDITY = Duration.ofDays(365);
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final X500Name name;
+  private final KeyPair keys;
+  private final X509Certificate certificate;
+
+  private Certificates(X500Name name, KeyPair keys, X509Certificate certificate) {
+    this.name = name;
+    this.keys = keys;
+    this.certificate = certificate;
+  }
+
+  /** A new self-signed CA named {@code cn}, valid from now for {@code validity}. */
+  public static Certificates newAuthority(String cn, Duration validity) {
+    try {
+      KeyPair keys = newKeyPair();
+      X500Name name = new X500Name("CN=" + cn);
+      Instant now = Instant.now();
+      JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
+      X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(name, serial(), Date.from(now.minusSeconds(60)),
+          Date.from(now.plus(validity)), name, keys.getPublic())
+          .addExtension(Extension.basicConstraints, true, new BasicConstraints(0))
+          .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign))
+          .addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(keys.getPublic()));
+      return new Certificates(name, keys, sign(b, keys));
+    } catch (GeneralSecurityException | IOException | OperatorCreationException e) {
+      throw new IllegalStateException("cannot create a CA certificate: " + e, e);
+    }
+  }
+
+  /**
+   * Writes {@code ca.crt} (and {@code ca.key}, owner-only) plus a node, a client and an admin certificate
+   * into {@code dir}: everything {@code fencekeeper up --tls --certs dir} and the client verbs use.
+   */
+  public static Certificates writeLocalSet(Path dir, Duration validity) {
+    Certificates ca = newAuthority("fencekeeper-ca", validity);
+    ca.writeAuthority(dir);
+    Instant now = Instant.now();
+    ca.issue(dir, NODE, NODE_CN, now.minusSeconds(60), now.plus(validity));
+    ca.issue(dir, CLIENT, CLIENT_CN, now.minusSeconds(60), now.plus(validity));
+    ca.issue(dir, ADMIN, ADMIN_CN, now.minusSeconds(60), now.plus(validity));
+    return ca;
+  }
+
+  /** Writes {@code ca.crt} and the CA's key {@code ca.key} into {@code dir}. */
+  public void writeAuthority(Path dir) {
+    write(dir.resolve("ca.crt"), pem(certificate), false);
+    write(dir.resolve("ca.key"), pkcs8(keys.getPrivate()), true);
+  }
+
+  /**
+   * Issues a certificate for subject CN {@code cn}, valid in [notBefore, notAfter], and writes {@code
+   * <fileName>.crt} and {@code <fileName>.key} into {@code dir}.
+   */
+  public void issue(Path dir, String fileName, String cn, Instant notBefore, Instant notAfter) {
+    try {
+      KeyPair leaf = newKeyPair();
+      JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
+      X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(name, serial(), Date.from(notBefore),
+          Date.from(notAfter), new X500Name("CN=" + cn), leaf.getPublic())
+          .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
+          .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyAgreement))
+          .addExtension(Extension.extendedKeyUsage, false,
+              new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}))
+          .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
+              new GeneralName(GeneralName.iPAddress, "127.0.0.1"), new GeneralName(GeneralName.dNSName, "localhost")}))
+          .addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(certificate))
+          .addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(leaf.getPublic()));
+      X509Certificate issued = sign(b, keys);
+      dir.toFile().mkdirs();
+      write(dir.resolve(fileName + ".crt"), pem(issued), false);
+      write(dir.resolve(fileName + ".key"), pkcs8(leaf.getPrivate()), true);
+    } catch (GeneralSecurityException | IOException | OperatorCreationException e) {
+      throw new IllegalStateException("cannot issue a certificate for " + cn + ": " + e, e);
+    }
+  }
+
+  /** The files {@link #writeLocalSet} creates, for messages and tests. */
+  public static List<String> localSetFiles() {
+    return List.of("ca.crt", "ca.key", "node.crt", "node.key", "client.crt", "client.key", "admin.crt", "admin.key");
+  }
+
+  private static KeyPair newKeyPair() throws GeneralSecurityException {
+    KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+    g.initialize(new ECGenParameterSpec("secp256r1"), RANDOM);
+    return g.generateKeyPair();
+  }
+
+  private static BigInteger serial() {
+    return new BigInteger(127, RANDOM).add(BigInteger.ONE);
+  }
+
+  private static X509Certificate sign(X509v3CertificateBuilder b, KeyPair signer)
+      throws OperatorCreationException, GeneralSecurityException {
+    return new JcaX509CertificateConverter().getCertificate(
+        b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer.getPrivate())));
+  }
+
+  /** Unencrypted PKCS#8 ("BEGIN PRIVATE KEY"): the only key format Ratis's OpenSSL-based TLS reads. */
+  private static String pkcs8(java.security.PrivateKey key) {
+    try {
+      return pem(new JcaPKCS8Generator(key, null));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static String pem(Object object) {
+    StringWriter out = new StringWriter();
+    try (JcaPEMWriter pem = new JcaPEMWriter(out)) {
+      pem.writeObject(object);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toString();
+  }
+
+  private static void write(Path file, String text, boolean secret) {
+    try {
+      Files.createDirectories(file.toAbsolutePath().getParent());
+      Files.writeString(file, text, StandardCharsets.US_ASCII);
+      if (secret) {
+        try {
+          Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        } catch (UnsupportedOperationException ignored) {
+          // not a POSIX file system: its own defaults apply
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+    }
+  }
+}
