@@ -81,7 +81,10 @@ public final class FencingClient implements AutoCloseable {
   private static final long WAITER_RESEND_MS = 1_000;
 
   private final ClusterConfig config;
-  private final RaftClient raft;
+  // Replaced when its ordered stream breaks (see replaceBroken); volatile so every sender sees the swap.
+  private volatile RaftClient raft;
+  private volatile boolean closed;
+  private final long retryAttempts;
   private final String defaultOwner;
   private final Duration callTimeout;
   private final ScheduledExecutorService scheduler;
@@ -102,17 +105,8 @@ public final class FencingClient implements AutoCloseable {
     // Long enough to ride out an election and a few slow attempts, short enough that a dead cluster is
     // reported rather than waited on forever.
     this.callTimeout = requestTimeout.multipliedBy(5);
-    long attempts = Math.max(10, callTimeout.toMillis() / 50);
-    this.raft =
-        RaftClient.newBuilder()
-            .setRaftGroup(config.raftGroup())
-            .setProperties(config.clientProperties())
-            .setParameters(config.ratisParameters())
-            .setRetryPolicy(metrics.counting(LeaderRejection.notRetried(LeaderRejection.backingOffWhenOverloaded(
-                RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                    (int) attempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)),
-                OVERLOAD_RETRIES))))
-            .build();
+    this.retryAttempts = Math.max(10, callTimeout.toMillis() / 50);
+    this.raft = newOrderedClient();
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -120,6 +114,61 @@ public final class FencingClient implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
+  }
+
+  private RaftClient newOrderedClient() {
+    return RaftClient.newBuilder()
+        .setRaftGroup(config.raftGroup())
+        .setProperties(config.clientProperties())
+        .setParameters(config.ratisParameters())
+        .setRetryPolicy(metrics.counting(LeaderRejection.notRetried(LeaderRejection.backingOffWhenOverloaded(
+            RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                (int) retryAttempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)),
+            OVERLOAD_RETRIES))))
+        .build();
+  }
+
+  /**
+   * Once one ordered request runs out of retries (every node down for longer than the retry budget),
+   * Ratis fails that client's ordered stream for good: every later request fails at once with
+   * AlreadyClosedException. A long-lived client must outlive a full-cluster outage, so the broken Raft
+   * client is replaced by a new one (a new client id; writes carry their own request ids, so dedup does
+   * not depend on Ratis's retry cache). Only the first caller that sees {@code broken} replaces it.
+   */
+  private void replaceIfBroken(RaftClient broken, Throwable failure) {
+    if (closed || !streamBroken(failure)) {
+      return;
+    }
+    synchronized (this) {
+      if (closed || raft != broken) {
+        return;
+      }
+      raft = newOrderedClient();
+    }
+    LOG.info("Replaced the Raft client after its request stream failed: {}", failure.toString());
+    // Closing waits for its channels to drain; never on a gRPC or caller thread.
+    Thread closer = new Thread(() -> {
+      try {
+        broken.close();
+      } catch (java.io.IOException | RuntimeException e) {
+        LOG.debug("Closing the replaced Raft client failed", e);
+      }
+    }, "fencekeeper-client-close-replaced");
+    closer.setDaemon(true);
+    closer.start();
+  }
+
+  private static boolean streamBroken(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof org.apache.ratis.protocol.exceptions.RaftRetryFailureException
+          || t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
   }
 
   /** Connects to the cluster described by {@code config}; nodes are contacted lazily. */
@@ -599,11 +648,17 @@ public final class FencingClient implements AutoCloseable {
 
   CompletableFuture<Response> command(Request request) {
     CompletableFuture<Response> sent;
+    RaftClient ordered = raft;
     try {
-      sent = raft.async().send(message(request)).thenApply(this::parseLeaderReply);
+      sent = ordered.async().send(message(request)).thenApply(this::parseLeaderReply);
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     }
+    sent.whenComplete((response, error) -> {
+      if (error != null) {
+        replaceIfBroken(ordered, error);
+      }
+    });
     return metrics.timed(request.getCommandCase(),
         settle(sent.orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), true));
   }
@@ -618,7 +673,17 @@ public final class FencingClient implements AutoCloseable {
   private CompletableFuture<Response> query(Request request, ReadConsistency consistency) {
     Supplier<CompletableFuture<Response>> attempt =
         consistency == ReadConsistency.LINEARIZABLE
-            ? () -> raft.async().sendReadOnly(message(request)).thenApply(this::parseLeaderReply)
+            ? () -> {
+              RaftClient ordered = raft;
+              CompletableFuture<Response> read =
+                  ordered.async().sendReadOnly(message(request)).thenApply(this::parseLeaderReply);
+              read.whenComplete((response, error) -> {
+                if (error != null) {
+                  replaceIfBroken(ordered, error);
+                }
+              });
+              return read;
+            }
             : () -> {
               List<PeerAddress> peers = config.peers();
               PeerAddress peer = peers.get(ThreadLocalRandom.current().nextInt(peers.size()));
@@ -739,6 +804,9 @@ public final class FencingClient implements AutoCloseable {
       w.abandon();
     }
     scheduler.shutdownNow();
+    synchronized (this) {
+      closed = true; // no replacement of the Raft client after this point
+    }
     for (RaftClient client : pinned.values()) {
       try {
         client.close();
