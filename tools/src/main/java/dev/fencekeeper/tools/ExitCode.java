@@ -31,7 +31,7 @@ public enum ExitCode {
   WAITING(15, "WAITING: queued behind the holder; not granted (yet)"),
   LOCK_DELAYED(16, "LOCK_DELAYED: free, but the lock-delay after an involuntary end runs"),
   COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
-  CHECK_FAILED(18, "CHECK_FAILED: a checker found a violation (drill: its history checker; bench: W3 saw a stale write not definitely rejected)"),
+  CHECK_FAILED(18, "CHECK_FAILED: a drill's or the bench's checker found a violation"),
   PERMISSION_DENIED(19, "PERMISSION_DENIED: admin-only operation, or another identity's lease"),
   OVERLOADED(20, "OVERLOADED: the leader's queue is full; nothing applied, retry later");
 
