@@ -755,6 +755,7 @@ public final class FencingClient implements AutoCloseable {
         .setRaftGroup(config.raftGroup())
         .setLeaderId(RaftPeerId.valueOf(id))
         .setProperties(config.clientProperties())
+        .setParameters(config.ratisParameters()) // TLS, when configured
         .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
             (int) Math.max(10, callTimeout.toMillis() / 50), TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
         .build());

@@ -114,6 +114,8 @@ record ResultView(Response response, String resource, String key, boolean leaseQ
       case FOUND -> key == null ? foundLease(localNowMs) : foundValue();
       case CURRENT -> "CURRENT " + resource + " token=" + r.getToken() + " is the live lease" + owner()
           + commaExpiry(localNowMs);
+      case REVOKED -> "REVOKED " + resource + " token=" + r.getToken()
+          + (r.getMessage().isEmpty() ? "" : " (" + r.getMessage() + ")");
       case HELD -> "HELD: " + resource + " is held by token " + r.getToken() + owner() + commaExpiry(localNowMs);
       case STALE_TOKEN, STALE -> r.getCurrentToken() > r.getSentToken()
           ? code() + ": token " + r.getSentToken() + " is stale; " + resource + " has token " + r.getCurrentToken()

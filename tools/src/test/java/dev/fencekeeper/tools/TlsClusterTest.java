@@ -87,6 +87,9 @@ class TlsClusterTest {
       assertThat(client.write("tls-ok", granted.token(), "k", "v".getBytes(StandardCharsets.UTF_8)).code())
           .isEqualTo(ResultCode.ACCEPTED);
       assertThat(client.read("tls-ok", "k").valueAsString()).isEqualTo("v");
+      // Node info and stale reads use per-node clients: those must speak TLS too.
+      assertThat(client.nodeInfo(cluster.peers().get(0).id(), Duration.ofSeconds(20)).getId())
+          .isEqualTo(cluster.peers().get(0).id());
     }
   }
 
