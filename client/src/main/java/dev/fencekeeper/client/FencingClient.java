@@ -117,15 +117,23 @@ public final class FencingClient implements AutoCloseable {
   }
 
   private RaftClient newOrderedClient() {
+    return raftClientBuilder()
+        .setRetryPolicy(metrics.counting(LeaderRejection.notRetried(LeaderRejection.backingOffWhenOverloaded(
+            fixedSleepRetries(), OVERLOAD_RETRIES))))
+        .build();
+  }
+
+  /** Every Raft client of this FencingClient starts here, so none can miss the cluster's TLS settings. */
+  private RaftClient.Builder raftClientBuilder() {
     return RaftClient.newBuilder()
         .setRaftGroup(config.raftGroup())
         .setProperties(config.clientProperties())
-        .setParameters(config.ratisParameters())
-        .setRetryPolicy(metrics.counting(LeaderRejection.notRetried(LeaderRejection.backingOffWhenOverloaded(
-            RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                (int) retryAttempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)),
-            OVERLOAD_RETRIES))))
-        .build();
+        .setParameters(config.ratisParameters());
+  }
+
+  private RetryPolicy fixedSleepRetries() {
+    return RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+        (int) retryAttempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS));
   }
 
   /**
@@ -163,9 +171,6 @@ public final class FencingClient implements AutoCloseable {
       if (t instanceof org.apache.ratis.protocol.exceptions.RaftRetryFailureException
           || t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException) {
         return true;
-      }
-      if (t.getCause() == t) {
-        break;
       }
     }
     return false;
@@ -751,13 +756,9 @@ public final class FencingClient implements AutoCloseable {
 
   /** The client for requests aimed at node {@code peerId} only; it retries as the main client does. */
   private RaftClient pinnedTo(String peerId) {
-    return pinned.computeIfAbsent(peerId, id -> RaftClient.newBuilder()
-        .setRaftGroup(config.raftGroup())
+    return pinned.computeIfAbsent(peerId, id -> raftClientBuilder()
         .setLeaderId(RaftPeerId.valueOf(id))
-        .setProperties(config.clientProperties())
-        .setParameters(config.ratisParameters()) // TLS, when configured
-        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-            (int) Math.max(10, callTimeout.toMillis() / 50), TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
+        .setRetryPolicy(fixedSleepRetries())
         .build());
   }
 
