@@ -67,7 +67,7 @@ public final class Lease implements AutoCloseable {
     this.ttl = ttl;
     this.token = token;
     this.deadlineNanos = sentNanos + ttl.toNanos();
-    scheduleRenewal();
+    scheduleRenewal(renewalPeriodMs());
   }
 
   public String resource() {
@@ -169,8 +169,19 @@ public final class Lease implements AutoCloseable {
             });
   }
 
-  private void scheduleRenewal() {
-    long periodMs = Math.max(1, ttl.toMillis() / 3);
+  private long renewalPeriodMs() {
+    return Math.max(1, ttl.toMillis() / 3);
+  }
+
+  /**
+   * After a renewal that did not succeed (an election, a slow node) the next attempt comes sooner than the
+   * regular period: waiting a full third of the TTL again would leave only one more chance before expiry.
+   */
+  private long retryAfterFailedRenewalMs() {
+    return Math.max(1, Math.min(renewalPeriodMs(), Math.max(50, ttl.toMillis() / 10)));
+  }
+
+  private void scheduleRenewal(long delayMs) {
     synchronized (this) {
       if (closed || lost != null) {
         return;
@@ -178,7 +189,17 @@ public final class Lease implements AutoCloseable {
       renewal =
           client
               .scheduler()
-              .schedule(() -> renewAsync().whenComplete((r, e) -> scheduleRenewal()), periodMs, TimeUnit.MILLISECONDS);
+              .schedule(
+                  () ->
+                      renewAsync()
+                          .whenComplete(
+                              (result, failure) ->
+                                  scheduleRenewal(
+                                      result != null && result.code() == ResultCode.RENEWED
+                                          ? renewalPeriodMs()
+                                          : retryAfterFailedRenewalMs())),
+                  delayMs,
+                  TimeUnit.MILLISECONDS);
       scheduleDeadlineCheck();
     }
   }
