@@ -12,12 +12,28 @@ public final class DurationConverter implements CommandLine.ITypeConverter<Durat
 
   @Override
   public Duration convert(String text) {
-    try {
-      Duration d = Durations.parse(KEY, text);
-      if (d.isNegative() || d.isZero()) {
-        throw new CommandLine.TypeConversionException("'" + text + "' must be positive");
+    Duration d = parse(text);
+    if (d.isNegative() || d.isZero()) {
+      throw new CommandLine.TypeConversionException("'" + text + "' must be positive");
+    }
+    return d;
+  }
+
+  /** For options where zero means "skip it" ({@code --warmup 0s}): the same syntax, zero allowed. */
+  public static final class ZeroAllowed implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String text) {
+      Duration d = parse(text);
+      if (d.isNegative()) {
+        throw new CommandLine.TypeConversionException("'" + text + "' must not be negative");
       }
       return d;
+    }
+  }
+
+  private static Duration parse(String text) {
+    try {
+      return Durations.parse(KEY, text);
     } catch (ConfigException e) {
       String message = e.getMessage();
       throw new CommandLine.TypeConversionException(
