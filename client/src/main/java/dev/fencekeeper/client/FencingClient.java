@@ -266,6 +266,7 @@ public final class FencingClient implements AutoCloseable {
     final CompletableFuture<Lease> result = new CompletableFuture<>();
     long watchIndex;
     int watchSeq = Integer.MAX_VALUE;
+    volatile long lastSentNanos;
 
     Waiting(String resource, Duration ttl, String owner, String requestId, Duration lockDelay, long waitUntilNanos) {
       this.resource = resource;
@@ -282,6 +283,7 @@ public final class FencingClient implements AutoCloseable {
       }
       long remainingMs = Math.max(0, (waitUntilNanos - System.nanoTime()) / 1_000_000);
       long sentNanos = System.nanoTime();
+      lastSentNanos = sentNanos;
       Request request =
           Request.newBuilder()
               .setAcquire(
@@ -337,24 +339,37 @@ public final class FencingClient implements AutoCloseable {
       }
     }
 
-    /** Sleeps until an event on the resource, the re-send interval, or the end of the wait. */
+    /**
+     * Sleeps until an event on the resource that may concern this waiter, the re-send interval, or the end
+     * of the wait. Events that cannot (another waiter's grant) only move the watch on: if every queued client
+     * re-sent its acquire on every grant, each grant would cost one log entry per waiter, and the leader
+     * would spend its time on re-sends instead of grants.
+     */
     private void awaitChange() {
-      long leftMs = Math.max(1, (waitUntilNanos - System.nanoTime()) / 1_000_000);
-      long timeoutMs = Math.min(leftMs, WAITER_RESEND_MS);
+      long now = System.nanoTime();
+      long leftMs = Math.max(1, (waitUntilNanos - now) / 1_000_000);
+      long resendInMs = Math.max(1, (lastSentNanos + WAITER_RESEND_MS * 1_000_000 - now) / 1_000_000);
+      long timeoutMs = Math.min(leftMs, resendInMs);
       watchOnce(WatchRequest.newBuilder().setResource(resource).setAfterIndex(watchIndex).setAfterSeq(watchSeq)
               .setTimeoutMs(timeoutMs).build())
           .whenComplete((w, e) -> {
+            boolean moved = false;
             if (w != null && w.getAppliedIndex() > 0 && w.getCode() != ResultCode.COMPACTED) {
               if (w.getEventsCount() > 0) {
                 var last = w.getEvents(w.getEventsCount() - 1);
                 watchIndex = last.getIndex();
                 watchSeq = last.getSeq();
+                moved = true;
               } else {
                 watchIndex = Math.max(watchIndex, w.getAppliedIndex());
               }
             }
             if (e != null) {
               scheduler.schedule(this::attempt, 50, TimeUnit.MILLISECONDS);
+            } else if (moved && !mayConcern(w.getEventsList(), requestId)
+                && System.nanoTime() - lastSentNanos < WAITER_RESEND_MS * 1_000_000
+                && System.nanoTime() < waitUntilNanos) {
+              awaitChange();
             } else {
               attempt();
             }
@@ -374,6 +389,28 @@ public final class FencingClient implements AutoCloseable {
             .setCode(ResultCode.UNAVAILABLE).setMessage("client closed while waiting").build())));
       }
     }
+  }
+
+  /**
+   * Whether lease events seen by a client queued with {@code requestId} may change its answer: its own grant,
+   * a grant that names no request id (a server from before grants named them), or a lease that ended with no
+   * grant after it (the line was empty or this waiter was skipped: it must ask again to be queued).
+   */
+  static boolean mayConcern(List<LeaseEvent> events, String requestId) {
+    boolean freed = false;
+    for (LeaseEvent event : events) {
+      switch (event.getType()) {
+        case ACQUIRED -> {
+          if (event.getRequestId().isEmpty() || event.getRequestId().equals(requestId)) {
+            return true;
+          }
+          freed = false;
+        }
+        case RELEASED, EXPIRED, REVOKED -> freed = true;
+        default -> { }
+      }
+    }
+    return freed;
   }
 
   private CompletableFuture<Response> cancelWait(String resource, String requestId) {

@@ -266,7 +266,8 @@ public final class FencingState {
     r.setExpiryObserved(false);
     r.setIdleSinceMs(0);
     r.mutableReceipts().clear();
-    events.add(new LeaseEvent(LeaseEvent.Type.ACQUIRED, r.name(), token, owner, lease.expiresAtMs(), nowMs));
+    events.add(new LeaseEvent(LeaseEvent.Type.ACQUIRED, r.name(), token, owner, lease.expiresAtMs(), nowMs,
+        requestId));
     return lease;
   }
 

@@ -121,6 +121,7 @@ public final class WireCodec {
         .setOwner(e.owner())
         .setExpiresAtMs(e.expiresAtMs())
         .setAtMs(e.atMs())
+        .setRequestId(e.requestId())
         .build();
   }
 

@@ -77,6 +77,24 @@ class LeaseSemanticsTest {
         .containsExactly(LeaseEvent.Type.EXPIRED, LeaseEvent.Type.ACQUIRED);
   }
 
+  // Guarantee: the ACQUIRED event of a grant names the granted acquire's request id (a queued waiter's own,
+  // or a direct acquirer's), so each waiter can tell whether a grant is its own without asking.
+  @Test
+  void acquiredEventNamesTheGrantedRequest() {
+    long holder = acquire(T0, "holder", "req-h", 0, 0).token();
+    acquire(T0 + 1, "w1", "req-w1", 10_000, 0);
+    acquire(T0 + 2, "w2", "req-w2", 10_000, 0);
+    h.state.drainEvents();
+    h.release(T0 + 10, "r", holder);
+
+    List<LeaseEvent> events = h.state.drainEvents();
+    assertThat(events).extracting(LeaseEvent::type)
+        .containsExactly(LeaseEvent.Type.RELEASED, LeaseEvent.Type.ACQUIRED);
+    assertThat(events.get(0).requestId()).isEmpty();
+    assertThat(events.get(1).requestId()).isEqualTo("req-w1");
+    assertThat(events.get(1).owner()).isEqualTo("w1");
+  }
+
   // Guarantee: lock-delay holds the resource after an expiry or a revoke, but not after a release.
   @Test
   void lockDelayFollowsInvoluntaryEndsOnly() {
