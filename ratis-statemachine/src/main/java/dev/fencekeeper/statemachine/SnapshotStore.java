@@ -26,6 +26,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.security.DigestInputStream;
+import java.security.DigestOutputStream;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,18 +63,31 @@ final class SnapshotStore {
   /** Writes {@code state}, which reflects every entry up to {@code applied}, as the newest snapshot. */
   void write(FencingState state, TermIndex applied) throws IOException {
     Path target = storage.getSnapshotFile(applied.getTerm(), applied.getIndex()).toPath();
+    MD5Hash md5 = writeFile(state, target);
+    storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(target, md5), applied));
+    storage.cleanupOldSnapshots(retention());
+  }
+
+  /**
+   * Writes {@code state} to {@code target} through a temporary file and an atomic rename, then its MD5 file;
+   * returns the MD5. The digest is taken from the bytes as they are written: reading a large snapshot back
+   * only to digest it cost as much again as writing it.
+   */
+  static MD5Hash writeFile(FencingState state, Path target) throws IOException {
     Path tmp = target.resolveSibling(target.getFileName() + ".writing");
+    MessageDigest digest = MD5FileUtil.newMD5();
     try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE,
             StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
-        OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16)) {
+        OutputStream out = new BufferedOutputStream(
+            new DigestOutputStream(Channels.newOutputStream(channel), digest), 1 << 16)) {
       writeTo(state, out);
       out.flush();
       channel.force(true);
     }
     Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(target.toFile());
-    storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(target, md5), applied));
-    storage.cleanupOldSnapshots(retention());
+    MD5Hash md5 = MD5Hash.newInstance(digest.digest());
+    MD5FileUtil.saveMD5File(target.toFile(), md5);
+    return md5;
   }
 
   /** The newest complete snapshot on disk, or null when there is none. */
@@ -80,16 +96,40 @@ final class SnapshotStore {
     if (info == null) {
       return null;
     }
-    Path file = info.getFile().getPath();
-    MD5Hash expected = info.getFile().getFileDigest();
-    if (expected != null) {
-      MD5Hash actual = MD5FileUtil.computeMd5ForFile(file.toFile());
-      if (!expected.equals(actual)) {
-        throw new IOException("snapshot " + file + " is corrupt: MD5 " + actual + " != " + expected);
+    return new Loaded(readFile(info.getFile().getPath(), info.getFile().getFileDigest(), limits),
+        info.getTermIndex());
+  }
+
+  /**
+   * Reads the snapshot file {@code file}, checking it against {@code expected} (null: no MD5 to check). The
+   * digest is taken in the same pass as the parse, and the state is returned only once the whole file
+   * matched it; a parse failure of a file whose MD5 does not match is reported as the corruption it is.
+   */
+  static FencingState readFile(Path file, MD5Hash expected, Limits limits) throws IOException {
+    MessageDigest digest = MD5FileUtil.newMD5();
+    FencingState state;
+    try (InputStream in = new BufferedInputStream(new DigestInputStream(Files.newInputStream(file), digest),
+        1 << 16)) {
+      try {
+        state = readFrom(in, limits);
+      } catch (IOException | RuntimeException e) {
+        in.transferTo(OutputStream.nullOutputStream());
+        checkDigest(file, expected, digest);
+        throw e;
       }
+      in.transferTo(OutputStream.nullOutputStream()); // the digest covers the whole file, not what was parsed
     }
-    try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
-      return new Loaded(readFrom(in, limits), info.getTermIndex());
+    checkDigest(file, expected, digest);
+    return state;
+  }
+
+  private static void checkDigest(Path file, MD5Hash expected, MessageDigest digest) throws IOException {
+    if (expected == null) {
+      return;
+    }
+    MD5Hash actual = MD5Hash.newInstance(digest.digest());
+    if (!expected.equals(actual)) {
+      throw new IOException("snapshot " + file + " is corrupt: MD5 " + actual + " != " + expected);
     }
   }
 
