@@ -183,6 +183,22 @@ final class BenchCluster implements AutoCloseable {
     launch(id);
   }
 
+  /** The ids of the nodes, in start order. */
+  List<String> nodeIds() {
+    return List.copyOf(nodes.keySet());
+  }
+
+  /** The pid of node {@code id} while it runs; empty when it does not. */
+  Optional<Long> pid(String id) {
+    NodeProcesses p = processes.get(id);
+    return p == null ? Optional.empty() : p.running().values().stream().map(Process::pid).findFirst();
+  }
+
+  /** Where node {@code id} keeps its Raft log and snapshots. */
+  Path storageDir(String id) {
+    return nodes.get(id).storageDir();
+  }
+
   @Override
   public void close() {
     processes.values().forEach(p -> p.stopAll(STOP_GRACE));

@@ -39,6 +39,10 @@ import picocli.CommandLine.Option;
       "Then, on its own cluster, failover: leader kill -9 under write load until writes succeed again, and a"
           + " holder process killed -9 until its resource is granted to a waiter. --baseline ratis runs W2 and"
           + " W4 against a bare-Ratis counter cluster on the same Raft settings, in the same run.",
+      "--state-keys N loads N keys of 100 bytes into a cluster of its own and reports each node's heap after a"
+          + " full GC, snapshot time and size, and the time from kill -9 and restart of every node until a"
+          + " linearizable read and a write succeed (issue #6's 1,000,000-key target). `--workload none` runs no"
+          + " workload (with --failover-trials 0: the state figures alone).",
       "Prints Markdown tables (or one JSON object with --json); --output FILE writes the whole benchmarks"
           + " document, keeping its hand-written profile-findings section.",
       "Exit 0, or 18 if W3 saw a stale write accepted or not definitely rejected."
@@ -52,7 +56,7 @@ public final class BenchCommand implements Callable<Integer> {
   private String peers;
 
   @Option(names = "--workload", paramLabel = "W1,W2,...", defaultValue = "W1,W2,W3,W4,W5,W6",
-      description = "Workloads to run (default: all).")
+      description = "Workloads to run (default: all; `none` for none).")
   private String workloads;
 
   @Option(names = "--concurrency", paramLabel = "N,N,...", defaultValue = "1,16,64",
@@ -63,12 +67,13 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Measured window per workload and concurrency (default: ${DEFAULT-VALUE}).")
   private Duration duration;
 
-  @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s", converter = DurationConverter.class,
+  @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s",
+      converter = DurationConverter.ZeroAllowed.class,
       description = "Unmeasured warm-up before each window (default: ${DEFAULT-VALUE}).")
   private Duration warmup;
 
   @Option(names = "--jit-warmup", paramLabel = "DURATION", defaultValue = "20s",
-      converter = DurationConverter.class,
+      converter = DurationConverter.ZeroAllowed.class,
       description = "Unrecorded load on a freshly started cluster before the first workload, so the node JVMs"
           + " have compiled their hot paths (default: ${DEFAULT-VALUE}; 0s skips it).")
   private Duration jitWarmup;
@@ -88,6 +93,11 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--baseline", paramLabel = "ratis",
       description = "`ratis`: also run W2 and W4 against a bare-Ratis counter cluster, same settings.")
   private String baseline;
+
+  @Option(names = "--state-keys", paramLabel = "N", defaultValue = "0",
+      description = "Also measure heap, snapshot and restart with N keys of 100 bytes, on a cluster of its own"
+          + " (default: 0, skipped; the target is 1000000).")
+  private int stateKeys;
 
   @Option(names = "--output", paramLabel = "FILE",
       description = "Write the benchmarks document (e.g. docs/benchmarks.md) there as well.")
@@ -112,11 +122,26 @@ public final class BenchCommand implements Callable<Integer> {
       throw new ConfigException("--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
           + " --warmup ≥ 0");
     }
+    if (stateKeys < 0 || (stateKeys > 0 && peers != null)) {
+      throw new ConfigException("--state-keys must be ≥ 0, and needs a cluster the bench starts (not --peers):"
+          + " it kills and restarts every node");
+    }
     PrintStream progress = context.err();
     String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-    BenchCluster cluster = peers != null
-        ? BenchCluster.external(forPeers(peers))
-        : BenchCluster.startLocal(BenchCluster.Kind.FENCEKEEPER);
+    boolean mainCluster = !chosen.isEmpty() || (peers == null && failoverTrials > 0);
+    ClusterConfig described = peers != null ? forPeers(peers) : null;
+    BenchCluster cluster = described != null
+        ? BenchCluster.external(described)
+        : mainCluster ? BenchCluster.startLocal(BenchCluster.Kind.FENCEKEEPER) : null;
+    if (cluster == null) {
+      // Only --state-keys: its cluster is the only one; its nodes run the settings of ClusterConfig.local.
+      BenchReport report = new BenchReport(commandLine(), ClusterConfig.local(ClusterConfig.DEFAULT_BASE_PORT),
+          "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on)");
+      if (stateKeys > 0) {
+        report.state = StateSize.measure(stateKeys, runId, progress);
+      }
+      return finish(report, progress);
+    }
     String description = cluster.isLocal()
         ? "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on), "
             + clients + " FencingClient(s) in the bench process"
@@ -191,6 +216,13 @@ public final class BenchCommand implements Callable<Integer> {
       }
       cluster.close();
     }
+    if (stateKeys > 0) {
+      report.state = StateSize.measure(stateKeys, runId, progress);
+    }
+    return finish(report, progress);
+  }
+
+  private Integer finish(BenchReport report, PrintStream progress) throws IOException {
     report.loadAtEnd = BenchReport.loadAverage();
 
     if (json) {
@@ -361,6 +393,9 @@ public final class BenchCommand implements Callable<Integer> {
     }
     if (peers != null) {
       parts.addAll(List.of("--peers", peers));
+    }
+    if (stateKeys > 0) {
+      parts.addAll(List.of("--state-keys", Integer.toString(stateKeys)));
     }
     if (output != null) {
       parts.addAll(List.of("--output", output.toString()));

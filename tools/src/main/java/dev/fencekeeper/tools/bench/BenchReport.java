@@ -46,6 +46,8 @@ final class BenchReport {
   final List<Measurement> runs = new ArrayList<>();
   final List<LeaderKill> leaderKills = new ArrayList<>();
   final List<DeadHolder> deadHolders = new ArrayList<>();
+  /** The --state-keys figures; null when not run. */
+  StateSize.Figures state;
   final Map<String, String> raftSettings = new LinkedHashMap<>();
   final String clusterDescription;
 
@@ -155,7 +157,35 @@ final class BenchReport {
       o.put("ttl_ms", h.ttlMs());
       o.put("regrant_ms", h.regrantMs());
     }
+    if (state != null) {
+      ObjectNode st = root.putObject("state");
+      st.put("keys", state.keys());
+      st.put("value_bytes", StateSize.VALUE_BYTES);
+      st.put("resources", state.resources());
+      st.put("keys_per_write", state.keysPerWrite());
+      st.put("load_seconds", round(state.loadSeconds(), 2));
+      st.put("restart_read_ms", state.restartReadMs());
+      st.put("restart_write_ms", state.restartWriteMs());
+      st.put("restart_serving_ms", state.restartServingMs());
+      st.put("max_heap_mb", round(mb(state.maxHeapBytes()), 1));
+      st.put("max_snapshot_ms", state.maxSnapshotMs());
+      ArrayNode nodes = st.putArray("nodes");
+      for (StateSize.Node n : state.nodes()) {
+        ObjectNode o = nodes.addObject();
+        o.put("node", n.id());
+        o.put("heap_empty_mb", round(mb(n.heapEmptyBytes()), 1));
+        o.put("heap_loaded_mb", round(mb(n.heapLoadedBytes()), 1));
+        o.put("heap_restarted_mb", round(mb(n.heapRestartedBytes()), 1));
+        o.put("snapshot_ms", n.snapshotMs());
+        o.put("snapshot_bytes", n.snapshotBytes());
+      }
+    }
     return root;
+  }
+
+  /** Bytes as MB (10^6, as the target counts); -1 stays -1 (unknown). */
+  private static double mb(long bytes) {
+    return bytes < 0 ? -1 : bytes / 1e6;
   }
 
   private static double round(double v, int digits) {
@@ -247,7 +277,32 @@ final class BenchReport {
       lines.add("-1 means the figure was not reached within 30 s.");
       lines.add("");
     }
+    if (state != null) {
+      lines.add("### State size: " + fmt(state.keys(), 0) + " keys of " + StateSize.VALUE_BYTES + " bytes");
+      lines.add("");
+      lines.add("Loaded in " + fmt(state.loadSeconds(), 1) + " s (" + fmt(state.keys() / state.loadSeconds(), 0)
+          + " keys/s) into " + fmt(state.resources(), 0) + " resources, " + state.keysPerWrite()
+          + " keys per write, on a cluster of its own. Heap is the node JVM's heap in use right after a full GC"
+          + " (asked through its MemoryMXBean): empty, after the load, and after the restart (the state loaded"
+          + " from the snapshot). Snapshot: `snapshot create` on each node in turn, timed by the client.");
+      lines.add("");
+      lines.add("| node | heap empty MB | heap loaded MB | heap after restart MB | snapshot ms | snapshot MB |");
+      lines.add("|---|--:|--:|--:|--:|--:|");
+      for (StateSize.Node n : state.nodes()) {
+        lines.add("| " + n.id() + " | " + mbCell(n.heapEmptyBytes()) + " | " + mbCell(n.heapLoadedBytes()) + " | "
+            + mbCell(n.heapRestartedBytes()) + " | " + n.snapshotMs() + " | " + mbCell(n.snapshotBytes()) + " |");
+      }
+      lines.add("");
+      lines.add("kill -9 of every node, then all restarted: first linearizable read of a loaded key after "
+          + state.restartReadMs() + " ms, first write (a lease granted) after " + state.restartWriteMs()
+          + " ms, counted from the relaunch (JVM start included; -1: not within 120 s).");
+      lines.add("");
+    }
     return lines;
+  }
+
+  private static String mbCell(long bytes) {
+    return bytes < 0 ? "?" : fmt(mb(bytes), 1);
   }
 
   private static String failedCell(Measurement m) {
@@ -308,8 +363,21 @@ final class BenchReport {
             true, " %"));
       }
     }
-    lines.add("| 1,000,000 keys of 100 bytes: heap ≤ 400 MB, snapshot ≤ 5 s, restart ≤ 10 s | not measured by"
-        + " this bench | – |");
+    if (state == null) {
+      lines.add("| 1,000,000 keys of 100 bytes: heap ≤ 400 MB, snapshot ≤ 5 s, restart ≤ 10 s | not run (no"
+          + " --state-keys 1000000) | – |");
+    } else {
+      String at = state.keys() == 1_000_000 ? "1,000,000 keys" : fmt(state.keys(), 0) + " keys (target: 1,000,000)";
+      long heap = state.maxHeapBytes();
+      lines.add(target(at + " of 100 bytes: heap per node ≤ 400 MB (largest, after full GC)",
+          heap < 0 ? Double.NaN : mb(heap), 400, false, " MB"));
+      long snapshot = state.maxSnapshotMs();
+      lines.add(target(at + ": snapshot ≤ 5 s (slowest node)", snapshot < 0 ? Double.NaN : snapshot / 1000.0, 5,
+          false, " s"));
+      long serving = state.restartServingMs();
+      lines.add(target(at + ": restart of every node to serving ≤ 10 s", serving < 0 ? Double.NaN : serving / 1000.0,
+          10, false, " s"));
+    }
     return lines;
   }
 

@@ -49,6 +49,9 @@ enum Workload {
       if (n.equals("ALL")) {
         return Arrays.asList(values());
       }
+      if (n.equals("NONE") && list.trim().equalsIgnoreCase("none")) {
+        return List.of();
+      }
       chosen.add(valueOf(n));
     }
     return chosen;

@@ -45,6 +45,31 @@ class BenchReportTest {
     assertThat(unknown.toJson().path("status").asText()).isEqualTo("FAILED");
   }
 
+  // Guarantee: the 1,000,000-key target reads the largest heap, the slowest snapshot and the restart until
+  // both a read and a write were served; without --state-keys it says how to run it; a smaller run is labelled.
+  @Test
+  void stateTargetsUseTheWorstNodeAndTheLaterOfReadAndWrite() {
+    BenchReport none = report();
+    assertThat(String.join("\n", none.targets())).contains("not run (no --state-keys 1000000)");
+
+    BenchReport r = report();
+    r.state = new StateSize.Figures(1_000_000, 1000, 64, 100.0, java.util.List.of(
+        new StateSize.Node("n1", 18_000_000, 380_000_000, 280_000_000, 4_200, 129_000_000),
+        new StateSize.Node("n2", 18_000_000, 420_000_000, 280_000_000, 6_000, 129_000_000),
+        new StateSize.Node("n3", -1, -1, -1, 3_000, 129_000_000)), 8_000, 12_500);
+    String targets = String.join("\n", r.targets());
+    assertThat(targets).contains("| 1,000,000 keys of 100 bytes: heap per node ≤ 400 MB (largest, after full GC) | 420 MB"
+        + " | **missed** by 20MB (1.1×) |");
+    assertThat(targets).contains("| 1,000,000 keys: snapshot ≤ 5 s (slowest node) | 6.00 s | **missed** by 1.00s (1.2×) |");
+    assertThat(targets).contains("| 1,000,000 keys: restart of every node to serving ≤ 10 s | 13 s | **missed** by 3s (1.3×) |");
+    assertThat(String.join("\n", r.tables())).contains("### State size: 1,000,000 keys of 100 bytes",
+        "| n3 | ? | ? | ? | 3000 | 129.0 |");
+    assertThat(r.toJson().path("state").path("restart_serving_ms").asLong()).isEqualTo(12_500);
+
+    r.state = new StateSize.Figures(2_000, 2, 64, 1.0, r.state.nodes(), 100, 200);
+    assertThat(String.join("\n", r.targets())).contains("| 2,000 keys (target: 1,000,000) of 100 bytes: heap");
+  }
+
   // Guarantee: a missed target says by how much; a met one says met; the bare-Ratis ratio uses the same concurrency.
   @Test
   void targetsSayWhetherAndByHowMuchTheyAreMissed() {

@@ -26,9 +26,10 @@ class BenchSmokeIT {
   @TempDir Path scratch;
 
   // Guarantee: a short bench of every workload exits 0 with one well-formed JSON object, W3 100 % rejected,
-  // and regenerating the document keeps its hand-written profile section.
+  // the state figures (heap, snapshot, restart) are measured on 2000 keys, and regenerating the document
+  // keeps its hand-written profile section.
   @Test
-  @Timeout(value = 180, unit = TimeUnit.SECONDS)
+  @Timeout(value = 240, unit = TimeUnit.SECONDS)
   void shortBenchOfEveryWorkloadIsWellFormedAndRejectsEveryStaleWrite() throws Exception {
     Path root = Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
     assertThat(root.resolve("tools/target/fencekeeper.jar")).as("run in `verify`, after `package`").exists();
@@ -38,15 +39,15 @@ class BenchSmokeIT {
 
     List<String> command = new ArrayList<>(List.of("./fencekeeper", "bench", "--workload", "all",
         "--concurrency", "2", "--duration", "1s", "--warmup", "500ms", "--leases", "20",
-        "--failover-trials", "0", "--jit-warmup", "1s", "--baseline", "ratis", "--json", "--output",
-        doc.toString()));
+        "--failover-trials", "0", "--jit-warmup", "1s", "--baseline", "ratis", "--state-keys", "2000", "--json",
+        "--output", doc.toString()));
     ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
         .redirectError(scratch.resolve("stderr.txt").toFile())
         .redirectOutput(scratch.resolve("stdout.txt").toFile())
         .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     builder.environment().put("FENCEKEEPER_SKIP_BUILD", "1");
     Process bench = builder.start();
-    boolean ended = bench.waitFor(150, TimeUnit.SECONDS);
+    boolean ended = bench.waitFor(210, TimeUnit.SECONDS);
     if (!ended) {
       bench.descendants().forEach(ProcessHandle::destroyForcibly);
       bench.destroyForcibly();
@@ -74,9 +75,24 @@ class BenchSmokeIT {
         "fencekeeper W5", "fencekeeper W6", "ratis-counter W2", "ratis-counter W4");
     assertThat(report.path("baseline_ratios")).hasSize(2);
 
+    JsonNode state = report.path("state");
+    assertThat(state.path("keys").asInt()).isEqualTo(2000);
+    assertThat(state.path("resources").asInt()).isEqualTo(2);
+    assertThat(state.path("nodes")).hasSize(3);
+    for (JsonNode node : state.path("nodes")) {
+      // A node holding 2000 keys has a heap, a snapshot of at least their values, and took some time for it.
+      assertThat(node.path("heap_loaded_mb").asDouble()).as("heap of %s", node).isPositive();
+      assertThat(node.path("heap_restarted_mb").asDouble()).as("heap of %s", node).isPositive();
+      assertThat(node.path("snapshot_bytes").asLong()).isGreaterThan(2000L * 100);
+      assertThat(node.path("snapshot_ms").asLong()).isNotNegative();
+    }
+    assertThat(state.path("restart_read_ms").asLong()).as("read served after the restart").isPositive();
+    assertThat(state.path("restart_write_ms").asLong()).as("write served after the restart").isPositive();
+
     String written = Files.readString(doc);
     assertThat(written).startsWith("# Benchmarks").contains("## Targets (issue #6)", "### W3 stale replay",
-        "### fencekeeper / bare Ratis", KEPT);
+        "### fencekeeper / bare Ratis", "### State size: 2,000 keys of 100 bytes",
+        "2,000 keys (target: 1,000,000) of 100 bytes: heap per node ≤ 400 MB", KEPT);
     assertThat(written).doesNotContain("# old");
   }
 }
