@@ -2,6 +2,7 @@ package dev.fencekeeper.client;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.client.wire.LeaderRejection;
+import dev.fencekeeper.client.wire.WaiterWakeups;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.AcquireRequest;
@@ -351,7 +352,7 @@ public final class FencingClient implements AutoCloseable {
       long resendInMs = Math.max(1, (lastSentNanos + WAITER_RESEND_MS * 1_000_000 - now) / 1_000_000);
       long timeoutMs = Math.min(leftMs, resendInMs);
       watchOnce(WatchRequest.newBuilder().setResource(resource).setAfterIndex(watchIndex).setAfterSeq(watchSeq)
-              .setTimeoutMs(timeoutMs).build())
+              .setTimeoutMs(timeoutMs).setWaiterRequestId(requestId).build())
           .whenComplete((w, e) -> {
             boolean moved = false;
             if (w != null && w.getAppliedIndex() > 0 && w.getCode() != ResultCode.COMPACTED) {
@@ -366,7 +367,7 @@ public final class FencingClient implements AutoCloseable {
             }
             if (e != null) {
               scheduler.schedule(this::attempt, 50, TimeUnit.MILLISECONDS);
-            } else if (moved && !mayConcern(w.getEventsList(), requestId)
+            } else if (moved && !WaiterWakeups.mayConcern(w.getEventsList(), requestId)
                 && System.nanoTime() - lastSentNanos < WAITER_RESEND_MS * 1_000_000
                 && System.nanoTime() < waitUntilNanos) {
               awaitChange();
@@ -389,28 +390,6 @@ public final class FencingClient implements AutoCloseable {
             .setCode(ResultCode.UNAVAILABLE).setMessage("client closed while waiting").build())));
       }
     }
-  }
-
-  /**
-   * Whether lease events seen by a client queued with {@code requestId} may change its answer: its own grant,
-   * a grant that names no request id (a server from before grants named them), or a lease that ended with no
-   * grant after it (the line was empty or this waiter was skipped: it must ask again to be queued).
-   */
-  static boolean mayConcern(List<LeaseEvent> events, String requestId) {
-    boolean freed = false;
-    for (LeaseEvent event : events) {
-      switch (event.getType()) {
-        case ACQUIRED -> {
-          if (event.getRequestId().isEmpty() || event.getRequestId().equals(requestId)) {
-            return true;
-          }
-          freed = false;
-        }
-        case RELEASED, EXPIRED, REVOKED -> freed = true;
-        default -> { }
-      }
-    }
-    return freed;
   }
 
   private CompletableFuture<Response> cancelWait(String resource, String requestId) {

@@ -1,5 +1,6 @@
 package dev.fencekeeper.statemachine;
 
+import dev.fencekeeper.client.wire.WaiterWakeups;
 import dev.fencekeeper.proto.LeaseEvent;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
@@ -157,6 +158,10 @@ final class EventLog implements AutoCloseable {
     List<LeaseEvent> inOrder = new ArrayList<>(found.getEventsList());
     java.util.Collections.reverse(inOrder);
     List<LeaseEvent> batch = inOrder.subList(0, Math.min(max, inOrder.size()));
+    if (!request.getWaiterRequestId().isEmpty()
+        && !WaiterWakeups.mayConcern(batch, request.getWaiterRequestId())) {
+      return null; // another waiter's grant: this one sleeps on, and at the timeout learns the applied index
+    }
     return Response.newBuilder()
         .setCode(ResultCode.FOUND)
         .addAllEvents(batch)

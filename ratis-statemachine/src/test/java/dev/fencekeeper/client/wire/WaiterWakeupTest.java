@@ -1,4 +1,4 @@
-package dev.fencekeeper.client;
+package dev.fencekeeper.client.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,20 +20,20 @@ class WaiterWakeupTest {
   // Guarantee: a waiter is woken by its own grant, and not by another waiter's.
   @Test
   void ownGrantWakesAndOthersDoNot() {
-    assertThat(FencingClient.mayConcern(List.of(event(Type.RELEASED, ""), event(Type.ACQUIRED, "me")), "me"))
+    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.RELEASED, ""), event(Type.ACQUIRED, "me")), "me"))
         .isTrue();
-    assertThat(FencingClient.mayConcern(List.of(event(Type.RELEASED, ""), event(Type.ACQUIRED, "other")), "me"))
+    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.RELEASED, ""), event(Type.ACQUIRED, "other")), "me"))
         .isFalse();
-    assertThat(FencingClient.mayConcern(List.of(event(Type.RENEWED, "")), "me")).isFalse();
+    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.RENEWED, "")), "me")).isFalse();
   }
 
   // Guarantee: a lease that ended with no grant after it wakes the waiter (it may have been skipped and must
   // queue again), and so does a grant naming no request id, as servers from before this change send.
   @Test
   void endWithoutGrantAndUnnamedGrantWake() {
-    assertThat(FencingClient.mayConcern(List.of(event(Type.ACQUIRED, "other"), event(Type.EXPIRED, "")), "me"))
+    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.ACQUIRED, "other"), event(Type.EXPIRED, "")), "me"))
         .isTrue();
-    assertThat(FencingClient.mayConcern(List.of(event(Type.REVOKED, "")), "me")).isTrue();
-    assertThat(FencingClient.mayConcern(List.of(event(Type.ACQUIRED, "")), "me")).isTrue();
+    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.REVOKED, "")), "me")).isTrue();
+    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.ACQUIRED, "")), "me")).isTrue();
   }
 }
