@@ -2,6 +2,7 @@ package dev.fencekeeper.metrics;
 
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Histogram;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import com.codahale.metrics.jmx.JmxReporter;
@@ -63,6 +64,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String REQUESTS_INVALID = "fencekeeper.requests.invalid";
   public static final String REQUESTS_DENIED = "fencekeeper.requests.denied";
   public static final String REQUESTS_OVERLOADED = "fencekeeper.requests.overloaded";
+  public static final String BATCH_COMMANDS = "fencekeeper.batch.commands"; // per batched log entry
   public static final String APPLY_SECONDS = "fencekeeper.apply.seconds";
   public static final String REQUEST = "fencekeeper.request"; // + "." + command + ".seconds"
   public static final String LEASES_LIVE = "fencekeeper.leases.live";
@@ -105,6 +107,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Counter invalidRequests;
   private final Counter deniedRequests;
   private final Counter overloadedRequests;
+  private final Histogram batchCommands;
   private final Counter leaderChanges;
   private final Timer applyTimer;
   private final Map<String, Timer> requestTimers = new LinkedHashMap<>();
@@ -134,6 +137,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     invalidRequests = registry.counter(REQUESTS_INVALID);
     deniedRequests = registry.counter(REQUESTS_DENIED);
     overloadedRequests = registry.counter(REQUESTS_OVERLOADED);
+    batchCommands = registry.histogram(BATCH_COMMANDS);
     leaderChanges = registry.counter(LEADER_CHANGES);
     applyTimer = registry.timer(APPLY_SECONDS);
     for (String command : COMMANDS) {
@@ -317,7 +321,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   @Override
   public void refusedEarly(Command command, Response response) {
     if (response.getCode() == ResultCode.OVERLOADED) {
-      overloadedRequests.inc();
+      overloadedRequests.inc(command instanceof Command.Batch b ? b.commands().size() : 1);
       return;
     }
     if (response.getCode() == ResultCode.PERMISSION_DENIED) {
@@ -377,6 +381,11 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       LOG.warn("{}: metrics failed after apply; figures may be off", nodeId, e);
     }
     return outcome;
+  }
+
+  @Override
+  public void batchApplied(int commands) {
+    batchCommands.update(commands);
   }
 
   @Override
