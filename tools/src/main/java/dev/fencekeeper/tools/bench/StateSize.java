@@ -24,9 +24,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import javax.management.remote.JMXConnector;
@@ -93,7 +95,7 @@ final class StateSize {
         ids.forEach(id -> heap.get(id)[0] = heapAfterFullGc(cluster, id));
 
         long start = System.nanoTime();
-        load(client, prefix, keys, perResource, perWrite, progress);
+        load(client, prefix, keys, perResource, perWrite);
         loadSeconds = (System.nanoTime() - start) / 1e9;
         progress.printf("bench: state: loaded %d keys into %d resources in %.1f s%n", keys, resources, loadSeconds);
         progress.flush();
@@ -149,8 +151,8 @@ final class StateSize {
   }
 
   /** Fills the resources in parallel: each loader holds one resource at a time and writes its keys in batches. */
-  private static void load(FencingClient client, String prefix, int keys, int perResource, int perWrite,
-                           PrintStream progress) throws InterruptedException {
+  private static void load(FencingClient client, String prefix, int keys, int perResource, int perWrite)
+      throws InterruptedException {
     int resources = (keys + perResource - 1) / perResource;
     AtomicInteger next = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(LOADERS);
@@ -165,7 +167,7 @@ final class StateSize {
             int first = r * perResource;
             int last = Math.min(keys, first + perResource);
             for (int k = first; k < last; k += perWrite) {
-              java.util.concurrent.ThreadLocalRandom.current().nextBytes(random);
+              ThreadLocalRandom.current().nextBytes(random);
               List<KeyChange> changes = new ArrayList<>(perWrite);
               for (int j = k; j < Math.min(last, k + perWrite); j++) {
                 int offset = (j - k) * VALUE_BYTES;
@@ -184,7 +186,7 @@ final class StateSize {
       for (Future<?> f : loaders) {
         try {
           f.get();
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
           throw new IllegalStateException("state load failed: " + e.getCause().getMessage(), e.getCause());
         }
       }
