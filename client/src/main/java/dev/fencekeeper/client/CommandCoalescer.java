@@ -85,6 +85,7 @@ final class CommandCoalescer {
       while (true) {
         List<Pending> next;
         synchronized (this) {
+          dropAnswered();
           if (inFlight >= maxInFlight || queue.isEmpty()) {
             break;
           }
@@ -95,6 +96,14 @@ final class CommandCoalescer {
       }
       served = drainRequests.addAndGet(-served);
     } while (served != 0);
+  }
+
+  /**
+   * Commands whose caller already has an answer (its call timed out while the command waited here) are
+   * not sent at all: the caller was told "may or may not have been applied", and "not" is the kinder truth.
+   */
+  private void dropAnswered() {
+    queue.removeIf(p -> p.answer.isDone());
   }
 
   /** The head of the queue alone, or with the batchable commands right behind it, within the bounds. */

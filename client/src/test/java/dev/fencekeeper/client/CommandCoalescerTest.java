@@ -123,6 +123,20 @@ class CommandCoalescerTest {
   }
 
   @Test
+  void aCommandWhoseCallerGaveUpWhileItWaitedIsNotSent() {
+    Transport transport = new Transport();
+    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
+    coalescer.submit(write(1));
+    CompletableFuture<Response> timedOut = coalescer.submit(write(2));
+    coalescer.submit(write(3));
+
+    timedOut.completeExceptionally(new java.util.concurrent.TimeoutException());
+    transport.answer(0);
+
+    assertThat(transport.sent).containsExactly(write(1), write(3));
+  }
+
+  @Test
   void aBatchThatFailsAsAWholeFailsEachOfItsCommands() {
     Transport transport = new Transport();
     CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
