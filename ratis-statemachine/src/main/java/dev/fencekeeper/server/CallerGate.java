@@ -134,16 +134,19 @@ final class CallerGate implements ServerInterceptor {
       return stamp(request, caller);
     }
     if (stream.admit(request.getRpcRequest().getCallId())) {
-      return stampRead(request, caller, false);
+      return isRatisDummy(request) ? request : stampRead(request, caller, false);
     }
     metrics.readOverloaded(caller);
     return stampRead(request, caller, true).toBuilder()
         .setStaleRead(StaleReadRequestTypeProto.getDefaultInstance()).build();
   }
 
-  /** A fencekeeper read, linearizable or stale (watches included), rather than Ratis's own probe. */
+  /**
+   * A read, linearizable or stale (fencekeeper's watches included). Ratis's own probe is a watch-type
+   * request, not one of these; a read with its content still waits for a read index, so it counts.
+   */
   static boolean isRead(RaftClientRequestProto request) {
-    return (request.hasRead() || request.hasStaleRead()) && !isRatisDummy(request);
+    return request.hasRead() || request.hasStaleRead();
   }
 
   @SuppressWarnings("unchecked")
