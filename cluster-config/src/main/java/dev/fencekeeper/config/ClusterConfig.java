@@ -72,7 +72,7 @@ import org.apache.ratis.util.TimeDuration;
  * authz.admins                      (none)           certificate CNs that may run admin operations (TLS only)
  * authz.nodes                       fencekeeper-node certificate CNs that may act as cluster members (TLS only)
  * overload.pending-writes.max       4096             commands the leader holds at once; beyond: OVERLOADED
- * overload.pending-reads.max        4096             reads (not watches) a node holds at once; beyond: OVERLOADED
+ * overload.pending-reads.max        4096             reads (watches too) a node holds at once; beyond: OVERLOADED
  * </pre>
  *
  * <p>Durations are written as in {@link Durations}: {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h}.

@@ -18,7 +18,7 @@ import org.apache.ratis.grpc.GrpcTlsConfig;
  * @param nodes certificate CNs allowed to speak the server-to-server protocol ({@code authz.nodes})
  * @param maxPendingWrites commands the leader holds between accepting and applying them; beyond that it
  *     answers OVERLOADED ({@code overload.pending-writes.max})
- * @param maxPendingReads reads (linearizable and stale, not watches) a node holds between receiving and
+ * @param maxPendingReads reads (linearizable, stale and watches) a node holds between receiving and
  *     answering them; beyond that it answers OVERLOADED ({@code overload.pending-reads.max})
  */
 public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes, int maxPendingWrites,

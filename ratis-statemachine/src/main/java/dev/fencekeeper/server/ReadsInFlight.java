@@ -22,10 +22,6 @@ final class ReadsInFlight {
     this.free = new Semaphore(capacity);
   }
 
-  int capacity() {
-    return capacity;
-  }
-
   int inUse() {
     return capacity - free.availablePermits();
   }
