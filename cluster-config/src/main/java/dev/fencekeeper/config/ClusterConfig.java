@@ -62,6 +62,7 @@ import org.apache.ratis.util.TimeDuration;
  * limits.keys-per-resource.max      10000
  * limits.resources.max              1000000          an acquire creating one more: OVERLOADED
  * limits.watches-per-client.max     1024             waiting watches per client identity, per node
+ * limits.requests-per-batch.max     256              commands a client may coalesce into one log entry
  * snapshot.auto-trigger.entries     10000
  * raft.election.timeout.min / max   400ms / 800ms
  * client.request.timeout            3s
@@ -230,6 +231,8 @@ public final class ClusterConfig {
     int resourcesMax = r.get(Keys.RESOURCES_MAX, d.maxResources(), count(Keys.RESOURCES_MAX));
     int watchesPerClient = r.get(Keys.WATCHES_PER_CLIENT_MAX, d.maxWatchesPerClient(),
         count(Keys.WATCHES_PER_CLIENT_MAX));
+    int requestsPerBatch = r.get(Keys.REQUESTS_PER_BATCH_MAX, d.maxRequestsPerBatch(),
+        count(Keys.REQUESTS_PER_BATCH_MAX));
 
     long snapshotEntries = r.get(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES,
         text -> parsePositiveLong(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, text));
@@ -267,7 +270,7 @@ public final class ClusterConfig {
     // Cross-key rules (min <= max, node.id among peers, ...) only make sense once every key parsed.
     Limits limits = new Limits(minTtl, maxTtl, grace, resourceBytes, keyBytes, ownerBytes, valueBytes,
         keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters, keysPerResource, resourcesMax,
-        watchesPerClient);
+        watchesPerClient, requestsPerBatch);
     Security security = new Security(tls, admins, nodeCns, pendingWrites, pendingReads);
     return new ClusterConfig(clusterName, peers, nodeId, storageDir, limits, snapshotEntries,
         electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort, security);
@@ -503,6 +506,7 @@ public final class ClusterConfig {
     p.setProperty(Keys.KEYS_PER_RESOURCE_MAX, Integer.toString(limits.maxKeysPerResource()));
     p.setProperty(Keys.RESOURCES_MAX, Integer.toString(limits.maxResources()));
     p.setProperty(Keys.WATCHES_PER_CLIENT_MAX, Integer.toString(limits.maxWatchesPerClient()));
+    p.setProperty(Keys.REQUESTS_PER_BATCH_MAX, Integer.toString(limits.maxRequestsPerBatch()));
     p.setProperty(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, Long.toString(snapshotAutoTriggerEntries));
     p.setProperty(Keys.ELECTION_TIMEOUT_MIN, Durations.format(electionTimeoutMin));
     p.setProperty(Keys.ELECTION_TIMEOUT_MAX, Durations.format(electionTimeoutMax));

@@ -37,6 +37,7 @@ final class Keys {
   static final String KEYS_PER_RESOURCE_MAX = "limits.keys-per-resource.max";
   static final String RESOURCES_MAX = "limits.resources.max";
   static final String WATCHES_PER_CLIENT_MAX = "limits.watches-per-client.max";
+  static final String REQUESTS_PER_BATCH_MAX = "limits.requests-per-batch.max";
 
   static final List<String> ALL = List.of(
       CLUSTER_NAME, NODE_ID, PEERS, STORAGE_DIR,
@@ -47,7 +48,7 @@ final class Keys {
       SNAPSHOT_AUTO_TRIGGER_ENTRIES, ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX,
       CLIENT_REQUEST_TIMEOUT, CLOCK_OFFSET, METRICS_PORT,
       TLS_CERT, TLS_KEY, TLS_TRUST, AUTHZ_ADMINS, AUTHZ_NODES, OVERLOAD_PENDING_WRITES_MAX,
-      KEYS_PER_RESOURCE_MAX, RESOURCES_MAX, WATCHES_PER_CLIENT_MAX,
+      KEYS_PER_RESOURCE_MAX, RESOURCES_MAX, WATCHES_PER_CLIENT_MAX, REQUESTS_PER_BATCH_MAX,
       OVERLOAD_PENDING_READS_MAX);
 
   private Keys() {}

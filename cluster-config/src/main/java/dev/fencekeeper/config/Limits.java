@@ -31,15 +31,30 @@ import java.time.Duration;
  *     refused with OVERLOADED ({@code limits.resources.max})
  * @param maxWatchesPerClient watches one client identity may have waiting on a node at once ({@code
  *     limits.watches-per-client.max}); without TLS every client shares the one empty identity
+ * @param maxRequestsPerBatch commands one batch (one log entry) may carry ({@code
+ *     limits.requests-per-batch.max}); their values together are bounded like one write's
  */
 public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
                      int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
                      int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease,
                      Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource,
-                     int maxKeysPerResource, int maxResources, int maxWatchesPerClient) {
+                     int maxKeysPerResource, int maxResources, int maxWatchesPerClient,
+                     int maxRequestsPerBatch) {
   public static final int DEFAULT_MAX_KEYS_PER_RESOURCE = 10_000;
   public static final int DEFAULT_MAX_RESOURCES = 1_000_000;
   public static final int DEFAULT_MAX_WATCHES_PER_CLIENT = 1_024;
+  public static final int DEFAULT_MAX_REQUESTS_PER_BATCH = 256;
+
+  /** Limits with the default batch size. */
+  public Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
+                int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
+                int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease,
+                Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource,
+                int maxKeysPerResource, int maxResources, int maxWatchesPerClient) {
+    this(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
+        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
+        maxWaitersPerResource, maxKeysPerResource, maxResources, maxWatchesPerClient, DEFAULT_MAX_REQUESTS_PER_BATCH);
+  }
 
   /** Limits with the default key, resource and watch counts. */
   public Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
@@ -82,18 +97,25 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
     positive(Keys.KEYS_PER_RESOURCE_MAX, maxKeysPerResource);
     positive(Keys.RESOURCES_MAX, maxResources);
     positive(Keys.WATCHES_PER_CLIENT_MAX, maxWatchesPerClient);
+    positive(Keys.REQUESTS_PER_BATCH_MAX, maxRequestsPerBatch);
   }
 
   public Limits withMaxResources(int max) {
     return new Limits(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
         maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
-        maxWaitersPerResource, maxKeysPerResource, max, maxWatchesPerClient);
+        maxWaitersPerResource, maxKeysPerResource, max, maxWatchesPerClient, maxRequestsPerBatch);
   }
 
   public Limits withMaxKeysPerResource(int max) {
     return new Limits(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
         maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
-        maxWaitersPerResource, max, maxResources, maxWatchesPerClient);
+        maxWaitersPerResource, max, maxResources, maxWatchesPerClient, maxRequestsPerBatch);
+  }
+
+  public Limits withMaxRequestsPerBatch(int max) {
+    return new Limits(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
+        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
+        maxWaitersPerResource, maxKeysPerResource, maxResources, maxWatchesPerClient, max);
   }
 
   /**
@@ -116,7 +138,7 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
         + ", maxRequestIdsPerLease=" + maxRequestIdsPerLease + ", idleTimeout=" + Durations.describe(idleTimeout)
         + ", waiterLiveness=" + Durations.describe(waiterLiveness) + ", maxWaitersPerResource="
         + maxWaitersPerResource + ", maxKeysPerResource=" + maxKeysPerResource + ", maxResources=" + maxResources
-        + ", maxWatchesPerClient=" + maxWatchesPerClient + "]";
+        + ", maxWatchesPerClient=" + maxWatchesPerClient + ", maxRequestsPerBatch=" + maxRequestsPerBatch + "]";
   }
 
   private static void positiveMillis(String key, Duration d) {

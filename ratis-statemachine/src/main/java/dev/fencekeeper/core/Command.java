@@ -111,6 +111,27 @@ public sealed interface Command {
   /** Advances state-machine time only; the leader commits one when a lease falls due. */
   record Tick() implements Command {}
 
+  /**
+   * Several client commands in one log entry, applied by {@link FencingState#applyBatch} one after the
+   * other at the entry's time, each answered as if it had been sent alone. Lets a client put many
+   * concurrent requests through one Raft round. Only {@link #isBatchable batchable} commands may be in one.
+   */
+  record Batch(List<Command> commands) implements Command {
+    public Batch {
+      commands = List.copyOf(commands);
+    }
+
+    /**
+     * Acquire, renew, release, write and cancel-wait: the commands any client sends at a high rate, each
+     * judged on its own. Revoke needs an admin check before it is logged; takeovers and ticks are the
+     * leader's own; and a batch in a batch would only make the limits harder to state.
+     */
+    public static boolean isBatchable(Command command) {
+      return command instanceof Acquire || command instanceof Renew || command instanceof Release
+          || command instanceof Write || command instanceof CancelWait;
+    }
+  }
+
   /** One key of a {@link Write}: a new value, or a delete. */
   record KeyWrite(String key, byte[] value, boolean delete) {
     public KeyWrite {

@@ -47,7 +47,42 @@ final class Validation {
           text("requestId", w.requestId(), 0, limits.maxRequestIdBytes()),
           writes(w));
     }
+    if (command instanceof Command.Batch b) {
+      return batch(b);
+    }
     return null; // Takeover and Tick carry no input
+  }
+
+  /**
+   * The batch as a whole; each command in it is checked on its own when applied, so one bad command is
+   * answered INVALID_ARGUMENT without failing the others.
+   */
+  private String batch(Command.Batch b) {
+    int size = b.commands().size();
+    if (size == 0) {
+      return "batch: at least one request is required";
+    }
+    if (size > limits.maxRequestsPerBatch()) {
+      return "batch: " + size + " requests exceed the limit of " + limits.maxRequestsPerBatch();
+    }
+    long totalValueBytes = 0;
+    for (int i = 0; i < size; i++) {
+      Command c = b.commands().get(i);
+      if (!Command.Batch.isBatchable(c)) {
+        return "batch: request " + (i + 1) + " is a " + c.getClass().getSimpleName().toLowerCase()
+            + "; only acquire, renew, release, write and cancel-wait may be batched";
+      }
+      if (c instanceof Command.Write w) {
+        for (Command.KeyWrite kw : w.writes()) {
+          totalValueBytes += kw.value().length;
+        }
+      }
+    }
+    // A batch is one log entry, bounded like one write (see writes()).
+    if (totalValueBytes > limits.maxValueBytes()) {
+      return "batch: " + totalValueBytes + " value bytes in one batch exceed the limit of " + limits.maxValueBytes();
+    }
+    return null;
   }
 
   String resource(String resource) {

@@ -2,6 +2,7 @@ package dev.fencekeeper.metrics;
 
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Histogram;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import com.codahale.metrics.jmx.JmxReporter;
@@ -64,6 +65,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String REQUESTS_DENIED = "fencekeeper.requests.denied";
   public static final String REQUESTS_OVERLOADED = "fencekeeper.requests.overloaded";
   public static final String READS_OVERLOADED = "fencekeeper.reads.overloaded";
+  public static final String BATCH_COMMANDS = "fencekeeper.batch.commands"; // per batched log entry
   public static final String APPLY_SECONDS = "fencekeeper.apply.seconds";
   public static final String REQUEST = "fencekeeper.request"; // + "." + command + ".seconds"
   public static final String LEASES_LIVE = "fencekeeper.leases.live";
@@ -107,6 +109,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Counter deniedRequests;
   private final Counter overloadedRequests;
   private final Counter overloadedReads;
+  private final Histogram batchCommands;
   private final Counter leaderChanges;
   private final Timer applyTimer;
   private final Map<String, Timer> requestTimers = new LinkedHashMap<>();
@@ -137,6 +140,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     deniedRequests = registry.counter(REQUESTS_DENIED);
     overloadedRequests = registry.counter(REQUESTS_OVERLOADED);
     overloadedReads = registry.counter(READS_OVERLOADED);
+    batchCommands = registry.histogram(BATCH_COMMANDS);
     leaderChanges = registry.counter(LEADER_CHANGES);
     applyTimer = registry.timer(APPLY_SECONDS);
     for (String command : COMMANDS) {
@@ -327,7 +331,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   @Override
   public void refusedEarly(Command command, Response response) {
     if (response.getCode() == ResultCode.OVERLOADED) {
-      overloadedRequests.inc();
+      overloadedRequests.inc(command instanceof Command.Batch b ? b.commands().size() : 1);
       return;
     }
     if (response.getCode() == ResultCode.PERMISSION_DENIED) {
@@ -387,6 +391,11 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       LOG.warn("{}: metrics failed after apply; figures may be off", nodeId, e);
     }
     return outcome;
+  }
+
+  @Override
+  public void batchApplied(int commands) {
+    batchCommands.update(commands);
   }
 
   @Override

@@ -50,6 +50,9 @@ public interface StateMachineMetrics {
     return delegate.get();
   }
 
+  /** Every replica, under the write lock: an entry carrying a batch of {@code commands} is being applied. */
+  default void batchApplied(int commands) {}
+
   /** Every replica, under the write lock: the lease events of the entry just applied, in order. */
   default void leaseEvents(List<LeaseEvent> events) {}
 

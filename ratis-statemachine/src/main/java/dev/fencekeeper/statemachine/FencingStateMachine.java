@@ -244,12 +244,13 @@ public class FencingStateMachine extends BaseStateMachine {
     Object timing = metrics.requestStarted();
     PendingSlot slot = null;
     try {
-      LoggedCommand logged = stamped(request);
-      if (logged.getBodyCase() == LoggedCommand.BodyCase.CLIENT_REQUEST) {
+      Stamped stamped = stamped(request);
+      LoggedCommand logged = stamped.logged();
+      if (stamped.clientCommands() > 0) {
         PendingSlots slots = pendingSlots;
-        slot = slots.tryTake();
+        slot = slots.tryTake(stamped.clientCommands());
         if (slot == null) {
-          throw new EarlyAnswer(slots.overloaded());
+          throw new EarlyAnswer(slots.overloaded(), stamped.command());
         }
       }
       return TransactionContext.newBuilder()
@@ -272,9 +273,13 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  private LoggedCommand stamped(RaftClientRequest request) {
+  /** A log entry ready to append, and how many client commands it carries (a batch carries several). */
+  private record Stamped(LoggedCommand logged, Command command, int clientCommands) {}
+
+  private Stamped stamped(RaftClientRequest request) {
     ByteString content = request.getMessage().getContent();
     LoggedCommand.Builder logged = LoggedCommand.newBuilder();
+    Command clientCommand = null;
     if (internalClientId != null && internalClientId.equals(request.getClientId())) {
       InternalRequest internal = parseInternal(content);
       switch (internal.getBodyCase()) {
@@ -287,10 +292,9 @@ public class FencingStateMachine extends BaseStateMachine {
       Request parsed = parseRequest(content);
       Command command = WireCodec.toCommand(parsed);
       if (command == null) {
-        throw new EarlyAnswer(WireCodec.invalid(WireCodec.isQuery(parsed)
-            ? "queries are read-only; send them as reads"
-            : "the request carries no command"));
+        throw new EarlyAnswer(WireCodec.invalid(WireCodec.whyNoCommand(parsed)));
       }
+      clientCommand = command;
       if (command instanceof Command.Revoke && !security.isAdmin(parsed.getCaller())) {
         throw new EarlyAnswer(permissionDenied("revoke", parsed.getCaller()), command);
       }
@@ -301,7 +305,9 @@ public class FencingStateMachine extends BaseStateMachine {
       // The client's bytes go into the entry as they are: apply decodes exactly what the client sent.
       logged.setClientRequest(com.google.protobuf.UnsafeByteOperations.unsafeWrap(content.asReadOnlyByteBuffer()));
     }
-    return logged.setStampMs(leaderClock.getAsLong()).build();
+    int clientCommands = clientCommand == null ? 0
+        : clientCommand instanceof Command.Batch b ? b.commands().size() : 1;
+    return new Stamped(logged.setStampMs(leaderClock.getAsLong()).build(), clientCommand, clientCommands);
   }
 
   /** A request answered on the leader without a log entry. */
@@ -397,14 +403,20 @@ public class FencingStateMachine extends BaseStateMachine {
             : new Command.Takeover();
         case TICK -> command = new Command.Tick();
         case CLIENT_REQUEST -> {
-          command = WireCodec.toCommand(Request.parseFrom(logged.getClientRequest()));
+          Request request = Request.parseFrom(logged.getClientRequest());
+          command = WireCodec.toCommand(request);
           if (command == null) {
-            return WireCodec.invalid("the request carries no command");
+            return WireCodec.invalid(WireCodec.whyNoCommand(request));
           }
         }
         default -> {
           return WireCodec.invalid("empty log entry");
         }
+      }
+      if (command instanceof Command.Batch batch) {
+        metrics.batchApplied(batch.commands().size());
+        return WireCodec.toBatchResponse(state.applyBatch(batch, entry.getTerm(), entry.getIndex(),
+            logged.getStampMs(), (each, run) -> metrics.apply(each, state, requestContext, run)));
       }
       return WireCodec.toResponse(metrics.apply(command, state, requestContext,
           () -> state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs())));

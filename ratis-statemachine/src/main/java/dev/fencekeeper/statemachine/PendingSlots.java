@@ -22,7 +22,12 @@ final class PendingSlots {
 
   /** A slot, or null when none is free. */
   PendingSlot tryTake() {
-    return free.tryAcquire() ? new PendingSlot(free) : null;
+    return tryTake(1);
+  }
+
+  /** One slot per command of a batch, all or none; null when too few are free. */
+  PendingSlot tryTake(int commands) {
+    return free.tryAcquire(commands) ? new PendingSlot(free, commands) : null;
   }
 
   /** The answer to a command that found no free slot. */
@@ -38,18 +43,20 @@ final class PendingSlots {
   }
 }
 
-/** One taken slot; releasing it twice (applied after a lost leadership, say) frees it once. */
+/** Slots taken by one log entry; releasing them twice (applied after a lost leadership, say) frees them once. */
 final class PendingSlot {
   private final Semaphore owner;
+  private final int permits;
   private final AtomicBoolean released = new AtomicBoolean();
 
-  PendingSlot(Semaphore owner) {
+  PendingSlot(Semaphore owner, int permits) {
     this.owner = owner;
+    this.permits = permits;
   }
 
   void release() {
     if (released.compareAndSet(false, true)) {
-      owner.release();
+      owner.release(permits);
     }
   }
 }

@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Map;
 
 /**
  * The one place where wire messages (fencing.proto) and the core's types meet: requests become {@link
@@ -47,27 +46,72 @@ public final class WireCodec {
    * unsigned on the wire; one beyond Long.MAX_VALUE reads negative here and fails validation.
    */
   public static Command toCommand(Request request) {
+    if (request.getCommandCase() == Request.CommandCase.BATCH) {
+      // The node stamps only the envelope's caller (server/CallerGate); whatever the requests inside
+      // name is ignored, so a batch cannot borrow another identity.
+      List<Command> commands = new ArrayList<>(request.getBatch().getRequestsCount());
+      for (Request inner : request.getBatch().getRequestsList()) {
+        Command command = inner.getCommandCase() == Request.CommandCase.BATCH
+            ? null
+            : toCommand(inner, request.getCaller());
+        if (command == null) {
+          return null;
+        }
+        commands.add(command);
+      }
+      return new Command.Batch(commands);
+    }
+    return toCommand(request, request.getCaller());
+  }
+
+  /** Why {@link #toCommand} found no command in {@code request}: the message for INVALID_ARGUMENT. */
+  public static String whyNoCommand(Request request) {
+    if (request.getCommandCase() == Request.CommandCase.BATCH) {
+      List<Request> inner = request.getBatch().getRequestsList();
+      for (int i = 0; i < inner.size(); i++) {
+        if (inner.get(i).getCommandCase() == Request.CommandCase.BATCH || toCommand(inner.get(i)) == null) {
+          return "batch: request " + (i + 1) + " is " + inner.get(i).getCommandCase().name().toLowerCase()
+              + "; only acquire, renew, release, write and cancel_wait may be batched";
+        }
+      }
+    }
+    return isQuery(request) ? "queries are read-only; send them as reads" : "the request carries no command";
+  }
+
+  private static Command toCommand(Request request, String caller) {
     switch (request.getCommandCase()) {
       case ACQUIRE:
         var a = request.getAcquire();
         return new Command.Acquire(a.getResource(), a.getOwner(), a.getTtlMs(), a.getRequestId(), a.getWaitMs(),
-            a.getLockDelayMs(), request.getCaller());
+            a.getLockDelayMs(), caller);
       case CANCEL_WAIT:
         return new Command.CancelWait(request.getCancelWait().getResource(), request.getCancelWait().getRequestId(),
-            request.getCaller());
+            caller);
       case REVOKE:
         return new Command.Revoke(request.getRevoke().getResource(), request.getRevoke().getReason());
       case RENEW:
         var r = request.getRenew();
-        return new Command.Renew(r.getResource(), r.getToken(), r.getTtlMs(), request.getCaller());
+        return new Command.Renew(r.getResource(), r.getToken(), r.getTtlMs(), caller);
       case RELEASE:
         var rel = request.getRelease();
-        return new Command.Release(rel.getResource(), rel.getToken(), request.getCaller());
+        return new Command.Release(rel.getResource(), rel.getToken(), caller);
       case WRITE:
-        return toWrite(request.getWrite(), request.getCaller());
+        return toWrite(request.getWrite(), caller);
       default:
         return null;
     }
+  }
+
+  /** The answer to a batch: one response per command, in order, under a BATCH_ANSWERED envelope. */
+  public static Response toBatchResponse(List<Outcome> outcomes) {
+    Response.Builder b = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED);
+    for (Outcome o : outcomes) {
+      b.addBatch(toResponse(o));
+    }
+    if (!outcomes.isEmpty()) {
+      b.setNowMs(outcomes.get(outcomes.size() - 1).nowMs());
+    }
+    return b.build();
   }
 
   private static Command.Write toWrite(WriteRequest w, String caller) {

@@ -77,9 +77,18 @@ class FencingStatePropertiesTest {
 
   /** One generated step; its token is resolved against the model when the step runs. */
   record Step(Kind kind, int resource, int owner, int ttl, int token, int keys, int requestId, long stampDelta,
-      boolean newTerm) {
+      boolean newTerm, boolean sameEntry) {
     Step inNewTerm() {
-      return new Step(kind, resource, owner, ttl, token, keys, requestId, stampDelta, true);
+      return new Step(kind, resource, owner, ttl, token, keys, requestId, stampDelta, true, false);
+    }
+
+    /** Carried by the previous step's log entry, as a client's batch carries several commands. */
+    Step inSameEntry() {
+      return new Step(kind, resource, owner, ttl, token, keys, requestId, stampDelta, newTerm, true);
+    }
+
+    boolean batchable() {
+      return kind == Kind.ACQUIRE || kind == Kind.RENEW || kind == Kind.RELEASE || kind == Kind.WRITE;
     }
   }
 
@@ -104,10 +113,11 @@ class FencingStatePropertiesTest {
             uniform(0, REQUEST_IDS.length - 1),
             uniform(0, 9_999).map(FencingStatePropertiesTest::stampDelta))
         .as((kind, res, owner, ttl, token, keys, rid, delta) ->
-            new Step(kind, res, owner, ttl, token, keys, rid, delta, false));
-    // One step in twelve is the first entry of a new leader's term.
-    Arbitrary<Step> maybeNewTerm = Combinators.combine(step, uniform(0, 11))
-        .as((s, t) -> t == 11 ? s.inNewTerm() : s);
+            new Step(kind, res, owner, ttl, token, keys, rid, delta, false, false));
+    // One step in twelve is the first entry of a new leader's term; one in three asks to share the previous
+    // step's entry (a batch), which check() grants when both are client commands.
+    Arbitrary<Step> maybeNewTerm = Combinators.combine(step, uniform(0, 11), uniform(0, 2))
+        .as((s, t, b) -> t == 11 ? s.inNewTerm() : b == 2 ? s.inSameEntry() : s);
     return maybeNewTerm.list().ofMinSize(1).ofMaxSize(60).withSizeDistribution(RandomDistribution.uniform());
   }
 
@@ -166,6 +176,7 @@ class FencingStatePropertiesTest {
       cov.check("takeover refused a second grace").count(n -> n > 0);
       cov.check("stamp went backwards").count(n -> n > 0);
       cov.check("new term").count(n -> n > 0);
+      cov.check("shared a log entry").count(n -> n > 0);
     });
   }
 
@@ -210,25 +221,37 @@ class FencingStatePropertiesTest {
     List<Command> commands = new ArrayList<>();
     List<Long> stamps = new ArrayList<>();
     List<Long> terms = new ArrayList<>();
+    List<Long> indexes = new ArrayList<>();
     List<String> outcomes = new ArrayList<>();
+    Step previous = null;
     Map<String, Long> highestAccepted = new HashMap<>();
     long stamp = Harness.T0;
     long highestToken = 0;
     long term = 0; // a fresh FencingState's term: only generated steps open new terms
+    long index = 0;
     for (Step s : steps) {
-      stamp += s.stampDelta();
+      // A batch (FencingState.applyBatch) applies each of its commands through apply() at the entry's index
+      // and stamp: so several commands at one index must agree with the model exactly as entries of their own.
+      boolean sameEntry = s.sameEntry() && s.batchable() && previous != null && previous.batchable();
+      previous = s;
+      if (sameEntry) {
+        events.add("shared a log entry");
+      } else {
+        stamp += s.stampDelta();
+        index++;
+      }
       if (s.newTerm()) {
         term++;
         events.add("new term");
       }
       Command c = model.resolve(s);
-      long index = commands.size() + 1;
       commands.add(c);
       stamps.add(stamp);
       terms.add(term);
+      indexes.add(index);
       trace.append(String.format("#%d term=%d stamp=T0%+d now=%s %s%n", index, term, stamp - Harness.T0,
           state.nowMs() == 0 ? "0" : String.format("T0%+d", state.nowMs() - Harness.T0), c));
-      if (s.stampDelta() < 0) {
+      if (s.stampDelta() < 0 && !sameEntry) {
         events.add("stamp went backwards");
       }
 
@@ -318,7 +341,7 @@ class FencingStatePropertiesTest {
     // Determinism: the same entries on a fresh state give the same outcomes and the same state.
     FencingState replay = new FencingState(LIMITS);
     for (int i = 0; i < commands.size(); i++) {
-      Outcome o = replay.apply(commands.get(i), terms.get(i), i + 1, stamps.get(i));
+      Outcome o = replay.apply(commands.get(i), terms.get(i), indexes.get(i), stamps.get(i));
       assertThat(StateDump.render(o)).as("replayed outcome #%d", i + 1).isEqualTo(outcomes.get(i));
     }
     assertThat(StateDump.withNow(replay)).as("replayed state").isEqualTo(StateDump.withNow(state));

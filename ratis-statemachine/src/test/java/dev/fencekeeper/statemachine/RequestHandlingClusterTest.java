@@ -6,7 +6,10 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.WriteResult;
+import com.google.protobuf.ByteString;
 import dev.fencekeeper.proto.AcquireRequest;
+import dev.fencekeeper.proto.BatchRequest;
+import dev.fencekeeper.proto.ReadRequest;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.ResultCode;
@@ -14,7 +17,9 @@ import dev.fencekeeper.proto.WriteRequest;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -61,6 +66,62 @@ class RequestHandlingClusterTest {
 
     WriteResult fresh = client.write("orders", token, List.of(KeyChange.put("counter", "2")), "req-43");
     assertThat(fresh.version()).isEqualTo(2);
+  }
+
+  // Guarantee: concurrent commands of one client share log entries (CommandCoalescer), and each still gets
+  // exactly its own answer: every write applied once, in its own version, every stale one rejected.
+  @Test
+  void concurrentCommandsOfOneClientShareLogEntriesAndEachGetsItsOwnAnswer() {
+    String leader = cluster.awaitLeader();
+    long appliedBefore = cluster.lastApplied(leader);
+    List<CompletableFuture<WriteResult>> writes = new ArrayList<>();
+    List<CompletableFuture<WriteResult>> stale = new ArrayList<>();
+    for (int i = 0; i < 80; i++) {
+      writes.add(client.writeAsync("orders", token, List.of(KeyChange.put("coalesced-" + i, "v" + i)), null));
+      if (i % 8 == 0) {
+        stale.add(client.writeAsync("orders", token - 1, List.of(KeyChange.put("coalesced-" + i, "old")), null));
+      }
+    }
+
+    for (int i = 0; i < writes.size(); i++) {
+      WriteResult w = writes.get(i).join();
+      assertThat(w.code()).as("write %d", i).isEqualTo(ResultCode.ACCEPTED);
+      assertThat(w.version()).as("write %d", i).isEqualTo(1);
+      assertThat(client.read("orders", "coalesced-" + i).valueAsString()).isEqualTo("v" + i);
+    }
+    assertThat(stale).allSatisfy(w -> assertThat(w.join().isAccepted()).isFalse());
+    long entries = cluster.lastApplied(leader) - appliedBefore;
+    assertThat(entries).as("log entries for %d commands", writes.size() + stale.size())
+        .isLessThan(writes.size() + stale.size());
+  }
+
+  // Guarantee: a batch sent as one request is answered per request, in order, each as if alone; the
+  // envelope's caller is the one every request in it is judged as.
+  @Test
+  void aBatchIsAnsweredPerRequest() {
+    Request held = Request.newBuilder().setAcquire(AcquireRequest.newBuilder()
+        .setResource("orders").setOwner("other").setTtlMs(10_000)).build();
+    Request accepted = Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource("orders")
+        .setToken(token).addWrites(KeyWrite.newBuilder().setKey("batched").setValue(ByteString.copyFromUtf8("b"))))
+        .build();
+    Request unknown = Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource("orders")
+        .setToken(Long.MAX_VALUE).addWrites(KeyWrite.newBuilder().setKey("batched")))
+        .build();
+
+    Result answer = client.send(Request.newBuilder()
+        .setBatch(BatchRequest.newBuilder().addRequests(held).addRequests(accepted).addRequests(unknown)).build());
+
+    assertThat(answer.code()).isEqualTo(ResultCode.BATCH_ANSWERED);
+    assertThat(answer.toProto().getBatchList()).extracting(r -> r.getCode())
+        .containsExactly(ResultCode.HELD, ResultCode.ACCEPTED, ResultCode.UNKNOWN_TOKEN);
+    assertThat(answer.toProto().getBatch(0).getToken()).isEqualTo(token);
+    assertThat(client.read("orders", "batched").valueAsString()).isEqualTo("b");
+
+    Result withRead = client.send(Request.newBuilder().setBatch(BatchRequest.newBuilder().addRequests(accepted)
+        .addRequests(Request.newBuilder().setRead(ReadRequest.newBuilder().setResource("orders").setKey("k"))))
+        .build());
+    assertThat(withRead.code()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    assertThat(withRead.message()).contains("request 2", "read");
   }
 
   // Guarantee: the same request id from a different client process (a restarted worker) is still
