@@ -75,7 +75,7 @@ public final class Watch implements AutoCloseable {
         return;
       }
       if (response.getCode() == ResultCode.OVERLOADED) {
-        // Too many of this identity's watches wait on that node: back off, keep the position.
+        // Too many of this identity's watches, or reads, wait on that node: back off, keep the position.
         LOG.debug("Watch of {} refused: {}", name, response.getMessage());
         client.scheduler().schedule(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
         return;

@@ -73,6 +73,7 @@ import org.apache.ratis.util.TimeDuration;
  * authz.admins                      (none)           certificate CNs that may run admin operations (TLS only)
  * authz.nodes                       fencekeeper-node certificate CNs that may act as cluster members (TLS only)
  * overload.pending-writes.max       4096             commands the leader holds at once; beyond: OVERLOADED
+ * overload.pending-reads.max        4096             reads (watches too) a node holds at once; beyond: OVERLOADED
  * </pre>
  *
  * <p>Durations are written as in {@link Durations}: {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h}.
@@ -252,6 +253,8 @@ public final class ClusterConfig {
     Set<String> nodeCns = r.get(Keys.AUTHZ_NODES, defaults.nodes(), text -> Security.parseCns(Keys.AUTHZ_NODES, text));
     int pendingWrites = r.get(Keys.OVERLOAD_PENDING_WRITES_MAX, defaults.maxPendingWrites(),
         count(Keys.OVERLOAD_PENDING_WRITES_MAX));
+    int pendingReads = r.get(Keys.OVERLOAD_PENDING_READS_MAX, defaults.maxPendingReads(),
+        count(Keys.OVERLOAD_PENDING_READS_MAX));
     Security.TlsFiles tls = null;
     if (tlsCert != null || tlsKey != null || tlsTrust != null) {
       try {
@@ -268,7 +271,7 @@ public final class ClusterConfig {
     Limits limits = new Limits(minTtl, maxTtl, grace, resourceBytes, keyBytes, ownerBytes, valueBytes,
         keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters, keysPerResource, resourcesMax,
         watchesPerClient, requestsPerBatch);
-    Security security = new Security(tls, admins, nodeCns, pendingWrites);
+    Security security = new Security(tls, admins, nodeCns, pendingWrites, pendingReads);
     return new ClusterConfig(clusterName, peers, nodeId, storageDir, limits, snapshotEntries,
         electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort, security);
   }
@@ -520,6 +523,7 @@ public final class ClusterConfig {
     }
     p.setProperty(Keys.AUTHZ_NODES, security.join(security.nodes()));
     p.setProperty(Keys.OVERLOAD_PENDING_WRITES_MAX, Integer.toString(security.maxPendingWrites()));
+    p.setProperty(Keys.OVERLOAD_PENDING_READS_MAX, Integer.toString(security.maxPendingReads()));
     return p;
   }
 
@@ -635,7 +639,8 @@ public final class ClusterConfig {
         + ", " + Keys.METRICS_PORT + "=" + metricsPort
         + ", " + Keys.TLS_CERT + "=" + (security.tls() == null ? "(plaintext)" : security.tls().cert())
         + ", " + Keys.AUTHZ_ADMINS + "=" + security.admins()
-        + ", " + Keys.OVERLOAD_PENDING_WRITES_MAX + "=" + security.maxPendingWrites() + "}";
+        + ", " + Keys.OVERLOAD_PENDING_WRITES_MAX + "=" + security.maxPendingWrites()
+        + ", " + Keys.OVERLOAD_PENDING_READS_MAX + "=" + security.maxPendingReads() + "}";
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ final class Keys {
   static final String AUTHZ_ADMINS = "authz.admins";
   static final String AUTHZ_NODES = "authz.nodes";
   static final String OVERLOAD_PENDING_WRITES_MAX = "overload.pending-writes.max";
+  static final String OVERLOAD_PENDING_READS_MAX = "overload.pending-reads.max";
   static final String KEYS_PER_RESOURCE_MAX = "limits.keys-per-resource.max";
   static final String RESOURCES_MAX = "limits.resources.max";
   static final String WATCHES_PER_CLIENT_MAX = "limits.watches-per-client.max";
@@ -47,7 +48,8 @@ final class Keys {
       SNAPSHOT_AUTO_TRIGGER_ENTRIES, ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX,
       CLIENT_REQUEST_TIMEOUT, CLOCK_OFFSET, METRICS_PORT,
       TLS_CERT, TLS_KEY, TLS_TRUST, AUTHZ_ADMINS, AUTHZ_NODES, OVERLOAD_PENDING_WRITES_MAX,
-      KEYS_PER_RESOURCE_MAX, RESOURCES_MAX, WATCHES_PER_CLIENT_MAX, REQUESTS_PER_BATCH_MAX);
+      KEYS_PER_RESOURCE_MAX, RESOURCES_MAX, WATCHES_PER_CLIENT_MAX, REQUESTS_PER_BATCH_MAX,
+      OVERLOAD_PENDING_READS_MAX);
 
   private Keys() {}
 }

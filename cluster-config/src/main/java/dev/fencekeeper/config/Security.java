@@ -18,10 +18,15 @@ import org.apache.ratis.grpc.GrpcTlsConfig;
  * @param nodes certificate CNs allowed to speak the server-to-server protocol ({@code authz.nodes})
  * @param maxPendingWrites commands the leader holds between accepting and applying them; beyond that it
  *     answers OVERLOADED ({@code overload.pending-writes.max})
+ * @param maxPendingReads reads (linearizable, stale and watches) a node holds between receiving and
+ *     answering them; beyond that it answers OVERLOADED ({@code overload.pending-reads.max})
  */
-public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes, int maxPendingWrites) {
+public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes, int maxPendingWrites,
+                       int maxPendingReads) {
   /** Ratis's own default for {@code raft.server.write.element-limit}. */
   public static final int DEFAULT_MAX_PENDING_WRITES = 4096;
+  /** Generous: a read is answered from memory within a read-index round, so this only stops floods. */
+  public static final int DEFAULT_MAX_PENDING_READS = 4096;
   public static final String DEFAULT_NODE_CN = "fencekeeper-node";
 
   public Security {
@@ -29,6 +34,9 @@ public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes, int 
     nodes = Set.copyOf(nodes);
     if (maxPendingWrites <= 0) {
       throw new ConfigException(Keys.OVERLOAD_PENDING_WRITES_MAX + ": '" + maxPendingWrites + "' must be positive");
+    }
+    if (maxPendingReads <= 0) {
+      throw new ConfigException(Keys.OVERLOAD_PENDING_READS_MAX + ": '" + maxPendingReads + "' must be positive");
     }
     for (String cn : admins) {
       checkCn(Keys.AUTHZ_ADMINS, cn);
@@ -38,9 +46,10 @@ public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes, int 
     }
   }
 
-  /** Plaintext, no admins named (none needed), the default pending-write bound. */
+  /** Plaintext, no admins named (none needed), the default pending-write and pending-read bounds. */
   public static Security none() {
-    return new Security(null, Set.of(), Set.of(DEFAULT_NODE_CN), DEFAULT_MAX_PENDING_WRITES);
+    return new Security(null, Set.of(), Set.of(DEFAULT_NODE_CN), DEFAULT_MAX_PENDING_WRITES,
+        DEFAULT_MAX_PENDING_READS);
   }
 
   public boolean tlsEnabled() {
@@ -57,15 +66,19 @@ public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes, int 
   }
 
   public Security withTls(TlsFiles files) {
-    return new Security(files, admins, nodes, maxPendingWrites);
+    return new Security(files, admins, nodes, maxPendingWrites, maxPendingReads);
   }
 
   public Security withAdmins(Set<String> cns) {
-    return new Security(tls, cns, nodes, maxPendingWrites);
+    return new Security(tls, cns, nodes, maxPendingWrites, maxPendingReads);
   }
 
   public Security withMaxPendingWrites(int max) {
-    return new Security(tls, admins, nodes, max);
+    return new Security(tls, admins, nodes, max, maxPendingReads);
+  }
+
+  public Security withMaxPendingReads(int max) {
+    return new Security(tls, admins, nodes, maxPendingWrites, max);
   }
 
   /**

@@ -61,7 +61,8 @@ class ClusterConfigTest {
         "raft.election.timeout.max", "2s",
         "client.request.timeout", "10s",
         "clock.offset", "-3s",
-        "metrics.port", "9100"));
+        "metrics.port", "9100",
+        "overload.pending-reads.max", "64"));
   }
 
   // Every key is read into the typed field it names, including size suffixes and negative offsets.
@@ -82,6 +83,7 @@ class ClusterConfigTest {
     assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(c.clockOffsetMs()).isEqualTo(-3000);
     assertThat(c.metricsPort()).isEqualTo(9100);
+    assertThat(c.security().maxPendingReads()).isEqualTo(64);
   }
 
   // toProperties -> fromProperties reproduces an equal config, for non-default and default values.
@@ -136,6 +138,7 @@ class ClusterConfigTest {
     assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(3));
     assertThat(c.clockOffsetMs()).isZero();
     assertThat(c.metricsPort()).isZero();
+    assertThat(c.security().maxPendingReads()).isEqualTo(4096);
     assertThat(c).isEqualTo(ClusterConfig.localDefaults());
   }
 
@@ -190,7 +193,9 @@ class ClusterConfigTest {
             "'7302'"),
         Arguments.of("clock offset too far", Map.of("clock.offset", "25h"), "clock.offset", "'25h'"),
         Arguments.of("cluster name", Map.of("cluster.name", "my cluster"), "cluster.name", "'my cluster'"),
-        Arguments.of("empty value", Map.of("storage.dir", " "), "storage.dir", "is empty"));
+        Arguments.of("empty value", Map.of("storage.dir", " "), "storage.dir", "is empty"),
+        Arguments.of("zero pending reads", Map.of("overload.pending-reads.max", "0"), "overload.pending-reads.max",
+            "'0'"));
   }
 
   // Each bad setting is rejected with a message naming both the key and the offending value.

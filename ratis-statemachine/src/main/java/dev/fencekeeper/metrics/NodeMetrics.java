@@ -64,6 +64,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String REQUESTS_INVALID = "fencekeeper.requests.invalid";
   public static final String REQUESTS_DENIED = "fencekeeper.requests.denied";
   public static final String REQUESTS_OVERLOADED = "fencekeeper.requests.overloaded";
+  public static final String READS_OVERLOADED = "fencekeeper.reads.overloaded";
   public static final String BATCH_COMMANDS = "fencekeeper.batch.commands"; // per batched log entry
   public static final String APPLY_SECONDS = "fencekeeper.apply.seconds";
   public static final String REQUEST = "fencekeeper.request"; // + "." + command + ".seconds"
@@ -107,6 +108,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Counter invalidRequests;
   private final Counter deniedRequests;
   private final Counter overloadedRequests;
+  private final Counter overloadedReads;
   private final Histogram batchCommands;
   private final Counter leaderChanges;
   private final Timer applyTimer;
@@ -137,6 +139,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     invalidRequests = registry.counter(REQUESTS_INVALID);
     deniedRequests = registry.counter(REQUESTS_DENIED);
     overloadedRequests = registry.counter(REQUESTS_OVERLOADED);
+    overloadedReads = registry.counter(READS_OVERLOADED);
     batchCommands = registry.histogram(BATCH_COMMANDS);
     leaderChanges = registry.counter(LEADER_CHANGES);
     applyTimer = registry.timer(APPLY_SECONDS);
@@ -315,6 +318,13 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public void denied(String operation, String caller, String message) {
     deniedRequests.inc();
     LOG.warn("{}: PERMISSION_DENIED {} from '{}': {}", nodeId, operation, caller, message);
+  }
+
+  /** Counted twice: among all overloaded requests, and among the reads, so operators see which bound bit. */
+  @Override
+  public void readOverloaded(String caller) {
+    overloadedRequests.inc();
+    overloadedReads.inc();
   }
 
   /** Counts the refusal, and logs it when it is a write's (only the leader refuses before the log). */

@@ -63,6 +63,12 @@ public interface StateMachineMetrics {
    */
   default void denied(String operation, String caller, String message) {}
 
+  /**
+   * A read refused with OVERLOADED when it arrived, because the node already held {@code
+   * overload.pending-reads.max} reads; {@code caller} is the certificate CN ("" without TLS).
+   */
+  default void readOverloaded(String caller) {}
+
   /** Ratis learned of a (new) leader; {@code newLeader} is never null. */
   default void leaderChanged(RaftPeerId newLeader) {}
 

@@ -19,11 +19,15 @@ import javax.naming.ldap.LdapName;
 import javax.naming.ldap.Rdn;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
+import org.apache.ratis.client.impl.OrderedAsync;
 import org.apache.ratis.grpc.server.GrpcServices;
+import org.apache.ratis.proto.RaftProtos.RaftClientReplyProto;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
+import org.apache.ratis.proto.RaftProtos.StaleReadRequestTypeProto;
 import org.apache.ratis.proto.grpc.AdminProtocolServiceGrpc;
 import org.apache.ratis.proto.grpc.RaftClientProtocolServiceGrpc;
 import org.apache.ratis.proto.grpc.RaftServerProtocolServiceGrpc;
+import org.apache.ratis.thirdparty.io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import org.apache.ratis.thirdparty.io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import org.apache.ratis.thirdparty.io.grpc.Grpc;
 import org.apache.ratis.thirdparty.io.grpc.Metadata;
@@ -44,6 +48,12 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  * overwritten, and the leader logs the request with the identity it verified — every replica then judges
  * lease ownership on the same bytes.
  *
+ * <p>It also bounds the reads the node holds at once ({@link ReadsInFlight}, {@code overload.pending-reads.max}):
+ * a read that finds no free slot is marked {@code read_overloaded} and turned into a stale read, which Ratis
+ * hands to the state machine at once, without the read-index round, and the state machine answers it
+ * OVERLOADED. The gate cannot answer it itself: on a client's ordered stream Ratis answers requests strictly
+ * in sequence, so a request that never reached Ratis would hold up every later one of that stream.
+ *
  * <p>Admin operations that Ratis serves itself (membership, leader moves, snapshots, elections, group
  * changes) never reach the state machine, so they are refused here unless the caller is in {@code
  * authz.admins}; the server-to-server protocol is refused unless the caller is in {@code authz.nodes}.
@@ -55,10 +65,12 @@ final class CallerGate implements ServerInterceptor {
 
   private final Security security;
   private final StateMachineMetrics metrics;
+  private final ReadsInFlight reads;
 
-  CallerGate(Security security, StateMachineMetrics metrics) {
+  CallerGate(Security security, StateMachineMetrics metrics, ReadsInFlight reads) {
     this.security = security;
     this.metrics = metrics;
+    this.reads = reads;
   }
 
   /** Installs the gate on every gRPC server Ratis builds for this node. */
@@ -80,14 +92,61 @@ final class CallerGate implements ServerInterceptor {
       return refuse(call, method, caller, "is not in authz.nodes");
     }
     if (RaftClientProtocolServiceGrpc.SERVICE_NAME.equals(service)) {
-      return new SimpleForwardingServerCallListener<Q>(next.startCall(call, headers)) {
+      ReadsInFlight.Stream stream = reads.openStream();
+      ServerCall<Q, A> answering = new SimpleForwardingServerCall<>(call) {
+        @Override
+        public void sendMessage(A message) {
+          try {
+            super.sendMessage(message);
+          } finally {
+            if (message instanceof RaftClientReplyProto reply) {
+              stream.answered(reply.getRpcReply().getCallId());
+            }
+          }
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+          stream.close();
+          super.close(status, trailers);
+        }
+      };
+      return new SimpleForwardingServerCallListener<Q>(next.startCall(answering, headers)) {
         @Override
         public void onMessage(Q message) {
-          super.onMessage(message instanceof RaftClientRequestProto request ? cast(stamp(request, caller)) : message);
+          super.onMessage(message instanceof RaftClientRequestProto request
+              ? cast(admit(request, caller, stream)) : message);
+        }
+
+        @Override
+        public void onCancel() {
+          stream.close();
+          super.onCancel();
         }
       };
     }
     return next.startCall(call, headers);
+  }
+
+  /** {@code request} as Ratis should see it: stamped with its caller, and for a read, with the bound's verdict. */
+  private RaftClientRequestProto admit(RaftClientRequestProto request, String caller, ReadsInFlight.Stream stream) {
+    if (!isRead(request)) {
+      return stamp(request, caller);
+    }
+    if (stream.admit(request.getRpcRequest().getCallId())) {
+      return isRatisDummy(request) ? request : stampRead(request, caller, false);
+    }
+    metrics.readOverloaded(caller);
+    return stampRead(request, caller, true).toBuilder()
+        .setStaleRead(StaleReadRequestTypeProto.getDefaultInstance()).build();
+  }
+
+  /**
+   * A read, linearizable or stale (fencekeeper's watches included). Ratis's own probe is a watch-type
+   * request, not one of these; a read with its content still waits for a read index, so it counts.
+   */
+  static boolean isRead(RaftClientRequestProto request) {
+    return request.hasRead() || request.hasStaleRead();
   }
 
   @SuppressWarnings("unchecked")
@@ -107,28 +166,57 @@ final class CallerGate implements ServerInterceptor {
   /**
    * {@code request} with the caller field appended to its content; the last occurrence wins on decode.
    *
-   * <p>Only writes (commands, to {@code startTransaction}) and linearizable reads (to {@code query}) carry
-   * a fencekeeper request whose caller matters, and only non-empty ones: the empty reads are Ratis's own.
-   * Everything else passes as it came. Stale reads are answered as anonymous instead ({@code
-   * FencingStateMachine.queryStale}). Stamping every request type once made a node that had lost
-   * leadership stop answering stale reads; the cause was narrowed to request types other than these two,
-   * not further.
+   * <p>Writes (commands, to {@code startTransaction}), linearizable reads (to {@code query}) and stale reads
+   * (to {@code queryStale}) carry a fencekeeper request; everything else passes as it came. So does Ratis's
+   * own probe, a watch whose content is {@link OrderedAsync#DUMMY}: each new ordered stream of a Ratis
+   * client starts with it, and Ratis answers it at once only while its content is exactly that (in {@code
+   * RaftServerImpl.watchAsync}). Stamped, it became a real watch, which only a leader answers; a node that
+   * was not leader then failed it, and the stale read queued behind it on the same stream never came. That
+   * is why stale reads were once left unstamped.
    */
   static RaftClientRequestProto stamp(RaftClientRequestProto request, String caller) {
-    if (!(request.hasWrite() || request.hasRead()) || request.getMessage().getContent().isEmpty()) {
+    if (!(request.hasWrite() || request.hasRead() || request.hasStaleRead()) || isRatisDummy(request)) {
       return request;
     }
+    return appended(request, callerField(caller));
+  }
+
+  /** As {@link #stamp}, and the bound's verdict on the read, which likewise overrides what the client wrote. */
+  static RaftClientRequestProto stampRead(RaftClientRequestProto request, String caller, boolean overloaded) {
+    return appended(request, callerField(caller), overloadedField(overloaded));
+  }
+
+  private static boolean isRatisDummy(RaftClientRequestProto request) {
+    return request.getMessage().getContent().equals(OrderedAsync.DUMMY.getContent());
+  }
+
+  private static RaftClientRequestProto appended(RaftClientRequestProto request, byte[]... fields) {
     ByteString content = request.getMessage().getContent();
-    ByteString stamped = content.concat(ByteString.copyFrom(callerField(caller)));
-    return request.toBuilder().setMessage(request.getMessage().toBuilder().setContent(stamped)).build();
+    for (byte[] field : fields) {
+      content = content.concat(ByteString.copyFrom(field));
+    }
+    return request.toBuilder().setMessage(request.getMessage().toBuilder().setContent(content)).build();
   }
 
   /** The encoded {@code caller} field, written even when empty so that it always overrides. */
   static byte[] callerField(String caller) {
+    return encoded(out -> out.writeString(Request.CALLER_FIELD_NUMBER, caller));
+  }
+
+  /** The encoded {@code read_overloaded} field, written even when false so that it always overrides. */
+  static byte[] overloadedField(boolean overloaded) {
+    return encoded(out -> out.writeBool(Request.READ_OVERLOADED_FIELD_NUMBER, overloaded));
+  }
+
+  private interface FieldWriter {
+    void write(CodedOutputStream out) throws IOException;
+  }
+
+  private static byte[] encoded(FieldWriter field) {
     try {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-      out.writeString(Request.CALLER_FIELD_NUMBER, caller);
+      field.write(out);
       out.flush();
       return bytes.toByteArray();
     } catch (IOException e) {

@@ -42,6 +42,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final ClusterConfig config;
   private final FencingStateMachine stateMachine;
   private final NodeMetrics metrics;
+  private final ReadsInFlight reads;
   private final RaftServer server;
   private final RaftClient internalClient;
   private final LongSupplier clock;
@@ -66,8 +67,9 @@ public final class FencekeeperServer implements AutoCloseable {
     stateMachine.setMetrics(metrics);
     stateMachine.setSecurity(config.security());
     Parameters parameters = config.ratisParameters();
+    this.reads = new ReadsInFlight(config.security().maxPendingReads());
     GrpcConfigKeys.Server.setServicesCustomizer(parameters,
-        new CallerGate(config.security(), metrics).customizer());
+        new CallerGate(config.security(), metrics, reads).customizer());
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new leader
@@ -157,6 +159,11 @@ public final class FencekeeperServer implements AutoCloseable {
   /** This node's metrics: the registry, its JMX domain and HTTP port, and the readiness check. */
   public NodeMetrics metrics() {
     return metrics;
+  }
+
+  /** The reads this node has received and not yet answered (at most {@code overload.pending-reads.max}). */
+  public int readsInFlight() {
+    return reads.inUse();
   }
 
   @Override

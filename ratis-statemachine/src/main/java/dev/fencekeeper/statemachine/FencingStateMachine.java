@@ -13,6 +13,7 @@ import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import dev.fencekeeper.statemachine.proto.Takeover;
@@ -458,6 +459,9 @@ public class FencingStateMachine extends BaseStateMachine {
     Response response;
     try {
       Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
+      if (parsed.getReadOverloaded()) {
+        return CompletableFuture.completedFuture(toMessage(readOverloaded()));
+      }
       if (parsed.getCommandCase() == Request.CommandCase.WATCH) {
         return eventLog.watch(parsed.getWatch(), parsed.getCaller(), limits.maxWatchesPerClient())
             .thenApply(FencingStateMachine::toMessage);
@@ -485,22 +489,23 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * Stale reads need no waiting: the caller asked for whatever this replica has applied. Nodes do not
-   * stamp a verified caller into stale reads, so whatever caller one names is dropped: it is answered as
-   * anonymous (no admin rights, no watches of its own identity).
+   * The answer to a read the node refused on arrival (server.CallerGate marks it) because it already held
+   * overload.pending-reads.max reads: nothing was read, and the caller may simply retry later.
+   */
+  private Response readOverloaded() {
+    return Response.newBuilder().setCode(ResultCode.OVERLOADED)
+        .setMessage("this node already holds " + security.maxPendingReads() + " reads in flight"
+            + " (overload.pending-reads.max); nothing was read, retry later")
+        .build();
+  }
+
+  /**
+   * Stale reads need no waiting: the caller asked for whatever this replica has applied. They carry the
+   * caller the node stamped, like every read.
    */
   @Override
   public CompletableFuture<Message> queryStale(Message request, long minIndex) {
-    try {
-      Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
-      if (parsed.getCaller().isEmpty()) {
-        return query(request);
-      }
-      return query(Message.valueOf(UnsafeByteOperations.unsafeWrap(parsed.toBuilder().clearCaller().build()
-          .toByteArray())));
-    } catch (InvalidProtocolBufferException e) {
-      return query(request); // answered as malformed there
-    }
+    return query(request);
   }
 
   private Response answer(Request request) {

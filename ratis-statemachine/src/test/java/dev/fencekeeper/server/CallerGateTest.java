@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.Request;
+import java.util.List;
+import org.apache.ratis.client.impl.OrderedAsync;
 import org.apache.ratis.proto.RaftProtos.ClientMessageEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
 import org.apache.ratis.proto.RaftProtos.ReadRequestTypeProto;
 import org.apache.ratis.proto.RaftProtos.StaleReadRequestTypeProto;
+import org.apache.ratis.proto.RaftProtos.WatchRequestTypeProto;
 import org.apache.ratis.proto.RaftProtos.WriteRequestTypeProto;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.Test;
@@ -33,15 +36,45 @@ class CallerGateTest {
   }
 
   @Test
-  void staleReadsAndRatisOwnEmptyMessagesPassAsTheyCame() {
+  void staleReadsAreStampedLikeEveryRead() throws Exception {
     RaftClientRequestProto stale = RaftClientRequestProto.newBuilder()
         .setStaleRead(StaleReadRequestTypeProto.getDefaultInstance())
-        .setMessage(ClientMessageEntryProto.newBuilder().setContent(ByteString.copyFromUtf8("x")))
+        .setMessage(ClientMessageEntryProto.newBuilder()
+            .setContent(ByteString.copyFrom(Request.newBuilder().setCaller("fencekeeper-admin").build().toByteArray())))
         .build();
-    assertThat(CallerGate.stamp(stale, "someone")).isSameAs(stale);
-    RaftClientRequestProto emptyRead = RaftClientRequestProto.newBuilder()
-        .setRead(ReadRequestTypeProto.getDefaultInstance()).build();
-    assertThat(CallerGate.stamp(emptyRead, "someone")).isSameAs(emptyRead);
+    assertThat(Request.parseFrom(CallerGate.stamp(stale, "someone").getMessage().getContent().toByteArray())
+        .getCaller()).isEqualTo("someone");
+  }
+
+  // Ratis answers its own probe at once only while the content is exactly DUMMY; stamped, a node that is
+  // not leader would fail it, and every request queued behind it on that stream would wait forever.
+  @Test
+  void ratisOwnDummyPassesAsItCame() {
+    for (RaftClientRequestProto dummy : List.of(
+        RaftClientRequestProto.newBuilder().setWatch(WatchRequestTypeProto.getDefaultInstance())
+            .setMessage(ClientMessageEntryProto.newBuilder().setContent(OrderedAsync.DUMMY.getContent())).build(),
+        RaftClientRequestProto.newBuilder().setRead(ReadRequestTypeProto.getDefaultInstance())
+            .setMessage(ClientMessageEntryProto.newBuilder().setContent(OrderedAsync.DUMMY.getContent())).build())) {
+      assertThat(CallerGate.stamp(dummy, "someone")).isSameAs(dummy);
+    }
+  }
+
+  // The read bound's verdict is the node's, whatever the client wrote into read_overloaded.
+  @Test
+  void theReadVerdictOverridesWhatTheClientClaimed() throws Exception {
+    for (boolean claimed : new boolean[] {false, true}) {
+      RaftClientRequestProto read = RaftClientRequestProto.newBuilder()
+          .setRead(ReadRequestTypeProto.getDefaultInstance())
+          .setMessage(ClientMessageEntryProto.newBuilder()
+              .setContent(ByteString.copyFrom(Request.newBuilder().setReadOverloaded(claimed).build().toByteArray())))
+          .build();
+      for (boolean verdict : new boolean[] {false, true}) {
+        Request seen = Request.parseFrom(
+            CallerGate.stampRead(read, "someone", verdict).getMessage().getContent().toByteArray());
+        assertThat(seen.getReadOverloaded()).isEqualTo(verdict);
+        assertThat(seen.getCaller()).isEqualTo("someone");
+      }
+    }
   }
 
   private static String callerAfterStamp(Request request, String caller) throws Exception {

@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.ReadConsistency;
+import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.metrics.NodeMetrics;
 import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,12 +31,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Far more concurrent commands than the leader may hold pending: the excess is refused with OVERLOADED
  * before it is logged, everything accepted is applied exactly as answered, and the cluster serves and
- * agrees afterwards.
+ * agrees afterwards. Likewise for reads, which every node bounds on arrival.
  */
 class OverloadClusterTest {
   private static final int PENDING_LIMIT = 4;
   private static final int CLIENTS = 4;
   private static final int PER_CLIENT = 60;
+  private static final int READ_LIMIT = 2;
+  private static final int READS_PER_CLIENT = 150;
 
   @TempDir Path dir;
 
@@ -100,5 +107,81 @@ class OverloadClusterTest {
       await().atMost(Duration.ofSeconds(30)).until(() ->
           cluster.running().values().stream().map(n -> n.stateMachine().digest()).distinct().count() == 1);
     }
+  }
+
+  // Far more concurrent reads than a node may hold: the excess is answered OVERLOADED at once, every other
+  // read returns the stored value, each refusal is counted, and every slot comes back afterwards.
+  @Test
+  void excessReadsAreRefusedWithOverloadedAndTheRestAreAnswered() {
+    Properties p = new Properties();
+    p.setProperty("overload.pending-reads.max", Integer.toString(READ_LIMIT));
+    try (TestCluster cluster = TestCluster.start(dir, p)) {
+      String leader = cluster.awaitLeader();
+      FencingClient writer = cluster.newClient("writer");
+      long token = writer.tryAcquire("read-flood", Duration.ofMinutes(5), "writer").token();
+      assertThat(writer.write("read-flood", token, "k", "v".getBytes(StandardCharsets.UTF_8)).code())
+          .isEqualTo(ResultCode.ACCEPTED);
+      // Stale reads go to any node: every replica must hold the value first.
+      long written = cluster.lastApplied(leader);
+      await().atMost(Duration.ofSeconds(30)).until(() ->
+          cluster.running().keySet().stream().allMatch(id -> cluster.lastApplied(id) >= written));
+
+      AtomicInteger mostInFlight = new AtomicInteger();
+      AtomicBoolean sampling = new AtomicBoolean(true);
+      Thread sampler = new Thread(() -> {
+        while (sampling.get()) {
+          for (FencekeeperServer node : cluster.running().values()) {
+            mostInFlight.accumulateAndGet(node.readsInFlight(), Math::max);
+          }
+          LockSupport.parkNanos(200_000);
+        }
+      });
+      sampler.setDaemon(true);
+      sampler.start();
+      List<FencingClient> clients = new ArrayList<>();
+      for (int c = 0; c < CLIENTS; c++) {
+        clients.add(cluster.newClient("reader-" + c));
+      }
+      List<CompletableFuture<ReadResult>> sent = new ArrayList<>();
+      for (int i = 0; i < READS_PER_CLIENT; i++) {
+        for (FencingClient client : clients) {
+          ReadConsistency consistency = i % 5 == 0 ? ReadConsistency.STALE : ReadConsistency.LINEARIZABLE;
+          sent.add(client.readAsync("read-flood", "k", consistency));
+        }
+      }
+      Map<ResultCode, Integer> counts = new EnumMap<>(ResultCode.class);
+      for (CompletableFuture<ReadResult> future : sent) {
+        ReadResult r = future.join();
+        counts.merge(r.code(), 1, Integer::sum);
+        if (r.code() == ResultCode.OVERLOADED) {
+          assertThat(r.message()).contains("overload.pending-reads.max");
+        } else {
+          assertThat(r.code()).as("%s: %s", r.code(), r.message()).isEqualTo(ResultCode.FOUND);
+          assertThat(r.valueAsString()).isEqualTo("v");
+        }
+      }
+      sampling.set(false);
+
+      int overloaded = counts.getOrDefault(ResultCode.OVERLOADED, 0);
+      assertThat(overloaded).as("%s", counts).isPositive();
+      assertThat(counts.getOrDefault(ResultCode.FOUND, 0)).as("%s", counts).isPositive();
+      assertThat(mostInFlight.get()).as("reads in flight on one node").isBetween(1, READ_LIMIT);
+      // A refusal is counted where it happened; a read Ratis's client resent may be refused twice.
+      assertThat(sum(cluster, NodeMetrics.READS_OVERLOADED)).isGreaterThanOrEqualTo(overloaded);
+      assertThat(sum(cluster, NodeMetrics.REQUESTS_OVERLOADED)).isGreaterThanOrEqualTo(overloaded);
+      // Every answered read gave its slot back.
+      await().atMost(Duration.ofSeconds(30)).until(() ->
+          cluster.running().values().stream().allMatch(node -> node.readsInFlight() == 0));
+
+      // Healthy afterwards: a write and a read go through.
+      assertThat(writer.write("read-flood", token, "k", "w".getBytes(StandardCharsets.UTF_8)).code())
+          .isEqualTo(ResultCode.ACCEPTED);
+      assertThat(writer.read("read-flood", "k").valueAsString()).isEqualTo("w");
+    }
+  }
+
+  private static long sum(TestCluster cluster, String counter) {
+    return cluster.running().values().stream()
+        .mapToLong(node -> node.metrics().registry().counter(counter).getCount()).sum();
   }
 }

@@ -12,6 +12,9 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.NodeMetrics;
+import dev.fencekeeper.proto.BackupRequest;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
@@ -24,7 +27,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -186,6 +196,37 @@ class TlsClusterTest {
     CliRun snapshot = CliRun.run(dir, "snapshot", "create", "--peers", peers, "--tls", "--certs", dirArg,
         "--identity", Certificates.CLIENT);
     assertThat(snapshot.exitCode()).as(snapshot.toString()).isEqualTo(ExitCode.PERMISSION_DENIED.code());
+  }
+
+  // A stale read carries its caller's certificate CN like every request (only an admin's stale backup is
+  // served), and a node that has just lost leadership still answers one on a new client stream: Ratis opens
+  // every stream with its own probe, which a non-leader answers only while the node leaves it untouched.
+  @Test
+  void staleReadsCarryTheCallerAndAFormerLeaderStillAnswersThem() throws Exception {
+    FencekeeperServer former = servers.stream().filter(this::leads).findFirst().orElseThrow();
+    String formerId = former.config().self().id();
+    String successor = servers.get(0) == former ? servers.get(1).config().self().id() : servers.get(0).config().self().id();
+    ClusterConfig asAdmin = withTls(cluster, certs, Certificates.ADMIN);
+    assertThat(FencingAdmin.connect(asAdmin).transferLeadership(successor)).isEqualTo(successor);
+    await().atMost(Duration.ofSeconds(30)).until(() -> !leads(former));
+
+    Request backup = Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build();
+    Response served = staleRead(asAdmin, formerId, backup);
+    assertThat(served.getCode()).as(served.getMessage()).isEqualTo(ResultCode.FOUND);
+    Response denied = staleRead(withTls(cluster, certs, Certificates.CLIENT), formerId, backup);
+    assertThat(denied.getCode()).isEqualTo(ResultCode.PERMISSION_DENIED);
+    assertThat(denied.getMessage()).contains(Certificates.CLIENT_CN);
+  }
+
+  /** {@code request} as a stale read of node {@code peerId}, on a new Raft client (so a new stream). */
+  private static Response staleRead(ClusterConfig as, String peerId, Request request) throws Exception {
+    try (RaftClient raw = RaftClient.newBuilder().setRaftGroup(as.raftGroup()).setProperties(as.clientProperties())
+        .setParameters(as.ratisParameters()).setRetryPolicy(RetryPolicies.noRetry()).build()) {
+      RaftClientReply reply = raw.async()
+          .sendStaleRead(Message.valueOf(ByteString.copyFrom(request.toByteArray())), 0, RaftPeerId.valueOf(peerId))
+          .get(30, TimeUnit.SECONDS);
+      return Response.parseFrom(reply.getMessage().getContent().toByteArray());
+    }
   }
 
   private long denied() {
