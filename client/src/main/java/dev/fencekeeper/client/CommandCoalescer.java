@@ -1,5 +1,6 @@
 package dev.fencekeeper.client;
 
+import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -154,6 +155,15 @@ final class CommandCoalescer {
     if (entry.size() == 1) {
       complete(entry.get(0), response, error);
       return;
+    }
+    if (error != null) {
+      // A batch whose every command the leader refused before logging (superseded tokens, malformed
+      // input) comes back through the exception channel, but answered per command all the same.
+      Response refused = LeaderRejection.decode(error).orElse(null);
+      if (refused != null && refused.getCode() == ResultCode.BATCH_ANSWERED) {
+        response = refused;
+        error = null;
+      }
     }
     if (error == null && response.getCode() == ResultCode.BATCH_ANSWERED
         && response.getBatchCount() == entry.size()) {

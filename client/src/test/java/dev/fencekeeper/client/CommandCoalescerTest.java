@@ -3,6 +3,7 @@ package dev.fencekeeper.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
+import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -150,6 +151,28 @@ class CommandCoalescerTest {
 
     assertThat(second.join()).isEqualTo(overloaded);
     assertThat(third.join()).isEqualTo(overloaded);
+  }
+
+  // Guarantee: a batch the leader answered as a whole without a log entry (every command refused, say
+  // each write's token superseded) arrives as a node's refusal, and each command still gets its own answer.
+  @Test
+  void aBatchRefusedWholeByTheLeaderStillAnswersEachCommandItsOwn() {
+    Transport transport = new Transport();
+    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
+    coalescer.submit(write(1));
+    CompletableFuture<Response> second = coalescer.submit(write(2));
+    CompletableFuture<Response> third = coalescer.submit(write(3));
+    transport.answer(0);
+
+    Response stale2 = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).setSentToken(2).build();
+    Response stale3 = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).setSentToken(3).build();
+    Response refused = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED).addBatch(stale2).addBatch(stale3)
+        .build();
+    transport.replies.get(1).completeExceptionally(new java.util.concurrent.CompletionException(
+        new java.io.IOException(LeaderRejection.encode(refused))));
+
+    assertThat(second.join()).isEqualTo(stale2);
+    assertThat(third.join()).isEqualTo(stale3);
   }
 
   @Test
