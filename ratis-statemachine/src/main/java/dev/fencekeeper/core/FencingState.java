@@ -578,6 +578,21 @@ public final class FencingState {
     return null;
   }
 
+  /**
+   * The answer the leader gives {@code command} without a log entry, or null when it must go through the
+   * log: a write's {@link #permanentRejection}, or INVALID_ARGUMENT for any other malformed command. Both
+   * are final, so answering before the log is safe: input does not become well-formed later, and a token
+   * stale at this state is stale at every later index. A batch is judged here as a whole (its size, what
+   * it may carry); each of its commands, by this same rule, on its own. Never changes state.
+   */
+  public Outcome refusalBeforeLog(Command command) {
+    if (command instanceof Command.Write w) {
+      return permanentRejection(w);
+    }
+    String invalid = validation.check(command);
+    return invalid == null ? null : Outcome.invalid(invalid);
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Queries: read-only, answered at the current state-machine time.
 

@@ -12,6 +12,7 @@ import dev.fencekeeper.core.ValueRecord;
 import dev.fencekeeper.proto.ListEntry;
 import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -21,6 +22,9 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * The one place where wire messages (fencing.proto) and the core's types meet: requests become {@link
@@ -112,6 +116,76 @@ public final class WireCodec {
       b.setNowMs(outcomes.get(outcomes.size() - 1).nowMs());
     }
     return b.build();
+  }
+
+  /** A command the leader refused without logging it, and the answer the caller gets for it. */
+  public record Refusal(Command command, Response response) {}
+
+  /**
+   * A client's batch as the leader logs it: {@code refused}, the commands it answered at once, by their
+   * 0-based position in the client's batch; {@code toLog}, the client's request carrying only the other
+   * commands, in the client's order, or null when every command was refused; {@code logged}, those other
+   * commands.
+   */
+  public record SplitBatch(SortedMap<Integer, Refusal> refused, Request toLog, Command.Batch logged) {
+    /** The answers to the refused commands, by position. */
+    public SortedMap<Integer, Response> answers() {
+      SortedMap<Integer, Response> answers = new TreeMap<>();
+      refused.forEach((position, r) -> answers.put(position, r.response()));
+      return answers;
+    }
+  }
+
+  /**
+   * Splits {@code request}, a client's batch that decoded into {@code batch}, into the commands for which
+   * {@code refusal} has an answer now and the rest, to log. The leader passes the rule it refuses a lone
+   * command by ({@code FencingState.refusalBeforeLog}), so each command answered here gets exactly the
+   * answer it would have got alone.
+   */
+  public static SplitBatch splitBatch(Request request, Command.Batch batch, Function<Command, Outcome> refusal) {
+    List<Request> requests = request.getBatch().getRequestsList();
+    if (requests.size() != batch.commands().size()) {
+      throw new IllegalArgumentException("a batch of " + requests.size() + " requests decoded into "
+          + batch.commands().size() + " commands");
+    }
+    SortedMap<Integer, Refusal> refused = new TreeMap<>();
+    BatchRequest.Builder rest = BatchRequest.newBuilder();
+    List<Command> logged = new ArrayList<>();
+    for (int i = 0; i < requests.size(); i++) {
+      Command command = batch.commands().get(i);
+      Outcome answer = refusal.apply(command);
+      if (answer != null) {
+        refused.put(i, new Refusal(command, toResponse(answer)));
+      } else {
+        rest.addRequests(requests.get(i));
+        logged.add(command);
+      }
+    }
+    Request toLog = logged.isEmpty() ? null : refused.isEmpty() ? request : request.toBuilder().setBatch(rest).build();
+    return new SplitBatch(refused, toLog, new Command.Batch(logged));
+  }
+
+  /**
+   * The answer to a whole batch, BATCH_ANSWERED: the {@code early} answers at their positions, and the
+   * {@code others}, in order, in the positions left, so that the i-th answer is the i-th request's (the
+   * client matches them by position). The envelope's time is the latest any answer reflects.
+   *
+   * @throws IllegalArgumentException when a position lies outside the batch the answers make up
+   */
+  public static Response mergeBatchAnswers(SortedMap<Integer, Response> early, List<Response> others) {
+    int size = early.size() + others.size();
+    if (!early.isEmpty() && (early.firstKey() < 0 || early.lastKey() >= size)) {
+      throw new IllegalArgumentException("answers at positions " + early.keySet() + " do not fit a batch of " + size);
+    }
+    Response.Builder b = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED);
+    int next = 0;
+    long nowMs = 0;
+    for (int position = 0; position < size; position++) {
+      Response answer = early.containsKey(position) ? early.get(position) : others.get(next++);
+      b.addBatch(answer);
+      nowMs = Math.max(nowMs, answer.getNowMs());
+    }
+    return b.setNowMs(nowMs).build();
   }
 
   private static Command.Write toWrite(WriteRequest w, String caller) {
