@@ -14,6 +14,7 @@ import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.statemachine.proto.AnsweredEarly;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import dev.fencekeeper.statemachine.proto.Takeover;
@@ -24,8 +25,11 @@ import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
@@ -250,7 +254,7 @@ public class FencingStateMachine extends BaseStateMachine {
         PendingSlots slots = pendingSlots;
         slot = slots.tryTake(stamped.clientCommands());
         if (slot == null) {
-          throw new EarlyAnswer(slots.overloaded(), stamped.command());
+          throw overloaded(slots.overloaded(), stamped);
         }
       }
       return TransactionContext.newBuilder()
@@ -263,7 +267,9 @@ public class FencingStateMachine extends BaseStateMachine {
       if (slot != null) {
         slot.release();
       }
-      metrics.refusedEarly(answer.command, answer.response);
+      for (WireCodec.Refusal refusal : answer.uncounted) {
+        metrics.refusedEarly(refusal.command(), refusal.response());
+      }
       // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
       // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
       TransactionContext refused =
@@ -273,13 +279,33 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  /** A log entry ready to append, and how many client commands it carries (a batch carries several). */
-  private record Stamped(LoggedCommand logged, Command command, int clientCommands) {}
+  /**
+   * A log entry ready to append; the client commands it carries ({@code command}: one, or a batch of
+   * them, {@code clientCommands} in all); and the answers to the commands of the client's batch that
+   * were refused instead of logged, by position (see {@link #stamped}).
+   */
+  private record Stamped(LoggedCommand logged, Command command, int clientCommands,
+      SortedMap<Integer, Response> answeredEarly) {}
+
+  /**
+   * When the leader already holds as many unapplied commands as it may: the commands that would have
+   * been logged are answered OVERLOADED; commands of the batch refused before that keep their refusal,
+   * as they would have alone.
+   */
+  private static EarlyAnswer overloaded(Response overloaded, Stamped stamped) {
+    if (stamped.answeredEarly().isEmpty()) {
+      return new EarlyAnswer(overloaded, stamped.command());
+    }
+    Response merged = WireCodec.mergeBatchAnswers(stamped.answeredEarly(),
+        Collections.nCopies(stamped.clientCommands(), overloaded));
+    return new EarlyAnswer(merged, List.of(new WireCodec.Refusal(stamped.command(), overloaded)));
+  }
 
   private Stamped stamped(RaftClientRequest request) {
     ByteString content = request.getMessage().getContent();
     LoggedCommand.Builder logged = LoggedCommand.newBuilder();
     Command clientCommand = null;
+    SortedMap<Integer, Response> answeredEarly = Collections.emptySortedMap();
     if (internalClientId != null && internalClientId.equals(request.getClientId())) {
       InternalRequest internal = parseInternal(content);
       switch (internal.getBodyCase()) {
@@ -302,47 +328,63 @@ public class FencingStateMachine extends BaseStateMachine {
       if (refusal != null) {
         throw new EarlyAnswer(WireCodec.toResponse(refusal), command);
       }
-      // The client's bytes go into the entry as they are: apply decodes exactly what the client sent.
-      logged.setClientRequest(com.google.protobuf.UnsafeByteOperations.unsafeWrap(content.asReadOnlyByteBuffer()));
+      // The client's bytes go into the entry as they are: apply decodes exactly what the client sent
+      // (for a batch with refused commands: the client's other requests, as the client sent them).
+      com.google.protobuf.ByteString clientRequest =
+          com.google.protobuf.UnsafeByteOperations.unsafeWrap(content.asReadOnlyByteBuffer());
+      if (command instanceof Command.Batch batch) {
+        // Each command of a batch the leader would refuse alone is refused here too, by the same rule,
+        // with the same answer; only the others are logged. Each refusal is counted here, once, whatever
+        // becomes of the others.
+        WireCodec.SplitBatch split = read(s -> WireCodec.splitBatch(parsed, batch, s::refusalBeforeLog));
+        split.refused().values().forEach(r -> metrics.refusedEarly(r.command(), r.response()));
+        if (split.toLog() == null) {
+          throw new EarlyAnswer(WireCodec.mergeBatchAnswers(split.answers(), List.of()), List.of());
+        }
+        if (!split.refused().isEmpty()) {
+          clientCommand = split.logged();
+          clientRequest = split.toLog().toByteString();
+          answeredEarly = split.answers();
+          answeredEarly.forEach((position, answer) -> logged.addAnsweredEarly(
+              AnsweredEarly.newBuilder().setPosition(position).setResponse(answer.toByteString())));
+        }
+      }
+      logged.setClientRequest(clientRequest);
     }
     int clientCommands = clientCommand == null ? 0
         : clientCommand instanceof Command.Batch b ? b.commands().size() : 1;
-    return new Stamped(logged.setStampMs(leaderClock.getAsLong()).build(), clientCommand, clientCommands);
+    return new Stamped(logged.setStampMs(leaderClock.getAsLong()).build(), clientCommand, clientCommands,
+        answeredEarly);
   }
 
-  /** A request answered on the leader without a log entry. */
+  /** A request answered on the leader without a log entry, with the refusals the metrics have yet to see. */
   private static final class EarlyAnswer extends RuntimeException {
     private final transient Response response;
-    private final transient Command command; // null when the request did not decode into one
+    private final transient List<WireCodec.Refusal> uncounted;
 
+    /** A request that did not decode into a command. */
     EarlyAnswer(Response response) {
-      this(response, null);
+      this(response, (Command) null);
     }
 
     EarlyAnswer(Response response, Command command) {
+      this(response, List.of(new WireCodec.Refusal(command, response)));
+    }
+
+    EarlyAnswer(Response response, List<WireCodec.Refusal> uncounted) {
       super(response.getMessage(), null, false, false);
       this.response = response;
-      this.command = command;
+      this.uncounted = uncounted;
     }
   }
 
   /**
-   * Malformed commands and writes with an already-superseded token are answered here, without a log
-   * entry. That is safe because both answers are permanent: input does not become well-formed later,
-   * and the token sequence only grows, so a token stale at the leader's applied state is stale at every
-   * later index. Everything else must go through the log.
+   * Malformed commands and writes with an already-superseded token are answered on the leader, without a
+   * log entry, by {@link FencingState#refusalBeforeLog} (why that is safe is said there): alone, or inside a
+   * batch, command by command. Everything else must go through the log.
    */
   private Outcome refuseEarly(Command command) {
-    lock.readLock().lock();
-    try {
-      if (command instanceof Command.Write w) {
-        return state.permanentRejection(w);
-      }
-      String invalid = state.validate(command);
-      return invalid == null ? null : Outcome.invalid(invalid);
-    } finally {
-      lock.readLock().unlock();
-    }
+    return read(s -> s.refusalBeforeLog(command));
   }
 
   private static Response permissionDenied(String operation, String caller) {
@@ -413,10 +455,19 @@ public class FencingStateMachine extends BaseStateMachine {
           return WireCodec.invalid("empty log entry");
         }
       }
+      SortedMap<Integer, Response> answeredEarly = answeredEarly(logged, command);
+      if (answeredEarly == null) {
+        return WireCodec.invalid("malformed log entry " + entry.getIndex()
+            + ": its early answers do not fit the batch it carries");
+      }
       if (command instanceof Command.Batch batch) {
         metrics.batchApplied(batch.commands().size());
-        return WireCodec.toBatchResponse(state.applyBatch(batch, entry.getTerm(), entry.getIndex(),
+        Response applied = WireCodec.toBatchResponse(state.applyBatch(batch, entry.getTerm(), entry.getIndex(),
             logged.getStampMs(), (each, run) -> metrics.apply(each, state, requestContext, run)));
+        // Every replica answers the client's whole batch, so a retry after a failover, answered from the
+        // new leader's retry cache, gets what the old leader would have answered.
+        return answeredEarly.isEmpty() ? applied
+            : WireCodec.mergeBatchAnswers(answeredEarly, applied.getBatchList());
       }
       return WireCodec.toResponse(metrics.apply(command, state, requestContext,
           () -> state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs())));
@@ -432,6 +483,30 @@ public class FencingStateMachine extends BaseStateMachine {
       LOG.error("Bug: applying entry {} threw; answering INTERNAL", entry.getIndex(), e);
       return WireCodec.internal("entry " + entry.getIndex() + " failed: " + e);
     }
+  }
+
+  /**
+   * The answers the leader gave commands of the client's batch instead of logging them, by position in
+   * that batch; empty for most entries; null when they cannot belong to {@code command} (only a batch has
+   * them, and each must take a distinct position within the batch they and its logged commands make up).
+   * Checked before anything is applied: a malformed entry changes nothing.
+   */
+  private static SortedMap<Integer, Response> answeredEarly(LoggedCommand logged, Command command)
+      throws InvalidProtocolBufferException {
+    SortedMap<Integer, Response> answers = new TreeMap<>();
+    for (AnsweredEarly answered : logged.getAnsweredEarlyList()) {
+      if (answers.put(answered.getPosition(), Response.parseFrom(answered.getResponse())) != null) {
+        return null;
+      }
+    }
+    if (answers.isEmpty()) {
+      return answers;
+    }
+    if (!(command instanceof Command.Batch batch)) {
+      return null;
+    }
+    boolean fits = answers.firstKey() >= 0 && answers.lastKey() < answers.size() + batch.commands().size();
+    return fits ? answers : null;
   }
 
   /**

@@ -10,6 +10,7 @@ import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BackupRequest;
+import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.CancelWaitRequest;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.LeaseQuery;
@@ -250,7 +251,15 @@ class HostileInputPropertiesTest {
             Request.newBuilder().setBackup(BackupRequest.newBuilder().setBackupId(id).setOffset(offset)
                 .setMaxBytes(max))),
         Arbitraries.just(Request.newBuilder()));
-    return Combinators.combine(command, Arbitraries.oneOf(Arbitraries.of(CALLERS), hostileStrings()))
+    // Batches of any of the above: the leader splits off the commands it refuses alone, logs the rest.
+    Arbitrary<Request.Builder> batch = command.list().ofMaxSize(6).map(commands -> {
+      BatchRequest.Builder b = BatchRequest.newBuilder();
+      commands.forEach(c -> b.addRequests(c.build()));
+      return Request.newBuilder().setBatch(b);
+    });
+    return Combinators.combine(
+            Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, command), net.jqwik.api.Tuple.of(1, batch)),
+            Arbitraries.oneOf(Arbitraries.of(CALLERS), hostileStrings()))
         .as((c, caller) -> c.setCaller(caller).build());
   }
 

@@ -11,10 +11,14 @@ import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.ReadRequest;
 import dev.fencekeeper.proto.KeyWrite;
+import dev.fencekeeper.proto.RenewRequest;
 import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.WriteRequest;
+import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import dev.fencekeeper.testing.TestCluster;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,6 +26,14 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.stream.Stream;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -124,6 +136,90 @@ class RequestHandlingClusterTest {
     assertThat(withRead.message()).contains("request 2", "read");
   }
 
+  // Guarantee: writes of a batch whose tokens are already superseded are refused on the leader, without
+  // a log entry, as they are when sent alone: each gets byte for byte its lone answer, in its position
+  // among the others' answers; the log carries only the other commands; the replicas stay identical. A
+  // batch of such writes only costs no log entry at all.
+  @Test
+  void staleWritesInABatchAreRefusedOnTheLeaderWithoutALogEntry() throws IOException {
+    long stale = client.tryAcquire("early", Duration.ofMinutes(5), "first").token();
+    client.release("early", stale);
+    long current = client.tryAcquire("early", Duration.ofMinutes(5), "second").token();
+    Request late = writeTo("early", stale, "a");
+    Request lateToo = writeTo("early", stale, "b");
+    // Sent alone first: a refusal changes nothing and costs no entry, so the batch meets the same state.
+    Response lateAlone = client.send(late).toProto();
+    Response lateTooAlone = client.send(lateToo).toProto();
+    assertThat(lateAlone.getCode()).isEqualTo(ResultCode.STALE_TOKEN);
+    String leader = cluster.awaitLeader();
+    long logEnd = lastLogIndex(leader);
+
+    Response answer = client.send(batchOf(acquireOf("early-other"), late, writeTo("early", current, "a"), lateToo,
+        Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource("early").setToken(current)).build()))
+        .toProto();
+
+    assertThat(answer.getBatchList()).extracting(Response::getCode).containsExactly(ResultCode.GRANTED,
+        ResultCode.STALE_TOKEN, ResultCode.ACCEPTED, ResultCode.STALE_TOKEN, ResultCode.RENEWED);
+    assertThat(answer.getBatch(1)).isEqualTo(lateAlone);
+    assertThat(answer.getBatch(3)).isEqualTo(lateTooAlone);
+    List<LoggedCommand> logged = commandEntriesAfter(leader, logEnd);
+    assertThat(logged).hasSize(1);
+    assertThat(Request.parseFrom(logged.get(0).getClientRequest()).getBatch().getRequestsList())
+        .as("the commands the entry carries").hasSize(3)
+        .noneMatch(r -> r.hasWrite() && r.getWrite().getToken() == stale);
+    assertThat(client.read("early", "a").acceptedToken()).isEqualTo(current);
+    assertThat(digestsOfEveryNode()).hasSize(1);
+
+    // The renew moved the holder's expiry since: alone, the same writes are now answered with the new one.
+    Response lateNow = client.send(late).toProto();
+    Response lateTooNow = client.send(lateToo).toProto();
+    long logEndBefore = lastLogIndex(leader);
+    Response onlyStale = client.send(batchOf(late, lateToo)).toProto();
+    assertThat(onlyStale.getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
+    assertThat(onlyStale.getBatchList()).containsExactly(lateNow, lateTooNow);
+    assertThat(commandEntriesAfter(leader, logEndBefore)).as("entries for a batch of stale writes").isEmpty();
+
+    // Through the client, concurrent stale writes share requests (CommandCoalescer): still no entry, and
+    // each write is told STALE_TOKEN itself.
+    List<CompletableFuture<WriteResult>> concurrent = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      concurrent.add(client.writeAsync("early", stale, List.of(KeyChange.put("c" + i, "late")), null));
+    }
+    assertThat(concurrent).allSatisfy(w -> assertThat(w.join().code()).isEqualTo(ResultCode.STALE_TOKEN));
+    assertThat(commandEntriesAfter(leader, logEndBefore)).as("entries for concurrent stale writes").isEmpty();
+  }
+
+  // Guarantee: a client that retries a partly refused batch after a leader change (same client id and
+  // call id, as Ratis retries) gets the whole answer from the new leader's retry cache, not just the
+  // logged commands' answers: every replica answers the whole batch.
+  @Test
+  void aRetryOfAPartlyRefusedBatchAfterALeaderChangeGetsTheWholeAnswer() throws IOException {
+    long stale = client.tryAcquire("retried", Duration.ofMinutes(5), "first").token();
+    client.release("retried", stale);
+    long current = client.tryAcquire("retried", Duration.ofMinutes(5), "second").token();
+    Request batch = batchOf(writeTo("retried", current, "k"), writeTo("retried", stale, "k"));
+    String leader = cluster.awaitLeader();
+    try (RaftClient raw = RaftClient.newBuilder().setRaftGroup(cluster.config().raftGroup())
+        .setProperties(cluster.config().clientProperties()).build()) {
+      RaftClientRequest.Builder request = RaftClientRequest.newBuilder().setClientId(raw.getId())
+          .setGroupId(cluster.config().groupId()).setCallId(1).setType(RaftClientRequest.writeRequestType())
+          .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch.toByteArray())));
+
+      RaftClientReply first = raw.getClientRpc().sendRequest(request.setServerId(RaftPeerId.valueOf(leader)).build());
+      Response answer = Response.parseFrom(first.getMessage().getContent().asReadOnlyByteBuffer());
+      assertThat(answer.getBatchList()).extracting(Response::getCode)
+          .containsExactly(ResultCode.ACCEPTED, ResultCode.STALE_TOKEN);
+      digestsOfEveryNode(); // every node applied the entry, and so holds its answer
+      String next = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+      cluster.transferLeadership(next);
+
+      RaftClientReply retried = raw.getClientRpc().sendRequest(request.setServerId(RaftPeerId.valueOf(next)).build());
+      assertThat(retried.isSuccess()).as("%s", retried).isTrue();
+      assertThat(Response.parseFrom(retried.getMessage().getContent().asReadOnlyByteBuffer())).isEqualTo(answer);
+    }
+    assertThat(client.read("retried", "k").version()).as("applied once").isEqualTo(1);
+  }
+
   // Guarantee: the same request id from a different client process (a restarted worker) is still
   // deduplicated, because the receipt is replicated state, not Ratis's per-client retry cache.
   @Test
@@ -207,6 +303,49 @@ class RequestHandlingClusterTest {
     return Request.newBuilder()
         .setWrite(keys.apply(WriteRequest.newBuilder().setResource("orders").setToken(token)))
         .build();
+  }
+
+  private static Request writeTo(String resource, long token, String key) {
+    return Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource(resource).setToken(token)
+        .addWrites(KeyWrite.newBuilder().setKey(key).setValue(ByteString.copyFromUtf8("from " + token)))).build();
+  }
+
+  private static Request acquireOf(String resource) {
+    return Request.newBuilder().setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("tester")
+        .setTtlMs(300_000)).build();
+  }
+
+  private static Request batchOf(Request... requests) {
+    return Request.newBuilder().setBatch(BatchRequest.newBuilder().addAllRequests(List.of(requests))).build();
+  }
+
+  private static RaftLog raftLog(String node) throws IOException {
+    return cluster.node(node).raftServer().getDivision(cluster.config().groupId()).getRaftLog();
+  }
+
+  private static long lastLogIndex(String node) throws IOException {
+    return raftLog(node).getLastEntryTermIndex().getIndex();
+  }
+
+  /** The state-machine entries in {@code node}'s log after index {@code after}; Raft's own ones left out. */
+  private static List<LoggedCommand> commandEntriesAfter(String node, long after) throws IOException {
+    RaftLog log = raftLog(node);
+    List<LoggedCommand> entries = new ArrayList<>();
+    for (long i = after + 1; i <= log.getLastEntryTermIndex().getIndex(); i++) {
+      LogEntryProto entry = log.get(i);
+      if (entry.hasStateMachineLogEntry()) {
+        entries.add(LoggedCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().toByteArray()));
+      }
+    }
+    return entries;
+  }
+
+  /** Each node's state digest once all have applied the same entries: one element when all are identical. */
+  private static java.util.Set<String> digestsOfEveryNode() {
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
+        cluster.running().keySet().stream().map(cluster::lastApplied).distinct().count() == 1);
+    return cluster.running().values().stream().map(n -> n.stateMachine().digest().sha256())
+        .collect(java.util.stream.Collectors.toSet());
   }
 
   private static String stateOfEveryNode() {
