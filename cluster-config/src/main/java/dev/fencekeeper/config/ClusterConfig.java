@@ -34,6 +34,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 
 /**
@@ -85,6 +86,8 @@ public final class ClusterConfig {
   static final String DEFAULT_CLUSTER_NAME = "fencekeeper";
   static final Path DEFAULT_STORAGE_ROOT = Path.of("./data");
   static final long DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES = 10_000;
+  static final int LOG_CACHE_SEGMENTS = 2;
+  static final long LOG_CACHE_MAX_BYTES = 64L << 20;
   // Above Ratis' 150/300 ms defaults: on a shared 2-core host a ~0.5 s stall flapped leadership
   // under load (RATIS.md 10.7), and every spurious election costs a takeover grace.
   static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(400);
@@ -419,6 +422,12 @@ public final class ClusterConfig {
     // cost of turning it off: a restarted node learns the commit index from the leader instead of its own
     // log, so it applies its entries only once a leader is elected, which Raft requires anyway.
     RaftServerConfigKeys.Log.setLogMetadataEnabled(p, false);
+    // Ratis keeps the entries of up to six closed 32 MB log segments in heap (up to 200 MB) so a lagging
+    // follower can be fed without a disk read. Our state already holds every value those entries wrote:
+    // at 1,000,000 keys the cache was a quarter of the heap (docs/benchmarks.md). Two segments, at most
+    // LOG_CACHE_MAX_BYTES, still cover any follower a few seconds behind; one further back reads the disk.
+    RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, LOG_CACHE_SEGMENTS);
+    RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, SizeInBytes.valueOf(LOG_CACHE_MAX_BYTES));
     // The state machine refuses commands beyond overload.pending-writes.max with OVERLOADED, one by one.
     // Ratis's own bound stays above it as a backstop only: its ResourceUnavailableException fails every
     // request of a client's ordered stream at once, accepted ones included (docs/security.md).

@@ -37,7 +37,8 @@ final class BenchReport {
       "raft.server.log.log-metadata.enabled", "raft.server.rpc.timeout.min", "raft.server.rpc.timeout.max",
       "raft.server.log.appender.buffer.byte-limit", "raft.server.log.appender.buffer.element-limit",
       "raft.server.log.write.buffer.size", "raft.server.log.force.sync.num", "raft.server.read.option",
-      "raft.server.leaderelection.leader.step-down.wait-time");
+      "raft.server.leaderelection.leader.step-down.wait-time", "raft.server.log.segment.cache.num.max",
+      "raft.server.log.segment.cache.size.max");
 
   final String command;
   final Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
