@@ -63,6 +63,7 @@ public final class NodeProcesses {
     Files.createDirectories(node.storageDir());
     List<String> command = new ArrayList<>();
     command.add(javaBinary());
+    command.addAll(ClassArchive.childJvmFlags());
     for (String property : FORWARDED_PROPERTIES) {
       String value = System.getProperty(property);
       if (value != null) {
