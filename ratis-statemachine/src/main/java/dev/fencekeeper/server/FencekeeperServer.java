@@ -8,6 +8,7 @@ import dev.fencekeeper.statemachine.proto.Takeover;
 import dev.fencekeeper.statemachine.proto.Tick;
 import java.io.IOException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -205,9 +206,15 @@ public final class FencekeeperServer implements AutoCloseable {
 
   private synchronized void startTicker() {
     stopTicker();
-    ticker =
-        leaderTimer.scheduleWithFixedDelay(
-            this::checkExpiries, TICK_CHECK_INTERVAL_MS, TICK_CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    try {
+      ticker =
+          leaderTimer.scheduleWithFixedDelay(
+              this::checkExpiries, TICK_CHECK_INTERVAL_MS, TICK_CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closing) {
+      // This node is closing as it becomes leader. The exception must not reach Ratis: thrown from its
+      // apply thread, it leaves that thread spinning and close() waiting for it forever.
+      LOG.debug("{} became leader while closing: no expiry ticker", config.self().id());
+    }
   }
 
   private synchronized void stopTicker() {
