@@ -44,6 +44,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final FencingStateMachine stateMachine;
   private final NodeMetrics metrics;
   private final ReadsInFlight reads;
+  private final LeaderLossWatch leaderLossWatch;
   private final RaftServer server;
   private final RaftClient internalClient;
   private final LongSupplier clock;
@@ -69,8 +70,10 @@ public final class FencekeeperServer implements AutoCloseable {
     stateMachine.setSecurity(config.security());
     Parameters parameters = config.ratisParameters();
     this.reads = new ReadsInFlight(config.security().maxPendingReads());
+    this.leaderLossWatch = new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
+    CallerGate gate = new CallerGate(config.security(), metrics, reads);
     GrpcConfigKeys.Server.setServicesCustomizer(parameters,
-        new CallerGate(config.security(), metrics, reads).customizer());
+        (builder, types) -> builder.intercept(gate).intercept(leaderLossWatch));
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new leader
@@ -103,6 +106,7 @@ public final class FencekeeperServer implements AutoCloseable {
     // none and waits for the cluster to add it (FencingAdmin.addMember).
     this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
     metrics.bind(server, config.groupId(), stateMachine);
+    leaderLossWatch.watch(server);
   }
 
   /** Starts the node described by {@code config} (its {@code node.id} names which peer it is). */
@@ -171,6 +175,7 @@ public final class FencekeeperServer implements AutoCloseable {
   public void close() throws IOException {
     stopTicker();
     leaderTimer.shutdownNow();
+    leaderLossWatch.close();
     try {
       server.close();
     } finally {
