@@ -75,6 +75,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String STORED_BYTES = "fencekeeper.stored.bytes";
   public static final String TERM = "fencekeeper.raft.term";
   public static final String LEADER_CHANGES = "fencekeeper.raft.leader.changes";
+  public static final String ELECTIONS_ON_LEADER_LOSS = "fencekeeper.raft.elections.on-leader-loss";
   public static final String LEADER_KNOWN = "fencekeeper.raft.leader.known";
   public static final String LEADING = "fencekeeper.raft.leading";
   public static final String APPLIED_INDEX = "fencekeeper.raft.applied.index";
@@ -111,6 +112,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Counter overloadedReads;
   private final Histogram batchCommands;
   private final Counter leaderChanges;
+  private final Counter electionsOnLeaderLoss;
   private final Timer applyTimer;
   private final Map<String, Timer> requestTimers = new LinkedHashMap<>();
   private final StoredValues stored = new StoredValues();
@@ -142,6 +144,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     overloadedReads = registry.counter(READS_OVERLOADED);
     batchCommands = registry.histogram(BATCH_COMMANDS);
     leaderChanges = registry.counter(LEADER_CHANGES);
+    electionsOnLeaderLoss = registry.counter(ELECTIONS_ON_LEADER_LOSS);
     applyTimer = registry.timer(APPLY_SECONDS);
     for (String command : COMMANDS) {
       requestTimers.put(command, registry.timer(requestName(command)));
@@ -415,6 +418,11 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   @Override
   public void leaderChanged(RaftPeerId newLeader) {
     leaderChanges.inc();
+  }
+
+  /** This node started an election at once because its leader's process was gone (LeaderLossWatch). */
+  public void electionStartedOnLeaderLoss() {
+    electionsOnLeaderLoss.inc();
   }
 
   private void count(Command command, Code code, boolean retriedWrite, boolean alreadyQueued) {

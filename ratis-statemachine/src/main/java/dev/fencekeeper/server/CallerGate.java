@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
-import java.util.EnumSet;
 import java.util.Set;
 import javax.naming.InvalidNameException;
 import javax.naming.ldap.LdapName;
@@ -20,7 +19,6 @@ import javax.naming.ldap.Rdn;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
 import org.apache.ratis.client.impl.OrderedAsync;
-import org.apache.ratis.grpc.server.GrpcServices;
 import org.apache.ratis.proto.RaftProtos.RaftClientReplyProto;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
 import org.apache.ratis.proto.RaftProtos.StaleReadRequestTypeProto;
@@ -35,7 +33,6 @@ import org.apache.ratis.thirdparty.io.grpc.ServerCall;
 import org.apache.ratis.thirdparty.io.grpc.ServerCallHandler;
 import org.apache.ratis.thirdparty.io.grpc.ServerInterceptor;
 import org.apache.ratis.thirdparty.io.grpc.Status;
-import org.apache.ratis.thirdparty.io.grpc.netty.NettyServerBuilder;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
@@ -71,11 +68,6 @@ final class CallerGate implements ServerInterceptor {
     this.security = security;
     this.metrics = metrics;
     this.reads = reads;
-  }
-
-  /** Installs the gate on every gRPC server Ratis builds for this node. */
-  GrpcServices.Customizer customizer() {
-    return (NettyServerBuilder builder, EnumSet<GrpcServices.Type> types) -> builder.intercept(this);
   }
 
   @Override

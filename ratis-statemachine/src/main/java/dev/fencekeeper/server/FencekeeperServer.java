@@ -8,6 +8,7 @@ import dev.fencekeeper.statemachine.proto.Takeover;
 import dev.fencekeeper.statemachine.proto.Tick;
 import java.io.IOException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -43,6 +44,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final FencingStateMachine stateMachine;
   private final NodeMetrics metrics;
   private final ReadsInFlight reads;
+  private final LeaderLossWatch leaderLossWatch;
   private final RaftServer server;
   private final RaftClient internalClient;
   private final LongSupplier clock;
@@ -68,8 +70,10 @@ public final class FencekeeperServer implements AutoCloseable {
     stateMachine.setSecurity(config.security());
     Parameters parameters = config.ratisParameters();
     this.reads = new ReadsInFlight(config.security().maxPendingReads());
+    this.leaderLossWatch = new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
+    CallerGate gate = new CallerGate(config.security(), metrics, reads);
     GrpcConfigKeys.Server.setServicesCustomizer(parameters,
-        new CallerGate(config.security(), metrics, reads).customizer());
+        (builder, types) -> builder.intercept(gate).intercept(leaderLossWatch));
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new leader
@@ -102,6 +106,7 @@ public final class FencekeeperServer implements AutoCloseable {
     // none and waits for the cluster to add it (FencingAdmin.addMember).
     this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
     metrics.bind(server, config.groupId(), stateMachine);
+    leaderLossWatch.watch(server);
   }
 
   /** Starts the node described by {@code config} (its {@code node.id} names which peer it is). */
@@ -170,6 +175,7 @@ public final class FencekeeperServer implements AutoCloseable {
   public void close() throws IOException {
     stopTicker();
     leaderTimer.shutdownNow();
+    leaderLossWatch.close();
     try {
       server.close();
     } finally {
@@ -205,9 +211,15 @@ public final class FencekeeperServer implements AutoCloseable {
 
   private synchronized void startTicker() {
     stopTicker();
-    ticker =
-        leaderTimer.scheduleWithFixedDelay(
-            this::checkExpiries, TICK_CHECK_INTERVAL_MS, TICK_CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    try {
+      ticker =
+          leaderTimer.scheduleWithFixedDelay(
+              this::checkExpiries, TICK_CHECK_INTERVAL_MS, TICK_CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closing) {
+      // This node is closing as it becomes leader. The exception must not reach Ratis: thrown from its
+      // apply thread, it leaves that thread spinning and close() waiting for it forever.
+      LOG.debug("{} became leader while closing: no expiry ticker", config.self().id());
+    }
   }
 
   private synchronized void stopTicker() {

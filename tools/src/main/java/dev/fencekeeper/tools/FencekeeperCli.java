@@ -44,6 +44,7 @@ import picocli.CommandLine.Spec;
       CertsCommand.class,
       dev.fencekeeper.tools.drill.DrillCommand.class,
       dev.fencekeeper.tools.bench.BenchCommand.class,
+      ClassArchiveTraining.class,
     })
 public final class FencekeeperCli implements Callable<Integer> {
 

@@ -3,26 +3,24 @@ package dev.fencekeeper.tools.bench;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.tools.Directories;
 import dev.fencekeeper.tools.LocalClusterLayout;
 import dev.fencekeeper.tools.LocalClusterLayout.Node;
 import dev.fencekeeper.tools.NodeProcesses;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.stream.Stream;
 
 /**
  * The cluster a bench runs against: three node processes it starts under a temp dir (fencekeeper nodes, or
@@ -203,15 +201,8 @@ final class BenchCluster implements AutoCloseable {
   public void close() {
     processes.values().forEach(p -> p.stopAll(STOP_GRACE));
     if (dataDir != null) {
-      deleteTree(dataDir);
+      Directories.deleteTree(dataDir);
     }
   }
 
-  private static void deleteTree(Path dir) {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
 }

@@ -3,6 +3,7 @@ package dev.fencekeeper.tools.bench;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.tools.ClassArchive;
 import dev.fencekeeper.tools.FencekeeperCli;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -154,9 +155,12 @@ final class Failover {
   private static Process startHolder(String peers, String resource) throws IOException, InterruptedException {
     String java = ProcessHandle.current().info().command()
         .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+    List<String> command = new ArrayList<>(List.of(java));
+    command.addAll(ClassArchive.childJvmFlags());
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"),
         FencekeeperCli.class.getName(), "lease", "hold", "--peers", peers, resource,
-        "--ttl", HOLDER_TTL.toMillis() + "ms")
+        "--ttl", HOLDER_TTL.toMillis() + "ms"));
+    Process p = new ProcessBuilder(command)
         .redirectError(ProcessBuilder.Redirect.DISCARD)
         .start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));

@@ -5,6 +5,7 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.tools.ClassArchive;
 import dev.fencekeeper.tools.FencekeeperCli;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -127,6 +128,7 @@ public final class DrillCluster implements AutoCloseable {
     }
     command.add(javaBinary());
     command.addAll(NODE_JVM_FLAGS);
+    command.addAll(ClassArchive.childJvmFlags());
     for (String property : FORWARDED_PROPERTIES) {
       String value = System.getProperty(property);
       if (value != null) {

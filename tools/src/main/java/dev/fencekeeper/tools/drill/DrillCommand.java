@@ -3,19 +3,17 @@ package dev.fencekeeper.tools.drill;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.Durations;
 import dev.fencekeeper.tools.CliContext;
+import dev.fencekeeper.tools.Directories;
 import dev.fencekeeper.tools.ExitCode;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -121,16 +119,9 @@ public final class DrillCommand implements Callable<Integer> {
       DrillReport.printText(result, context.out());
     }
     if (result.verdict().passed() && !keepFiles) {
-      deleteTree(root);
+      Directories.deleteTree(root);
     }
     return result.verdict().passed() ? ExitCode.SUCCESS.code() : ExitCode.CHECK_FAILED.code();
   }
 
-  private static void deleteTree(Path root) {
-    try (Stream<Path> paths = Files.walk(root)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      // Only a temp dir left behind.
-    }
-  }
 }
