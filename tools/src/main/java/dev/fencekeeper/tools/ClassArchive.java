@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools;
 
 import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -20,7 +21,9 @@ public final class ClassArchive {
   public static List<String> childJvmFlags() {
     for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
       if (arg.startsWith(ARCHIVE_FLAG)) {
-        return List.of(arg, QUIET.get(0), QUIET.get(1));
+        List<String> flags = new ArrayList<>(QUIET);
+        flags.add(0, arg);
+        return flags;
       }
     }
     return List.of();
