@@ -4,6 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.client.wire.WaiterWakeups;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.CommonPool;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BackupRequest;
@@ -81,6 +82,8 @@ public final class FencingClient implements AutoCloseable {
   // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (10 s default).
   private static final long WAITER_RESEND_MS = 1_000;
   private static final int DEFAULT_ENTRIES_IN_FLIGHT = 2;
+  private static final java.util.concurrent.atomic.AtomicBoolean commonPoolChecked =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   private final ClusterConfig config;
   // Replaced when its ordered stream breaks (see replaceBroken); volatile so every sender sees the swap.
@@ -198,6 +201,9 @@ public final class FencingClient implements AutoCloseable {
 
   /** As {@link #connect(ClusterConfig)}, labelling leases with {@code owner} unless a call names one. */
   public static FencingClient connect(ClusterConfig config, String owner) {
+    if (!commonPoolChecked.getAndSet(true)) {
+      CommonPool.threadPerStageWarning().ifPresent(w -> LOG.warn("Slower than it could be: {}", w));
+    }
     return new FencingClient(config, owner);
   }
 

@@ -1,6 +1,7 @@
 package dev.fencekeeper.server;
 
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.CommonPool;
 import dev.fencekeeper.metrics.NodeMetrics;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
@@ -57,6 +58,7 @@ public final class FencekeeperServer implements AutoCloseable {
     long offset = config.clockOffsetMs();
     this.clock = () -> System.currentTimeMillis() + offset;
     this.stateMachine = new FencingStateMachine(config.limits(), clock);
+    CommonPool.threadPerStageWarning().ifPresent(w -> LOG.warn("Slower than it could be: {}", w));
     if (Boolean.getBoolean(UNSAFE_SKIP_FENCING_CHECK_PROPERTY)) {
       LOG.warn("UNSAFE TEST BUILD: {}=true, this node ACCEPTS STALE WRITES (fencing check skipped)."
           + " Only for proving that the drills' checker fails; never run a real cluster like this.",

@@ -1,5 +1,6 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.config.CommonPool;
 import dev.fencekeeper.config.ConfigException;
 import java.io.PrintWriter;
 import java.lang.reflect.Constructor;
@@ -58,6 +59,7 @@ public final class FencekeeperCli implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
+    CommonPool.atLeastTwoThreads(); // before anything creates a CompletableFuture
     // Route java.util.logging (Ratis' shaded gRPC) through Logback; neither call starts Logback itself,
     // which `server` relies on to choose its log level first.
     SLF4JBridgeHandler.removeHandlersForRootLogger();

@@ -3,6 +3,7 @@ package dev.fencekeeper.tools.drill;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.CommonPool;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -22,6 +23,7 @@ public final class StaleWriterProcess {
   private StaleWriterProcess() {}
 
   public static void main(String[] args) throws Exception {
+    CommonPool.atLeastTwoThreads();
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     ClusterConfig config = DrillCluster.clientConfig(ClusterConfig.forPeers(args[0]).peers());
     try (FencingClient client = FencingClient.connect(config, "A");
