@@ -29,7 +29,20 @@ public final class NodeProcesses {
    * 1,000,000 keys took 5.7-5.9 CPU-seconds without and 4.9-5.1 with (docs/benchmarks.md); where the kernel
    * has no THP the JVM notes it in the node log and carries on.
    */
-  static final List<String> NODE_JVM_FLAGS = List.of("-XX:+UseTransparentHugePages");
+  private static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
+
+  /**
+   * On two cores or fewer, only the quick C1 compiler. C2's compiler thread competes with the node for the
+   * same two cores for minutes after every start (half of the three nodes' CPU after a minute of load, still
+   * a third after three), and its better code never paid that back here: with C1 only, W2 did 4,862 writes/s
+   * at 64 workers against 2,850-3,000 with both compilers after the same warm-up, and 4,400 µs of node CPU
+   * per write at one worker against 12,200-12,600 (docs/benchmarks.md).
+   */
+  private static final String C1_ONLY = "-XX:TieredStopAtLevel=1";
+
+  static List<String> nodeJvmFlags(int processors) {
+    return processors <= 2 ? List.of(HUGE_PAGES, C1_ONLY) : List.of(HUGE_PAGES);
+  }
 
   private final PrintStream out;
   private final List<String> verb;
@@ -72,7 +85,7 @@ public final class NodeProcesses {
     List<String> command = new ArrayList<>();
     command.add(javaBinary());
     command.addAll(ClassArchive.childJvmFlags());
-    command.addAll(NODE_JVM_FLAGS);
+    command.addAll(nodeJvmFlags(Runtime.getRuntime().availableProcessors()));
     for (String property : FORWARDED_PROPERTIES) {
       String value = System.getProperty(property);
       if (value != null) {

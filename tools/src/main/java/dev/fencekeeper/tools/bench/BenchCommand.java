@@ -72,10 +72,11 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Unmeasured warm-up before each window (default: ${DEFAULT-VALUE}).")
   private Duration warmup;
 
-  @Option(names = "--jit-warmup", paramLabel = "DURATION", defaultValue = "20s",
+  @Option(names = "--jit-warmup", paramLabel = "DURATION", defaultValue = "120s",
       converter = DurationConverter.ZeroAllowed.class,
-      description = "Unrecorded load on a freshly started cluster before the first workload, so the node JVMs"
-          + " have compiled their hot paths (default: ${DEFAULT-VALUE}; 0s skips it).")
+      description = "At most this long, unrecorded load of every chosen workload on a freshly started cluster"
+          + " before the first one is measured, in rounds of 5 s until the node JVMs' JIT compilers use under"
+          + " 5 % of their CPU (default: ${DEFAULT-VALUE}; 0s skips it).")
   private Duration jitWarmup;
 
   @Option(names = "--clients", paramLabel = "N", defaultValue = "1",
@@ -175,12 +176,12 @@ public final class BenchCommand implements Callable<Integer> {
         };
         Duration leaseTtl = warmup.plus(duration).plusSeconds(60);
         if (cluster.isLocal()) {
-          warmUpJit(progress, () -> {
+          report.jitWarmup = warmUpJit(progress, report, round -> {
             List<Worker> workers = new ArrayList<>();
             for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
-              Workload w = i % 2 == 0 ? Workload.W1 : Workload.W2;
-              workers.add(w.worker(fencing.get(i % clients), runId + "-jit", i, JIT_WARMUP_WORKERS, leases,
-                  leaseTtl.plus(jitWarmup)));
+              Workload w = chosen.get(i % chosen.size());
+              workers.add(w.worker(fencing.get(i % clients), runId + "-jit" + round, i, JIT_WARMUP_WORKERS,
+                  JIT_WARMUP_LEASES, leaseTtl.plus(JIT_WARMUP_ROUND)));
             }
             return workers;
           }, probe);
@@ -276,7 +277,7 @@ public final class BenchCommand implements Callable<Integer> {
             return -1; // the counter nodes do not answer fencekeeper's node-info query
           }
         };
-        warmUpJit(progress, () -> {
+        warmUpJit(progress, null, round -> {
           List<Worker> workers = new ArrayList<>();
           for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
             workers.add(Baseline.worker(i % 2 == 0 ? Workload.W2 : Workload.W4, raft.get(i % clients)));
@@ -306,17 +307,55 @@ public final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  private static final int JIT_WARMUP_WORKERS = 16;
+  private static final int JIT_WARMUP_WORKERS = 64;
+  private static final int JIT_WARMUP_LEASES = 256;
+  private static final Duration JIT_WARMUP_ROUND = Duration.ofSeconds(5);
+  /**
+   * Below this share of the nodes' CPU the compilers have caught up with the hot paths. Not zero: HotSpot
+   * keeps recompiling a little for as long as load changes (a few percent on a warmed node here).
+   */
+  private static final double JIT_SETTLED_PERCENT = 5;
 
-  /** Mixed load whose figures are thrown away: the node JVMs compile while it runs, not while measured. */
-  private void warmUpJit(PrintStream progress, java.util.function.Supplier<List<Worker>> workers, Runner.Probe probe)
+  /**
+   * Load whose figures are thrown away, in rounds, until the node JVMs' JIT compilers settle or --jit-warmup
+   * runs out: a freshly started node spends most of its CPU compiling for minutes (JIT was half of the
+   * nodes' CPU after 30 s of load), and figures taken then measure the compiler, not the service. Returns what
+   * the report says about it, or null when skipped.
+   */
+  private String warmUpJit(PrintStream progress, BenchReport safety,
+                           java.util.function.IntFunction<List<Worker>> roundWorkers, Runner.Probe probe)
       throws InterruptedException {
     if (jitWarmup.isZero()) {
-      return;
+      return null;
     }
-    progress.println("bench: warming up the node JVMs for " + jitWarmup.toSeconds() + " s");
+    progress.println("bench: warming up the node JVMs until their JIT compilers settle (at most "
+        + jitWarmup.toSeconds() + " s)");
     progress.flush();
-    Runner.run("warm-up", Workload.W2, JIT_WARMUP_WORKERS, clients, workers, Duration.ZERO, jitWarmup, probe);
+    long start = System.nanoTime();
+    long deadline = start + jitWarmup.toNanos();
+    double jitPercent;
+    int rounds = 0;
+    while (true) {
+      int round = ++rounds;
+      Duration length = Duration.ofNanos(Math.max(1, Math.min(JIT_WARMUP_ROUND.toNanos(), deadline - System.nanoTime())));
+      Measurement m = Runner.run("warm-up", Workload.W2, JIT_WARMUP_WORKERS, clients,
+          () -> roundWorkers.apply(round), Duration.ZERO, length, probe);
+      jitPercent = m.serverJitPercent();
+      if (safety != null) {
+        safety.warmupStaleAccepted += m.staleAccepted(); // unrecorded figures, but never unchecked safety
+      }
+      progress.printf(java.util.Locale.ROOT, "bench: warm-up round %d: JIT compilers used %.0f %% of the nodes' CPU%n",
+          round, jitPercent);
+      progress.flush();
+      if (Double.isNaN(jitPercent) || jitPercent < JIT_SETTLED_PERCENT || System.nanoTime() >= deadline) {
+        break;
+      }
+    }
+    long seconds = Math.round((System.nanoTime() - start) / 1e9);
+    return String.format(java.util.Locale.ROOT, "%d s of unrecorded load in %d round(s); in the last one the"
+        + " node JVMs' JIT compilers used %.0f %% of their CPU (%s)", seconds, rounds, jitPercent,
+        jitPercent < JIT_SETTLED_PERCENT ? "settled: under " + (int) JIT_SETTLED_PERCENT + " %"
+            : "not settled within --jit-warmup; early figures include compiling");
   }
 
   private static void progress(PrintStream out, Measurement m) {
@@ -379,8 +418,9 @@ public final class BenchCommand implements Callable<Integer> {
         "--concurrency", concurrency, "--duration", duration.toMillis() % 1000 == 0
             ? duration.toSeconds() + "s" : duration.toMillis() + "ms",
         "--warmup", warmup.toMillis() % 1000 == 0 ? warmup.toSeconds() + "s" : warmup.toMillis() + "ms"));
-    if (!jitWarmup.equals(Duration.ofSeconds(20))) {
-      parts.addAll(List.of("--jit-warmup", jitWarmup.toMillis() + "ms"));
+    if (!jitWarmup.equals(Duration.ofSeconds(120))) {
+      parts.addAll(List.of("--jit-warmup", jitWarmup.toMillis() % 1000 == 0
+          ? jitWarmup.toSeconds() + "s" : jitWarmup.toMillis() + "ms"));
     }
     if (clients != 1) {
       parts.addAll(List.of("--clients", Integer.toString(clients)));

@@ -47,6 +47,10 @@ final class BenchReport {
   final List<Measurement> runs = new ArrayList<>();
   final List<LeaderKill> leaderKills = new ArrayList<>();
   final List<DeadHolder> deadHolders = new ArrayList<>();
+  /** How the node JVMs were warmed up before the first workload; null when they were not. */
+  String jitWarmup;
+  /** Stale writes accepted during the warm-up, whose figures are not kept but whose safety still counts. */
+  long warmupStaleAccepted;
   /** The --state-keys figures; null when not run. */
   StateSize.Figures state;
   final Map<String, String> raftSettings = new LinkedHashMap<>();
@@ -73,6 +77,9 @@ final class BenchReport {
 
   /** W3 passes only when every stale write it made was definitely rejected. */
   Optional<String> w3Failure() {
+    if (warmupStaleAccepted > 0) {
+      return Optional.of("W3 during the JIT warm-up: " + warmupStaleAccepted + " stale writes were ACCEPTED");
+    }
     for (Measurement m : runs) {
       if (m.workload() == Workload.W3 && FENCEKEEPER.equals(m.system())) {
         if (m.staleAccepted() > 0) {
@@ -103,6 +110,9 @@ final class BenchReport {
     machine.put("cores", Runtime.getRuntime().availableProcessors());
     machine.put("load_average_start", loadAtStart);
     machine.put("load_average_end", loadAtEnd);
+    if (jitWarmup != null) {
+      root.put("jit_warmup", jitWarmup);
+    }
     ObjectNode settings = root.putObject("raft_settings");
     raftSettings.forEach(settings::put);
     ArrayNode results = root.putArray("results");
@@ -123,6 +133,7 @@ final class BenchReport {
       r.put("server_cpu_ms", m.serverCpuMs());
       r.put("client_cpu_us_per_op", round(m.cpuMicrosPerOp(m.clientCpuMs()), 1));
       r.put("server_cpu_us_per_op", round(m.cpuMicrosPerOp(m.serverCpuMs()), 1));
+      r.put("server_jit_cpu_ms", m.serverJitMs());
       r.put("elections", m.elections());
       ObjectNode failures = r.putObject("failures");
       m.failures().forEach(failures::put);
@@ -231,14 +242,15 @@ final class BenchReport {
       lines.add(w.description + ".");
       lines.add("");
       lines.add("| system | workers | " + w.unit + "/s | p50 ms | p99 ms | p99.9 ms | max ms | failed |"
-          + " client CPU µs/op | server CPU µs/op | server cores | elections |");
-      lines.add("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+          + " client CPU µs/op | server CPU µs/op | server cores | server JIT % | elections |");
+      lines.add("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
       for (Measurement m : rows) {
         lines.add("| " + m.system() + " | " + m.concurrency() + " | " + fmt(m.opsPerSecond(), 0) + " | "
             + fmt(m.percentileMs(50), 2) + " | " + fmt(m.percentileMs(99), 2) + " | "
             + fmt(m.percentileMs(99.9), 2) + " | " + fmt(m.maxMs(), 1) + " | " + failedCell(m) + " | "
             + fmt(m.cpuMicrosPerOp(m.clientCpuMs()), 0) + " | " + fmt(m.cpuMicrosPerOp(m.serverCpuMs()), 0) + " | "
             + (m.serverCpuMs() < 0 ? "?" : fmt(m.serverCpuMs() / 1000.0 / m.seconds(), 2)) + " | "
+            + fmt(m.serverJitPercent(), 0) + " | "
             + (m.elections() < 0 ? "?" : m.elections()) + " |");
       }
       lines.add("");
@@ -424,7 +436,11 @@ final class BenchReport {
         + "`").collect(Collectors.joining(", ")) + ".");
     lines.add("- Latency is per step as the worker saw it (W1/W6: the whole cycle; W3: the stale write only), from"
         + " HdrHistogram. CPU is user+system time from /proc/<pid>/stat over the measured window, divided by the"
-        + " steps counted in it: client = the bench JVM, server = the three node JVMs together.");
+        + " steps counted in it: client = the bench JVM, server = the three node JVMs together; server JIT % is the"
+        + " share of that the node JVMs' JIT compiler threads used.");
+    if (jitWarmup != null) {
+      lines.add("- Before the first workload: " + jitWarmup + ".");
+    }
     lines.add("");
     lines.add("## Targets (issue #6)");
     lines.add("");

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * CPU time a set of processes has used, from {@code /proc/<pid>/stat} (user + system, all threads). Linux
@@ -29,8 +30,43 @@ final class CpuMeter {
   }
 
   static long cpuMillis(long pid) {
+    return ticksMillis(Path.of("/proc", Long.toString(pid), "stat"));
+  }
+
+  /**
+   * CPU time the JIT compiler threads of {@code pids} have used, in milliseconds, or -1 if unreadable. A
+   * compiler thread the JVM retires takes its time with it, so over a window this can only under-count.
+   */
+  static long jitMillis(List<Long> pids) {
+    long total = 0;
+    for (long pid : pids) {
+      try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+        for (Path task : (Iterable<Path>) tasks::iterator) {
+          if (isCompilerThread(task)) {
+            long ms = ticksMillis(task.resolve("stat"));
+            total += Math.max(0, ms); // a thread that ended between the listing and the read
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        return -1;
+      }
+    }
+    return total;
+  }
+
+  /** HotSpot names them "C1 CompilerThread0", "C2 CompilerThread1", ...; the kernel keeps 15 characters. */
+  private static boolean isCompilerThread(Path task) {
     try {
-      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+      String name = Files.readString(task.resolve("comm")).trim();
+      return name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static long ticksMillis(Path statFile) {
+    try {
+      String stat = Files.readString(statFile);
       // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
       String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
       // After the name, field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12.

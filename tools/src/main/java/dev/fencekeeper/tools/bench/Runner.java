@@ -33,7 +33,7 @@ final class Runner {
   /** What one run measured. CPU figures are -1 when a process's CPU could not be read. */
   record Measurement(String system, Workload workload, int concurrency, int clients, long ops, long failed,
                      long stepsTotal, long staleAccepted, double seconds, Histogram micros, long clientCpuMs,
-                     long serverCpuMs, long elections, Map<String, Long> failures) {
+                     long serverCpuMs, long serverJitMs, long elections, Map<String, Long> failures) {
     double opsPerSecond() {
       return ops / seconds;
     }
@@ -50,6 +50,11 @@ final class Runner {
     long notOkTotal() {
       return failures.entrySet().stream().filter(e -> !e.getKey().startsWith("prepare: "))
           .mapToLong(Map.Entry::getValue).sum();
+    }
+
+    /** Share of the servers' CPU their JIT compilers used, in percent, or NaN when unknown. */
+    double serverJitPercent() {
+      return serverJitMs < 0 || serverCpuMs <= 0 ? Double.NaN : 100.0 * serverJitMs / serverCpuMs;
     }
 
     /** CPU time per counted step, in microseconds, or NaN when unknown. */
@@ -99,9 +104,11 @@ final class Runner {
     sleepUntil(measureFrom);
     long client0 = CpuMeter.self();
     long servers0 = CpuMeter.cpuMillis(pids);
+    long jit0 = CpuMeter.jitMillis(pids);
     sleepUntil(measureTo);
     long client1 = CpuMeter.self();
     long servers1 = CpuMeter.cpuMillis(pids);
+    long jit1 = CpuMeter.jitMillis(pids);
     long joinDeadline = System.nanoTime() + Workload.CONTENDED_WAIT.plusSeconds(5).toNanos();
     for (Thread t : threads) {
       t.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
@@ -114,6 +121,7 @@ final class Runner {
         staleAccepted.get(), duration.toNanos() / 1e9, recorder.getIntervalHistogram(),
         client0 < 0 || client1 < 0 ? -1 : client1 - client0,
         servers0 < 0 || servers1 < 0 || pids.isEmpty() ? -1 : servers1 - servers0,
+        jit0 < 0 || jit1 < 0 || pids.isEmpty() ? -1 : Math.max(0, jit1 - jit0),
         term0 < 0 || term1 < 0 ? -1 : term1 - term0, counts(failures));
   }
 

@@ -20,7 +20,7 @@ class BenchReportTest {
     for (int i = 0; i < ops; i++) {
       h.recordValue(p50Micros);
     }
-    return new Measurement(system, w, concurrency, 1, ops, failed, ops + failed, stale, 1.0, h, 100, 200, 0,
+    return new Measurement(system, w, concurrency, 1, ops, failed, ops + failed, stale, 1.0, h, 100, 200, 50, 0,
         failed == 0 ? Map.of() : Map.of(stale > 0 ? "stale write ACCEPTED" : "UNAVAILABLE", failed));
   }
 
@@ -42,6 +42,10 @@ class BenchReportTest {
     BenchReport unknown = report();
     unknown.runs.add(run(BenchReport.FENCEKEEPER, Workload.W3, 16, 99, 1, 0, 500));
     assertThat(unknown.w3Failure()).get().asString().contains("not definitely rejected");
+
+    BenchReport duringWarmUp = report();
+    duringWarmUp.warmupStaleAccepted = 1;
+    assertThat(duringWarmUp.w3Failure()).get().asString().contains("warm-up").contains("ACCEPTED");
     assertThat(unknown.toJson().path("status").asText()).isEqualTo("FAILED");
   }
 
@@ -85,6 +89,17 @@ class BenchReportTest {
   }
 
   // Guarantee: regenerating the document keeps its hand-written profile section and nothing else of the old text.
+  @Test
+  void tablesShowTheShareOfServerCpuTheJitCompilersTook() {
+    BenchReport r = report();
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 4000, 0, 0, 10_000));
+    String tables = String.join("\n", r.tables());
+    assertThat(tables).contains("| server cores | server JIT % | elections |");
+    // 200 ms of server CPU, 50 of them in the compilers, over one second.
+    assertThat(tables).contains("| 0.20 | 25 | 0 |");
+    assertThat(r.toJson().get("results").get(0).get("server_jit_cpu_ms").asLong()).isEqualTo(50);
+  }
+
   @Test
   void regenerationKeepsOnlyTheHandWrittenSection() throws Exception {
     Path doc = dir.resolve("benchmarks.md");

@@ -65,6 +65,8 @@ class BenchSmokeIT {
       ran.add(r.path("system").asText() + " " + r.path("workload").asText());
       assertThat(r.path("concurrency").asInt()).isEqualTo(2);
       assertThat(r.has("p99_ms") && r.has("ops_per_sec") && r.has("server_cpu_us_per_op")).isTrue();
+      // The compilers' share is read from the node JVMs' threads: known for a cluster the bench started.
+      assertThat(r.path("server_jit_cpu_ms").asLong(-1)).as("JIT CPU of %s", r).isNotNegative();
       if (r.path("workload").asText().equals("W3")) {
         assertThat(r.path("stale_writes").asLong()).as("W3 made stale writes").isPositive();
         assertThat(r.path("stale_accepted").asLong()).isZero();
@@ -74,6 +76,7 @@ class BenchSmokeIT {
     assertThat(ran).containsExactlyInAnyOrder("fencekeeper W1", "fencekeeper W2", "fencekeeper W3", "fencekeeper W4",
         "fencekeeper W5", "fencekeeper W6", "ratis-counter W2", "ratis-counter W4");
     assertThat(report.path("baseline_ratios")).hasSize(2);
+    assertThat(report.path("jit_warmup").asText()).contains("1 round(s)", "JIT compilers used");
 
     JsonNode state = report.path("state");
     assertThat(state.path("keys").asInt()).isEqualTo(2000);
