@@ -70,6 +70,8 @@ public class FencingStateMachine extends BaseStateMachine {
   private final LongSupplier leaderClock;
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   private final SnapshotStore snapshots;
+  private final java.util.concurrent.atomic.AtomicLong snapshotGeneration = new java.util.concurrent.atomic.AtomicLong();
+  private volatile long noSnapshotInGeneration = -1;
   // Apply mutates under the write lock; queries and snapshots read under the read lock.
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private FencingState state;
@@ -170,6 +172,7 @@ public class FencingStateMachine extends BaseStateMachine {
     lock.writeLock().lock();
     try {
       storage.loadLatestSnapshot(); // getLatestSnapshot() is cached; rescan for the installed one
+      snapshotGeneration.incrementAndGet();
       loadLatestSnapshot();
       if (getLifeCycleState() == LifeCycle.State.PAUSED) {
         getLifeCycle().transition(LifeCycle.State.STARTING);
@@ -225,6 +228,26 @@ public class FencingStateMachine extends BaseStateMachine {
     return storage;
   }
 
+  /**
+   * As Ratis's, without listing the snapshot directory on every call while there is no snapshot yet.
+   * {@link SimpleStateMachineStorage} caches a snapshot it found, but not having found one: and Ratis asks on
+   * every append (the leader's appender loop, a follower's appendEntries), which cost a young node 5-6 % of
+   * its CPU in directory listings under write load. "None" is remembered until this node writes or installs
+   * a snapshot, which bumps the generation.
+   */
+  @Override
+  public org.apache.ratis.statemachine.SnapshotInfo getLatestSnapshot() {
+    long generation = snapshotGeneration.get();
+    if (noSnapshotInGeneration == generation) {
+      return null;
+    }
+    org.apache.ratis.statemachine.SnapshotInfo latest = storage.getLatestSnapshot();
+    if (latest == null) {
+      noSnapshotInGeneration = generation; // a snapshot written meanwhile has bumped it: asked again then
+    }
+    return latest;
+  }
+
   @Override
   public long takeSnapshot() throws IOException {
     lock.readLock().lock();
@@ -234,6 +257,7 @@ public class FencingStateMachine extends BaseStateMachine {
         return RaftLog.INVALID_LOG_INDEX;
       }
       snapshots.write(state, applied);
+      snapshotGeneration.incrementAndGet();
       return applied.getIndex();
     } finally {
       lock.readLock().unlock();
@@ -605,7 +629,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private NodeInfo nodeInfo() {
     NodeInfo.Builder b = NodeInfo.newBuilder().setPid(ProcessHandle.current().pid())
         .setMetricsPort(Math.max(0, metrics.httpPort()));
-    org.apache.ratis.statemachine.SnapshotInfo snapshot = storage.getLatestSnapshot();
+    org.apache.ratis.statemachine.SnapshotInfo snapshot = getLatestSnapshot();
     b.setSnapshotIndex(snapshot == null ? RaftLog.INVALID_LOG_INDEX : snapshot.getIndex());
     try {
       RaftServer server = getServer().getNow(null);

@@ -1,0 +1,49 @@
+package dev.fencekeeper.statemachine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.Result;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.testing.TestCluster;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.apache.ratis.statemachine.SnapshotInfo;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The state machine remembers that it has no snapshot, and forgets that as soon as it has one. */
+@Timeout(120)
+class LatestSnapshotClusterTest {
+  @TempDir Path dataDir;
+
+  // Guarantee: a node that answered "no snapshot" on every append so far reports the snapshot it takes next
+  // (Ratis relies on it to install snapshots on lagging followers and to purge its log), and so does a node
+  // restarted over that snapshot.
+  @Test
+  void aSnapshotTakenAfterManyAppendsIsReportedAtOnce() {
+    try (TestCluster cluster = TestCluster.start(dataDir)) {
+      cluster.awaitLeader();
+      FencingClient client = cluster.newClient("worker");
+      for (int i = 0; i < 10; i++) {
+        Result grant = client.tryAcquire("job-" + i, Duration.ofSeconds(30), "worker");
+        assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
+      }
+      cluster.running().forEach((id, node) ->
+          assertThat(node.stateMachine().getLatestSnapshot()).as(id).isNull());
+
+      cluster.snapshotAll();
+      cluster.running().forEach((id, node) -> {
+        SnapshotInfo latest = node.stateMachine().getLatestSnapshot();
+        assertThat(latest).as(id).isNotNull();
+        assertThat(latest.getIndex()).as(id).isEqualTo(node.stateMachine().getLastAppliedTermIndex().getIndex());
+      });
+
+      long snapshotIndex = cluster.node("n2").stateMachine().getLatestSnapshot().getIndex();
+      cluster.stopNode("n2");
+      cluster.startNode("n2");
+      assertThat(cluster.node("n2").stateMachine().getLatestSnapshot().getIndex()).isEqualTo(snapshotIndex);
+    }
+  }
+}
