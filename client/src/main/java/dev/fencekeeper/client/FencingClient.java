@@ -274,8 +274,8 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * One blocking acquire: re-sends the same acquire (same request id) to stay queued and to learn of its
-   * grant, woken early by lease events on the resource; gives its place up when the wait ends.
+   * One blocking acquire: re-sends the same acquire (same request id) to stay queued, and learns of its grant
+   * from the lease event that names its request id; gives its place up when the wait ends.
    */
   private final class Waiting {
     final String resource;
@@ -288,6 +288,9 @@ public final class FencingClient implements AutoCloseable {
     long watchIndex;
     int watchSeq = Integer.MAX_VALUE;
     volatile long lastSentNanos;
+    // When the acquire last answered WAITING was sent: the grant came after the node queued it, so a lease
+    // timed from here ends locally no later than in the cluster. 0 until an answer said WAITING.
+    volatile long queuedSinceNanos;
 
     Waiting(String resource, Duration ttl, String owner, String requestId, Duration lockDelay, long waitUntilNanos) {
       this.resource = resource;
@@ -343,6 +346,9 @@ public final class FencingClient implements AutoCloseable {
               sentNanos - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos()));
         }
         case WAITING, UNAVAILABLE -> {
+          if (r.code() == ResultCode.WAITING) {
+            queuedSinceNanos = sentNanos;
+          }
           if (System.nanoTime() >= waitUntilNanos) {
             giveUp(r);
           } else {
@@ -387,6 +393,8 @@ public final class FencingClient implements AutoCloseable {
             }
             if (e != null) {
               scheduler.schedule(this::attempt, 50, TimeUnit.MILLISECONDS);
+            } else if (moved && takeGrantFrom(w.getEventsList())) {
+              return;
             } else if (moved && !WaiterWakeups.mayConcern(w.getEventsList(), requestId)
                 && System.nanoTime() - lastSentNanos < WAITER_RESEND_MS * 1_000_000
                 && System.nanoTime() < waitUntilNanos) {
@@ -395,6 +403,36 @@ public final class FencingClient implements AutoCloseable {
               attempt();
             }
           });
+    }
+
+    /**
+     * Completes with the lease the events grant to this waiter, without the log entry a re-sent acquire
+     * would cost: the event carries the token and the lease's length. False (re-send, as before) when they
+     * grant nothing to it, when its lease already ended among them, or when this client cannot bound when
+     * the grant started (no WAITING answer yet) or that bound leaves nothing of the lease.
+     */
+    private boolean takeGrantFrom(List<dev.fencekeeper.proto.LeaseEvent> events) {
+      dev.fencekeeper.proto.LeaseEvent grant = null;
+      for (dev.fencekeeper.proto.LeaseEvent event : events) {
+        if (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED
+            && event.getRequestId().equals(requestId)) {
+          grant = event;
+        } else if (grant != null && event.getToken() == grant.getToken()
+            && event.getType() != dev.fencekeeper.proto.LeaseEvent.Type.RENEWED) {
+          return false; // released, expired or revoked before this client heard of it
+        }
+      }
+      long since = queuedSinceNanos;
+      if (grant == null || since == 0) {
+        return false;
+      }
+      long leftMs = Math.min(ttl.toMillis(), grant.getExpiresAtMs() - grant.getAtMs());
+      long startNanos = since - Duration.ofMillis(ttl.toMillis() - leftMs).toNanos();
+      if (startNanos + ttl.toNanos() - System.nanoTime() < ttl.toNanos() / 2) {
+        return false; // too little left by this client's reckoning; the re-sent acquire tells exactly
+      }
+      result.complete(new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos));
+      return true;
     }
 
     /** The wait is over: leave the queue (which also releases a grant that raced with giving up). */

@@ -82,6 +82,31 @@ class WaitingAndWatchClusterTest {
     assertThat(grantOrder).containsExactly("holder", "w1", "w2", "w3", "w4", "w5");
   }
 
+  // Guarantee: a queued waiter takes its grant from the ACQUIRED event that names its request id, so a
+  // hand-off costs one log entry (the release that grants) rather than two (plus a re-sent acquire), and the
+  // lease it holds ends locally no later than in the cluster.
+  @Test
+  void aWaiterTakesItsGrantFromTheEventWithoutAnotherLogEntry() throws Exception {
+    FencingClient holderClient = cluster.newClient("holder");
+    Lease holder = holderClient.acquire("handoff", Duration.ofSeconds(30));
+    FencingClient waiterClient = cluster.newClient("waiter");
+    CompletableFuture<Lease> waiting = waiterClient.acquireAsync("handoff", Duration.ofSeconds(10),
+        Duration.ofSeconds(30));
+    await().atMost(Duration.ofSeconds(10)).until(() -> queued("handoff") == 1);
+    String leader = cluster.awaitLeader();
+    long beforeRelease = cluster.lastApplied(leader);
+
+    holder.close(); // the waiter re-sends its acquire only after a second: the release comes well before
+    Lease lease = waiting.get(10, TimeUnit.SECONDS);
+
+    assertThat(lease.token()).isGreaterThan(holder.token());
+    assertThat(cluster.lastApplied(leader) - beforeRelease).as("log entries for the hand-off").isEqualTo(1);
+    Result inCluster = waiterClient.lease("handoff");
+    assertThat(inCluster.token()).isEqualTo(lease.token());
+    assertThat(lease.remaining()).isLessThanOrEqualTo(Duration.ofMillis(inCluster.expiresAtMs() - inCluster.nowMs()));
+    lease.close();
+  }
+
   /** The lease a waiter obtained; on timeout the failure shows the replicated queue. */
   private Lease awaitLease(CompletableFuture<Lease> waiting) throws Exception {
     try {
