@@ -40,7 +40,7 @@ public final class NodeProcesses {
    */
   private static final String C1_ONLY = "-XX:TieredStopAtLevel=1";
 
-  static List<String> nodeJvmFlags(int processors) {
+  public static List<String> nodeJvmFlags(int processors) {
     return processors <= 2 ? List.of(HUGE_PAGES, C1_ONLY) : List.of(HUGE_PAGES);
   }
 

@@ -9,6 +9,7 @@ import dev.fencekeeper.tools.CliContext;
 import dev.fencekeeper.tools.DurationConverter;
 import dev.fencekeeper.tools.ExitCode;
 import dev.fencekeeper.tools.Json;
+import dev.fencekeeper.tools.NodeProcesses;
 import dev.fencekeeper.tools.bench.Runner.Measurement;
 import dev.fencekeeper.tools.bench.Workload.Worker;
 import java.io.IOException;
@@ -137,16 +138,19 @@ public final class BenchCommand implements Callable<Integer> {
     if (cluster == null) {
       // Only --state-keys: its cluster is the only one; its nodes run the settings of ClusterConfig.local.
       BenchReport report = new BenchReport(commandLine(), ClusterConfig.local(ClusterConfig.DEFAULT_BASE_PORT),
-          "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on)");
+          "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on; node"
+              + " JVM flags " + nodeJvmFlags() + ")");
       if (stateKeys > 0) {
         report.state = StateSize.measure(stateKeys, runId, progress);
       }
       return finish(report, progress);
     }
     String description = cluster.isLocal()
-        ? "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on), "
-            + clients + " FencingClient(s) in the bench process"
-        : "the running cluster at " + peers + ", " + clients + " FencingClient(s)";
+        ? "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on; node"
+            + " JVM flags " + nodeJvmFlags() + "), " + clients + " FencingClient(s) in the bench process (JVM flags "
+            + benchJvmFlags() + ")"
+        : "the running cluster at " + peers + ", " + clients + " FencingClient(s) (bench JVM flags " + benchJvmFlags()
+            + ")";
     BenchReport report = new BenchReport(commandLine(), cluster.config(), description);
     BaselineRun baselineRun = null;
     try {
@@ -305,6 +309,19 @@ public final class BenchCommand implements Callable<Integer> {
       raft.forEach(Baseline::close);
       counter.close();
     }
+  }
+
+  /** The flags that change what is measured: the nodes' (NodeProcesses decides them on this machine). */
+  private static String nodeJvmFlags() {
+    return "`" + String.join(" ", NodeProcesses.nodeJvmFlags(Runtime.getRuntime().availableProcessors())) + "`";
+  }
+
+  /** This JVM's -XX flags (the launcher's choice and FENCEKEEPER_JAVA_OPTS), without the class archive's path. */
+  private static String benchJvmFlags() {
+    String flags = java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+        .filter(a -> a.startsWith("-XX:") && !a.startsWith("-XX:SharedArchiveFile="))
+        .collect(java.util.stream.Collectors.joining(" "));
+    return flags.isEmpty() ? "none" : "`" + flags + "`";
   }
 
   private static final int JIT_WARMUP_WORKERS = 64;
