@@ -348,6 +348,13 @@ public final class FencingClient implements AutoCloseable {
         case WAITING, UNAVAILABLE -> {
           if (r.code() == ResultCode.WAITING) {
             queuedSinceNanos = sentNanos;
+            // Nothing before the entry that answered WAITING can be this waiter's grant (it would have answered
+            // GRANTED), so the watch starts at that entry: a new waiter does not download the resource's
+            // history, which cost each W6 hand-off an O(history) watch answer.
+            if (r.appliedIndex() - 1 >= watchIndex) {
+              watchIndex = r.appliedIndex() - 1;
+              watchSeq = Integer.MAX_VALUE;
+            }
           }
           if (System.nanoTime() >= waitUntilNanos) {
             giveUp(r);

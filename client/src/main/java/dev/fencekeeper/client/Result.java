@@ -67,6 +67,11 @@ public class Result {
     return response.getLive();
   }
 
+  /** For WAITING: the log index of the entry that answered; events before it cannot grant this waiter. */
+  public long appliedIndex() {
+    return response.getAppliedIndex();
+  }
+
   /** For WAITING: the place in line, 1 being next. */
   public int position() {
     return response.getPosition();

@@ -212,7 +212,7 @@ public final class FencingState {
             queued.enqueuedAtMs(), queued.waitUntilMs(), nowMs + limits.waiterLiveness().toMillis(),
             queued.identity());
         r.mutableWaiters().put(a.requestId(), refreshed);
-        return waiting(r, a.requestId());
+        return waiting(r, a.requestId(), entryIndex);
       }
     }
     LeaseRecord held = r == null ? null : r.liveLease(nowMs);
@@ -240,7 +240,7 @@ public final class FencingState {
       r.mutableWaiters().put(a.requestId(), new Waiter(a.requestId(), a.owner(), a.ttlMs(), a.lockDelayMs(), nowMs,
           nowMs + a.waitMs(), nowMs + limits.waiterLiveness().toMillis(), a.caller()));
       refile(r);
-      return waiting(r, a.requestId());
+      return waiting(r, a.requestId(), entryIndex);
     }
     if (held != null) {
       return Outcome.of(Code.HELD)
@@ -264,7 +264,7 @@ public final class FencingState {
     return rejection(Code.HELD, r, 0, queuedAhead + " waiter(s) are queued for '" + a.resource() + "'").build();
   }
 
-  private Outcome waiting(ResourceRecord r, String requestId) {
+  private Outcome waiting(ResourceRecord r, String requestId, long entryIndex) {
     int position = 1;
     for (String id : r.waiters().keySet()) {
       if (id.equals(requestId)) {
@@ -272,7 +272,8 @@ public final class FencingState {
       }
       position++;
     }
-    Outcome.Builder b = Outcome.of(Code.WAITING).position(position).currentToken(r.lastToken()).nowMs(nowMs);
+    Outcome.Builder b = Outcome.of(Code.WAITING).position(position).queuedAtIndex(entryIndex)
+        .currentToken(r.lastToken()).nowMs(nowMs);
     LeaseRecord held = r.liveLease(nowMs);
     if (held != null) {
       b.token(held.token()).holderOwner(held.owner()).expiresAtMs(held.expiresAtMs());

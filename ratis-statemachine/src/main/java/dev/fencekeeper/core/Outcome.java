@@ -27,6 +27,7 @@ public final class Outcome {
   private final long ttlMs;
   private final boolean live;
   private final int position;
+  private final long queuedAtIndex;
 
   private Outcome(Builder b) {
     code = b.code;
@@ -46,6 +47,7 @@ public final class Outcome {
     ttlMs = b.ttlMs;
     live = b.live;
     position = b.position;
+    queuedAtIndex = b.queuedAtIndex;
   }
 
   public static Builder of(Code code) {
@@ -130,6 +132,11 @@ public final class Outcome {
     return position;
   }
 
+  /** For WAITING: the log index of the entry that answered it (0 otherwise). */
+  public long queuedAtIndex() {
+    return queuedAtIndex;
+  }
+
   public Builder toBuilder() {
     return new Builder(code)
         .message(message)
@@ -147,7 +154,8 @@ public final class Outcome {
         .nowMs(nowMs)
         .ttlMs(ttlMs)
         .live(live)
-        .position(position);
+        .position(position)
+        .queuedAtIndex(queuedAtIndex);
   }
 
   @Override
@@ -163,6 +171,7 @@ public final class Outcome {
     if (version != 0) s.append(" version=").append(version);
     if (!key.isEmpty()) s.append(" key=").append(key);
     if (position != 0) s.append(" position=").append(position);
+    if (queuedAtIndex != 0) s.append(" queuedAtIndex=").append(queuedAtIndex);
     if (!message.isEmpty()) s.append(" (").append(message).append(')');
     return s.toString();
   }
@@ -186,6 +195,7 @@ public final class Outcome {
     private long ttlMs;
     private boolean live;
     private int position;
+    private long queuedAtIndex;
 
     private Builder(Code code) {
       this.code = code;
@@ -268,6 +278,11 @@ public final class Outcome {
 
     public Builder position(int v) {
       position = v;
+      return this;
+    }
+
+    public Builder queuedAtIndex(long v) {
+      queuedAtIndex = v;
       return this;
     }
 

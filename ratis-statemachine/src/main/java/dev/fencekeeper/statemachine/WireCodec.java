@@ -222,6 +222,9 @@ public final class WireCodec {
             .setTtlMs(o.ttlMs())
             .setLive(o.live())
             .setPosition(o.position());
+    if (o.queuedAtIndex() != 0) {
+      b.setAppliedIndex(o.queuedAtIndex());
+    }
     if (o.value().length > 0) {
       // Stored values are never mutated, so the response may share the array.
       b.setValue(UnsafeByteOperations.unsafeWrap(o.value()));

@@ -22,7 +22,7 @@ final class Harness {
   static final long T0 = 1_700_000_000_000L;
 
   final FencingState state;
-  private long index;
+  long index; // of the last entry applied
 
   Harness() {
     this(LIMITS);

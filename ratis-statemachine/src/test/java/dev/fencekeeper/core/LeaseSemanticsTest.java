@@ -28,6 +28,8 @@ class LeaseSemanticsTest {
       Outcome queued = acquire(T0 + i, "w" + i, "req-" + i, 10_000, 0);
       assertThat(queued.code()).isEqualTo(Code.WAITING);
       assertThat(queued.position()).isEqualTo(i);
+      // The entry that queued it: a waiter's watch starts there, not at the resource's first event.
+      assertThat(queued.queuedAtIndex()).isEqualTo(h.index);
     }
     h.release(T0 + 10, "r", holder);
     List<String> order = new ArrayList<>();
