@@ -341,9 +341,8 @@ public final class FencingClient implements AutoCloseable {
           }
           // A grant made while queued started before this request was sent: count only the time the
           // cluster says is left, from the send time.
-          long leftMs = r.expiresAtMs() - r.nowMs();
           result.complete(new Lease(FencingClient.this, resource, owner, ttl, r.token(),
-              sentNanos - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos()));
+              leaseStart(sentNanos, r.expiresAtMs() - r.nowMs())));
         }
         case WAITING, UNAVAILABLE -> {
           if (r.code() == ResultCode.WAITING) {
@@ -433,13 +432,20 @@ public final class FencingClient implements AutoCloseable {
       if (grant == null || since == 0) {
         return false;
       }
-      long leftMs = Math.min(ttl.toMillis(), grant.getExpiresAtMs() - grant.getAtMs());
-      long startNanos = since - Duration.ofMillis(ttl.toMillis() - leftMs).toNanos();
+      long startNanos = leaseStart(since, grant.getExpiresAtMs() - grant.getAtMs());
       if (startNanos + ttl.toNanos() - System.nanoTime() < ttl.toNanos() / 2) {
         return false; // too little left by this client's reckoning; the re-sent acquire tells exactly
       }
       result.complete(new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos));
       return true;
+    }
+
+    /**
+     * When, on this client's clock, to count the lease's TTL from: {@code boundNanos} is a moment no later
+     * than the cluster's view of the grant, {@code leftMs} what the cluster said was left of the lease then.
+     */
+    private long leaseStart(long boundNanos, long leftMs) {
+      return boundNanos - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos();
     }
 
     /** The wait is over: leave the queue (which also releases a grant that raced with giving up). */
