@@ -40,6 +40,20 @@ class CommandCoalescerTest {
     }
   }
 
+  /** One entry in flight (write 1) and writes 2 and 3 waiting behind it, to leave together as one batch. */
+  private static final class TwoQueued {
+    final Transport transport = new Transport();
+    final CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
+    final CompletableFuture<Response> second;
+    final CompletableFuture<Response> third;
+
+    TwoQueued() {
+      coalescer.submit(write(1));
+      second = coalescer.submit(write(2));
+      third = coalescer.submit(write(3));
+    }
+  }
+
   static Response answerTo(Request request) {
     if (request.getCommandCase() != Request.CommandCase.BATCH) {
       return Response.newBuilder().setCode(ResultCode.ACCEPTED).setToken(request.getWrite().getToken()).build();
@@ -125,29 +139,24 @@ class CommandCoalescerTest {
 
   @Test
   void aCommandWhoseCallerGaveUpWhileItWaitedIsNotSent() {
-    Transport transport = new Transport();
-    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
-    coalescer.submit(write(1));
-    CompletableFuture<Response> timedOut = coalescer.submit(write(2));
-    coalescer.submit(write(3));
+    TwoQueued queued = new TwoQueued();
+    CompletableFuture<Response> timedOut = queued.second;
 
     timedOut.completeExceptionally(new java.util.concurrent.TimeoutException());
-    transport.answer(0);
+    queued.transport.answer(0);
 
-    assertThat(transport.sent).containsExactly(write(1), write(3));
+    assertThat(queued.transport.sent).containsExactly(write(1), write(3));
   }
 
   @Test
   void aBatchThatFailsAsAWholeFailsEachOfItsCommands() {
-    Transport transport = new Transport();
-    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
-    coalescer.submit(write(1));
-    CompletableFuture<Response> second = coalescer.submit(write(2));
-    CompletableFuture<Response> third = coalescer.submit(write(3));
-    transport.answer(0);
+    TwoQueued queued = new TwoQueued();
+    CompletableFuture<Response> second = queued.second;
+    CompletableFuture<Response> third = queued.third;
+    queued.transport.answer(0);
 
     Response overloaded = Response.newBuilder().setCode(ResultCode.OVERLOADED).setMessage("full").build();
-    transport.replies.get(1).complete(overloaded);
+    queued.transport.replies.get(1).complete(overloaded);
 
     assertThat(second.join()).isEqualTo(overloaded);
     assertThat(third.join()).isEqualTo(overloaded);
@@ -157,18 +166,16 @@ class CommandCoalescerTest {
   // each write's token superseded) arrives as a node's refusal, and each command still gets its own answer.
   @Test
   void aBatchRefusedWholeByTheLeaderStillAnswersEachCommandItsOwn() {
-    Transport transport = new Transport();
-    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
-    coalescer.submit(write(1));
-    CompletableFuture<Response> second = coalescer.submit(write(2));
-    CompletableFuture<Response> third = coalescer.submit(write(3));
-    transport.answer(0);
+    TwoQueued queued = new TwoQueued();
+    CompletableFuture<Response> second = queued.second;
+    CompletableFuture<Response> third = queued.third;
+    queued.transport.answer(0);
 
     Response stale2 = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).setSentToken(2).build();
     Response stale3 = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).setSentToken(3).build();
     Response refused = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED).addBatch(stale2).addBatch(stale3)
         .build();
-    transport.replies.get(1).completeExceptionally(new java.util.concurrent.CompletionException(
+    queued.transport.replies.get(1).completeExceptionally(new java.util.concurrent.CompletionException(
         new java.io.IOException(LeaderRejection.encode(refused))));
 
     assertThat(second.join()).isEqualTo(stale2);
@@ -177,14 +184,11 @@ class CommandCoalescerTest {
 
   @Test
   void aBatchAnsweredWithTheWrongNumberOfAnswersFailsRatherThanMisassigns() {
-    Transport transport = new Transport();
-    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
-    coalescer.submit(write(1));
-    CompletableFuture<Response> second = coalescer.submit(write(2));
-    coalescer.submit(write(3));
-    transport.answer(0);
+    TwoQueued queued = new TwoQueued();
+    CompletableFuture<Response> second = queued.second;
+    queued.transport.answer(0);
 
-    transport.replies.get(1).complete(Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED)
+    queued.transport.replies.get(1).complete(Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED)
         .addBatch(answerTo(write(2))).build());
 
     assertThat(second).isCompletedExceptionally();
