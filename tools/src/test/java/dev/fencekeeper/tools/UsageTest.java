@@ -2,13 +2,20 @@ package dev.fencekeeper.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /** Mistakes on the command line: refused before anything is sent, with exit 2 and a message naming the mistake. */
 class UsageTest {
@@ -25,6 +32,31 @@ class UsageTest {
     for (ExitCode code : ExitCode.values()) {
       assertThat(run.out()).contains(String.format("%2d  %s", code.code(), code.meaning()));
     }
+  }
+
+  // Guarantee: every verb's help renders as written. A lone '%' in a description makes picocli print its raw
+  // text and a warning on stderr instead (as `bench --help` did with "5 % of their CPU").
+  @Test
+  void everyVerbsHelpRendersWithoutFormatWarnings() {
+    PrintStream originalErr = System.err;
+    ByteArrayOutputStream picocliWarnings = new ByteArrayOutputStream();
+    List<String> rendered = new ArrayList<>();
+    try {
+      System.setErr(new PrintStream(picocliWarnings, true, StandardCharsets.UTF_8));
+      Deque<CommandLine> verbs = new ArrayDeque<>(List.of(FencekeeperCli.commandLine(
+          new CliContext(System.out, System.err, Map.of(), dir))));
+      while (!verbs.isEmpty()) {
+        CommandLine verb = verbs.pop();
+        rendered.add(verb.getCommandSpec().qualifiedName());
+        verb.getUsageMessage();
+        verbs.addAll(verb.getSubcommands().values());
+      }
+    } finally {
+      System.setErr(originalErr);
+    }
+
+    assertThat(rendered).contains("fencekeeper bench", "fencekeeper lease acquire");
+    assertThat(picocliWarnings.toString(StandardCharsets.UTF_8)).isEmpty();
   }
 
   // Guarantee: --version names this build and the Ratis it embeds.

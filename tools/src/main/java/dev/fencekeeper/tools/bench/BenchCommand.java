@@ -77,7 +77,7 @@ public final class BenchCommand implements Callable<Integer> {
       converter = DurationConverter.ZeroAllowed.class,
       description = "At most this long, unrecorded load of every chosen workload on a freshly started cluster"
           + " before the first one is measured, in rounds of 5 s until the node JVMs' JIT compilers use under"
-          + " 5 % of their CPU (default: ${DEFAULT-VALUE}; 0s skips it).")
+          + " 5 %% of their CPU (default: ${DEFAULT-VALUE}; 0s skips it).")
   private Duration jitWarmup;
 
   @Option(names = "--clients", paramLabel = "N", defaultValue = "1",
