@@ -32,16 +32,14 @@ public final class NodeProcesses {
   private static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
 
   /**
-   * On two cores or fewer, only the quick C1 compiler. C2's compiler thread competes with the node for the
-   * same two cores for minutes after every start (half of the three nodes' CPU after a minute of load, still
-   * a third after three), and its better code never paid that back here: with C1 only, W2 did 4,862 writes/s
-   * at 64 workers against 2,850-3,000 with both compilers after the same warm-up, and 4,400 µs of node CPU
-   * per write at one worker against 12,200-12,600 (docs/benchmarks.md).
+   * Both JIT compilers, on every host. On two cores C2 competes with the node for minutes after a start (a
+   * third to a half of the three nodes' CPU for the first two minutes of load), which is why the fifth session
+   * chose C1 only; but once C2 has settled, after four to five minutes of load, its code needs about a third
+   * less CPU per write and W2 at 64 workers did 6,200-8,400 writes/s against 4,500-5,300 with C1 only
+   * (docs/benchmarks.md, sixth session). A node runs for days; its first minutes should not decide its code.
    */
-  private static final String C1_ONLY = "-XX:TieredStopAtLevel=1";
-
-  public static List<String> nodeJvmFlags(int processors) {
-    return processors <= 2 ? List.of(HUGE_PAGES, C1_ONLY) : List.of(HUGE_PAGES);
+  public static List<String> nodeJvmFlags() {
+    return List.of(HUGE_PAGES);
   }
 
   private final PrintStream out;
@@ -85,7 +83,7 @@ public final class NodeProcesses {
     List<String> command = new ArrayList<>();
     command.add(javaBinary());
     command.addAll(ClassArchive.childJvmFlags());
-    command.addAll(nodeJvmFlags(Runtime.getRuntime().availableProcessors()));
+    command.addAll(nodeJvmFlags());
     for (String property : FORWARDED_PROPERTIES) {
       String value = System.getProperty(property);
       if (value != null) {
