@@ -323,7 +323,13 @@ final class BenchReport {
       return m.staleAccepted() + " accepted, " + (m.stepsTotal() - m.notOkTotal()) + "/" + m.stepsTotal()
           + " rejected";
     }
-    return Long.toString(m.failed());
+    if (m.failed() == 0) {
+      return "0";
+    }
+    // The codes, not their counts: the counts include the unmeasured warm-up (JSON `failures` has them).
+    String codes = m.failures().keySet().stream().filter(reason -> !reason.startsWith("prepare: ")).sorted()
+        .map(reason -> reason.length() > 40 ? reason.substring(0, 40) + "…" : reason).collect(Collectors.joining(", "));
+    return codes.isEmpty() ? Long.toString(m.failed()) : m.failed() + " (" + codes + ")";
   }
 
   private static <T> String list(List<T> items, java.util.function.ToLongFunction<T> f) {

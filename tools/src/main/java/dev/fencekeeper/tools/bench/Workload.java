@@ -23,7 +23,9 @@ enum Workload {
       + " (only that write is timed)", "stale writes"),
   W4("linearizable reads", "each worker reads its own key through the leader's read index", "reads"),
   W5("renew storm", "--leases leases (1000 unless given) of TTL 3 s spread over the workers, each renewed"
-      + " every TTL/3", "renewals"),
+      + " every TTL/3. A worker renews one lease at a time, so one that cannot get through its share within the"
+      + " TTL (a single worker with 1,000 leases needs a renewal every 3 ms) sees leases expire and those renewals"
+      + " fail: the client's pace, not the service's", "renewals"),
   W6("contended lock", "blocking acquire (queued, FIFO) of one of concurrency/16 shared resources, one"
       + " fenced write, release", "grants");
 

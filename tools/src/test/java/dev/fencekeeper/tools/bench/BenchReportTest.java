@@ -49,6 +49,18 @@ class BenchReportTest {
     assertThat(unknown.toJson().path("status").asText()).isEqualTo("FAILED");
   }
 
+  // Guarantee: a row with failed steps names their result codes (W5 at one worker fails by the client's pace,
+  // and a bare count would not say so); a row without failures says 0.
+  @Test
+  void failedCellNamesTheResultCodes() {
+    BenchReport r = report();
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W5, 1, 80, 670, 0, 500));
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W5, 16, 990, 0, 0, 500));
+
+    String tables = String.join("\n", r.tables());
+    assertThat(tables).contains("| 670 (UNAVAILABLE) |").contains("| 0 |");
+  }
+
   // Guarantee: the 1,000,000-key target reads the largest heap, the slowest snapshot and the restart until
   // both a read and a write were served; without --state-keys it says how to run it; a smaller run is labelled.
   @Test
