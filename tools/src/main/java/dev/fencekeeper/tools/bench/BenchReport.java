@@ -327,7 +327,7 @@ final class BenchReport {
       return "0";
     }
     // The codes, not their counts: the counts include the unmeasured warm-up (JSON `failures` has them).
-    String codes = m.failures().keySet().stream().filter(reason -> !reason.startsWith("prepare: ")).sorted()
+    String codes = m.stepFailureReasons().stream()
         .map(reason -> reason.length() > 40 ? reason.substring(0, 40) + "…" : reason).collect(Collectors.joining(", "));
     return codes.isEmpty() ? Long.toString(m.failed()) : m.failed() + " (" + codes + ")";
   }

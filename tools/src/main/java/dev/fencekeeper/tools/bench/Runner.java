@@ -26,6 +26,13 @@ import org.HdrHistogram.Recorder;
  * accepted) count every step, warm-up included.
  */
 final class Runner {
+  /** Marks a failure of a worker's prepare (no step was made) among the failures of a run. */
+  private static final String PREPARE_FAILURE = "prepare: ";
+
+  private static boolean isPrepareFailure(String reason) {
+    return reason.startsWith(PREPARE_FAILURE);
+  }
+
   private static final long HIGHEST_MICROS = TimeUnit.MINUTES.toMicros(5);
 
   private Runner() {}
@@ -48,8 +55,13 @@ final class Runner {
 
     /** Steps of the whole run (warm-up included) that did not end OK. */
     long notOkTotal() {
-      return failures.entrySet().stream().filter(e -> !e.getKey().startsWith("prepare: "))
+      return failures.entrySet().stream().filter(e -> !isPrepareFailure(e.getKey()))
           .mapToLong(Map.Entry::getValue).sum();
+    }
+
+    /** Why steps of the whole run (warm-up included) did not end OK, sorted; prepare failures left out. */
+    List<String> stepFailureReasons() {
+      return failures.keySet().stream().filter(reason -> !isPrepareFailure(reason)).sorted().toList();
     }
 
     /** Share of the servers' CPU their JIT compilers used, in percent, or NaN when unknown. */
@@ -136,7 +148,7 @@ final class Runner {
         // Not a failed step (none was made): reported among the failures, not counted as one.
         String reason = String.valueOf(e.getMessage());
         int detail = reason.indexOf(" for ");
-        failures.computeIfAbsent("prepare: " + (detail > 0 ? reason.substring(0, detail) : reason),
+        failures.computeIfAbsent(PREPARE_FAILURE + (detail > 0 ? reason.substring(0, detail) : reason),
             k -> new LongAdder()).increment();
         if (System.nanoTime() >= measureTo) {
           return;
