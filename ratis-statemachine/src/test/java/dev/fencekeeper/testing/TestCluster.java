@@ -207,15 +207,20 @@ public final class TestCluster implements AutoCloseable {
     await().atMost(Duration.ofSeconds(30)).until(() -> leader().filter(to::equals).isPresent());
   }
 
-  /** Takes a snapshot on every running node. */
-  public void snapshotAll() {
-    for (FencekeeperServer s : running.values()) {
+  /**
+   * Takes a snapshot on every running node; returns each node's snapshot index (entries applied later, such as
+   * the leader's takeover and tick entries, are not in it).
+   */
+  public Map<String, Long> snapshotAll() {
+    Map<String, Long> indexes = new LinkedHashMap<>();
+    running.forEach((id, s) -> {
       try {
-        s.stateMachine().takeSnapshot();
+        indexes.put(id, s.stateMachine().takeSnapshot());
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-    }
+    });
+    return indexes;
   }
 
   private static int freePort() {
