@@ -417,14 +417,14 @@ public final class FencingClient implements AutoCloseable {
      * grant nothing to it, when its lease already ended among them, or when this client cannot bound when
      * the grant started (no WAITING answer yet) or that bound leaves nothing of the lease.
      */
-    private boolean takeGrantFrom(List<dev.fencekeeper.proto.LeaseEvent> events) {
-      dev.fencekeeper.proto.LeaseEvent grant = null;
-      for (dev.fencekeeper.proto.LeaseEvent event : events) {
-        if (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED
+    private boolean takeGrantFrom(List<LeaseEvent> events) {
+      LeaseEvent grant = null;
+      for (LeaseEvent event : events) {
+        if (event.getType() == LeaseEvent.Type.ACQUIRED
             && event.getRequestId().equals(requestId)) {
           grant = event;
         } else if (grant != null && event.getToken() == grant.getToken()
-            && event.getType() != dev.fencekeeper.proto.LeaseEvent.Type.RENEWED) {
+            && event.getType() != LeaseEvent.Type.RENEWED) {
           return false; // released, expired or revoked before this client heard of it
         }
       }

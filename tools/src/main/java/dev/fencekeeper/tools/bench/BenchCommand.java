@@ -439,7 +439,7 @@ public final class BenchCommand implements Callable<Integer> {
         "--concurrency", concurrency, "--duration", duration.toMillis() % 1000 == 0
             ? duration.toSeconds() + "s" : duration.toMillis() + "ms",
         "--warmup", warmup.toMillis() % 1000 == 0 ? warmup.toSeconds() + "s" : warmup.toMillis() + "ms"));
-    if (jitWarmup.toSeconds() != DEFAULT_JIT_WARMUP_SECONDS || jitWarmup.toNanosPart() != 0) {
+    if (!jitWarmup.equals(Duration.ofSeconds(DEFAULT_JIT_WARMUP_SECONDS))) {
       parts.addAll(List.of("--jit-warmup", jitWarmup.toMillis() % 1000 == 0
           ? jitWarmup.toSeconds() + "s" : jitWarmup.toMillis() + "ms"));
     }
