@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -396,7 +395,7 @@ public final class FencingState {
           .build();
     }
     if (!w.requestId().isEmpty() && w.token() == r.lastToken()) {
-      WriteReceipt receipt = r.receipts().get(w.requestId());
+      WriteReceipt receipt = r.receipt(w.requestId());
       if (receipt != null) {
         // A retry of a write that was applied: answer as the first time did, change nothing.
         return Outcome.of(Code.ACCEPTED)
@@ -460,7 +459,7 @@ public final class FencingState {
     }
     String firstKey = w.writes().get(0).key();
     if (!w.requestId().isEmpty()) {
-      rememberReceipt(r, new WriteReceipt(w.requestId(), firstKey, firstVersion, nowMs));
+      r.mutableReceipts().put(w.requestId(), firstKey, firstVersion, nowMs, limits.maxRequestIdsPerLease());
     }
     return Outcome.of(Code.ACCEPTED)
         .token(w.token())
@@ -477,16 +476,6 @@ public final class FencingState {
 
   private static String notYours(LeaseRecord lease, String caller) {
     return "lease " + lease.token() + " was acquired by identity '" + lease.identity() + "', not '" + caller + "'";
-  }
-
-  private void rememberReceipt(ResourceRecord r, WriteReceipt receipt) {
-    LinkedHashMap<String, WriteReceipt> receipts = r.mutableReceipts();
-    receipts.put(receipt.requestId(), receipt);
-    Iterator<String> oldest = receipts.keySet().iterator();
-    while (receipts.size() > limits.maxRequestIdsPerLease()) {
-      oldest.next();
-      oldest.remove();
-    }
   }
 
   /**
@@ -739,7 +728,9 @@ public final class FencingState {
     setLease(r, lease);
     r.mutableValues().putAll(values);
     for (WriteReceipt receipt : receipts) {
-      r.mutableReceipts().put(receipt.requestId(), receipt);
+      // Unbounded here: the snapshot holds what the limit allowed when it was taken; the next write trims.
+      r.mutableReceipts().put(receipt.requestId(), receipt.firstKey(), receipt.version(), receipt.writtenAtMs(),
+          Integer.MAX_VALUE);
     }
     resources.put(name, r);
     refile(r);

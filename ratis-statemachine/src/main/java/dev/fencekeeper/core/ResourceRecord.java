@@ -2,6 +2,7 @@ package dev.fencekeeper.core;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
@@ -16,7 +17,7 @@ public final class ResourceRecord {
   private LeaseRecord lease;
   private final TreeMap<String, ValueRecord> values = new TreeMap<>();
   // Receipts of accepted writes under the lease `lastToken`, oldest first; cleared by the next grant.
-  private final LinkedHashMap<String, WriteReceipt> receipts = new LinkedHashMap<>();
+  private final WriteReceipts receipts = new WriteReceipts();
   // Queued acquires by request id, in arrival order.
   private final LinkedHashMap<String, Waiter> waiters = new LinkedHashMap<>();
   // Until when no grant may happen: set by an involuntary end of a lease that asked for a lock-delay.
@@ -54,8 +55,14 @@ public final class ResourceRecord {
     return Collections.unmodifiableNavigableMap(values);
   }
 
-  public Map<String, WriteReceipt> receipts() {
-    return Collections.unmodifiableMap(receipts);
+  /** The receipts of accepted writes under the lease {@link #lastToken()}, oldest first. */
+  public List<WriteReceipt> receipts() {
+    return receipts.inOrder();
+  }
+
+  /** The receipt of the accepted write under {@link #lastToken()} that carried {@code requestId}, or null. */
+  public WriteReceipt receipt(String requestId) {
+    return receipts.find(requestId);
   }
 
   public Map<String, Waiter> waiters() {
@@ -107,7 +114,7 @@ public final class ResourceRecord {
     return values;
   }
 
-  LinkedHashMap<String, WriteReceipt> mutableReceipts() {
+  WriteReceipts mutableReceipts() {
     return receipts;
   }
 }

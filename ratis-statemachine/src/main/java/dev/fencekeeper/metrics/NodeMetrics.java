@@ -456,7 +456,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       return false;
     }
     ResourceRecord r = state.resources().get(w.resource());
-    return r != null && w.token() == r.lastToken() && r.receipts().containsKey(w.requestId());
+    return r != null && w.token() == r.lastToken() && r.receipt(w.requestId()) != null;
   }
 
   private static boolean isQueued(FencingState state, Command.Acquire a) {

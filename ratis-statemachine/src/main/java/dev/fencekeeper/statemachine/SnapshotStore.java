@@ -210,7 +210,7 @@ final class SnapshotStore {
           .setIdentity(w.identity()));
     }
     b.setBlockedUntilMs(r.blockedUntilMs()).setExpiryObserved(r.expiryObserved()).setIdleSinceMs(r.idleSinceMs());
-    for (WriteReceipt receipt : r.receipts().values()) {
+    for (WriteReceipt receipt : r.receipts()) {
       b.addReceipts(ReceiptSnapshot.newBuilder()
           .setRequestId(receipt.requestId())
           .setFirstKey(receipt.firstKey())

@@ -60,7 +60,8 @@ class FencingStatePropertiesTest {
   static final String[] RESOURCES = {"r0", "r1", "r2"};
   static final String[] KEYS = {"k0", "k1", "k2"};
   static final String[] OWNERS = {"A", "B", "C"};
-  static final String[] REQUEST_IDS = {"", "", "q1", "q2"};
+  // Ids that split into a prefix and a counter ("q1", "x1", "7") and ones kept whole ("q01"): see WriteReceipts.
+  static final String[] REQUEST_IDS = {"", "", "q1", "q2", "q01", "x1", "7"};
   // Indexes 0..6 are valid for every command; 7 and 9 are out of bounds; 8 (zero) is valid only for Renew.
   static final long[] TTLS = {100, 250, 600, 700, 1000, 2500, 5000, 99, 0, 5001};
   static final Duration TRY_TIMEOUT = Duration.ofSeconds(5); // a try normally takes milliseconds

@@ -55,10 +55,8 @@ final class StateDump {
             .append(" version=").append(vr.version())
             .append(" writtenAtMs=").append(vr.writtenAtMs()).append('\n');
       }
-      for (Map.Entry<String, WriteReceipt> w : r.receipts().entrySet()) {
-        WriteReceipt wr = w.getValue();
-        b.append("  receipt ").append(quote(w.getKey()))
-            .append(" requestId=").append(quote(wr.requestId()))
+      for (WriteReceipt wr : r.receipts()) {
+        b.append("  receipt ").append(quote(wr.requestId()))
             .append(" firstKey=").append(quote(wr.firstKey()))
             .append(" version=").append(wr.version())
             .append(" writtenAtMs=").append(wr.writtenAtMs()).append('\n');
