@@ -12,6 +12,7 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import org.junit.jupiter.api.Test;
 
 class WriteReceiptsTest {
@@ -134,11 +135,11 @@ class WriteReceiptsTest {
     Arbitrary<String> keys = Arbitraries.of("k", "k2");
     // Mostly the configured limit, sometimes a lower or higher one (a restart with another config).
     Arbitrary<Integer> max = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(8, Arbitraries.just(4)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(1, 12)));
+        Tuple.of(8, Arbitraries.just(4)),
+        Tuple.of(1, Arbitraries.integers().between(1, 12)));
     Arbitrary<Op> put = Combinators.combine(ids, keys, Arbitraries.longs().between(1, 50), max).as(Put::new);
     Arbitrary<Op> clear = Arbitraries.just(new Clear());
-    return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(12, put), net.jqwik.api.Tuple.of(1, clear))
+    return Arbitraries.frequencyOf(Tuple.of(12, put), Tuple.of(1, clear))
         .list().ofMaxSize(60);
   }
 }
