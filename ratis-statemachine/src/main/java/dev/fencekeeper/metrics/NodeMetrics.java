@@ -14,7 +14,6 @@ import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ResourceRecord;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
-import dev.fencekeeper.statemachine.FencingStateMachine;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.EnumMap;
@@ -186,7 +185,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   }
 
   /** Gives the gauges their sources: the node's Raft division and its state machine. */
-  public void bind(RaftServer server, RaftGroupId groupId, FencingStateMachine stateMachine) {
+  public void bind(RaftServer server, RaftGroupId groupId, StateReader stateMachine) {
     this.binding = new Binding(server, groupId, stateMachine);
   }
 
@@ -498,7 +497,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   // -----------------------------------------------------------------------------------------------
   // Gauges
 
-  private record Binding(RaftServer server, RaftGroupId groupId, FencingStateMachine stateMachine) {}
+  private record Binding(RaftServer server, RaftGroupId groupId, StateReader stateMachine) {}
 
   /** One pass over the resources: O(resources), never O(keys). */
   private record Census(long liveLeases, long waiters, long resources, long takenAtNanos) {}
