@@ -346,7 +346,7 @@ public final class FencingAdmin implements AutoCloseable {
 
   private void setConfiguration(Membership current, List<PeerAddress> next, String what) {
     try (RaftClient raft = adminClient(current)) {
-      // The List overload: the array overload of 3.3.0 never sets the servers (RATIS.md, key fact 11).
+      // The List overload: the array overload of 3.3.0 never sets the servers (docs/design.md, Ratis facts).
       check(raft.admin().setConfiguration(raftPeers(next)), what);
     } catch (IOException | RuntimeException e) {
       throw failed(what, e);

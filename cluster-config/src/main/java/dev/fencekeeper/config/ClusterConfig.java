@@ -89,11 +89,11 @@ public final class ClusterConfig {
   static final int LOG_CACHE_SEGMENTS = 2;
   static final long LOG_CACHE_MAX_BYTES = 64L << 20;
   // Above Ratis' 150/300 ms defaults: on a shared 2-core host a ~0.5 s stall flapped leadership
-  // under load (RATIS.md 10.7), and every spurious election costs a takeover grace.
+  // under load (docs/design.md, Ratis facts), and every spurious election costs a takeover grace.
   static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(400);
   static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(800);
   static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(3);
-  // Ratis' default of 100 blocks callers long before the server is saturated (RATIS.md 13.8).
+  // Ratis' default of 100 blocks callers long before the server is saturated (docs/design.md, Ratis facts).
   static final int CLIENT_ASYNC_OUTSTANDING_MAX = 1024;
   // One to serve and one to fall back to if the newest turns out unreadable.
   static final int SNAPSHOT_RETENTION_FILES = 2;
@@ -418,7 +418,7 @@ public final class ClusterConfig {
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(electionTimeoutMin));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(electionTimeoutMax));
     // By default every advance of the commit index appends a METADATA entry: about two log entries and
-    // fsyncs per command at low concurrency (RATIS.md 10.5, 14.3: write p50 3 ms -> 1.25 ms without). The
+    // fsyncs per command at low concurrency (docs/design.md, Ratis facts: about 2.2x writes without). The
     // cost of turning it off: a restarted node learns the commit index from the leader instead of its own
     // log, so it applies its entries only once a leader is elected, which Raft requires anyway.
     RaftServerConfigKeys.Log.setLogMetadataEnabled(p, false);

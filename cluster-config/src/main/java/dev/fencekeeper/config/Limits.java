@@ -78,7 +78,7 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
   public Limits {
     positiveMillis(Keys.LEASE_TTL_MIN, minTtl);
     positiveMillis(Keys.LEASE_TTL_MAX, maxTtl);
-    // A grace of zero would let any election cost a live holder its lease (DESIGN.md, Time).
+    // A grace of zero would let any election cost a live holder its lease (docs/design.md, Time).
     positiveMillis(Keys.LEASE_TAKEOVER_GRACE, takeoverGrace);
     if (minTtl.compareTo(maxTtl) > 0) {
       throw new ConfigException(Keys.LEASE_TTL_MIN + ": '" + Durations.describe(minTtl)

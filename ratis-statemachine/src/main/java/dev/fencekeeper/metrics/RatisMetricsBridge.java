@@ -17,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Mirrors Ratis's own metrics into each node's Dropwizard registry (RATIS.md §11).
+ * Mirrors Ratis's own metrics into each node's Dropwizard registry (docs/design.md, Ratis facts).
  *
  * <p>{@code ratis-metrics-default} keeps its metrics in shaded Dropwizard registries that are not
  * type-compatible with ours, one per (component, member) and all in one JVM-wide {@link

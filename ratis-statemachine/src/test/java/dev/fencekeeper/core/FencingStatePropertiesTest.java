@@ -46,7 +46,7 @@ import net.jqwik.api.statistics.Statistics;
 /**
  * Random command sequences (few resources, keys and owners; TTLs mostly within limits; stamps that mostly
  * move forward but sometimes go back; entry index +1 per command; now and then a new Raft term) applied both
- * to {@link FencingState} and to a tiny independent model of DESIGN.md, checking the safety invariants after
+ * to {@link FencingState} and to a tiny independent model of docs/design.md, checking the safety invariants after
  * every step.
  */
 class FencingStatePropertiesTest {
@@ -349,7 +349,7 @@ class FencingStatePropertiesTest {
   }
 
   /**
-   * The reference model: DESIGN.md written as plainly as possible, sharing no code with the core. It takes
+   * The reference model: docs/design.md written as plainly as possible, sharing no code with the core. It takes
    * each granted token from the core's outcome after checking it exceeds every token issued before, so it
    * does not depend on how tokens are numbered.
    */
@@ -439,7 +439,7 @@ class FencingStatePropertiesTest {
     }
 
     /**
-     * Checks the core's outcome {@code o} of command {@code c} against DESIGN.md, then advances the model. The
+     * Checks the core's outcome {@code o} of command {@code c} against docs/design.md, then advances the model. The
      * first entry of a new term is preceded by the takeover grace (a Takeover entry gives it only once).
      */
     void step(Command c, long stamp, boolean newTerm, Outcome o) {

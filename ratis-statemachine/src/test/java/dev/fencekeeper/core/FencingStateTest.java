@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** One table per command and result code of DESIGN.md, each driven with explicit entry stamps. */
+/** One table per command and result code of docs/design.md, each driven with explicit entry stamps. */
 // Preemptive: a core stuck in a loop fails the test instead of hanging the build.
 @Timeout(value = 5, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FencingStateTest {
@@ -966,7 +966,7 @@ class FencingStateTest {
   @Nested
   class SeedScenario {
 
-    // DESIGN.md's table: A's lease expires while paused, B acquires (t' > t) and writes; A's late write is
+    // The README's table: A's lease expires while paused, B acquires (t' > t) and writes; A's late write is
     // STALE_TOKEN carrying t', and B's value stays. A is already fenced right after B acquires, before B writes.
     @Test
     void pausedHolderIsFencedOut() {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The paused-worker timeline of DESIGN.md, on three real Ratis nodes. */
+/** The paused-worker timeline of the README, on three real Ratis nodes. */
 @Timeout(120)
 class SeedScenarioClusterTest {
   @TempDir static Path dataDir;

@@ -9,7 +9,7 @@ import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 /**
- * The bench's baseline: the cheapest state machine Ratis can run (RATIS.md §14's counter). Each write adds
+ * The bench's baseline: the cheapest state machine Ratis can run (a counter, as in Ratis's examples). Each write adds
  * the 8-byte number it carries; each read returns the total. Whatever fencekeeper costs above this, in the
  * same run on the same settings, is fencekeeper's own.
  */
