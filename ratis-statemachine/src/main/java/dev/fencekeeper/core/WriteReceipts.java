@@ -11,7 +11,7 @@ import java.util.List;
  * <p>They live in flat arrays, not as a map entry, a record and a request-id string per write: under
  * steady writes a receipt lives for seconds, long enough for several young collections to copy it, and
  * those copies were most of the leader's young-collection pauses, which stall every write in flight
- * (docs/benchmarks.md, sixth and seventh sessions). A request id is kept split into a prefix and a
+ * (docs/benchmarks.md, GC). A request id is kept split into a prefix and a
  * decimal counter, because the client library's ids are a per-process prefix and a counter: one
  * resource's receipts share one prefix string (and, when they keep writing one key, one key string), so
  * a receipt adds no objects. An id without such a counter is kept whole, as its own prefix. Lookups go

@@ -33,10 +33,10 @@ public final class NodeProcesses {
 
   /**
    * Both JIT compilers, on every host. On two cores C2 competes with the node for minutes after a start (a
-   * third to a half of the three nodes' CPU for the first two minutes of load), which is why the fifth session
-   * chose C1 only; but once C2 has settled, after four to five minutes of load, its code needs about a third
-   * less CPU per write and W2 at 64 workers did 6,200-8,400 writes/s against 4,500-5,300 with C1 only
-   * (docs/benchmarks.md, sixth session). A node runs for days; its first minutes should not decide its code.
+   * third to a half of the three nodes' CPU for the first two minutes of load), so C1 alone looks faster at
+   * first; but once C2 has settled, after four to five minutes of load, its code needs about a third less CPU
+   * per write and W2 at 64 workers did 6,200-8,400 writes/s against 4,500-5,300 with C1 only
+   * (docs/benchmarks.md, JIT). A node runs for days; its first minutes should not decide its code.
    */
   public static List<String> nodeJvmFlags() {
     return List.of(HUGE_PAGES);

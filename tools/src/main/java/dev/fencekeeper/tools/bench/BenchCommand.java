@@ -330,7 +330,7 @@ public final class BenchCommand implements Callable<Integer> {
   /**
    * Below this share of the nodes' CPU the compilers have caught up with the hot paths. Not zero: HotSpot
    * keeps recompiling a little for as long as load changes. 5 % was too early with C2 on two cores: from 4-6 %
-   * down to 1 % the nodes' CPU per write still fell by a third (sixth session, docs/benchmarks.md).
+   * down to 1 % the nodes' CPU per write still fell by a third (docs/benchmarks.md, JIT).
    */
   private static final double JIT_SETTLED_PERCENT = 2;
   /** Long enough for C2 on a 2-core box to settle under load (four to six minutes there); an upper bound. */

@@ -93,8 +93,8 @@ class BenchSmokeIT {
     assertThat(state.path("restart_write_ms").asLong()).as("write served after the restart").isPositive();
 
     String written = Files.readString(doc);
-    assertThat(written).startsWith("# Benchmarks").contains("## Targets (issue #6)", "### W3 stale replay",
-        "### fencekeeper / bare Ratis", "### State size: 2,000 keys of 100 bytes",
+    assertThat(written).startsWith("# Benchmarks").contains("## Method", "## Machine", "## Targets",
+        "### W3 stale replay", "### fencekeeper / bare Ratis", "### State size: 2,000 keys of 100 bytes",
         "2,000 keys (target: 1,000,000) of 100 bytes: heap per node ≤ 400 MB", KEPT);
     assertThat(written).doesNotContain("# old");
   }
