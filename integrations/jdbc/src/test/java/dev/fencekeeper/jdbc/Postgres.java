@@ -57,8 +57,10 @@ final class Postgres {
     return ds;
   }
 
+  /** The JDBC URL of {@code ds}'s database, with the user, for another process. */
   static String jdbcUrl(DataSource ds) {
-    return ((PGSimpleDataSource) ds).getURL();
+    PGSimpleDataSource pg = (PGSimpleDataSource) ds;
+    return pg.getURL() + "?user=" + pg.getUser();
   }
 
   static void execute(DataSource ds, String... statements) throws SQLException {
