@@ -166,4 +166,28 @@ class JdbcFencePostgresTest {
       assertThat(Postgres.queryLong(db, "SELECT count(*) FROM invoice")).isEqualTo(2);
     }
   }
+  private int perRowUpdate(String comparison, int qty, long token) throws SQLException {
+    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "UPDATE inventory SET qty = ?, last_token = ? WHERE id = 1 AND last_token " + comparison + " ?")) {
+      ps.setInt(1, qty);
+      ps.setLong(2, token);
+      ps.setLong(3, token);
+      return ps.executeUpdate();
+    }
+  }
+
+  // Guarantee (the per-row pattern, for tables carrying their own token column): "last_token <= ?" lets the
+  // holder write any number of times with its one token and refuses older tokens; the seed's "<" would refuse
+  // the holder's own second write.
+  @Test
+  void perRowPatternNeedsLessOrEqual() throws SQLException {
+    Postgres.execute(db, "CREATE TABLE inventory (id INT PRIMARY KEY, qty INT NOT NULL, last_token BIGINT NOT NULL)",
+        "INSERT INTO inventory VALUES (1, 10, 0)");
+    assertThat(perRowUpdate("<=", 9, 41)).isEqualTo(1);
+    assertThat(perRowUpdate("<=", 8, 41)).as("the holder's second write").isEqualTo(1);
+    assertThat(perRowUpdate("<=", 7, 42)).isEqualTo(1);
+    assertThat(perRowUpdate("<=", 100, 41)).as("an older token").isEqualTo(0);
+    assertThat(perRowUpdate("<", 6, 42)).as("'<' refuses the holder's own second write").isEqualTo(0);
+    assertThat(Postgres.queryLong(db, "SELECT qty FROM inventory")).isEqualTo(7);
+  }
 }
