@@ -1,19 +1,26 @@
 package dev.fencekeeper.tools.drill;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.Durations;
+import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.tools.CliContext;
 import dev.fencekeeper.tools.Directories;
 import dev.fencekeeper.tools.ExitCode;
 import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import javax.sql.DataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -31,6 +38,8 @@ import picocli.CommandLine.Parameters;
           + " resource, linearizable reads. Prints a timeline, figures and a verdict; on a violation, the"
           + " operations that show it and the command that replays the drill. See docs/drills.md.",
       "Drills: stale-writer, leader-kill, leader-pause, restart-all, clock-skew, membership, partition.",
+      "stale-writer --jdbc-url URL [--user U --password-file F] replays the same timeline against your own"
+          + " database through fencekeeper-jdbc's guard row (see docs/external-stores.md).",
       "Exit 0 on a pass, 18 on a violation (or an undecided check), 11 if the drill could not run"
           + " (no leader), 2 on bad usage or when the machine cannot run it (partition needs root)."
     })
@@ -77,6 +86,19 @@ public final class DrillCommand implements Callable<Integer> {
   @Option(names = "--keep-files", description = "Keep the temp dir (node logs, data) even after a pass.")
   private boolean keepFiles;
 
+  @Option(names = "--jdbc-url", paramLabel = "URL",
+      description = "stale-writer only: replay the paused-worker timeline against this database instead of the"
+          + " cluster's own store, fenced by fencekeeper-jdbc's guard row (creates and drops two tables of its"
+          + " own). Drivers in the jar: PostgreSQL.")
+  private String jdbcUrl;
+
+  @Option(names = "--user", paramLabel = "U", description = "Database user for --jdbc-url.")
+  private String user;
+
+  @Option(names = "--password-file", paramLabel = "F",
+      description = "File whose first line is the database password for --jdbc-url (never on the command line).")
+  private Path passwordFile;
+
   DrillCommand(CliContext context) {
     this.context = context;
   }
@@ -90,6 +112,12 @@ public final class DrillCommand implements Callable<Integer> {
     Duration duration = Durations.parse("--duration", durationText);
     if (workers < 1 || workers > 64) {
       throw new ConfigException("--workers: '" + workers + "' must be 1..64");
+    }
+    if (jdbcUrl != null) {
+      return runAgainstDatabase();
+    }
+    if (user != null || passwordFile != null) {
+      throw new ConfigException("--user and --password-file go with --jdbc-url");
     }
     Drill drill = factory.get();
     if (peers != null && !drill.worksWithExternalCluster()) {
@@ -122,6 +150,71 @@ public final class DrillCommand implements Callable<Integer> {
       Directories.deleteTree(root);
     }
     return result.verdict().passed() ? ExitCode.SUCCESS.code() : ExitCode.CHECK_FAILED.code();
+  }
+
+  /** {@code stale-writer --jdbc-url}: the timeline against the user's database, on {@code --peers} or our own nodes. */
+  private int runAgainstDatabase() throws Exception {
+    if (!name.equals("stale-writer")) {
+      throw new ConfigException("--jdbc-url goes with the stale-writer drill only");
+    }
+    String password = null;
+    if (passwordFile != null) {
+      List<String> lines = Files.readAllLines(passwordFile);
+      password = lines.isEmpty() ? "" : lines.get(0);
+    }
+    DataSource db = new DriverManagerDataSource(jdbcUrl, user, password);
+    try (Connection probe = db.getConnection()) {
+      probe.getMetaData();
+    } catch (SQLException e) {
+      context.err().println("fencekeeper drill stale-writer: cannot connect to " + jdbcUrl + ": " + e.getMessage());
+      return ExitCode.UNAVAILABLE.code();
+    }
+    DrillLog log = new DrillLog(context.err(), System.nanoTime(), false);
+    Path root = Files.createTempDirectory("fencekeeper-drill-jdbc-");
+    DrillCluster cluster = new DrillCluster(root, log);
+    JdbcStaleWriterDrill.Outcome outcome;
+    try {
+      ClusterConfig config;
+      if (peers != null) {
+        config = DrillCluster.clientConfig(ClusterConfig.forPeers(peers).peers());
+      } else {
+        List<PeerAddress> members = DrillRunner.freeLoopbackPeers(3);
+        for (PeerAddress peer : members) {
+          cluster.define(peer, members, null, 0);
+        }
+        for (DrillCluster.Node node : cluster.nodes()) {
+          cluster.start(node.id());
+        }
+        log.info("cluster starting, leader " + cluster.awaitLeader(Duration.ofSeconds(90)));
+        config = DrillCluster.clientConfig(members);
+      }
+      outcome = new JdbcStaleWriterDrill(db, config, context.err()).run();
+    } catch (SQLException e) {
+      context.err().println("fencekeeper drill stale-writer: the database refused the drill's own statements: "
+          + e.getMessage() + " (files kept in " + root + ")");
+      return ExitCode.UNEXPECTED.code();
+    } finally {
+      cluster.close();
+    }
+    if (json) {
+      Map<String, Object> report = new LinkedHashMap<>();
+      report.put("drill", "stale-writer");
+      report.put("jdbcUrl", jdbcUrl);
+      report.put("passed", outcome.passed());
+      report.put("verdict", outcome.verdict());
+      report.put("tokenA", outcome.tokenA());
+      report.put("tokenB", outcome.tokenB());
+      report.put("timeline", outcome.timeline());
+      context.out().println(new ObjectMapper().writeValueAsString(report));
+    } else {
+      context.out().println("drill stale-writer against " + jdbcUrl);
+      outcome.timeline().forEach(line -> context.out().println("  " + line));
+      context.out().println("verdict: " + outcome.verdict());
+    }
+    if (outcome.passed() && !keepFiles) {
+      Directories.deleteTree(root);
+    }
+    return outcome.passed() ? ExitCode.SUCCESS.code() : ExitCode.CHECK_FAILED.code();
   }
 
 }

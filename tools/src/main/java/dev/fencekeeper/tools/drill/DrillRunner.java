@@ -172,7 +172,7 @@ final class DrillRunner {
     }
   }
 
-  private static List<PeerAddress> freeLoopbackPeers(int count) throws IOException {
+  static List<PeerAddress> freeLoopbackPeers(int count) throws IOException {
     List<ServerSocket> held = new ArrayList<>();
     List<PeerAddress> peers = new ArrayList<>();
     try {
