@@ -417,8 +417,9 @@ public final class FencingState {
     }
     LeaseRecord live = r.liveLease(nowMs);
     if (live == null && !fencingCheckSkipped) {
-      return rejection(Code.LEASE_EXPIRED, r, w.token(),
-              "lease " + w.token() + " on '" + w.resource() + "' has ended")
+      return rejection(Code.LEASE_EXPIRED, r, w.token(), issuedBeforeRestore(w.token())
+              ? endedByRestore(w.token(), w.resource())
+              : "lease " + w.token() + " on '" + w.resource() + "' has ended")
           .build();
     }
     if (live != null && live.token() == w.token() && !live.permits(w.caller())) {
@@ -746,6 +747,15 @@ public final class FencingState {
    * the backup was taken, which the backup cannot know (unless it issued 2^40, a trillion, more) — and
    * the Raft term starts over with the new cluster's log. {@code seedLineage} (non-zero, the same on
    * every node seeded from this backup) becomes the new cluster's {@link #lineage()}.
+   *
+   * <p>No lease of the old cluster survives: the backup cannot know which of its live leases the old
+   * cluster ended afterwards, so keeping them would let a holder that had been fenced out write again with
+   * its old token. Every lease ends here, without an event (this is the new cluster's starting state, not
+   * an entry of its log) and without starting a lock-delay, so holders acquire again at once and get tokens
+   * above the new floor; until they do, a write with an old token is {@code LEASE_EXPIRED}, after that
+   * {@code STALE_TOKEN}. Waiters are dropped too: they wait for acquires sent to the old cluster, and
+   * granting them would hand a lease to a client not asking this one. Values, write receipts and lock-delays
+   * running at backup time are kept (a lock-delay ends at the state-machine time it would have).
    */
   public void beginNewEpoch(long seedLineage) {
     if (seedLineage == 0) {
@@ -754,6 +764,26 @@ public final class FencingState {
     lastIssuedToken = nextEpochFloor(lastIssuedToken);
     term = 0;
     lineage = seedLineage;
+    for (ResourceRecord r : List.copyOf(resources.values())) {
+      setLease(r, null);
+      r.setExpiryObserved(false);
+      r.mutableWaiters().clear();
+      settle(r, 0); // no lease and no waiters: only idleness and the next wake-up are brought up to date
+    }
+    events.clear();
+  }
+
+  /**
+   * True when {@code token} belongs to an earlier token epoch than this state's: it was issued by a
+   * cluster this one was restored from, and its lease ended with the restore.
+   */
+  private boolean issuedBeforeRestore(long token) {
+    return lineage != 0 && (token >>> TOKEN_EPOCH_BITS) < (lastIssuedToken >>> TOKEN_EPOCH_BITS);
+  }
+
+  private String endedByRestore(long token, String resource) {
+    return "lease " + token + " on '" + resource + "' ended when this cluster was restored from a backup;"
+        + " tokens issued before the restore are no longer accepted: acquire '" + resource + "' again";
   }
 
   /** Where the token sequence of a cluster restored from a state with {@code lastIssuedToken} starts. */
@@ -894,7 +924,7 @@ public final class FencingState {
     if (token < r.lastToken()) {
       return "token " + token + " was superseded by " + r.lastToken();
     }
-    return "lease " + token + " has ended";
+    return issuedBeforeRestore(token) ? endedByRestore(token, r.name()) : "lease " + token + " has ended";
   }
 
   private static String first(String a, String b) {

@@ -152,7 +152,11 @@ final class Validation {
     return null;
   }
 
-  /** Length in UTF-8 bytes within [minBytes, maxBytes] and no control characters. */
+  /**
+   * Length in UTF-8 bytes within [minBytes, maxBytes], no control characters and no format characters
+   * (Unicode category Cf: bidi overrides and isolates, zero-width characters, the byte-order mark), which
+   * change how a name is shown without being shown themselves.
+   */
   static String textWithin(String field, String value, int minBytes, int maxBytes) {
     if (value == null) {
       return field + ": missing";
@@ -168,6 +172,10 @@ final class Validation {
       int cp = value.codePointAt(i);
       if (Character.isISOControl(cp)) {
         return field + ": contains control character U+" + String.format("%04X", cp);
+      }
+      if (Character.getType(cp) == Character.FORMAT) {
+        return field + ": contains invisible format character U+" + String.format("%04X", cp)
+            + " (bidi overrides, zero-width and other Unicode format characters are refused)";
       }
       if (Character.isSurrogate(value.charAt(i)) && !Character.isSupplementaryCodePoint(cp)) {
         return field + ": contains an unpaired surrogate (not valid UTF-8)";

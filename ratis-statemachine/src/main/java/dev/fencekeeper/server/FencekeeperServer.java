@@ -48,16 +48,14 @@ public final class FencekeeperServer implements AutoCloseable {
   private final LeaderLossWatch leaderLossWatch;
   private final RaftServer server;
   private final RaftClient internalClient;
-  private final LongSupplier clock;
   private final ScheduledExecutorService leaderTimer;
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
   private volatile ScheduledFuture<?> ticker;
 
   private FencekeeperServer(ClusterConfig config, boolean withGroup) throws IOException {
     this.config = config;
-    long offset = config.clockOffsetMs();
-    this.clock = () -> System.currentTimeMillis() + offset;
-    this.stateMachine = new FencingStateMachine(config.limits(), clock);
+    LongSupplier wallClock = WallClock.forNode(config.clockOffsetMs());
+    this.stateMachine = new FencingStateMachine(config.limits(), wallClock, System::nanoTime);
     CommonPool.threadPerStageWarning().ifPresent(w -> LOG.warn("Slower than it could be: {}", w));
     if (Boolean.getBoolean(UNSAFE_SKIP_FENCING_CHECK_PROPERTY)) {
       LOG.warn("UNSAFE TEST BUILD: {}=true, this node ACCEPTS STALE WRITES (fencing check skipped)."
@@ -206,7 +204,7 @@ public final class FencekeeperServer implements AutoCloseable {
   }
 
   private void checkExpiries() {
-    if (clock.getAsLong() >= stateMachine.nextExpiryMs() && tickInFlight.compareAndSet(false, true)) {
+    if (stateMachine.leaderTimeMs() >= stateMachine.nextExpiryMs() && tickInFlight.compareAndSet(false, true)) {
       propose(InternalRequest.newBuilder().setTick(Tick.getDefaultInstance()).build(), tickInFlight);
     }
   }

@@ -61,13 +61,13 @@ import org.slf4j.LoggerFactory;
  * business logic ever reaches Ratis, because an exception out of apply shuts the server down.
  *
  * <p>Time: the leader stamps its clock into each entry in {@link #startTransaction}; apply reads only
- * that stamp. Tokens: derived from the entry's log index inside the core.
+ * that stamp. While it leads, that clock is monotonic from the takeover ({@link LeaderClock}). Tokens: derived from the entry's log index inside the core.
  */
 public class FencingStateMachine extends BaseStateMachine {
   private static final Logger LOG = LoggerFactory.getLogger(FencingStateMachine.class);
 
   private final Limits limits;
-  private final LongSupplier leaderClock;
+  private final LeaderClock leaderClock;
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   private final SnapshotStore snapshots;
   private final java.util.concurrent.atomic.AtomicLong snapshotGeneration = new java.util.concurrent.atomic.AtomicLong();
@@ -87,10 +87,23 @@ public class FencingStateMachine extends BaseStateMachine {
   private volatile boolean fencingCheckSkipped;
 
   /**
-   * @param leaderClock the wall clock this node stamps entries with while it leads (tests and the
-   *     clock-skew drill shift it); never read in apply
+   * A state machine that stamps entries with {@code wallClock} as it reads at each request: for tests
+   * that drive stamps directly. Nodes use {@link #FencingStateMachine(Limits, LongSupplier, LongSupplier)}.
    */
-  public FencingStateMachine(Limits limits, LongSupplier leaderClock) {
+  public FencingStateMachine(Limits limits, LongSupplier wallClock) {
+    this(limits, LeaderClock.wallOnly(wallClock));
+  }
+
+  /**
+   * @param wallClock this node's wall clock (the clock-skew drill shifts and steps it)
+   * @param monotonicNanos its monotonic clock ({@code System::nanoTime}); while this node leads, stamps are
+   *     its wall clock at takeover advanced by this clock (see {@link LeaderClock}); never read in apply
+   */
+  public FencingStateMachine(Limits limits, LongSupplier wallClock, LongSupplier monotonicNanos) {
+    this(limits, new LeaderClock(wallClock, monotonicNanos));
+  }
+
+  private FencingStateMachine(Limits limits, LeaderClock leaderClock) {
     this.limits = limits;
     this.leaderClock = leaderClock;
     this.snapshots = new SnapshotStore(storage, limits);
@@ -377,7 +390,7 @@ public class FencingStateMachine extends BaseStateMachine {
     }
     int clientCommands = clientCommand == null ? 0
         : clientCommand instanceof Command.Batch b ? b.commands().size() : 1;
-    return new Stamped(logged.setStampMs(leaderClock.getAsLong()).build(), clientCommand, clientCommands,
+    return new Stamped(logged.setStampMs(leaderClock.nowMs()).build(), clientCommand, clientCommands,
         answeredEarly);
   }
 
@@ -668,11 +681,21 @@ public class FencingStateMachine extends BaseStateMachine {
 
   @Override
   public void notifyLeaderReady() {
+    leaderClock.anchor(read(FencingState::nowMs));
     leaderDuties.onLeaderReady();
+  }
+
+  /**
+   * The time this node stamps entries with while it leads (see {@link LeaderClock}): what its expiry
+   * ticker compares deadlines with.
+   */
+  public long leaderTimeMs() {
+    return leaderClock.nowMs();
   }
 
   @Override
   public void notifyNotLeader(Collection<TransactionContext> pendingEntries) {
+    leaderClock.release();
     leaderDuties.onNotLeader();
     // No longer this node's to answer: whatever becomes of them, they no longer wait in its queue.
     for (TransactionContext trx : pendingEntries) {

@@ -49,6 +49,14 @@ class InvalidInputTest {
     rows.add(row("acquire, newline in resource", "resource", t -> new Command.Acquire("a\nb", "A", 1000)));
     rows.add(row("acquire, DEL in resource", "resource", t -> new Command.Acquire("a\u007fb", "A", 1000)));
     rows.add(row("acquire, C1 control in resource", "resource", t -> new Command.Acquire("a\u0085b", "A", 1000)));
+    // Unicode format characters (category Cf) reorder or hide text: a name with U+202E reads backwards in listings.
+    rows.add(row("acquire, right-to-left override in resource", "resource",
+        t -> new Command.Acquire("inv\u202Egnp.exe", "A", 1000)));
+    rows.add(row("acquire, zero-width space in resource", "resource", t -> new Command.Acquire("a\u200Bb", "A", 1000)));
+    rows.add(row("acquire, byte-order mark in resource", "resource", t -> new Command.Acquire("\uFEFFr", "A", 1000)));
+    rows.add(row("acquire, supplementary format character in resource", "resource",
+        t -> new Command.Acquire("r\uDB40\uDC01", "A", 1000))); // U+E0001 LANGUAGE TAG
+    rows.add(row("acquire, bidi isolate in owner", "owner", t -> new Command.Acquire("fresh", "A\u2066B\u2069", 1000)));
     rows.add(row("acquire, unpaired high surrogate", "resource", t -> new Command.Acquire("a\ud800b", "A", 1000)));
     rows.add(row("acquire, high surrogate at end", "resource", t -> new Command.Acquire("ab\ud83d", "A", 1000)));
     rows.add(row("acquire, lone low surrogate", "resource", t -> new Command.Acquire("\ude00", "A", 1000)));
@@ -88,6 +96,7 @@ class InvalidInputTest {
     rows.add(row("write, null key", "key", t -> write("r", t, "", new KeyWrite(null, new byte[1], false))));
     rows.add(row("write, 513-byte key", "key", t -> write("r", t, "", put(K513, 1))));
     rows.add(row("write, newline in key", "key", t -> write("r", t, "", put("a\nb", 1))));
+    rows.add(row("write, left-to-right mark in key", "key", t -> write("r", t, "", put("k\u200E", 1))));
     rows.add(row("write, unpaired surrogate in key", "key", t -> write("r", t, "", put("k\udc00", 1))));
     rows.add(row("write, bad key after a good one", "key", t -> write("r", t, "", put("good", 1), put("", 1))));
     rows.add(row("write, duplicate key", "key", t -> write("r", t, "", put("a", 1), put("b", 1), put("a", 2))));
@@ -132,6 +141,8 @@ class InvalidInputTest {
     return Stream.of(
         query("read, empty resource", "resource", s -> s.read("", "k")),
         query("read, control char in resource", "resource", s -> s.read("r\u0000", "k")),
+        query("read, right-to-left override in key", "key", s -> s.read("r", "k\u202E")),
+        query("lease, soft hyphen in resource", "resource", s -> s.lease("r\u00AD")),
         query("read, 258-byte resource", "resource", s -> s.read(E129, "k")),
         query("read, empty key", "key", s -> s.read("r", "")),
         query("read, 513-byte key", "key", s -> s.read("r", K513)),

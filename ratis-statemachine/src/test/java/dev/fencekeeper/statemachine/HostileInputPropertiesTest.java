@@ -263,11 +263,16 @@ class HostileInputPropertiesTest {
         .as((c, caller) -> c.setCaller(caller).build());
   }
 
-  /** Control characters, surrogates, non-Latin text, and lengths around and far beyond the limits. */
+  /**
+   * Control characters, format characters (bidi overrides, zero-width spaces), surrogates, non-Latin
+   * text, and lengths around and far beyond the limits.
+   */
   private static Arbitrary<String> hostileStrings() {
     return Arbitraries.oneOf(
         Arbitraries.strings().all().ofMaxLength(40),
         Arbitraries.strings().withCharRange('\u0000', '\u001f').ofMaxLength(8),
+        Arbitraries.strings().withChars('r', '1', '\u202E', '\u202D', '\u2066', '\u200B', '\u200D', '\uFEFF', '\u00AD')
+            .ofMinLength(1).ofMaxLength(8),
         Arbitraries.strings().alpha().ofMinLength(30).ofMaxLength(2_000));
   }
 
