@@ -18,6 +18,8 @@ abstract class AdminVerb implements Callable<Integer>, ClientOptions.AdminOperat
 
   @Mixin protected ClientOptions client;
 
+  @Mixin private TimeoutOption deadline;
+
   @Spec protected CommandSpec spec;
 
   AdminVerb(CliContext context) {

@@ -5,12 +5,15 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.Security;
 import java.nio.file.Path;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** The options every client verb shares: which cluster to talk to, how, and how to print the answer. */
 public final class ClientOptions {
+  private static final String GRPC_CHANNEL_LOGGER = "org.apache.ratis.thirdparty.io.grpc.internal.ManagedChannelImpl";
+
   private final CliContext context;
 
   @Spec(Spec.Target.MIXEE) private CommandSpec mixee;
@@ -45,7 +48,12 @@ public final class ClientOptions {
     return json;
   }
 
+  CliContext context() {
+    return context;
+  }
+
   ClusterConfig cluster() {
+    quietChannelWarnings();
     ClusterConfig cluster = LocalDefaults.cluster(context, peers);
     if (!tls) {
       if (certs != null || identity != null) {
@@ -65,6 +73,18 @@ public final class ClientOptions {
   /** A client for the cluster; it contacts nodes only when the first call is made. */
   FencingClient connect() {
     return FencingClient.connect(cluster());
+  }
+
+  /**
+   * gRPC logs every failed name lookup of a peer with a stack trace, once per retry (hundreds per call for
+   * a mistyped host). A client verb reports the outcome in its one result line, and names an unresolvable
+   * host there ({@link PeerNames}); the channel's own warnings would only bury it.
+   */
+  private static void quietChannelWarnings() {
+    if (LoggerFactory.getLogger(GRPC_CHANNEL_LOGGER) instanceof ch.qos.logback.classic.Logger channel
+        && channel.getLevel() == null) {
+      channel.setLevel(ch.qos.logback.classic.Level.ERROR);
+    }
   }
 
   /** Marks verbs that need an admin identity under TLS: they default to the admin certificate. */

@@ -1,6 +1,9 @@
 package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.FencingException;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Mixin;
@@ -16,6 +19,8 @@ abstract class ClientVerb implements Callable<Integer> {
 
   @Mixin protected ClientOptions client;
 
+  @Mixin private TimeoutOption deadline;
+
   @Spec protected CommandSpec spec;
 
   ClientVerb(CliContext context) {
@@ -28,9 +33,14 @@ abstract class ClientVerb implements Callable<Integer> {
   @Override
   public Integer call() {
     checkOptions();
+    ResultView view;
     try (FencingClient fencing = client.connect()) {
-      return print(call(fencing));
+      view = call(fencing);
+    } catch (FencingException e) {
+      // An expected failure (no node reachable, a refused input) is an answer like any other: one line.
+      view = ResultView.ofLease(e.result().toProto(), null);
     }
+    return print(explained(view));
   }
 
   /** Rejects option combinations picocli cannot express, before anything is sent. */
@@ -38,6 +48,21 @@ abstract class ClientVerb implements Callable<Integer> {
 
   CommandLine.ParameterException usageError(String message) {
     return new CommandLine.ParameterException(spec.commandLine(), message);
+  }
+
+  /** UNAVAILABLE with a peer whose name does not resolve: say so, since that is likely why. */
+  private ResultView explained(ResultView view) {
+    if (view.code() != ResultCode.UNAVAILABLE) {
+      return view;
+    }
+    return PeerNames.unresolved(client.cluster())
+        .map(hint -> {
+          Response r = view.response();
+          String message = r.getMessage().isEmpty() ? hint : r.getMessage() + " (" + hint + ")";
+          return new ResultView(r.toBuilder().setMessage(message).build(), view.resource(), view.key(),
+              view.leaseQuery());
+        })
+        .orElse(view);
   }
 
   int print(ResultView view) {

@@ -15,14 +15,14 @@ import java.util.stream.Collectors;
 public enum ExitCode {
   SUCCESS(0, "success: GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, CURRENT, REVOKED"),
   UNEXPECTED(1, "unexpected error in the tool itself (stack trace on stderr)"),
-  USAGE(2, "usage or configuration error: bad flag or config file, port in use"),
+  USAGE(2, "usage error (bad flag or flag value) or bad config file, port in use"),
   HELD(3, "HELD: another live lease holds the resource"),
   LEASE_LOST(4, "LEASE_LOST: renew of a token that is no longer the live lease"),
   NOT_HOLDER(5, "NOT_HOLDER: release of a token that is not the resource's lease"),
   STALE_TOKEN(6, "STALE_TOKEN: write rejected, a newer token exists"),
   LEASE_EXPIRED(7, "LEASE_EXPIRED: write rejected, the lease ended (no newer token)"),
   UNKNOWN_TOKEN(8, "UNKNOWN_TOKEN: the token was never issued for the resource"),
-  INVALID_ARGUMENT(9, "INVALID_ARGUMENT: the cluster refused the input (sizes, TTL bounds)"),
+  INVALID_ARGUMENT(9, "INVALID_ARGUMENT: input outside the cluster's limits (sizes, TTL bounds)"),
   NOT_FOUND(10, "NOT_FOUND: no such key, or the resource was never leased"),
   UNAVAILABLE(11, "UNAVAILABLE: no node answered; status: no leader; up: all nodes exited"),
   INTERNAL(12, "INTERNAL: a node failed to answer"),
@@ -33,7 +33,8 @@ public enum ExitCode {
   COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
   CHECK_FAILED(18, "CHECK_FAILED: a drill's or the bench's checker found a violation"),
   PERMISSION_DENIED(19, "PERMISSION_DENIED: admin-only operation, or another identity's lease"),
-  OVERLOADED(20, "OVERLOADED: too many requests pending; nothing applied, retry later");
+  OVERLOADED(20, "OVERLOADED: too many requests pending; nothing applied, retry later"),
+  RUN_LEASE_LOST(21, "lease run: the lease was lost while the command ran, so it was stopped");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 

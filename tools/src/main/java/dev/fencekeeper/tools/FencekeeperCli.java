@@ -5,6 +5,7 @@ import dev.fencekeeper.config.ConfigException;
 import java.io.PrintWriter;
 import java.lang.reflect.Constructor;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.Callable;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
@@ -43,6 +44,7 @@ import picocli.CommandLine.Spec;
       BackupCommand.class,
       RestoreCommand.class,
       CertsCommand.class,
+      CompletionCommand.class,
       dev.fencekeeper.tools.drill.DrillCommand.class,
       dev.fencekeeper.tools.bench.BenchCommand.class,
       ClassArchiveTraining.class,
@@ -77,6 +79,12 @@ public final class FencekeeperCli implements Callable<Integer> {
     cli.setOut(new PrintWriter(context.out(), true, StandardCharsets.UTF_8));
     cli.setErr(new PrintWriter(context.err(), true, StandardCharsets.UTF_8));
     cli.getCommandSpec().usageMessage().footerHeading("%nExit codes:%n").footer(ExitCode.helpTable());
+    // picocli would replace an argument "@path" by the lines of that file: `write r k @/etc/shadow` would
+    // store the file. Values, names and owners are taken literally; files are read only where an option
+    // says so (write --value-file).
+    cli.setExpandAtFiles(false);
+    cli.setParameterExceptionHandler(FencekeeperCli::usageError);
+    cli.setExecutionStrategy(CallDeadline::execute);
     cli.setExitCodeExceptionMapper(e ->
         e instanceof ConfigException || e instanceof CommandLine.ParameterException
             ? ExitCode.USAGE.code()
@@ -92,6 +100,31 @@ public final class FencekeeperCli implements Callable<Integer> {
       return ExitCode.UNEXPECTED.code();
     });
     return cli;
+  }
+
+  /**
+   * A usage error: the one line that says what is wrong, a suggestion for a mistyped flag or verb, and
+   * where to read more; the whole help would push the line that matters off the screen.
+   */
+  private static int usageError(CommandLine.ParameterException e, String[] args) {
+    CommandLine command = e.getCommandLine();
+    PrintWriter err = command.getErr();
+    // picocli checks required options before it complains about unknown ones; a mistyped flag
+    // (--tll 5s) is the mistake to name, not the --ttl it therefore did not see.
+    List<String> unknown = command.getUnmatchedArguments();
+    if (e instanceof CommandLine.MissingParameterException && !unknown.isEmpty()) {
+      e = new CommandLine.UnmatchedArgumentException(command, unknown);
+    }
+    err.println("fencekeeper: " + e.getMessage());
+    if (e instanceof CommandLine.UnmatchedArgumentException unmatched) {
+      List<String> suggestions = unmatched.getSuggestions();
+      if (!suggestions.isEmpty()) {
+        err.println("Did you mean: " + String.join(", ", suggestions) + "?");
+      }
+    }
+    err.println("See '" + command.getCommandSpec().qualifiedName() + " --help'.");
+    err.flush();
+    return ExitCode.USAGE.code();
   }
 
   /**

@@ -28,6 +28,8 @@ final class InspectCommand implements Callable<Integer> {
 
   @Mixin private ClientOptions client;
 
+  @Mixin private TimeoutOption deadline;
+
   @Parameters(index = "0", paramLabel = "<resource>") private String resource;
   @Parameters(index = "1", paramLabel = "<key>") private String key;
 

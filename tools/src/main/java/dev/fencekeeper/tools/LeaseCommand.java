@@ -26,6 +26,7 @@ import picocli.CommandLine.Parameters;
       LeaseCommand.Validate.class,
       LeaseCommand.Revoke.class,
       LeaseCommand.Hold.class,
+      LeaseRunCommand.class,
     })
 final class LeaseCommand implements Runnable {
   @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
@@ -33,14 +34,14 @@ final class LeaseCommand implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "choose one of: acquire, renew, release, show, validate, revoke, hold");
+        "choose one of: acquire, renew, release, show, validate, revoke, hold, run");
   }
 
   @Command(name = "acquire", mixinStandardHelpOptions = true, header = "Take a lease; prints its fencing token.", description = {
       "Acquires <resource> unless another live lease holds it. With --wait, queues (first come, first",
       "served) until the resource is free or the wait ends.",
       "Exit 0 GRANTED, 3 HELD (also when a wait ends), 16 LOCK_DELAYED."})
-  static final class Acquire extends ClientVerb {
+  static final class Acquire extends ClientVerb implements CallDeadline.PrintsTimeout {
     @Parameters(index = "0", paramLabel = "<resource>") private String resource;
 
     @picocli.CommandLine.Mixin private AcquireFlags flags;
@@ -88,6 +89,16 @@ final class LeaseCommand implements Runnable {
     }
 
     @Override
+    public int printTimeout(Report report) {
+      if (!quiet) {
+        return report.print(context, client.json());
+      }
+      report.lines().forEach(context.err()::println);
+      context.err().flush();
+      return report.exit().code();
+    }
+
+    @Override
     int print(ResultView view) {
       if (!quiet) {
         return super.print(view);
@@ -108,7 +119,7 @@ final class LeaseCommand implements Runnable {
       "Extends the live lease <token> on <resource>.", "Exit 0 RENEWED, 4 LEASE_LOST."})
   static final class Renew extends ClientVerb {
     @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-    @Parameters(index = "1", paramLabel = "<token>") private long token;
+    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class) private long token;
 
     @Option(names = "--ttl", paramLabel = "DURATION", converter = DurationConverter.class,
         description = "New time to live. Default: the lease's own TTL.")
@@ -129,7 +140,7 @@ final class LeaseCommand implements Runnable {
       "Exit 0 RELEASED, 5 NOT_HOLDER."})
   static final class Release extends ClientVerb {
     @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-    @Parameters(index = "1", paramLabel = "<token>") private long token;
+    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class) private long token;
 
     Release(CliContext context) {
       super(context);
@@ -162,7 +173,7 @@ final class LeaseCommand implements Runnable {
       "Exit 0 CURRENT, 13 STALE, 14 EXPIRED, 8 UNKNOWN_TOKEN."})
   static final class Validate extends ClientVerb {
     @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-    @Parameters(index = "1", paramLabel = "<token>") private long token;
+    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class) private long token;
 
     Validate(CliContext context) {
       super(context);
@@ -208,24 +219,25 @@ final class LeaseCommand implements Runnable {
 
     @picocli.CommandLine.Mixin private AcquireFlags flags;
 
+    @Option(names = "--timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+        description = "Give up acquiring after this long (--wait included): UNAVAILABLE, exit 11.")
+    private Duration timeout;
+
     Hold(CliContext context) {
       this.context = context;
     }
 
     @Override
     public Integer call() throws InterruptedException {
-      AcquireOptions options = flags.options(null);
       java.util.concurrent.CompletableFuture<Integer> ended = new java.util.concurrent.CompletableFuture<>();
       try (FencingClient fencing = client.connect()) {
-        Lease lease;
-        try {
-          lease = fencing.acquire(resource, flags.ttl, flags.waits() ? flags.wait : Duration.ZERO, options);
-        } catch (FencingException e) {
-          ResultView view = ResultView.ofLease(e.result().toProto(), resource);
+        HeldLeaseAcquisition acquired = HeldLeaseAcquisition.acquire(fencing, resource, flags, timeout);
+        if (!acquired.granted()) {
+          ResultView view = ResultView.ofLease(acquired.refusal(), resource);
           context.err().println(view.humanLine());
-          return view.exitCode() == ExitCode.of(ResultCode.WAITING) ? ExitCode.of(ResultCode.HELD).code()
-              : view.exitCode().code();
+          return view.exitCode().code();
         }
+        Lease lease = acquired.lease();
         context.out().println("HOLDING " + resource + " token=" + lease.token());
         context.out().flush();
         lease.onLost(reason -> {

@@ -76,6 +76,8 @@ final class ListingCommands {
 
     @Mixin protected ClientOptions client;
 
+    @Mixin private TimeoutOption deadline;
+
     @CommandLine.Spec protected CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--prefix", paramLabel = "P", description = "Only names starting with P.")

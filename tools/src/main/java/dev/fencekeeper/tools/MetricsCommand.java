@@ -44,6 +44,8 @@ final class MetricsCommand implements Callable<Integer> {
 
   @Mixin private ClientOptions client;
 
+  @Mixin private TimeoutOption deadline;
+
   @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--node", paramLabel = "<id>", description = "The member to ask. Default: the leader.")

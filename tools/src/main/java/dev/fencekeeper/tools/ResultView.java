@@ -14,7 +14,7 @@ import java.util.Locale;
  * How one cluster answer is shown: a readable line for people, or a JSON object for scripts. Works on the
  * wire {@link Response} so every code and field combination can be rendered (and tested) without a cluster.
  *
- * @param resource the resource the call was about
+ * @param resource the resource the call was about (null for a failure before the call was made)
  * @param key the key for value calls (write, read), null for lease calls
  * @param leaseQuery true for {@code lease show}, whose {@code live=false} is an answer, not a default
  */
@@ -51,7 +51,9 @@ record ResultView(Response response, String resource, String key, boolean leaseQ
     Response r = response;
     ObjectNode o = Json.object();
     o.put("status", code().name());
-    o.put("resource", resource);
+    if (resource != null) {
+      o.put("resource", resource);
+    }
     String shownKey = !r.getKey().isEmpty() ? r.getKey() : key;
     if (shownKey != null && !shownKey.isEmpty()) {
       o.put("key", shownKey);

@@ -31,6 +31,8 @@ final class StatusCommand implements Callable<Integer> {
 
   @Mixin private ClientOptions client;
 
+  @Mixin private TimeoutOption deadline;
+
   StatusCommand(CliContext context) {
     this.context = context;
   }

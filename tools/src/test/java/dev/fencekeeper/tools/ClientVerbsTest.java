@@ -6,11 +6,15 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencekeeper.client.FencingClient;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -317,5 +321,83 @@ class ClientVerbsTest {
     for (JsonNode node : json.get("nodes")) {
       assertThat(node.get("role").asText()).isEqualTo("unreachable");
     }
+  }
+
+  // Guarantee: an argument starting with @ is taken literally, never replaced by the file it names, whether
+  // it is a value, a resource, a key or an owner.
+  @Test
+  void atArgumentsAreLiteralNotFiles(TestInfo test) throws IOException {
+    Path secret = dataDir.resolve("secret.txt");
+    Files.writeString(secret, "the file's contents\n");
+    String at = "@" + secret;
+    String resource = at + "-" + resource(test);
+    JsonNode grant = json(cli("lease", "acquire", resource, "--ttl", "30s", "--owner", at, "--json"));
+    String token = grant.get("token").asText();
+
+    CliRun write = cli("write", resource, at, at, "--token", token);
+    JsonNode read = json(cli("read", resource, at, "--json"));
+
+    assertThat(grant.get("status").asText()).isEqualTo("GRANTED");
+    assertThat(grant.get("resource").asText()).isEqualTo(resource);
+    assertThat(grant.get("holderOwner").asText()).isEqualTo(at);
+    assertThat(write.exitCode()).as(write.toString()).isZero();
+    assertThat(read.get("key").asText()).isEqualTo(at);
+    assertThat(read.get("value").asText()).isEqualTo(at);
+  }
+
+  // Guarantee: --value-file FILE and --value-file - (standard input) write the bytes as they are, up to the
+  // cluster's 1 MiB limit, which a command-line argument cannot reach; one byte more is INVALID_ARGUMENT (9).
+  @Test
+  void valueFromAFileOrStandardInputUpToTheLimit(TestInfo test) throws IOException {
+    String resource = resource(test);
+    String token = Long.toString(acquire(resource, "30s", "worker-a"));
+    int limit = cluster.config().limits().maxValueBytes();
+    byte[] fromFile = new byte[limit];
+    byte[] fromStdin = new byte[limit - 1];
+    new Random(18).nextBytes(fromFile);
+    new Random(20).nextBytes(fromStdin);
+    Path file = dataDir.resolve(resource + ".bin");
+    Files.write(file, fromFile);
+    Path tooLarge = dataDir.resolve(resource + "-too-large.bin");
+    Files.write(tooLarge, new byte[limit + 1]);
+
+    CliRun viaFile = cli("write", resource, "file", "--value-file", file.toString(), "--token", token);
+    CliRun viaStdin = CliRun.run(Map.of(), dataDir, new ByteArrayInputStream(fromStdin),
+        "write", resource, "stdin", "--value-file", "-", "--token", token, "--peers", cluster.peers());
+    CliRun over = cli("write", resource, "over", "--value-file", tooLarge.toString(), "--token", token);
+    CliRun missing = cli("write", resource, "k", "--value-file", "no-such-file", "--token", token);
+
+    assertThat(viaFile.exitCode()).as(viaFile.toString()).isZero();
+    assertThat(viaStdin.exitCode()).as(viaStdin.toString()).isZero();
+    assertThat(valueOf(resource, "file")).isEqualTo(fromFile);
+    assertThat(valueOf(resource, "stdin")).isEqualTo(fromStdin);
+    assertThat(over.exitCode()).as(over.toString()).isEqualTo(ExitCode.INVALID_ARGUMENT.code());
+    assertThat(cli("read", resource, "over").exitCode()).isEqualTo(ExitCode.NOT_FOUND.code());
+    assertThat(missing.exitCode()).isEqualTo(ExitCode.USAGE.code());
+    assertThat(missing.err()).contains("--value-file").contains("no-such-file").contains("no such file");
+  }
+
+  private static byte[] valueOf(String resource, String key) throws IOException {
+    JsonNode read = json(cli("read", resource, key, "--json"));
+    assertThat(read.get("status").asText()).isEqualTo("FOUND");
+    return Base64.getDecoder().decode(read.get("valueBase64").asText());
+  }
+
+  // Guarantee: --timeout bounds a verb that would otherwise block (here an acquire waiting a minute in line):
+  // it ends with UNAVAILABLE (exit 11) saying so, long before the wait would have.
+  @Test
+  void timeoutBoundsAVerbThatWouldBlock(TestInfo test) throws IOException {
+    String resource = resource(test);
+    acquire(resource, "2m", "worker-a");
+    long started = System.nanoTime();
+
+    CliRun run = cli("lease", "acquire", resource, "--ttl", "5s", "--wait", "60s", "--timeout", "1s", "--json");
+
+    Duration took = Duration.ofNanos(System.nanoTime() - started);
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
+    JsonNode json = json(run);
+    assertThat(json.get("status").asText()).isEqualTo("UNAVAILABLE");
+    assertThat(json.get("message").asText()).contains("no answer within 1s (--timeout)");
+    assertThat(took).isLessThan(Duration.ofSeconds(40));
   }
 }

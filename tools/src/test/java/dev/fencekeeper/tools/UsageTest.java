@@ -95,10 +95,106 @@ class UsageTest {
     CliRun both = CliRun.run(dir, "write", "r", "k", "v", "--delete", "--token", "1");
     CliRun neither = CliRun.run(dir, "write", "r", "k", "--token", "1");
 
+    CliRun valueAndFile = CliRun.run(dir, "write", "r", "k", "v", "--value-file", "f", "--token", "1");
+
     assertThat(both.exitCode()).isEqualTo(2);
-    assertThat(both.err()).contains("either <value> or --delete");
+    assertThat(both.err()).contains("one of <value>, --value-file or --delete");
+    assertThat(valueAndFile.exitCode()).isEqualTo(2);
+    assertThat(valueAndFile.err()).contains("one of <value>, --value-file or --delete");
     assertThat(neither.exitCode()).isEqualTo(2);
     assertThat(neither.err()).contains("missing <value>");
+  }
+
+  // Guarantee: a usage error prints the mistake in one line and where to read more, not the whole help.
+  @Test
+  void usageErrorIsOneLineAndAHint() {
+    CliRun typo = CliRun.run(dir, "lease", "acquire", "r", "--tll", "5s");
+    CliRun unknownVerb = CliRun.run(dir, "leese");
+
+    assertThat(typo.exitCode()).isEqualTo(2);
+    assertThat(typo.err().lines()).as(typo.toString()).hasSizeLessThanOrEqualTo(3)
+        .first().asString().startsWith("fencekeeper: ").contains("'--tll'");
+    assertThat(typo.err()).contains("See 'fencekeeper lease acquire --help'.").doesNotContain("Usage:");
+    assertThat(unknownVerb.exitCode()).isEqualTo(2);
+    assertThat(unknownVerb.err()).contains("'leese'").contains("lease").doesNotContain("Usage:");
+    assertThat(unknownVerb.err().lines()).hasSizeLessThanOrEqualTo(3);
+  }
+
+  // Guarantee: what is wrong on its face (a negative TTL, a token that is not positive) is refused by the CLI
+  // before anything is sent, with the usage code 2 for both; 9 is for what the cluster refuses against its
+  // limits. No cluster runs here, so an exit other than 2 would be the call's UNAVAILABLE.
+  @Test
+  void inputWrongOnItsFaceIsAUsageErrorWhateverTheFlag() {
+    String nowhere = "127.0.0.1:" + InProcessCluster.freePort();
+    List<CliRun> runs = List.of(
+        CliRun.run(dir, "lease", "acquire", "r", "--ttl", "-5s", "--peers", nowhere, "--timeout", "5s"),
+        CliRun.run(dir, "write", "r", "k", "v", "--token", "-1", "--peers", nowhere, "--timeout", "5s"),
+        CliRun.run(dir, "write", "r", "k", "v", "--token", "0", "--peers", nowhere, "--timeout", "5s"),
+        CliRun.run(dir, "lease", "renew", "r", "-1", "--peers", nowhere, "--timeout", "5s"),
+        CliRun.run(dir, "lease", "validate", "r", "zero", "--peers", nowhere, "--timeout", "5s"));
+
+    for (CliRun run : runs) {
+      assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCode.USAGE.code());
+      assertThat(run.out()).isEmpty();
+    }
+    assertThat(runs.get(0).err()).contains("--ttl").contains("'-5s' must be positive");
+    assertThat(runs.get(1).err()).contains("--token").contains("'-1' is not a token");
+  }
+
+  // Guarantee: every verb that calls the cluster takes --timeout (watch, lease hold and lease run too, with
+  // their own meaning).
+  @Test
+  void everyClientVerbTakesATimeout() {
+    List<String> clientVerbs = new ArrayList<>();
+    Deque<CommandLine> verbs = new ArrayDeque<>(List.of(FencekeeperCli.commandLine(
+        new CliContext(System.out, System.err, Map.of(), dir))));
+    while (!verbs.isEmpty()) {
+      CommandLine verb = verbs.pop();
+      verbs.addAll(verb.getSubcommands().values());
+      boolean callsTheCluster = verb.getCommandSpec().mixins().values().stream()
+          .anyMatch(m -> m.userObject() instanceof ClientOptions);
+      if (callsTheCluster) {
+        clientVerbs.add(verb.getCommandSpec().qualifiedName());
+        assertThat(verb.getCommandSpec().findOption("--timeout")).as(verb.getCommandSpec().qualifiedName()).isNotNull();
+      }
+    }
+    assertThat(clientVerbs).contains("fencekeeper write", "fencekeeper read", "fencekeeper status",
+        "fencekeeper lease acquire", "fencekeeper lease run", "fencekeeper lease hold", "fencekeeper watch",
+        "fencekeeper members list", "fencekeeper leases list", "fencekeeper inspect", "fencekeeper backup");
+  }
+
+  // Guarantee: `completion bash` prints a script that bash loads and that completes verbs and subcommands;
+  // `completion zsh` prints the same script, which under zsh loads bashcompinit itself.
+  @Test
+  void completionScriptCompletesVerbs() throws Exception {
+    CliRun bash = CliRun.run(dir, "completion", "bash");
+    CliRun zsh = CliRun.run(dir, "completion", "zsh");
+    Path script = dir.resolve("fencekeeper-completion.bash");
+    Files.writeString(script, bash.out());
+
+    String completed = completions(script, "fencekeeper lease r");
+    String verbs = completions(script, "fencekeeper lea");
+
+    assertThat(bash.exitCode()).as(bash.toString()).isZero();
+    assertThat(completed.split(" ")).contains("renew", "release", "revoke", "run").doesNotContain("acquire");
+    assertThat(verbs.split(" ")).contains("lease", "leases", "leader");
+    assertThat(zsh.exitCode()).isZero();
+    assertThat(zsh.out()).isEqualTo(bash.out()).contains("ZSH_VERSION").contains("bashcompinit");
+    assertThat(CliRun.run(dir, "completion", "fish").exitCode()).isEqualTo(2);
+  }
+
+  /** What bash's completion function offers for the last word of {@code line}. */
+  private static String completions(Path script, String line) throws Exception {
+    String program = "source '" + script + "'\n"
+        + "COMP_LINE='" + line + "'; COMP_POINT=${#COMP_LINE}; read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
+        + "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
+        + "_complete_fencekeeper fencekeeper \"${COMP_WORDS[COMP_CWORD]}\" \"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+        + "echo \"${COMPREPLY[*]}\"\n";
+    Process bash = new ProcessBuilder("bash", "-c", program).redirectErrorStream(true).start();
+    String out = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(bash.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(bash.exitValue()).as(out).isZero();
+    return out.strip();
   }
 
   // Guarantee: -q and --json cannot both shape stdout.

@@ -1,0 +1,33 @@
+package dev.fencekeeper.tools;
+
+import java.time.Duration;
+import java.util.Optional;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code --timeout D}, shared by the verbs that make calls and print their answer: the whole verb gives up
+ * after D with UNAVAILABLE (exit 11). {@link CallDeadline} enforces it around the verb, so no verb can
+ * forget to. Verbs that run until stopped ({@code watch}, {@code lease hold}, {@code lease run}) give
+ * their own {@code --timeout} their own meaning instead.
+ */
+final class TimeoutOption {
+  @Option(names = "--timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+      description = "Give up after this long: UNAVAILABLE, exit 11 (a change cut short may or may not have"
+          + " been applied). Default: the client's own limit per call.")
+  private Duration timeout;
+
+  Optional<Duration> timeout() {
+    return Optional.ofNullable(timeout);
+  }
+
+  /** The {@code --timeout} of {@code command}, if it has this option and it was given. */
+  static Optional<Duration> of(CommandSpec command) {
+    return command.mixins().values().stream()
+        .map(CommandSpec::userObject)
+        .filter(TimeoutOption.class::isInstance)
+        .map(TimeoutOption.class::cast)
+        .findFirst()
+        .flatMap(TimeoutOption::timeout);
+  }
+}

@@ -1,0 +1,162 @@
+package dev.fencekeeper.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code lease run} as a real process with a real child (a shell script) against three real nodes: the
+ * child runs under the lease, learns its token, and is stopped when the lease is lost.
+ */
+class LeaseRunTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Duration EXIT_WITHIN = Duration.ofSeconds(90);
+
+  @TempDir static Path dataDir;
+  private static InProcessCluster cluster;
+
+  @BeforeAll
+  static void startCluster() throws IOException {
+    cluster = InProcessCluster.start(dataDir);
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private static String resource(TestInfo test) {
+    return test.getTestMethod().orElseThrow().getName();
+  }
+
+  /** {@code fencekeeper lease run <resource> <flags...> -- sh -c <script>} against the test cluster. */
+  private static CliProcess leaseRun(String resource, String script, String... flags) throws IOException {
+    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(
+        "lease", "run", resource, "--peers", cluster.peers(), "--owner", "runner"));
+    args.addAll(java.util.List.of(flags));
+    args.addAll(java.util.List.of("--", "sh", "-c", script));
+    return CliProcess.start(dataDir, resource, args.toArray(String[]::new));
+  }
+
+  private static JsonNode leaseShow(String resource) throws IOException {
+    return JSON.readTree(cluster.cli("lease", "show", resource, "--json").out());
+  }
+
+  private static void awaitFile(Path file, CliProcess run) {
+    Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+        .failFast(() -> !run.isAlive() && !Files.exists(file))
+        .until(() -> Files.exists(file) && !Files.readString(file).isBlank());
+  }
+
+  // Guarantee: the child runs while the lease is held, gets the resource and its token in its environment,
+  // and when it exits the lease is released and `lease run` exits with the child's code.
+  @Test
+  void childRunsUnderTheLeaseAndItsExitCodeIsPassedOn(TestInfo test) throws Exception {
+    String resource = resource(test);
+    Path started = dataDir.resolve(resource + ".started");
+    Path go = dataDir.resolve(resource + ".go");
+    try (CliProcess run = leaseRun(resource,
+        "echo \"$FENCEKEEPER_RESOURCE $FENCEKEEPER_TOKEN\" > '" + started + "';"
+            + " while [ ! -e '" + go + "' ]; do sleep 0.1; done; exit 7",
+        "--ttl", "3s")) {
+      awaitFile(started, run);
+      JsonNode whileRunning = leaseShow(resource);
+      String[] seen = Files.readString(started).strip().split(" ");
+      Files.writeString(go, "go");
+
+      assertThat(run.awaitExit(EXIT_WITHIN)).as(run.describe()).isEqualTo(7);
+      assertThat(seen[0]).isEqualTo(resource);
+      assertThat(whileRunning.get("live").asBoolean()).isTrue();
+      assertThat(whileRunning.get("holderOwner").asText()).isEqualTo("runner");
+      assertThat(Long.parseLong(seen[1])).isEqualTo(whileRunning.get("token").asLong());
+      JsonNode after = leaseShow(resource);
+      assertThat(after.get("live").asBoolean()).as("released when the child exited").isFalse();
+      assertThat(run.err()).doesNotContain("Exception");
+    }
+  }
+
+  // Guarantee: a lease revoked mid-run sends the child SIGTERM, and `lease run` exits 21, not the child's 0.
+  @Test
+  void revokedLeaseStopsTheChildWithSigterm(TestInfo test) throws Exception {
+    String resource = resource(test);
+    Path started = dataDir.resolve(resource + ".started");
+    Path terminated = dataDir.resolve(resource + ".terminated");
+    try (CliProcess run = leaseRun(resource,
+        "trap \"echo TERM > '" + terminated + "'; exit 0\" TERM; echo $$ > '" + started + "';"
+            + " while :; do sleep 0.1; done",
+        "--ttl", "3s")) {
+      awaitFile(started, run);
+
+      CliRun revoke = cluster.cli("lease", "revoke", resource, "--reason", "test");
+      int exit = run.awaitExit(EXIT_WITHIN);
+
+      assertThat(revoke.exitCode()).as(revoke.toString()).isZero();
+      assertThat(exit).as(run.describe()).isEqualTo(ExitCode.RUN_LEASE_LOST.code());
+      assertThat(terminated).as("the child's TERM trap ran").exists();
+      assertThat(run.err()).contains("LOST " + resource);
+      long childPid = Long.parseLong(Files.readString(started).strip());
+      assertThat(ProcessHandle.of(childPid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+    }
+  }
+
+  // Guarantee: a child that ignores SIGTERM is killed (SIGKILL) once the grace has passed.
+  @Test
+  void childIgnoringSigtermIsKilledAfterTheGrace(TestInfo test) throws Exception {
+    String resource = resource(test);
+    Path started = dataDir.resolve(resource + ".started");
+    try (CliProcess run = leaseRun(resource,
+        "trap '' TERM; echo $$ > '" + started + "'; while :; do sleep 0.1; done",
+        "--ttl", "3s", "--grace", "1s")) {
+      awaitFile(started, run);
+      long childPid = Long.parseLong(Files.readString(started).strip());
+
+      assertThat(cluster.cli("lease", "revoke", resource).exitCode()).isZero();
+      int exit = run.awaitExit(EXIT_WITHIN);
+
+      assertThat(exit).as(run.describe()).isEqualTo(ExitCode.RUN_LEASE_LOST.code());
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+          !ProcessHandle.of(childPid).map(ProcessHandle::isAlive).orElse(false));
+    }
+  }
+
+  // Guarantee: a held resource is not run under (HELD, exit 3, the child never starts); a command that
+  // cannot be started exits 127 and leaves the lease released.
+  @Test
+  void heldResourceOrMissingCommandRunsNothing(TestInfo test) throws Exception {
+    String resource = resource(test);
+    CliRun holder = cluster.cli("lease", "acquire", resource, "--ttl", "60s", "-q");
+    Path ran = dataDir.resolve(resource + ".ran");
+    String missingResource = resource + "-missing";
+
+    int heldExit;
+    try (CliProcess run = leaseRun(resource, "touch '" + ran + "'", "--ttl", "3s")) {
+      heldExit = run.awaitExit(EXIT_WITHIN);
+      assertThat(run.err()).as(run.describe()).startsWith("HELD: ");
+    }
+    int missingExit;
+    try (CliProcess run = CliProcess.start(dataDir, missingResource, "lease", "run", missingResource,
+        "--ttl", "3s", "--peers", cluster.peers(), "--", "/nonexistent/command")) {
+      missingExit = run.awaitExit(EXIT_WITHIN);
+      assertThat(run.err()).as(run.describe()).contains("cannot run /nonexistent/command");
+    }
+
+    assertThat(holder.exitCode()).isZero();
+    assertThat(heldExit).isEqualTo(ExitCode.HELD.code());
+    assertThat(ran).doesNotExist();
+    assertThat(missingExit).isEqualTo(LeaseRunCommand.CANNOT_START);
+    assertThat(leaseShow(missingResource).get("live").asBoolean()).isFalse();
+  }
+}
