@@ -69,6 +69,9 @@ import org.apache.ratis.util.TimeDuration;
  * client.request.timeout            3s
  * clock.offset                      0ms              drills only: skews this node's leader clock
  * metrics.port                      0                0 disables the HTTP metrics endpoint (always plaintext)
+ * bind                              (own host)       address the Raft port listens on; default: this node's host
+ *                                                    in peers; 0.0.0.0 (or ::) for every interface
+ * metrics.bind                      (as bind)        address the metrics endpoint listens on
  * tls.cert / tls.key / tls.trust    (none)           PEM certificate, PKCS#8 key, trusted CA: mutual TLS on
  *                                                    every Raft, client and admin channel; all three or none
  * authz.admins                      (none)           certificate CNs that may run admin operations (TLS only)
@@ -116,13 +119,16 @@ public final class ClusterConfig {
   private final Duration requestTimeout;
   private final long clockOffsetMs;
   private final int metricsPort;
+  private final String bindHost;         // null: the node's own host from peers
+  private final String metricsBindHost;  // null: the same as the Raft port's
   private final Security security;
   private final RaftGroupId groupId;
 
   private ClusterConfig(String clusterName, List<PeerAddress> peers, String nodeId,
                         Path explicitStorageDir, Limits limits, long snapshotAutoTriggerEntries,
                         Duration electionTimeoutMin, Duration electionTimeoutMax,
-                        Duration requestTimeout, long clockOffsetMs, int metricsPort, Security security) {
+                        Duration requestTimeout, long clockOffsetMs, int metricsPort, String bindHost,
+                        String metricsBindHost, Security security) {
     this.clusterName = checkClusterName(clusterName);
     this.peers = checkPeers(peers);
     this.nodeId = checkNodeId(nodeId, this.peers);
@@ -145,6 +151,8 @@ public final class ClusterConfig {
     this.requestTimeout = positive(Keys.CLIENT_REQUEST_TIMEOUT, requestTimeout);
     this.clockOffsetMs = checkClockOffset(clockOffsetMs);
     this.metricsPort = checkMetricsPort(metricsPort, this.nodeId, this.peers);
+    this.bindHost = bindHost == null ? null : PeerAddress.checkHost(Keys.BIND, bindHost);
+    this.metricsBindHost = metricsBindHost == null ? null : PeerAddress.checkHost(Keys.METRICS_BIND, metricsBindHost);
     this.security = Objects.requireNonNull(security, "security");
     this.groupId = RaftGroupId.valueOf(
         UUID.nameUUIDFromBytes(("fencekeeper:" + this.clusterName).getBytes(UTF_8)));
@@ -248,6 +256,8 @@ public final class ClusterConfig {
     Duration clockOffset = r.get(Keys.CLOCK_OFFSET, Duration.ZERO,
         text -> checkedClockOffset(Keys.CLOCK_OFFSET, text));
     int metricsPort = r.get(Keys.METRICS_PORT, 0, text -> parseMetricsPort(Keys.METRICS_PORT, text));
+    String bind = r.get(Keys.BIND, null, text -> PeerAddress.checkHost(Keys.BIND, text));
+    String metricsBind = r.get(Keys.METRICS_BIND, null, text -> PeerAddress.checkHost(Keys.METRICS_BIND, text));
     Path tlsCert = r.get(Keys.TLS_CERT, null, text -> parsePath(Keys.TLS_CERT, text));
     Path tlsKey = r.get(Keys.TLS_KEY, null, text -> parsePath(Keys.TLS_KEY, text));
     Path tlsTrust = r.get(Keys.TLS_TRUST, null, text -> parsePath(Keys.TLS_TRUST, text));
@@ -276,7 +286,8 @@ public final class ClusterConfig {
         watchesPerClient, requestsPerBatch);
     Security security = new Security(tls, admins, nodeCns, pendingWrites, pendingReads);
     return new ClusterConfig(clusterName, peers, nodeId, storageDir, limits, snapshotEntries,
-        electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort, security);
+        electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort, bind, metricsBind,
+        security);
   }
 
   /** Three members n1, n2, n3 on 127.0.0.1:7301..7303, no node id, storage under ./data. */
@@ -307,7 +318,7 @@ public final class ClusterConfig {
   private static ClusterConfig withDefaults(List<PeerAddress> peers) {
     return new ClusterConfig(DEFAULT_CLUSTER_NAME, peers, null, null, Limits.defaults(),
         DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_ELECTION_TIMEOUT_MAX,
-        DEFAULT_REQUEST_TIMEOUT, 0, 0, Security.none());
+        DEFAULT_REQUEST_TIMEOUT, 0, 0, null, null, Security.none());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -375,6 +386,36 @@ public final class ClusterConfig {
     return metricsPort;
   }
 
+  /**
+   * The address this node's Raft port (server, client and admin services) listens on: {@code bind} if
+   * set ({@code 0.0.0.0} or {@code ::} for every interface), else this node's own host in {@code peers},
+   * so a node listens only where its peers and clients are told to reach it.
+   *
+   * @throws ConfigException if no node id is set
+   */
+  public String bindHost() {
+    return bindHost != null ? bindHost : self().host();
+  }
+
+  /** The address {@code /metrics} and {@code /health} listen on: {@code metrics.bind}, else {@link #bindHost()}. */
+  public String metricsBindHost() {
+    return metricsBindHost != null ? metricsBindHost : bindHost();
+  }
+
+  /** This config with {@code bind} set ({@code null}: the node's own host again). */
+  public ClusterConfig withBindHost(String host) {
+    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, host, metricsBindHost,
+        security);
+  }
+
+  /** This config with {@code metrics.bind} set ({@code null}: the same as the Raft port's again). */
+  public ClusterConfig withMetricsBindHost(String host) {
+    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, host,
+        security);
+  }
+
   /** TLS files, admin and node identities, overload bounds. */
   public Security security() {
     return security;
@@ -406,6 +447,12 @@ public final class ClusterConfig {
     // Ratis' default is /tmp/raft-server, shared by every server that forgets to set it.
     RaftServerConfigKeys.setStorageDir(p, List.of(storageDir().toFile()));
     GrpcConfigKeys.Server.setPort(p, self.port());
+    // Ratis listens on every interface unless given a host; the client and admin services share this
+    // port (their own ports are unset), and their hosts are set too in case they ever get one.
+    String host = bindHost();
+    GrpcConfigKeys.Server.setHost(p, host);
+    GrpcConfigKeys.Client.setHost(p, host);
+    GrpcConfigKeys.Admin.setHost(p, host);
     // Ratis' DEFAULT answers reads from the leader's state without a quorum check: a deposed
     // leader could report a lease that has already been re-granted.
     RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
@@ -453,7 +500,7 @@ public final class ClusterConfig {
       throw new ConfigException(Keys.NODE_ID + ": missing; expected one of " + peerIds(peers));
     }
     return new ClusterConfig(clusterName, peers, id, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, metricsBindHost, security);
   }
 
   public ClusterConfig withStorageDir(Path dir) {
@@ -461,23 +508,23 @@ public final class ClusterConfig {
       throw new ConfigException(Keys.STORAGE_DIR + ": missing");
     }
     return new ClusterConfig(clusterName, peers, nodeId, dir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, metricsBindHost, security);
   }
 
   public ClusterConfig withClockOffsetMs(long offsetMs) {
     return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, offsetMs, metricsPort, security);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, offsetMs, metricsPort, bindHost, metricsBindHost, security);
   }
 
   public ClusterConfig withMetricsPort(int port) {
     return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, port, security);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, port, bindHost, metricsBindHost, security);
   }
 
   /** This config with other TLS files, admins or overload bounds (e.g. a client's own certificate). */
   public ClusterConfig withSecurity(Security newSecurity) {
     return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort,
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, metricsBindHost,
         Objects.requireNonNull(newSecurity, "security"));
   }
 
@@ -522,6 +569,12 @@ public final class ClusterConfig {
     p.setProperty(Keys.CLIENT_REQUEST_TIMEOUT, Durations.format(requestTimeout));
     p.setProperty(Keys.CLOCK_OFFSET, Durations.format(Duration.ofMillis(clockOffsetMs)));
     p.setProperty(Keys.METRICS_PORT, Integer.toString(metricsPort));
+    if (bindHost != null) {
+      p.setProperty(Keys.BIND, bindHost);
+    }
+    if (metricsBindHost != null) {
+      p.setProperty(Keys.METRICS_BIND, metricsBindHost);
+    }
     if (security.tls() != null) {
       p.setProperty(Keys.TLS_CERT, security.tls().cert().toString());
       p.setProperty(Keys.TLS_KEY, security.tls().key().toString());
@@ -624,13 +677,15 @@ public final class ClusterConfig {
         && requestTimeout.equals(c.requestTimeout)
         && clockOffsetMs == c.clockOffsetMs
         && metricsPort == c.metricsPort
+        && Objects.equals(bindHost, c.bindHost)
+        && Objects.equals(metricsBindHost, c.metricsBindHost)
         && security.equals(c.security));
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, security);
+        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, metricsBindHost, security);
   }
 
   @Override
@@ -646,6 +701,8 @@ public final class ClusterConfig {
         + ", " + Keys.CLIENT_REQUEST_TIMEOUT + "=" + Durations.format(requestTimeout)
         + ", " + Keys.CLOCK_OFFSET + "=" + Durations.format(Duration.ofMillis(clockOffsetMs))
         + ", " + Keys.METRICS_PORT + "=" + metricsPort
+        + ", " + Keys.BIND + "=" + (bindHost == null ? "(own peer host)" : bindHost)
+        + ", " + Keys.METRICS_BIND + "=" + (metricsBindHost == null ? "(as " + Keys.BIND + ")" : metricsBindHost)
         + ", " + Keys.TLS_CERT + "=" + (security.tls() == null ? "(plaintext)" : security.tls().cert())
         + ", " + Keys.AUTHZ_ADMINS + "=" + security.admins()
         + ", " + Keys.OVERLOAD_PENDING_WRITES_MAX + "=" + security.maxPendingWrites()

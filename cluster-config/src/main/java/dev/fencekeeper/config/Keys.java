@@ -27,6 +27,8 @@ final class Keys {
   static final String CLIENT_REQUEST_TIMEOUT = "client.request.timeout";
   static final String CLOCK_OFFSET = "clock.offset";
   static final String METRICS_PORT = "metrics.port";
+  static final String BIND = "bind";
+  static final String METRICS_BIND = "metrics.bind";
   static final String TLS_CERT = "tls.cert";
   static final String TLS_KEY = "tls.key";
   static final String TLS_TRUST = "tls.trust";
@@ -46,7 +48,7 @@ final class Keys {
       KEYS_PER_WRITE_MAX, REQUEST_ID_MAX_BYTES, REQUEST_IDS_PER_LEASE_MAX,
       RESOURCES_IDLE_TIMEOUT, LEASE_WAITER_LIVENESS, WAITERS_PER_RESOURCE_MAX,
       SNAPSHOT_AUTO_TRIGGER_ENTRIES, ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX,
-      CLIENT_REQUEST_TIMEOUT, CLOCK_OFFSET, METRICS_PORT,
+      CLIENT_REQUEST_TIMEOUT, CLOCK_OFFSET, METRICS_PORT, BIND, METRICS_BIND,
       TLS_CERT, TLS_KEY, TLS_TRUST, AUTHZ_ADMINS, AUTHZ_NODES, OVERLOAD_PENDING_WRITES_MAX,
       KEYS_PER_RESOURCE_MAX, RESOURCES_MAX, WATCHES_PER_CLIENT_MAX, REQUESTS_PER_BATCH_MAX,
       OVERLOAD_PENDING_READS_MAX);

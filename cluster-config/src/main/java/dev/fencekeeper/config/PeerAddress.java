@@ -105,6 +105,17 @@ public record PeerAddress(String id, String host, int port) {
     }
   }
 
+  /** {@code host} if it is a host name, an IPv4 or an (unbracketed) IPv6 literal, as in {@code peers}. */
+  static String checkHost(String key, String host) {
+    // Every IPv6 literal has at least two colons; one colon is a host:port given by mistake.
+    if (host == null || !(HOST.matcher(host).matches()
+        || (host.chars().filter(c -> c == ':').count() >= 2 && IPV6.matcher(host).matches()))) {
+      throw new ConfigException(key + ": '" + host
+          + "' is not a host name or IP address (e.g. 10.0.0.1, 0.0.0.0 for every interface, ::)");
+    }
+    return host;
+  }
+
   /** Case-folded {@code host:port}, for spotting two peers configured on the same endpoint. */
   String endpointKey() {
     return address().toLowerCase(Locale.ROOT);

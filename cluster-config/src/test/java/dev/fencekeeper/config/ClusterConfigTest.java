@@ -356,4 +356,27 @@ class ClusterConfigTest {
         .hasMessageContaining("metrics.port").hasMessageContaining("'-1'");
     assertThat(c.withMetricsPort(9100).metricsPort()).isEqualTo(9100);
   }
+
+  // A node listens on its own peer host unless `bind` / `metrics.bind` say otherwise; the keys survive a
+  // store/load round trip and a bad address names the key.
+  @Test
+  void bindAddresses() {
+    ClusterConfig node = ClusterConfig.fromProperties(props("node.id", "n2"));
+    assertThat(node.bindHost()).isEqualTo(node.self().host());
+    assertThat(node.metricsBindHost()).isEqualTo(node.self().host());
+    assertThat(node.serverProperties().get("raft.grpc.server.host")).isEqualTo(node.self().host());
+
+    ClusterConfig open = ClusterConfig.fromProperties(props("node.id", "n2", "bind", "0.0.0.0",
+        "metrics.bind", "::"));
+    assertThat(open.bindHost()).isEqualTo("0.0.0.0");
+    assertThat(open.metricsBindHost()).isEqualTo("::");
+    assertThat(open.serverProperties().get("raft.grpc.server.host")).isEqualTo("0.0.0.0");
+    assertThat(ClusterConfig.fromProperties(open.toProperties())).isEqualTo(open);
+    assertThat(node.withBindHost("10.0.0.7").metricsBindHost()).isEqualTo("10.0.0.7");
+
+    assertThatThrownBy(() -> ClusterConfig.fromProperties(props("node.id", "n2", "bind", "10.0.0.1:7301")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("bind: '10.0.0.1:7301'");
+    assertThatThrownBy(() -> ClusterConfig.fromProperties(props("metrics.bind", "a host")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("metrics.bind");
+  }
 }

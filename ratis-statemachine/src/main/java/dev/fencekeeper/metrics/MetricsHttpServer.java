@@ -1,52 +1,102 @@
 package dev.fencekeeper.metrics;
 
-import com.codahale.metrics.MetricRegistry;
 import com.sun.net.httpserver.HttpExchange;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
-import io.prometheus.metrics.instrumentation.dropwizard.DropwizardExports;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * One node's HTTP endpoint: {@code /metrics} is the node's Dropwizard registry in Prometheus text format,
- * rendered by the Prometheus project's own Dropwizard bridge and HTTP server (client_java 1.4.3); {@code
- * /health} is the readiness check ({@link NodeMetrics#health()}); {@code /-/healthy} is the exporter's
- * liveness check (200 while the process serves HTTP).
+ * One node's HTTP endpoint: {@code /metrics} is the node's {@link PrometheusRegistry} in the Prometheus
+ * text format (OpenMetrics or protobuf when the scraper asks for them), served by the Prometheus Java
+ * client's HTTP server; {@code /health} is the readiness check ({@link NodeMetrics#health()}); {@code
+ * /-/healthy} is the exporter's liveness check (200 while the process serves HTTP).
+ *
+ * <p>Slow clients: the JDK server behind it reads a request on a worker thread, so a connection that
+ * sends half a request holds a worker until it sends the rest. Two bounds keep a few such sockets from
+ * silencing {@code /health}: {@value #WORKERS} workers (the client library's default of ten, with a queue
+ * behind them, let ten stalled sockets block every later probe), and the JDK server's own request and
+ * response time limits ({@link #REQUEST_TIME_LIMIT_PROPERTY}, {@link #RESPONSE_TIME_LIMIT_PROPERTY}), which
+ * close a connection that has not finished its request in {@value #REQUEST_TIME_LIMIT_SECONDS} s.
+ * Those limits are JVM-wide settings read when the JVM's first HTTP server starts; an operator's own
+ * {@code -D} value wins.
  */
 final class MetricsHttpServer implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(MetricsHttpServer.class);
+  static final String REQUEST_TIME_LIMIT_PROPERTY = "sun.net.httpserver.maxReqTime";
+  static final String RESPONSE_TIME_LIMIT_PROPERTY = "sun.net.httpserver.maxRspTime";
+  static final int REQUEST_TIME_LIMIT_SECONDS = 5;
+  static final int RESPONSE_TIME_LIMIT_SECONDS = 30;
+  static final int WORKERS = 32;
 
-  private final HTTPServer server;
-
-  private MetricsHttpServer(HTTPServer server) {
-    this.server = server;
+  static {
+    if (System.getProperty(REQUEST_TIME_LIMIT_PROPERTY) == null) {
+      System.setProperty(REQUEST_TIME_LIMIT_PROPERTY, Integer.toString(REQUEST_TIME_LIMIT_SECONDS));
+    }
+    if (System.getProperty(RESPONSE_TIME_LIMIT_PROPERTY) == null) {
+      System.setProperty(RESPONSE_TIME_LIMIT_PROPERTY, Integer.toString(RESPONSE_TIME_LIMIT_SECONDS));
+    }
   }
 
-  static MetricsHttpServer start(String host, int port, MetricRegistry registry, Supplier<NodeMetrics.Health> health)
-      throws IOException {
-    // A registry of our own, not the JVM-wide default: several nodes may share a JVM.
-    PrometheusRegistry prometheus = new PrometheusRegistry();
-    DropwizardExports.builder()
-        .dropwizardRegistry(registry)
-        // One unreadable metric must not fail the whole scrape.
-        .invalidMetricHandler((name, e) -> {
-          LOG.debug("Metric {} not exported: {}", name, e.toString());
-          return true;
-        })
-        .register(prometheus);
-    HTTPServer server =
-        HTTPServer.builder()
-            .hostname(host)
-            .port(port)
-            .registry(prometheus)
-            .defaultHandler(exchange -> route(exchange, health))
-            .buildAndStart();
-    return new MetricsHttpServer(server);
+  private final HTTPServer server;
+  private final ExecutorService workers;
+
+  private MetricsHttpServer(HTTPServer server, ExecutorService workers) {
+    this.server = server;
+    this.workers = workers;
+  }
+
+  static MetricsHttpServer start(String host, int port, PrometheusRegistry registry,
+                                 Supplier<NodeMetrics.Health> health) throws IOException {
+    ExecutorService workers = workers(host + ":" + port);
+    try {
+      HTTPServer server =
+          HTTPServer.builder()
+              .hostname(host)
+              .port(port)
+              .registry(registry)
+              .executorService(workers)
+              .defaultHandler(exchange -> route(exchange, health))
+              .buildAndStart();
+      return new MetricsHttpServer(server, workers);
+    } catch (IOException | RuntimeException e) {
+      workers.shutdownNow();
+      throw e;
+    }
+  }
+
+  /**
+   * Threads are made as connections need them, up to {@link #WORKERS}; past that the server's accept
+   * thread waits for a free worker (the time limits free stalled ones) rather than refusing or queueing
+   * behind them.
+   */
+  private static ExecutorService workers(String endpoint) {
+    AtomicInteger n = new AtomicInteger();
+    return new ThreadPoolExecutor(1, WORKERS, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+        r -> {
+          Thread t = new Thread(r, "fencekeeper-metrics-http-" + endpoint + "-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        },
+        (task, pool) -> {
+          try {
+            while (!pool.isShutdown()) {
+              if (pool.getQueue().offer(task, 100, TimeUnit.MILLISECONDS)) {
+                return;
+              }
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          throw new RejectedExecutionException("metrics endpoint " + endpoint + " is closing");
+        });
   }
 
   int port() {
@@ -84,6 +134,10 @@ final class MetricsHttpServer implements AutoCloseable {
 
   @Override
   public void close() {
-    server.close();
+    try {
+      server.close();
+    } finally {
+      workers.shutdownNow();
+    }
   }
 }

@@ -14,7 +14,15 @@ import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ResourceRecord;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
+import io.prometheus.metrics.core.metrics.Info;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Labels;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Properties;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -27,6 +35,8 @@ import java.util.function.Supplier;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.statemachine.SnapshotInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,12 +45,14 @@ import org.slf4j.LoggerFactory;
  * mirror of Ratis's, exposed over JMX (domain {@code fencekeeper.<nodeId>}) and, when a port is
  * configured, over HTTP ({@code /metrics} in Prometheus text format, {@code /health}).
  *
- * <p>Naming: every metric is {@code fencekeeper.<thing>}, a reason or command being a segment of the
- * name ({@code fencekeeper.writes.rejected.STALE_TOKEN}, {@code fencekeeper.request.WRITE.seconds}). The
- * Prometheus bridge turns dots into underscores and adds {@code _total} to counters: {@code
- * fencekeeper_writes_rejected_STALE_TOKEN_total}. Reasons are not folded into labels because the 1.4.3
- * bridge emits one metric family per Dropwizard metric and a scrape holding two families of the same
- * name fails. docs/operations.md lists every name.
+ * <p>Naming: in the Dropwizard registry (and so over JMX) every metric is {@code fencekeeper.<thing>}, a
+ * reason or command being a segment of the name ({@code fencekeeper.writes.rejected.STALE_TOKEN}, {@code
+ * fencekeeper.request.WRITE.seconds}). Over HTTP the same figures follow Prometheus's conventions
+ * ({@link PrometheusFamilies}): reasons and commands are labels ({@code
+ * fencekeeper_writes_rejected_total{reason="STALE_TOKEN"}}), latencies are histograms in seconds ({@code
+ * fencekeeper_request_duration_seconds{type="WRITE"}}, kept beside the Dropwizard timers because a
+ * Dropwizard reservoir cannot give cumulative buckets), with {@code fencekeeper_build_info}, the client
+ * library's JVM metrics and Ratis's metrics in snake case. docs/operations.md lists every name.
  *
  * <p>Where counts come from: outcomes and lease events are counted as this replica applies log entries,
  * so every replica counts every committed command once (replays after a restart included — counters
@@ -79,6 +91,16 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String LEADING = "fencekeeper.raft.leading";
   public static final String APPLIED_INDEX = "fencekeeper.raft.applied.index";
   public static final String COMMIT_INDEX = "fencekeeper.raft.commit.index";
+  public static final String SNAPSHOT_INDEX = "fencekeeper.snapshot.index";
+  public static final String SNAPSHOT_TIMESTAMP = "fencekeeper.snapshot.timestamp.seconds";
+
+  /** Request latency buckets, seconds: sub-millisecond applies up to multi-second stalls. */
+  private static final double[] REQUEST_SECONDS_BUCKETS =
+      {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  /** Apply-time buckets, seconds: one command's apply is microseconds unless something is wrong. */
+  private static final double[] APPLY_SECONDS_BUCKETS =
+      {0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.1};
+  private static final double[] BATCH_COMMANDS_BUCKETS = {2, 4, 8, 16, 32, 64, 128, 256};
 
   /** The write rejections counted by reason. */
   public static final List<Code> REJECTION_REASONS =
@@ -115,6 +137,11 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Timer applyTimer;
   private final Map<String, Timer> requestTimers = new LinkedHashMap<>();
   private final StoredValues stored = new StoredValues();
+  // What /metrics serves; a registry of our own, not the JVM-wide default, as several nodes may share a JVM.
+  private final PrometheusRegistry prometheus = new PrometheusRegistry();
+  private final io.prometheus.metrics.core.metrics.Histogram requestSeconds;
+  private final io.prometheus.metrics.core.metrics.Histogram applySeconds;
+  private final io.prometheus.metrics.core.metrics.Histogram batchCommandsHistogram;
 
   private volatile Binding binding;
   private volatile Census census;
@@ -164,8 +191,90 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     gauge(LEADING, () -> division(d -> d.getInfo().isLeader() ? 1L : 0L));
     gauge(APPLIED_INDEX, () -> division(d -> d.getInfo().getLastAppliedIndex()));
     gauge(COMMIT_INDEX, () -> division(d -> d.getRaftLog().getLastCommittedIndex()));
+    gauge(SNAPSHOT_INDEX, () -> snapshot().map(SnapshotInfo::getIndex));
+    gauge(SNAPSHOT_TIMESTAMP, () -> snapshot().flatMap(NodeMetrics::snapshotTimestampSeconds));
+
+    requestSeconds = io.prometheus.metrics.core.metrics.Histogram.builder()
+        .name("fencekeeper_request_duration_seconds")
+        .help("On the leader, from the request reaching the state machine until its entry is applied")
+        .labelNames("type").classicOnly().classicUpperBounds(REQUEST_SECONDS_BUCKETS).register(prometheus);
+    for (String command : COMMANDS) {
+      requestSeconds.labelValues(command); // every type is exported from the start, at zero
+    }
+    applySeconds = io.prometheus.metrics.core.metrics.Histogram.builder()
+        .name("fencekeeper_apply_duration_seconds")
+        .help("Time inside the state machine's apply per command, on every replica")
+        .classicOnly().classicUpperBounds(APPLY_SECONDS_BUCKETS).register(prometheus);
+    batchCommandsHistogram = io.prometheus.metrics.core.metrics.Histogram.builder()
+        .name("fencekeeper_batch_commands")
+        .help("Commands per batched log entry, on every replica")
+        .classicOnly().classicUpperBounds(BATCH_COMMANDS_BUCKETS).register(prometheus);
+    prometheus.register(families());
+    Properties build = buildProperties();
+    Info.builder().name("fencekeeper_build_info").help("The fencekeeper build this node runs")
+        .labelNames("version", "ratis_version").register(prometheus)
+        .setLabelValues(build.getProperty("version", "unknown"), build.getProperty("ratis.version", "unknown"));
+    JvmMetrics.builder().register(prometheus);
     // Last: from here on Ratis registries of this peer are mirrored, so build the RaftServer after this.
     this.ratisMirror = RatisMetricsBridge.attach(nodeId, registry);
+  }
+
+  /** fencekeeper's own Dropwizard counters and gauges as Prometheus families, labelled where they are one family. */
+  private PrometheusFamilies families() {
+    PrometheusFamilies f = new PrometheusFamilies(registry);
+    f.counter("fencekeeper_acquisitions_granted", "Leases granted, grants to queued waiters included", granted);
+    f.counter("fencekeeper_acquisitions_held", "Acquires refused because the resource is held or in lock-delay",
+        held);
+    f.counter("fencekeeper_acquisitions_waited", "Acquires queued behind the holder", waited);
+    f.counter("fencekeeper_renewals", "Leases renewed", renewals);
+    f.counter("fencekeeper_releases", "Live leases released", releases);
+    f.counter("fencekeeper_expiries", "Leases that ran out", expiries);
+    f.counter("fencekeeper_revocations", "Leases ended by an operator's revoke", revocations);
+    f.counter("fencekeeper_writes_accepted", "Fenced writes applied", writesAccepted);
+    f.counter("fencekeeper_writes_deduplicated", "Retried writes answered from their receipt", writesDeduplicated);
+    List<PrometheusFamilies.Series> rejected = new ArrayList<>();
+    writesRejected.forEach((reason, counter) ->
+        rejected.add(new PrometheusFamilies.Series(Labels.of("reason", reason.name()), counter::getCount)));
+    f.counter("fencekeeper_writes_rejected", "Fenced writes refused, by result code", rejected);
+    f.counter("fencekeeper_requests_invalid", "Other commands refused as INVALID_ARGUMENT", invalidRequests);
+    f.counter("fencekeeper_requests_denied", "Requests refused as PERMISSION_DENIED", deniedRequests);
+    f.counter("fencekeeper_requests_overloaded", "Requests refused as OVERLOADED, reads included",
+        overloadedRequests);
+    f.counter("fencekeeper_reads_overloaded", "Reads refused as OVERLOADED", overloadedReads);
+    f.counter("fencekeeper_raft_leader_changes", "Times this node learned of a leader", leaderChanges);
+    f.counter("fencekeeper_raft_elections_on_leader_loss",
+        "Elections started at once because the leader's process was gone", electionsOnLeaderLoss);
+    gaugeFamily(f, "fencekeeper_leases_live", "Leases live at state-machine time", LEASES_LIVE);
+    gaugeFamily(f, "fencekeeper_waiters", "Acquires queued, over all resources", WAITERS);
+    gaugeFamily(f, "fencekeeper_resources", "Resource records held", RESOURCES);
+    gaugeFamily(f, "fencekeeper_keys", "Protected keys stored", KEYS);
+    gaugeFamily(f, "fencekeeper_stored_bytes", "Value bytes stored", STORED_BYTES);
+    gaugeFamily(f, "fencekeeper_raft_term", "This node's current Raft term", TERM);
+    gaugeFamily(f, "fencekeeper_raft_leader_known", "1 if this node knows a leader, else 0", LEADER_KNOWN);
+    gaugeFamily(f, "fencekeeper_raft_leading", "1 on the leader, else 0", LEADING);
+    gaugeFamily(f, "fencekeeper_raft_applied_index", "Last log index this node applied", APPLIED_INDEX);
+    gaugeFamily(f, "fencekeeper_raft_commit_index", "Commit index this node knows", COMMIT_INDEX);
+    gaugeFamily(f, "fencekeeper_snapshot_last_index", "Log index of this node's newest snapshot", SNAPSHOT_INDEX);
+    gaugeFamily(f, "fencekeeper_snapshot_last_timestamp_seconds",
+        "When this node's newest snapshot was written (Unix time)", SNAPSHOT_TIMESTAMP);
+    return f;
+  }
+
+  private void gaugeFamily(PrometheusFamilies f, String name, String help, String dropwizardName) {
+    Gauge<?> g = registry.getGauges().get(dropwizardName);
+    f.gauge(name, help, () -> (Number) g.getValue());
+  }
+
+  private static Properties buildProperties() {
+    Properties p = new Properties();
+    try (InputStream in = NodeMetrics.class.getResourceAsStream("build.properties")) {
+      if (in != null) {
+        p.load(in);
+      }
+    } catch (IOException e) {
+      LOG.debug("build.properties unreadable: {}", e.toString());
+    }
+    return p;
   }
 
   /**
@@ -199,13 +308,18 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       jmx.start();
     }
     if (httpPort > 0 && http == null) {
-      http = MetricsHttpServer.start(host, httpPort, registry, this::health);
+      http = MetricsHttpServer.start(host, httpPort, prometheus, this::health);
       LOG.info("{}: metrics on http://{}:{}/metrics, readiness on /health", nodeId, host, http.port());
     }
   }
 
   public MetricRegistry registry() {
     return registry;
+  }
+
+  /** What {@code /metrics} serves: fencekeeper's families, latency histograms, JVM and Ratis metrics. */
+  public PrometheusRegistry prometheusRegistry() {
+    return prometheus;
   }
 
   public String nodeId() {
@@ -371,6 +485,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     long end = System.nanoTime();
     try {
       applyTimer.update(end - start, TimeUnit.NANOSECONDS);
+      applySeconds.observe((end - start) / 1e9);
       count(command, outcome.code(), retriedWrite, alreadyQueued);
       if (outcome.code() == Code.PERMISSION_DENIED) {
         deniedRequests.inc();
@@ -383,6 +498,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       }
       if (requestContext instanceof RequestStart s) {
         requestTimers.get(commandName(command)).update(end - s.nanos(), TimeUnit.NANOSECONDS);
+        requestSeconds.labelValues(commandName(command)).observe((end - s.nanos()) / 1e9);
         // A context means this node stamped the entry as leader: exactly one replica logs the rejection.
         if (command instanceof Command.Write w && !outcome.isSuccess()) {
           RejectionLog.log(w, outcome.code().name(), outcome.sentToken(), outcome.currentToken(),
@@ -398,6 +514,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   @Override
   public void batchApplied(int commands) {
     batchCommands.update(commands);
+    batchCommandsHistogram.observe(commands);
   }
 
   @Override
@@ -537,6 +654,31 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private <T> Optional<T> readState(Function<FencingState, T> reader) {
     Binding b = binding;
     return b == null ? Optional.empty() : Optional.ofNullable(b.stateMachine().read(reader));
+  }
+
+  private Optional<SnapshotInfo> snapshot() {
+    Binding b = binding;
+    if (b == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.ofNullable(b.server().getDivision(b.groupId()).getStateMachine().getLatestSnapshot());
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** The modification time of the snapshot's first file: when this node wrote or installed it. */
+  private static Optional<Long> snapshotTimestampSeconds(SnapshotInfo info) {
+    List<FileInfo> files = info.getFiles();
+    if (files == null || files.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(Files.getLastModifiedTime(files.get(0).getPath()).toMillis() / 1000);
+    } catch (IOException e) {
+      return Optional.empty();
+    }
   }
 
   private Optional<Long> division(Function<RaftServer.Division, Long> reader) {

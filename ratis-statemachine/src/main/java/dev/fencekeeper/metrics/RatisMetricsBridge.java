@@ -2,7 +2,6 @@ package dev.fencekeeper.metrics;
 
 import com.codahale.metrics.Metric;
 import com.codahale.metrics.MetricRegistry;
-import io.prometheus.metrics.model.snapshots.PrometheusNaming;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
@@ -97,7 +96,7 @@ final class RatisMetricsBridge {
 
   /** The name Prometheus would give {@code name}: two metrics with the same one cannot both be exported. */
   static String prometheusName(String name) {
-    return PrometheusNaming.prometheusName(PrometheusNaming.sanitizeMetricName(name));
+    return PrometheusFamilies.ratisName(name, false);
   }
 
   /** Everything mirrored for one node. */

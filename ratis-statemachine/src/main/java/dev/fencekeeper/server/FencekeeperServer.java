@@ -129,7 +129,7 @@ public final class FencekeeperServer implements AutoCloseable {
     FencekeeperServer s = new FencekeeperServer(config, withGroup);
     s.server.start();
     try {
-      s.metrics.startExporters(config.self().host(), config.metricsPort());
+      s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
     } catch (IOException | RuntimeException e) {
       try {
         s.close(); // e.g. metrics.port already in use: do not leave a half-started node behind

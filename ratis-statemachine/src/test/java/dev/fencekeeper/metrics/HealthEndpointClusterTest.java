@@ -6,6 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.testing.TestCluster;
 import java.io.UncheckedIOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -99,5 +102,35 @@ class HealthEndpointClusterTest {
     cluster.startNode("n2");
     await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
         assertThat(Scrape.metrics(port).keySet()).anyMatch(k -> k.startsWith("ratis_state_machine_")));
+  }
+
+  // Guarantee: connections that send part of a request and stall do not silence /health. A dozen are
+  // served beside a probe at once (more workers than the client library's ten); more stalled sockets than
+  // there are workers are closed by the request time limit, after which the probe is answered again.
+  @Test
+  void stalledConnectionsDoNotSilenceHealth() throws Exception {
+    cluster.awaitLeader();
+    int port = cluster.metricsPort("n1");
+    await().atMost(Duration.ofSeconds(15)).until(() -> Scrape.get(port, "/health").status() == 200);
+    for (int stalledCount : new int[] {12, MetricsHttpServer.WORKERS + 8}) {
+      List<Socket> stalled = new ArrayList<>();
+      try {
+        for (int i = 0; i < stalledCount; i++) {
+          Socket s = new Socket("127.0.0.1", port);
+          s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n".getBytes(StandardCharsets.US_ASCII));
+          s.getOutputStream().flush();
+          stalled.add(s);
+        }
+        Thread.sleep(500); // let the server hand each one to a worker, which then waits for the rest
+        await().atMost(Duration.ofSeconds(4L * MetricsHttpServer.REQUEST_TIME_LIMIT_SECONDS))
+            .ignoreExceptions().pollInterval(Duration.ofMillis(200))
+            .untilAsserted(() -> assertThat(Scrape.get(port, "/health").status()).as("with %d stalled", stalledCount)
+                .isEqualTo(200));
+      } finally {
+        for (Socket s : stalled) {
+          s.close();
+        }
+      }
+    }
   }
 }

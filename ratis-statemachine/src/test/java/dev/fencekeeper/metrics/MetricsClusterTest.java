@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_36_2.Metrics;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -50,11 +51,11 @@ class MetricsClusterTest {
       new Expected("fencekeeper.revocations", "fencekeeper_revocations_total", 1),
       new Expected("fencekeeper.writes.accepted", "fencekeeper_writes_accepted_total", 2),
       new Expected("fencekeeper.writes.deduplicated", "fencekeeper_writes_deduplicated_total", 0),
-      new Expected("fencekeeper.writes.rejected.STALE_TOKEN", "fencekeeper_writes_rejected_STALE_TOKEN_total", 3),
-      new Expected("fencekeeper.writes.rejected.LEASE_EXPIRED", "fencekeeper_writes_rejected_LEASE_EXPIRED_total", 1),
-      new Expected("fencekeeper.writes.rejected.UNKNOWN_TOKEN", "fencekeeper_writes_rejected_UNKNOWN_TOKEN_total", 1),
+      new Expected("fencekeeper.writes.rejected.STALE_TOKEN", "fencekeeper_writes_rejected_total{reason=\"STALE_TOKEN\"}", 3),
+      new Expected("fencekeeper.writes.rejected.LEASE_EXPIRED", "fencekeeper_writes_rejected_total{reason=\"LEASE_EXPIRED\"}", 1),
+      new Expected("fencekeeper.writes.rejected.UNKNOWN_TOKEN", "fencekeeper_writes_rejected_total{reason=\"UNKNOWN_TOKEN\"}", 1),
       new Expected("fencekeeper.writes.rejected.INVALID_ARGUMENT",
-          "fencekeeper_writes_rejected_INVALID_ARGUMENT_total", 1),
+          "fencekeeper_writes_rejected_total{reason=\"INVALID_ARGUMENT\"}", 1),
       new Expected("fencekeeper.requests.invalid", "fencekeeper_requests_invalid_total", 0));
 
   private TestCluster cluster;
@@ -161,12 +162,12 @@ class MetricsClusterTest {
     // accepted, LEASE_EXPIRED, UNKNOWN_TOKEN — the 4 refused without a log entry are not timed); 1 renew;
     // 1 revoke. At least: a client retry after a lost reply would be timed again.
     Map<String, Double> s = Scrape.metrics(cluster.metricsPort(leader));
-    assertThat(s.get("fencekeeper_request_ACQUIRE_seconds_count")).isGreaterThanOrEqualTo(8.0);
-    assertThat(s.get("fencekeeper_request_WRITE_seconds_count")).isGreaterThanOrEqualTo(4.0);
-    assertThat(s.get("fencekeeper_request_RENEW_seconds_count")).isGreaterThanOrEqualTo(1.0);
-    assertThat(s.get("fencekeeper_request_REVOKE_seconds_count")).isGreaterThanOrEqualTo(1.0);
-    assertThat(s.get("fencekeeper_apply_seconds_count")).isGreaterThanOrEqualTo(16.0);
-    assertThat(s).containsKey("fencekeeper_apply_seconds{quantile=\"0.99\"}");
+    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"ACQUIRE\"}")).isGreaterThanOrEqualTo(8.0);
+    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"WRITE\"}")).isGreaterThanOrEqualTo(4.0);
+    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"RENEW\"}")).isGreaterThanOrEqualTo(1.0);
+    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"REVOKE\"}")).isGreaterThanOrEqualTo(1.0);
+    assertThat(s.get("fencekeeper_apply_duration_seconds_count")).isGreaterThanOrEqualTo(16.0);
+    assertThat(s).containsKey("fencekeeper_apply_duration_seconds_bucket{le=\"+Inf\"}");
   }
 
   // Guarantee: followers count the same applied outcomes as the leader (lease events and rejections
@@ -179,8 +180,8 @@ class MetricsClusterTest {
       assertThat(s).containsEntry("fencekeeper_acquisitions_granted_total", 7.0)
           .containsEntry("fencekeeper_expiries_total", 2.0)
           .containsEntry("fencekeeper_revocations_total", 1.0)
-          .containsEntry("fencekeeper_writes_rejected_UNKNOWN_TOKEN_total", 1.0)
-          .containsEntry("fencekeeper_writes_rejected_STALE_TOKEN_total", 0.0) // refused on the leader
+          .containsEntry("fencekeeper_writes_rejected_total{reason=\"UNKNOWN_TOKEN\"}", 1.0)
+          .containsEntry("fencekeeper_writes_rejected_total{reason=\"STALE_TOKEN\"}", 0.0) // refused on the leader
           .containsEntry("fencekeeper_raft_leading", 0.0);
     });
   }
@@ -219,7 +220,7 @@ class MetricsClusterTest {
             .anyMatch(k -> k.startsWith("ratis_log_worker_"))
             .anyMatch(k -> k.startsWith("ratis_leader_election_"));
         // Ratis's applied index of this node, and fencekeeper's view of the same division, agree.
-        assertThat(s.get("ratis_state_machine_appliedIndex")).isEqualTo(s.get("fencekeeper_raft_applied_index"));
+        assertThat(s.get("ratis_state_machine_applied_index")).isEqualTo(s.get("fencekeeper_raft_applied_index"));
       });
     }
     // Only the leader runs log appenders; their metrics are the leader's alone.
@@ -231,5 +232,61 @@ class MetricsClusterTest {
             .noneMatch(k -> k.startsWith("ratis_log_appender_follower_"));
       }
     }
+  }
+
+  // Guarantee: /metrics follows Prometheus's conventions, as read by the client library's own parser of
+  // its protobuf exposition (the format Prometheus itself negotiates first): labelled families for
+  // reasons and request types, histograms in seconds, build info, JVM metrics and Ratis's metrics in
+  // snake case; and the text format declares each of those families with the same type.
+  @Test
+  void expositionFollowsPrometheusConventions() {
+    Map<String, Metrics.MetricFamily> families = Scrape.families(cluster.metricsPort(leader));
+
+    Metrics.MetricFamily rejected = families.get("fencekeeper_writes_rejected_total");
+    assertThat(rejected).as("fencekeeper_writes_rejected_total in %s", families.keySet()).isNotNull();
+    assertThat(rejected.getType()).isEqualTo(Metrics.MetricType.COUNTER);
+    assertThat(rejected.getMetricList()).extracting(m -> labels(m).get("reason"))
+        .containsExactlyInAnyOrder("STALE_TOKEN", "LEASE_EXPIRED", "UNKNOWN_TOKEN", "INVALID_ARGUMENT");
+    assertThat(rejected.getMetricList()).filteredOn(m -> "STALE_TOKEN".equals(labels(m).get("reason")))
+        .singleElement().satisfies(m -> assertThat(m.getCounter().getValue()).isEqualTo(3.0));
+
+    Metrics.MetricFamily requests = families.get("fencekeeper_request_duration_seconds");
+    assertThat(requests.getType()).isEqualTo(Metrics.MetricType.HISTOGRAM);
+    assertThat(requests.getMetricList()).extracting(m -> labels(m).get("type"))
+        .containsExactlyInAnyOrderElementsOf(NodeMetrics.COMMANDS);
+    Metrics.Metric writes = requests.getMetricList().stream()
+        .filter(m -> "WRITE".equals(labels(m).get("type"))).findFirst().orElseThrow();
+    assertThat(writes.getHistogram().getSampleCount()).isGreaterThanOrEqualTo(4);
+    assertThat(writes.getHistogram().getSampleSum()).isPositive();
+    assertThat(writes.getHistogram().getBucketList()).isNotEmpty()
+        .allSatisfy(b -> assertThat(b.getCumulativeCount()).isLessThanOrEqualTo(writes.getHistogram().getSampleCount()));
+    assertThat(families.get("fencekeeper_apply_duration_seconds").getType()).isEqualTo(Metrics.MetricType.HISTOGRAM);
+    assertThat(families.get("fencekeeper_batch_commands").getType()).isEqualTo(Metrics.MetricType.HISTOGRAM);
+
+    Metrics.MetricFamily build = families.get("fencekeeper_build_info");
+    assertThat(build.getType()).isEqualTo(Metrics.MetricType.GAUGE);
+    assertThat(labels(build.getMetric(0))).containsKeys("version", "ratis_version");
+    assertThat(labels(build.getMetric(0)).get("version")).isNotBlank().isNotEqualTo("unknown");
+
+    assertThat(families.get("fencekeeper_raft_leading").getType()).isEqualTo(Metrics.MetricType.GAUGE);
+    assertThat(families.get("fencekeeper_expiries_total").getType()).isEqualTo(Metrics.MetricType.COUNTER);
+    assertThat(families.get("fencekeeper_snapshot_last_index")).isNull(); // no snapshot taken yet
+    assertThat(families).containsKeys("jvm_memory_used_bytes", "jvm_threads_current", "jvm_gc_collection_seconds");
+    assertThat(families.keySet()).filteredOn(n -> n.startsWith("ratis_")).isNotEmpty()
+        .allMatch(n -> n.matches("[a-z0-9_]+"), "snake case");
+    assertThat(families.get("ratis_state_machine_applied_index").getType()).isEqualTo(Metrics.MetricType.GAUGE);
+
+    String text = Scrape.get(cluster.metricsPort(leader), "/metrics").body();
+    assertThat(text).contains("# TYPE fencekeeper_writes_rejected_total counter\n",
+        "# TYPE fencekeeper_request_duration_seconds histogram\n",
+        "fencekeeper_request_duration_seconds_bucket{type=\"WRITE\",le=\"+Inf\"} ",
+        "fencekeeper_request_duration_seconds_sum{type=\"WRITE\"} ",
+        "# TYPE fencekeeper_build_info gauge\n");
+  }
+
+  private static Map<String, String> labels(Metrics.Metric m) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    m.getLabelList().forEach(l -> labels.put(l.getName(), l.getValue()));
+    return labels;
   }
 }

@@ -1,5 +1,6 @@
 package dev.fencekeeper.metrics;
 
+import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_36_2.Metrics;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -69,6 +70,37 @@ final class Scrape {
       case "NaN" -> Double.NaN;
       default -> Double.parseDouble(v);
     };
+  }
+
+  /**
+   * The families of {@code /metrics} in the Prometheus protobuf exposition format, parsed by the
+   * generated classes the Prometheus Java client ships for it, keyed by family name.
+   */
+  static Map<String, Metrics.MetricFamily> families(int port) {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+        .timeout(Duration.ofSeconds(5))
+        .header("Accept", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited")
+        .GET().build();
+    try {
+      HttpResponse<byte[]> response = HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
+      if (response.statusCode() != 200) {
+        throw new IllegalStateException("/metrics answered " + response.statusCode());
+      }
+      Map<String, Metrics.MetricFamily> families = new LinkedHashMap<>();
+      java.io.InputStream in = new java.io.ByteArrayInputStream(response.body());
+      Metrics.MetricFamily family;
+      while ((family = Metrics.MetricFamily.parseDelimitedFrom(in)) != null) {
+        if (families.put(family.getName(), family) != null) {
+          throw new IllegalStateException("family " + family.getName() + " exposed twice");
+        }
+      }
+      return families;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   static OptionalDouble value(Map<String, Double> samples, String series) {
