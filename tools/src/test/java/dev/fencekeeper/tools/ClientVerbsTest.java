@@ -1,52 +1,26 @@
 package dev.fencekeeper.tools;
 
+import static dev.fencekeeper.tools.CliRun.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencekeeper.client.FencingClient;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The client verbs against three real nodes in this JVM: what they print and how they exit. */
 class ClientVerbsTest {
-  // Strict: trailing text after the object would break `jq` and any script reading it.
-  private static final ObjectMapper STRICT = new ObjectMapper()
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-
-  @TempDir static Path dataDir;
-  private static InProcessCluster cluster;
-
-  @BeforeAll
-  static void startCluster() throws IOException {
-    cluster = InProcessCluster.start(dataDir);
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension static final InProcessCluster cluster = InProcessCluster.perClass();
 
   /** Runs a verb against the test cluster. */
   private static CliRun cli(String... args) {
     return cluster.cli(args);
-  }
-
-  private static JsonNode json(CliRun run) throws IOException {
-    assertThat(run.out().strip()).as(run.toString()).doesNotContain("\n");
-    return STRICT.readTree(run.out());
   }
 
   private static long acquire(String resource, String ttl, String owner) {
@@ -308,7 +282,7 @@ class ClientVerbsTest {
   @Test
   void statusWithoutNodesIsUnavailable() throws IOException {
     String nowhere = "127.0.0.1:" + InProcessCluster.freePort() + ",127.0.0.1:" + InProcessCluster.freePort();
-    CliRun run = CliRun.run(dataDir, "status", "--json", "--peers", nowhere);
+    CliRun run = CliRun.run(cluster.dataDir(), "status", "--json", "--peers", nowhere);
 
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(11);
     JsonNode json = json(run);
