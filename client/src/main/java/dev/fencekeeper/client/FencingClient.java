@@ -127,8 +127,7 @@ public final class FencingClient implements AutoCloseable {
   /**
    * Log entries one client keeps outstanding before it coalesces further commands into batches. Two keep
    * the Raft pipeline busy while the next batch fills; more only make each batch smaller, and the cost is
-   * per entry (W2 at 64 workers, same run on the 2-core box: 1 → 1,349-1,425 writes/s, 2 → 1,510-1,847,
-   * 4 → 633-849, 8 → 588-713, no coalescing → 102-149). The system property exists for benchmarking.
+   * per entry (docs/benchmarks.md, Coalescing). The system property exists for benchmarking.
    */
   private static int entriesInFlight() {
     return Math.max(1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_ENTRIES_IN_FLIGHT));

@@ -1,10 +1,9 @@
 package dev.fencekeeper.tools;
 
+import static dev.fencekeeper.tools.CliRun.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.config.PeerAddress;
@@ -17,40 +16,17 @@ import java.util.List;
 import java.util.stream.IntStream;
 import java.util.stream.StreamSupport;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The admin verbs against three real nodes (serving metrics) in this JVM: output, JSON and exit codes. */
 @Timeout(180)
 class AdminVerbsTest {
-  private static final ObjectMapper STRICT = new ObjectMapper()
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-
-  @TempDir static Path dataDir;
-  private static InProcessCluster cluster;
-
-  @BeforeAll
-  static void startCluster() throws IOException {
-    cluster = InProcessCluster.startWithMetrics(dataDir);
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension static final InProcessCluster cluster = InProcessCluster.perClassWithMetrics();
 
   private static CliRun cli(String... args) {
     return cluster.cli(args);
-  }
-
-  private static JsonNode json(CliRun run) throws IOException {
-    assertThat(run.out().strip()).as(run.toString()).doesNotContain("\n");
-    return STRICT.readTree(run.out());
   }
 
   private static JsonNode okJson(CliRun run) throws IOException {
@@ -142,7 +118,7 @@ class AdminVerbsTest {
     // The new member has caught up: it reports the same leader and applies what the cluster commits.
     String allFour = cluster.peersWithIds() + "," + n4;
     Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-      JsonNode status = json(CliRun.run(dataDir, "status", "--json", "--peers", allFour));
+      JsonNode status = json(CliRun.run(cluster.dataDir(), "status", "--json", "--peers", allFour));
       JsonNode n4Status = status.get("nodes").get(3);
       assertThat(n4Status.get("id").asText()).isEqualTo("n4");
       assertThat(n4Status.get("role").asText()).isIn("FOLLOWER", "LEADER");
@@ -170,13 +146,13 @@ class AdminVerbsTest {
   @Test
   void serverJoinRunsANodeThatCanBeAdded() throws Exception {
     PeerAddress n5 = new PeerAddress("n5", "127.0.0.1", InProcessCluster.freePort());
-    Path config = dataDir.resolve("n5.properties");
-    cluster.joiningConfig(n5).withStorageDir(dataDir.resolve("n5")).store(config);
+    Path config = cluster.dataDir().resolve("n5.properties");
+    cluster.joiningConfig(n5).withStorageDir(cluster.dataDir().resolve("n5")).store(config);
     Process parent = new ProcessBuilder("sleep", "120").start();
     String logDir = System.getProperty(ServerCommand.LOG_DIR_PROPERTY);
     String logLevel = System.getProperty(ServerCommand.LOG_LEVEL_PROPERTY);
     CliRun[] server = new CliRun[1];
-    Thread serverThread = new Thread(() -> server[0] = CliRun.run(dataDir, "server", "--config", config.toString(),
+    Thread serverThread = new Thread(() -> server[0] = CliRun.run(cluster.dataDir(), "server", "--config", config.toString(),
         "--join", "--parent-pid", Long.toString(parent.pid())));
     try {
       serverThread.start();
@@ -200,7 +176,7 @@ class AdminVerbsTest {
   // cluster of its own: once a cluster has a snapshot, a joiner installs it and the seed no longer matters.)
   @Test
   void serverExitsWhenItsStateIsNotTheClustersLineage() throws Exception {
-    Path dir = dataDir.resolve("lineage");
+    Path dir = cluster.dataDir().resolve("lineage");
     try (InProcessCluster fresh = InProcessCluster.start(dir.resolve("cluster"))) {
       Path backup = dir.resolve("other.backup");
       assertThat(fresh.cli("backup", backup.toString()).exitCode()).isZero();
@@ -412,7 +388,7 @@ class AdminVerbsTest {
     CliRun leaderText = cli("metrics");
     JsonNode n2 = okJson(cli("metrics", "--node", "n2", "--json"));
     int port = okJson(cli("status", "--json")).get("nodes").get(0).get("metricsPort").asInt();
-    CliRun byUrl = CliRun.run(dataDir, "metrics", "--url", "http://127.0.0.1:" + port + "/metrics",
+    CliRun byUrl = CliRun.run(cluster.dataDir(), "metrics", "--url", "http://127.0.0.1:" + port + "/metrics",
         "--grep", "fencekeeper_raft_term");
 
     assertThat(leaderText.exitCode()).as(leaderText.toString()).isZero();
@@ -424,7 +400,7 @@ class AdminVerbsTest {
     assertThat(byUrl.exitCode()).as(byUrl.toString()).isZero();
     assertThat(byUrl.out().lines()).isNotEmpty().allMatch(l -> l.startsWith("fencekeeper_raft_term"));
     assertThat(cli("metrics", "--node", "n9").exitCode()).isEqualTo(ExitCode.NOT_FOUND.code());
-    assertThat(CliRun.run(dataDir, "metrics", "--url", "http://127.0.0.1:" + InProcessCluster.freePort() + "/metrics")
+    assertThat(CliRun.run(cluster.dataDir(), "metrics", "--url", "http://127.0.0.1:" + InProcessCluster.freePort() + "/metrics")
         .exitCode()).isEqualTo(ExitCode.UNAVAILABLE.code());
   }
 }

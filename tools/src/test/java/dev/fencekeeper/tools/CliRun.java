@@ -1,7 +1,13 @@
 package dev.fencekeeper.tools;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -9,6 +15,9 @@ import java.util.Map;
 
 /** One in-process run of the command line: its exit code and everything it printed. */
 record CliRun(int exitCode, String out, String err) {
+  // Strict: trailing text after the object would break `jq` and any script reading it.
+  private static final ObjectMapper STRICT = new ObjectMapper()
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /** Runs {@code args} with the given environment and working directory, capturing both streams. */
   static CliRun run(Map<String, String> env, Path workingDir, String... args) {
@@ -32,6 +41,12 @@ record CliRun(int exitCode, String out, String err) {
   /** Runs {@code args} with no FENCEKEEPER_* variables, so the developer's own environment cannot leak in. */
   static CliRun run(Path workingDir, String... args) {
     return run(Map.of(), workingDir, args);
+  }
+
+  /** What {@code --json} printed: exactly one JSON object, on one line. */
+  static JsonNode json(CliRun run) throws IOException {
+    assertThat(run.out().strip()).as(run.toString()).doesNotContain("\n");
+    return STRICT.readTree(run.out());
   }
 
   /** The single line printed on stdout, without its newline. */

@@ -1,10 +1,9 @@
 package dev.fencekeeper.tools;
 
+import static dev.fencekeeper.tools.CliRun.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencekeeper.client.FencingClient;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -16,41 +15,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The client verbs against three real nodes in this JVM: what they print and how they exit. */
 class ClientVerbsTest {
-  // Strict: trailing text after the object would break `jq` and any script reading it.
-  private static final ObjectMapper STRICT = new ObjectMapper()
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-
-  @TempDir static Path dataDir;
-  private static InProcessCluster cluster;
-
-  @BeforeAll
-  static void startCluster() throws IOException {
-    cluster = InProcessCluster.start(dataDir);
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension static final InProcessCluster cluster = InProcessCluster.perClass();
 
   /** Runs a verb against the test cluster. */
   private static CliRun cli(String... args) {
     return cluster.cli(args);
-  }
-
-  private static JsonNode json(CliRun run) throws IOException {
-    assertThat(run.out().strip()).as(run.toString()).doesNotContain("\n");
-    return STRICT.readTree(run.out());
   }
 
   private static long acquire(String resource, String ttl, String owner) {
@@ -312,7 +287,7 @@ class ClientVerbsTest {
   @Test
   void statusWithoutNodesIsUnavailable() throws IOException {
     String nowhere = "127.0.0.1:" + InProcessCluster.freePort() + ",127.0.0.1:" + InProcessCluster.freePort();
-    CliRun run = CliRun.run(dataDir, "status", "--json", "--peers", nowhere);
+    CliRun run = CliRun.run(cluster.dataDir(), "status", "--json", "--peers", nowhere);
 
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(11);
     JsonNode json = json(run);
@@ -327,7 +302,7 @@ class ClientVerbsTest {
   // it is a value, a resource, a key or an owner.
   @Test
   void atArgumentsAreLiteralNotFiles(TestInfo test) throws IOException {
-    Path secret = dataDir.resolve("secret.txt");
+    Path secret = cluster.dataDir().resolve("secret.txt");
     Files.writeString(secret, "the file's contents\n");
     String at = "@" + secret;
     String resource = at + "-" + resource(test);
@@ -356,13 +331,13 @@ class ClientVerbsTest {
     byte[] fromStdin = new byte[limit - 1];
     new Random(18).nextBytes(fromFile);
     new Random(20).nextBytes(fromStdin);
-    Path file = dataDir.resolve(resource + ".bin");
+    Path file = cluster.dataDir().resolve(resource + ".bin");
     Files.write(file, fromFile);
-    Path tooLarge = dataDir.resolve(resource + "-too-large.bin");
+    Path tooLarge = cluster.dataDir().resolve(resource + "-too-large.bin");
     Files.write(tooLarge, new byte[limit + 1]);
 
     CliRun viaFile = cli("write", resource, "file", "--value-file", file.toString(), "--token", token);
-    CliRun viaStdin = CliRun.run(Map.of(), dataDir, new ByteArrayInputStream(fromStdin),
+    CliRun viaStdin = CliRun.run(Map.of(), cluster.dataDir(), new ByteArrayInputStream(fromStdin),
         "write", resource, "stdin", "--value-file", "-", "--token", token, "--peers", cluster.peers());
     CliRun over = cli("write", resource, "over", "--value-file", tooLarge.toString(), "--token", token);
     CliRun missing = cli("write", resource, "k", "--value-file", "no-such-file", "--token", token);

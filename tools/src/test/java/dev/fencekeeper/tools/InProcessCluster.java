@@ -7,52 +7,94 @@ import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Three real nodes in the test JVM on free loopback ports, data under a directory the test owns. The
- * cluster keeps the default name, so the CLI's {@code --peers} (which cannot name a cluster) reaches it.
+ * Three real nodes in the test JVM on free loopback ports. The cluster keeps the default name, so the CLI's
+ * {@code --peers} (which cannot name a cluster) reaches it.
+ *
+ * <p>The verb tests share one per test class: {@code @RegisterExtension static final InProcessCluster cluster
+ * = InProcessCluster.perClass();} starts it before the class's first test, with its data in a temporary
+ * directory ({@link #dataDir}), and stops it and deletes that directory after the last. {@link #start} gives
+ * one whose data lives where the caller says, for the caller to close.
  */
-final class InProcessCluster implements AutoCloseable {
-  private final ClusterConfig config;
-  private final Path dataDir;
+final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
+  private final boolean withMetrics;
+  private final boolean ownsDataDir;
+  private ClusterConfig config;
+  private Path dataDir;
   private final List<FencekeeperServer> servers = new ArrayList<>();
 
-  private InProcessCluster(ClusterConfig config, Path dataDir) {
-    this.config = config;
-    this.dataDir = dataDir;
+  private InProcessCluster(boolean withMetrics, boolean ownsDataDir) {
+    this.withMetrics = withMetrics;
+    this.ownsDataDir = ownsDataDir;
   }
 
   static InProcessCluster start(Path dataDir) throws IOException {
-    return start(dataDir, false);
+    InProcessCluster cluster = new InProcessCluster(false, false);
+    cluster.startNodes(dataDir);
+    return cluster;
   }
 
-  /** As {@link #start(Path)}, each node also serving {@code /metrics} on a free port of its own. */
-  static InProcessCluster startWithMetrics(Path dataDir) throws IOException {
-    return start(dataDir, true);
+  /** A cluster for {@code @RegisterExtension}: running from before the class's first test until after its last. */
+  static InProcessCluster perClass() {
+    return new InProcessCluster(false, true);
   }
 
-  private static InProcessCluster start(Path dataDir, boolean withMetrics) throws IOException {
+  /** As {@link #perClass()}, each node also serving {@code /metrics} on a free port of its own. */
+  static InProcessCluster perClassWithMetrics() {
+    return new InProcessCluster(true, true);
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws IOException {
+    startNodes(Files.createTempDirectory("fencekeeper-" + context.getRequiredTestClass().getSimpleName() + "-"));
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) throws IOException {
+    close();
+    if (ownsDataDir && dataDir != null) {
+      try (Stream<Path> paths = Files.walk(dataDir)) {
+        for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(path);
+        }
+      }
+    }
+  }
+
+  private void startNodes(Path dataDir) throws IOException {
     String peers = List.of(freePort(), freePort(), freePort()).stream()
         .map(port -> "127.0.0.1:" + port)
         .collect(Collectors.joining(","));
-    InProcessCluster cluster = new InProcessCluster(ClusterConfig.forPeers(peers), dataDir);
+    this.config = ClusterConfig.forPeers(peers);
+    this.dataDir = dataDir;
     try {
-      for (PeerAddress peer : cluster.config.peers()) {
-        ClusterConfig node = cluster.config.withNodeId(peer.id()).withStorageDir(dataDir.resolve(peer.id()));
-        cluster.servers.add(FencekeeperServer.start(withMetrics ? node.withMetricsPort(freePort()) : node));
+      for (PeerAddress peer : config.peers()) {
+        ClusterConfig node = config.withNodeId(peer.id()).withStorageDir(dataDir.resolve(peer.id()));
+        servers.add(FencekeeperServer.start(withMetrics ? node.withMetricsPort(freePort()) : node));
       }
-      cluster.awaitLeader();
+      awaitLeader();
     } catch (IOException | RuntimeException e) {
-      cluster.close();
+      close();
       throw e;
     }
-    return cluster;
+  }
+
+  /** Where the nodes keep their data, and the working directory of {@link #cli}. */
+  Path dataDir() {
+    return dataDir;
   }
 
   /** The --peers value that reaches this cluster. */

@@ -2,33 +2,18 @@ package dev.fencekeeper.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The verbs for waiting, idempotent acquire, revoke and watch, against three in-process nodes. */
 @Timeout(120)
 class LeaseSemanticsVerbsTest {
-  @TempDir static Path dataDir;
-  private static InProcessCluster cluster;
-
-  @BeforeAll
-  static void startCluster() throws IOException {
-    cluster = InProcessCluster.start(dataDir);
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension static final InProcessCluster cluster = InProcessCluster.perClass();
 
   private static CliRun cli(String... args) {
     return cluster.cli(args);
@@ -95,7 +80,7 @@ class LeaseSemanticsVerbsTest {
     assertThat(restore.exitCode()).as(restore.toString()).isZero();
     assertThat(scratch.resolve("new/n2/fencekeeper-restore.seed")).exists();
 
-    CliRun refused = CliRun.run(scratch, "restore", file.toString(), "--data-dir", dataDir.toString());
+    CliRun refused = CliRun.run(scratch, "restore", file.toString(), "--data-dir", cluster.dataDir().toString());
     assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(2);
     assertThat(refused.err()).contains("already holds Raft data");
   }
