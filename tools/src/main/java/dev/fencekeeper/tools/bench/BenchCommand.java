@@ -48,7 +48,7 @@ import picocli.CommandLine.Option;
           + " document, keeping its hand-written profile-findings section.",
       "Exit 0, or 18 if W3 saw a stale write accepted or not definitely rejected."
     },
-    subcommands = {CounterNodeCommand.class})
+    subcommands = {CounterNodeCommand.class, JdbcBenchCommand.class})
 public final class BenchCommand implements Callable<Integer> {
   private final CliContext context;
 

@@ -7,6 +7,7 @@ import dev.fencekeeper.config.Durations;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.tools.CliContext;
 import dev.fencekeeper.tools.Directories;
+import dev.fencekeeper.tools.DriverManagerDataSource;
 import dev.fencekeeper.tools.ExitCode;
 import java.nio.file.Files;
 import java.sql.Connection;

@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code drill stale-writer --jdbc-url} against a real (embedded) PostgreSQL and a real cluster. */
+/** {@code drill stale-writer --jdbc-url} and {@code bench jdbc} against a real (embedded) PostgreSQL. */
 @Timeout(180)
-class DrillJdbcTest {
+class JdbcVerbsTest {
   private static EmbeddedPostgres postgres;
 
   @TempDir Path dir;
@@ -72,5 +72,18 @@ class DrillJdbcTest {
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(11);
     assertThat(run.err()).contains("cannot connect");
     assertThat(run.out()).doesNotContain("PASS");
+  }
+
+  // Guarantee: the bench measures both variants at each worker count and the contended resource, prints the
+  // table docs/benchmarks.md quotes, counts no failed transaction, and drops its tables.
+  @Test
+  void benchJdbcReportsFencedAgainstUnfenced() throws Exception {
+    var run = CliRun.run(dir, "bench", "jdbc", "--jdbc-url",
+        "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres", "--user", "postgres",
+        "--concurrency", "1,4", "--duration", "1s", "--rounds", "2", "--warmup", "0s");
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    assertThat(run.out()).contains("| workers | unfenced tx/s | fenced tx/s").contains("| 1 | ").contains("| 4 | ")
+        .contains("One resource, 4 workers: fenced").contains("Failed transactions: 0.");
+    assertThat(tables()).noneMatch(t -> t.startsWith("fencekeeper_bench_"));
   }
 }

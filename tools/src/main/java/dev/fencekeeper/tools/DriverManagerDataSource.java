@@ -1,4 +1,4 @@
-package dev.fencekeeper.tools.drill;
+package dev.fencekeeper.tools;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -9,12 +9,13 @@ import java.util.Properties;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
-/** A data source for a JDBC URL the user named: a new connection per call, through the driver on the path. */
-final class DriverManagerDataSource implements DataSource {
+/** A data source for a JDBC URL the user named (drill, bench): a new connection per call, through the driver on the path. */
+public final class DriverManagerDataSource implements DataSource {
   private final String url;
   private final Properties credentials = new Properties();
 
-  DriverManagerDataSource(String url, String user, String password) {
+  /** {@code user} and {@code password} may be null (the URL or the driver's defaults then decide). */
+  public DriverManagerDataSource(String url, String user, String password) {
     this.url = url;
     if (user != null) {
       credentials.setProperty("user", user);
