@@ -71,7 +71,7 @@ class LeaseRunTest {
     try (CliProcess run = leaseRun(resource,
         "echo \"$FENCEKEEPER_RESOURCE $FENCEKEEPER_TOKEN\" > '" + started + "';"
             + " while [ ! -e '" + go + "' ]; do sleep 0.1; done; exit 7",
-        "--ttl", "3s")) {
+        "--ttl", "10s")) {
       awaitFile(started, run);
       JsonNode whileRunning = leaseShow(resource);
       String[] seen = Files.readString(started).strip().split(" ");
@@ -97,7 +97,7 @@ class LeaseRunTest {
     try (CliProcess run = leaseRun(resource,
         "trap \"echo TERM > '" + terminated + "'; exit 0\" TERM; echo $$ > '" + started + "';"
             + " while :; do sleep 0.1; done",
-        "--ttl", "3s")) {
+        "--ttl", "10s")) {
       awaitFile(started, run);
 
       CliRun revoke = cluster.cli("lease", "revoke", resource, "--reason", "test");
@@ -119,7 +119,7 @@ class LeaseRunTest {
     Path started = dataDir.resolve(resource + ".started");
     try (CliProcess run = leaseRun(resource,
         "trap '' TERM; echo $$ > '" + started + "'; while :; do sleep 0.1; done",
-        "--ttl", "3s", "--grace", "1s")) {
+        "--ttl", "10s", "--grace", "1s")) {
       awaitFile(started, run);
       long childPid = Long.parseLong(Files.readString(started).strip());
 
@@ -142,13 +142,13 @@ class LeaseRunTest {
     String missingResource = resource + "-missing";
 
     int heldExit;
-    try (CliProcess run = leaseRun(resource, "touch '" + ran + "'", "--ttl", "3s")) {
+    try (CliProcess run = leaseRun(resource, "touch '" + ran + "'", "--ttl", "10s")) {
       heldExit = run.awaitExit(EXIT_WITHIN);
       assertThat(run.err()).as(run.describe()).startsWith("HELD: ");
     }
     int missingExit;
     try (CliProcess run = CliProcess.start(dataDir, missingResource, "lease", "run", missingResource,
-        "--ttl", "3s", "--peers", cluster.peers(), "--", "/nonexistent/command")) {
+        "--ttl", "10s", "--peers", cluster.peers(), "--", "/nonexistent/command")) {
       missingExit = run.awaitExit(EXIT_WITHIN);
       assertThat(run.err()).as(run.describe()).contains("cannot run /nonexistent/command");
     }
