@@ -17,7 +17,12 @@ import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Pattern;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
@@ -39,7 +44,8 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  * A small certificate authority for a local cluster, built with Bouncy Castle: a CA certificate and
  * certificates it signs, written as PEM files in the layout {@code fencekeeper certs} documents
  * ({@code ca.crt}, {@code <name>.crt}, {@code <name>.key} with the key in PKCS#8, which Ratis's TLS needs).
- * Keys are EC P-256; every leaf certificate names 127.0.0.1 and localhost and may serve and connect.
+ * Keys are EC P-256; every leaf certificate names 127.0.0.1 and localhost (the node certificate also the
+ * host names and addresses it is given) and may serve and connect.
  */
 public final class Certificates {
   /** The CNs of the certificates {@link #writeLocalSet} creates; node.crt's is what {@code authz.nodes} expects. */
@@ -52,6 +58,11 @@ public final class Certificates {
   public static final Duration DEFAULT_VALIDITY = Duration.ofDays(365);
 
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static final String LABEL = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?";
+  /** A DNS name of letters, digits and hyphens (a leading {@code *.} for a wildcard certificate). */
+  private static final Pattern HOST_NAME = Pattern.compile("(\\*\\.)?" + LABEL + "(\\." + LABEL + ")*");
+  private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+  private static final Pattern IPV6 = Pattern.compile("[0-9a-f:.]+");
 
   private final X500Name name;
   private final KeyPair keys;
@@ -86,10 +97,21 @@ public final class Certificates {
    * into {@code dir}: everything {@code fencekeeper up --tls --certs dir} and the client verbs use.
    */
   public static Certificates writeLocalSet(Path dir, Duration validity) {
+    return writeLocalSet(dir, validity, List.of());
+  }
+
+  /**
+   * As {@link #writeLocalSet(Path, Duration)}, the node certificate also naming {@code nodeNames} (host
+   * names, or IP addresses), so that nodes on real hosts can be reached by those names.
+   *
+   * @throws IllegalArgumentException if a name is neither a host name nor an IP address; nothing is written
+   */
+  public static Certificates writeLocalSet(Path dir, Duration validity, List<String> nodeNames) {
+    List<GeneralName> nodeSubjectNames = subjectNames(nodeNames);
     Certificates ca = newAuthority("fencekeeper-ca", validity);
     ca.writeAuthority(dir);
     Instant now = Instant.now();
-    ca.issue(dir, NODE, NODE_CN, now.minusSeconds(60), now.plus(validity));
+    ca.issue(dir, NODE, NODE_CN, now.minusSeconds(60), now.plus(validity), nodeSubjectNames);
     ca.issue(dir, CLIENT, CLIENT_CN, now.minusSeconds(60), now.plus(validity));
     ca.issue(dir, ADMIN, ADMIN_CN, now.minusSeconds(60), now.plus(validity));
     return ca;
@@ -106,6 +128,11 @@ public final class Certificates {
    * <fileName>.crt} and {@code <fileName>.key} into {@code dir}.
    */
   public void issue(Path dir, String fileName, String cn, Instant notBefore, Instant notAfter) {
+    issue(dir, fileName, cn, notBefore, notAfter, subjectNames(List.of()));
+  }
+
+  private void issue(Path dir, String fileName, String cn, Instant notBefore, Instant notAfter,
+      List<GeneralName> subjectNames) {
     try {
       KeyPair leaf = newKeyPair();
       JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
@@ -115,8 +142,8 @@ public final class Certificates {
           .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyAgreement))
           .addExtension(Extension.extendedKeyUsage, false,
               new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}))
-          .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-              new GeneralName(GeneralName.iPAddress, "127.0.0.1"), new GeneralName(GeneralName.dNSName, "localhost")}))
+          .addExtension(Extension.subjectAlternativeName, false,
+              new GeneralNames(subjectNames.toArray(GeneralName[]::new)))
           .addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(certificate))
           .addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(leaf.getPublic()));
       X509Certificate issued = sign(b, keys);
@@ -131,6 +158,33 @@ public final class Certificates {
   /** The files {@link #writeLocalSet} creates, for messages and tests. */
   public static List<String> localSetFiles() {
     return List.of("ca.crt", "ca.key", "node.crt", "node.key", "client.crt", "client.key", "admin.crt", "admin.key");
+  }
+
+  /** 127.0.0.1 and localhost, then each of {@code names} not already among them. */
+  private static List<GeneralName> subjectNames(List<String> names) {
+    Set<String> all = new LinkedHashSet<>(List.of("127.0.0.1", "localhost"));
+    for (String name : names) {
+      all.add(name.strip().toLowerCase(Locale.ROOT));
+    }
+    List<GeneralName> subjectNames = new ArrayList<>();
+    for (String name : all) {
+      if (IPV4.matcher(name).matches() || name.contains(":")) {
+        if (name.contains(":") && !IPV6.matcher(name).matches()) {
+          throw new IllegalArgumentException("'" + name + "' is neither a host name nor an IP address");
+        }
+        try {
+          // GeneralName parses the literal itself, and refuses one that is not an address.
+          subjectNames.add(new GeneralName(GeneralName.iPAddress, name));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("'" + name + "' is not an IP address", e);
+        }
+      } else if (HOST_NAME.matcher(name).matches() && name.length() <= 253) {
+        subjectNames.add(new GeneralName(GeneralName.dNSName, name));
+      } else {
+        throw new IllegalArgumentException("'" + name + "' is neither a host name nor an IP address");
+      }
+    }
+    return subjectNames;
   }
 
   private static KeyPair newKeyPair() throws GeneralSecurityException {

@@ -79,11 +79,11 @@ final class LeaseRunCommand implements Callable<Integer> {
         context.err().flush();
         return view.exitCode().code();
       }
-      return runHolding(acquired.lease(), cluster);
+      return runHolding(fencing, acquired.lease(), cluster);
     }
   }
 
-  private int runHolding(Lease lease, ClusterConfig cluster) throws InterruptedException {
+  private int runHolding(FencingClient fencing, Lease lease, ClusterConfig cluster) throws InterruptedException {
     CompletableFuture<Lease.LossReason> lost = new CompletableFuture<>();
     lease.onLost(lost::complete);
     Process child;
@@ -95,14 +95,14 @@ final class LeaseRunCommand implements Callable<Integer> {
           cluster.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
       child = builder.start();
     } catch (IOException e) {
-      lease.close();
+      end(fencing, lease);
       context.err().println("fencekeeper: cannot run " + command.get(0) + ": " + e.getMessage());
       context.err().flush();
       return CANNOT_START;
     }
     Thread stopOnSignal = new Thread(() -> {
       stop(child);
-      lease.close();
+      end(fencing, lease);
       context.err().flush();
       // exit() would wait for this very hook; halt() ends now, with the code promised.
       Runtime.getRuntime().halt(child.isAlive() ? ExitCode.UNEXPECTED.code() : child.exitValue());
@@ -115,10 +115,10 @@ final class LeaseRunCommand implements Callable<Integer> {
             + "): stopping " + command.get(0) + " (SIGTERM, SIGKILL after " + Durations.format(grace) + ")");
         context.err().flush();
         stop(child);
-        lease.close(); // stops its timers; a lost lease is not released, it is no longer this one's
+        end(fencing, lease);
         return ExitCode.RUN_LEASE_LOST.code();
       }
-      lease.close();
+      end(fencing, lease);
       return child.exitValue();
     } finally {
       try {
@@ -127,6 +127,16 @@ final class LeaseRunCommand implements Callable<Integer> {
         // The hook is already running: it stops the child and ends the process itself.
       }
     }
+  }
+
+  /**
+   * Stops renewing and releases by token, even when the client counts the lease as lost: a lease it gave
+   * up on locally (no renewal answered in time) may still be live in the cluster, and releasing it frees
+   * the resource now instead of after its TTL. A lease that really ended answers NOT_HOLDER, harmlessly.
+   */
+  private void end(FencingClient fencing, Lease lease) {
+    lease.abandon();
+    fencing.release(resource, lease.token());
   }
 
   /** SIGTERM, and SIGKILL to the child and everything it started if it has not exited within the grace. */

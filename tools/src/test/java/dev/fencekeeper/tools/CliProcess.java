@@ -50,6 +50,11 @@ final class CliProcess implements AutoCloseable {
     return process.exitValue();
   }
 
+  /** Sends SIGTERM, as a supervisor stopping it would. */
+  void terminate() {
+    process.destroy();
+  }
+
   boolean isAlive() {
     return process.isAlive();
   }

@@ -71,7 +71,7 @@ class LeaseRunTest {
     try (CliProcess run = leaseRun(resource,
         "echo \"$FENCEKEEPER_RESOURCE $FENCEKEEPER_TOKEN\" > '" + started + "';"
             + " while [ ! -e '" + go + "' ]; do sleep 0.1; done; exit 7",
-        "--ttl", "3s")) {
+        "--ttl", "10s")) {
       awaitFile(started, run);
       JsonNode whileRunning = leaseShow(resource);
       String[] seen = Files.readString(started).strip().split(" ");
@@ -97,7 +97,7 @@ class LeaseRunTest {
     try (CliProcess run = leaseRun(resource,
         "trap \"echo TERM > '" + terminated + "'; exit 0\" TERM; echo $$ > '" + started + "';"
             + " while :; do sleep 0.1; done",
-        "--ttl", "3s")) {
+        "--ttl", "10s")) {
       awaitFile(started, run);
 
       CliRun revoke = cluster.cli("lease", "revoke", resource, "--reason", "test");
@@ -112,6 +112,29 @@ class LeaseRunTest {
     }
   }
 
+  // Guarantee: SIGTERM to `lease run` itself (a supervisor stopping it) is passed on to the child; when the
+  // child has exited the lease is released and `lease run` exits with the child's code.
+  @Test
+  void sigtermToLeaseRunStopsTheChildAndReleases(TestInfo test) throws Exception {
+    String resource = resource(test);
+    Path started = dataDir.resolve(resource + ".started");
+    Path terminated = dataDir.resolve(resource + ".terminated");
+    try (CliProcess run = leaseRun(resource,
+        "trap \"echo TERM > '" + terminated + "'; exit 5\" TERM; echo $$ > '" + started + "';"
+            + " while :; do sleep 0.1; done",
+        "--ttl", "10s")) {
+      awaitFile(started, run);
+      assertThat(leaseShow(resource).get("live").asBoolean()).isTrue();
+
+      run.terminate();
+      int exit = run.awaitExit(EXIT_WITHIN);
+
+      assertThat(exit).as(run.describe()).isEqualTo(5);
+      assertThat(terminated).as("the child's TERM trap ran").exists();
+      assertThat(leaseShow(resource).get("live").asBoolean()).as("released").isFalse();
+    }
+  }
+
   // Guarantee: a child that ignores SIGTERM is killed (SIGKILL) once the grace has passed.
   @Test
   void childIgnoringSigtermIsKilledAfterTheGrace(TestInfo test) throws Exception {
@@ -119,7 +142,7 @@ class LeaseRunTest {
     Path started = dataDir.resolve(resource + ".started");
     try (CliProcess run = leaseRun(resource,
         "trap '' TERM; echo $$ > '" + started + "'; while :; do sleep 0.1; done",
-        "--ttl", "3s", "--grace", "1s")) {
+        "--ttl", "10s", "--grace", "1s")) {
       awaitFile(started, run);
       long childPid = Long.parseLong(Files.readString(started).strip());
 
@@ -132,8 +155,9 @@ class LeaseRunTest {
     }
   }
 
-  // Guarantee: a held resource is not run under (HELD, exit 3, the child never starts); a command that
-  // cannot be started exits 127 and leaves the lease released.
+  // Guarantee: a held resource is not run under (HELD, exit 3, the child never starts), nor when --timeout
+  // ends a --wait first (UNAVAILABLE, 11); a command that cannot be started exits 127 and leaves the lease
+  // released.
   @Test
   void heldResourceOrMissingCommandRunsNothing(TestInfo test) throws Exception {
     String resource = resource(test);
@@ -142,19 +166,26 @@ class LeaseRunTest {
     String missingResource = resource + "-missing";
 
     int heldExit;
-    try (CliProcess run = leaseRun(resource, "touch '" + ran + "'", "--ttl", "3s")) {
+    try (CliProcess run = leaseRun(resource, "touch '" + ran + "'", "--ttl", "10s")) {
       heldExit = run.awaitExit(EXIT_WITHIN);
       assertThat(run.err()).as(run.describe()).startsWith("HELD: ");
     }
+    int timedOutExit;
+    try (CliProcess run = leaseRun(resource, "touch '" + ran + "'", "--ttl", "10s", "--wait", "5m",
+        "--timeout", "2s")) {
+      timedOutExit = run.awaitExit(EXIT_WITHIN);
+      assertThat(run.err()).as(run.describe()).contains("UNAVAILABLE: not granted within 2s (--timeout)");
+    }
     int missingExit;
     try (CliProcess run = CliProcess.start(dataDir, missingResource, "lease", "run", missingResource,
-        "--ttl", "3s", "--peers", cluster.peers(), "--", "/nonexistent/command")) {
+        "--ttl", "10s", "--peers", cluster.peers(), "--", "/nonexistent/command")) {
       missingExit = run.awaitExit(EXIT_WITHIN);
       assertThat(run.err()).as(run.describe()).contains("cannot run /nonexistent/command");
     }
 
     assertThat(holder.exitCode()).isZero();
     assertThat(heldExit).isEqualTo(ExitCode.HELD.code());
+    assertThat(timedOutExit).isEqualTo(ExitCode.UNAVAILABLE.code());
     assertThat(ran).doesNotExist();
     assertThat(missingExit).isEqualTo(LeaseRunCommand.CANNOT_START);
     assertThat(leaseShow(missingResource).get("live").asBoolean()).isFalse();
