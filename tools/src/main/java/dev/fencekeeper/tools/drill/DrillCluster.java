@@ -142,10 +142,13 @@ public final class DrillCluster implements AutoCloseable {
       command.add("--join");
     }
     try {
-      Process process = new ProcessBuilder(command)
+      ProcessBuilder builder = new ProcessBuilder(command)
           .redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()))
-          .start();
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
+      // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell (FENCEKEEPER_PEERS
+      // for the client verbs, say) must not override it in the node.
+      builder.environment().keySet().removeAll(ClusterConfig.environmentVariables());
+      Process process = builder.start();
       synchronized (this) {
         processes.put(id, process);
         paused.put(id, false);
