@@ -85,6 +85,8 @@ import org.apache.ratis.util.TimeDuration;
 public final class ClusterConfig {
 
   public static final int DEFAULT_BASE_PORT = 7301;
+  /** The prefix of the environment variables that {@link #load(Path, Map)} reads. */
+  public static final String ENVIRONMENT_PREFIX = "FENCEKEEPER_";
 
   static final String DEFAULT_CLUSTER_NAME = "fencekeeper";
   static final Path DEFAULT_STORAGE_ROOT = Path.of("./data");
@@ -170,6 +172,16 @@ public final class ClusterConfig {
    *     value if it is invalid
    */
   public static ClusterConfig load(Path file) {
+    Properties p = readFile(file);
+    try {
+      return fromProperties(p);
+    } catch (ConfigException e) {
+      throw new ConfigException(file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The file's properties, unvalidated; unreadable files and keys set twice are errors naming the file. */
+  private static Properties readFile(Path file) {
     DuplicateRejectingProperties p = new DuplicateRejectingProperties();
     try (Reader in = Files.newBufferedReader(file, UTF_8)) {
       p.load(in);
@@ -181,13 +193,62 @@ public final class ClusterConfig {
       // Properties.load's only complaint: a malformed \\uXXXX escape.
       throw new ConfigException(file + ": " + e.getMessage(), e);
     }
-    try {
-      if (!p.duplicates.isEmpty()) {
-        throw new ConfigException(joinProblems(p.duplicates));
+    if (!p.duplicates.isEmpty()) {
+      throw new ConfigException(file + ": " + joinProblems(p.duplicates));
+    }
+    return p;
+  }
+
+  /**
+   * The environment variable that sets {@code key}: {@code FENCEKEEPER_} and the key in upper case with
+   * {@code .} and {@code -} as {@code _}, e.g. {@code node.id} is {@code FENCEKEEPER_NODE_ID} and {@code
+   * limits.value.max-bytes} is {@code FENCEKEEPER_LIMITS_VALUE_MAX_BYTES}.
+   */
+  public static String environmentVariable(String key) {
+    return ENVIRONMENT_PREFIX + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+  }
+
+  /** Every key's environment variable, in {@link #store} order. */
+  public static List<String> environmentVariables() {
+    return Keys.ALL.stream().map(ClusterConfig::environmentVariable).toList();
+  }
+
+  /**
+   * A server's config: the properties file (if {@code file} is not null), each key overridden by its
+   * environment variable ({@link #environmentVariable}) when that is set, as container platforms expect.
+   * Other {@code FENCEKEEPER_} variables (the command line's own, such as {@code FENCEKEEPER_DATA_DIR})
+   * are not keys and are left alone.
+   *
+   * @throws ConfigException naming the file and the variables used, and the key and value at fault
+   */
+  public static ClusterConfig load(Path file, Map<String, String> env) {
+    Properties fromEnv = new Properties();
+    List<String> used = new ArrayList<>();
+    for (String key : Keys.ALL) {
+      String variable = environmentVariable(key);
+      String value = env.get(variable);
+      if (value != null) {
+        fromEnv.setProperty(key, value);
+        used.add(variable);
       }
+    }
+    if (file == null && used.isEmpty()) {
+      throw new ConfigException("no config: give a properties file, or set " + environmentVariable(Keys.PEERS)
+          + " and " + environmentVariable(Keys.NODE_ID) + " (every key has a FENCEKEEPER_ variable)");
+    }
+    if (used.isEmpty()) {
+      return load(file);
+    }
+    Properties p = new Properties();
+    if (file != null) {
+      p.putAll(readFile(file));
+    }
+    p.putAll(fromEnv);
+    try {
       return fromProperties(p);
     } catch (ConfigException e) {
-      throw new ConfigException(file + ": " + e.getMessage(), e);
+      throw new ConfigException((file == null ? "" : file + " with ") + "environment "
+          + String.join(", ", used) + ": " + e.getMessage(), e);
     }
   }
 

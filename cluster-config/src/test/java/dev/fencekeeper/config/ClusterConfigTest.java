@@ -379,4 +379,34 @@ class ClusterConfigTest {
     assertThatThrownBy(() -> ClusterConfig.fromProperties(props("metrics.bind", "a host")))
         .isInstanceOf(ConfigException.class).hasMessageContaining("metrics.bind");
   }
+
+  // Server settings from FENCEKEEPER_<KEY> variables: they override the file key by key, make a whole
+  // config without one, leave non-key FENCEKEEPER_ variables alone, and a bad value names its variable.
+  @Test
+  void environmentVariablesSetAndOverrideKeys(@TempDir Path dir) {
+    assertThat(ClusterConfig.environmentVariable("limits.value.max-bytes"))
+        .isEqualTo("FENCEKEEPER_LIMITS_VALUE_MAX_BYTES");
+    assertThat(ClusterConfig.environmentVariables()).doesNotHaveDuplicates().contains("FENCEKEEPER_NODE_ID",
+        "FENCEKEEPER_PEERS", "FENCEKEEPER_STORAGE_DIR", "FENCEKEEPER_BIND", "FENCEKEEPER_METRICS_PORT");
+
+    Path file = dir.resolve("node.properties");
+    ClusterConfig.fromProperties(props("node.id", "n1", "metrics.port", "9301")).store(file);
+    ClusterConfig overridden = ClusterConfig.load(file, Map.of("FENCEKEEPER_NODE_ID", "n2",
+        "FENCEKEEPER_BIND", "0.0.0.0", "FENCEKEEPER_DATA_DIR", "/not/a/key"));
+    assertThat(overridden.self().id()).isEqualTo("n2");
+    assertThat(overridden.bindHost()).isEqualTo("0.0.0.0");
+    assertThat(overridden.metricsPort()).isEqualTo(9301); // from the file
+    assertThat(ClusterConfig.load(file, Map.of())).isEqualTo(ClusterConfig.load(file));
+
+    ClusterConfig fromEnvOnly = ClusterConfig.load(null, Map.of("FENCEKEEPER_PEERS", PEERS,
+        "FENCEKEEPER_NODE_ID", "n3", "FENCEKEEPER_STORAGE_DIR", "/var/lib/fencekeeper"));
+    assertThat(fromEnvOnly.self().id()).isEqualTo("n3");
+    assertThat(fromEnvOnly.storageDir()).isEqualTo(Path.of("/var/lib/fencekeeper"));
+
+    assertThatThrownBy(() -> ClusterConfig.load(file, Map.of("FENCEKEEPER_METRICS_PORT", "nine")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("FENCEKEEPER_METRICS_PORT")
+        .hasMessageContaining("metrics.port: 'nine'");
+    assertThatThrownBy(() -> ClusterConfig.load(null, Map.of("FENCEKEEPER_BASE_PORT", "7301")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("FENCEKEEPER_PEERS");
+  }
 }

@@ -6,12 +6,12 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.testing.TestCluster;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import javax.management.ObjectName;

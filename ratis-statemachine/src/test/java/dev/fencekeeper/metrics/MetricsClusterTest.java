@@ -3,22 +3,26 @@ package dev.fencekeeper.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
+import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_36_2.Metrics;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_36_2.Metrics;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.junit.jupiter.api.AfterAll;
@@ -270,7 +274,6 @@ class MetricsClusterTest {
 
     assertThat(families.get("fencekeeper_raft_leading").getType()).isEqualTo(Metrics.MetricType.GAUGE);
     assertThat(families.get("fencekeeper_expiries_total").getType()).isEqualTo(Metrics.MetricType.COUNTER);
-    assertThat(families.get("fencekeeper_snapshot_last_index")).isNull(); // no snapshot taken yet
     assertThat(families).containsKeys("jvm_memory_used_bytes", "jvm_threads_current", "jvm_gc_collection_seconds");
     assertThat(families.keySet()).filteredOn(n -> n.startsWith("ratis_")).isNotEmpty()
         .allMatch(n -> n.matches("[a-z0-9_]+"), "snake case");
@@ -288,5 +291,35 @@ class MetricsClusterTest {
     Map<String, String> labels = new LinkedHashMap<>();
     m.getLabelList().forEach(l -> labels.put(l.getName(), l.getValue()));
     return labels;
+  }
+
+  // Guarantee: every fencekeeper or Ratis metric that the shipped dashboard and alerting rules query is one
+  // a node exposes (after a snapshot, so the snapshot gauges exist too), so neither watches a dead name.
+  @Test
+  void dashboardAndAlertsQueryExposedMetrics() throws Exception {
+    try (FencingAdmin admin = FencingAdmin.connect(cluster.config())) {
+      admin.snapshot(leader, Duration.ofSeconds(30));
+    }
+    Set<String> exposed = new TreeSet<>();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      Map<String, Metrics.MetricFamily> families = Scrape.families(cluster.metricsPort(leader));
+      assertThat(families).containsKeys("fencekeeper_snapshot_last_index", "fencekeeper_snapshot_last_timestamp_seconds");
+      for (Metrics.MetricFamily f : families.values()) {
+        exposed.add(f.getName());
+        if (f.getType() == Metrics.MetricType.HISTOGRAM || f.getType() == Metrics.MetricType.SUMMARY) {
+          exposed.addAll(List.of(f.getName() + "_bucket", f.getName() + "_sum", f.getName() + "_count"));
+        }
+      }
+    });
+    Pattern name = Pattern.compile("\\b((?:fencekeeper|ratis|jvm)_[a-z0-9_]+)");
+    for (Path doc : List.of(Path.of("../docs/grafana-dashboard.json"), Path.of("../docs/prometheus-alerts.yml"))) {
+      Set<String> queried = new TreeSet<>();
+      Matcher m = name.matcher(Files.readString(doc));
+      while (m.find()) {
+        queried.add(m.group(1));
+      }
+      assertThat(queried).as(doc.toString()).isNotEmpty();
+      assertThat(exposed).as("metrics %s queries", doc).containsAll(queried);
+    }
   }
 }

@@ -1,5 +1,6 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.tools.LocalClusterLayout.Node;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -95,10 +96,13 @@ public final class NodeProcesses {
     command.addAll(verb);
     command.addAll(List.of("--config", node.configFile().toString(),
         "--parent-pid", Long.toString(ProcessHandle.current().pid())));
-    Process process = new ProcessBuilder(command)
+    ProcessBuilder builder = new ProcessBuilder(command)
         .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()))
-        .start();
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
+    // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell (FENCEKEEPER_PEERS
+    // for the client verbs, say) must not override it in the node.
+    builder.environment().keySet().removeAll(ClusterConfig.environmentVariables());
+    Process process = builder.start();
     synchronized (this) {
       pids.put(node, process.pid());
       running.put(node, process);

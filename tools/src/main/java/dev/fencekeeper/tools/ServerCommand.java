@@ -41,8 +41,11 @@ final class ServerCommand implements Callable<Integer> {
 
   private final CliContext context;
 
-  @Option(names = "--config", required = true, paramLabel = "FILE",
-      description = "The node's properties file: node.id, peers, storage.dir, limits.")
+  @Option(names = "--config", paramLabel = "FILE",
+      description = "The node's properties file: node.id, peers, storage.dir, limits. Each key can also be set,"
+          + " or overridden, by an environment variable: FENCEKEEPER_ and the key in upper case with . and -"
+          + " as _ (FENCEKEEPER_NODE_ID, FENCEKEEPER_PEERS, FENCEKEEPER_STORAGE_DIR, FENCEKEEPER_BIND, ...);"
+          + " without --config they are the whole config.")
   private Path configFile;
 
   @Option(names = "--join",
@@ -63,7 +66,7 @@ final class ServerCommand implements Callable<Integer> {
     if (System.getProperty(LOG_LEVEL_PROPERTY) == null) {
       System.setProperty(LOG_LEVEL_PROPERTY, "INFO");
     }
-    ClusterConfig config = ClusterConfig.load(context.resolve(configFile));
+    ClusterConfig config = ClusterConfig.load(configFile == null ? null : context.resolve(configFile), context.env());
     String id = config.self().id(); // a config without node.id cannot run a node: say so before starting
     if (chooseLogDir(config)) {
       reloadLogging(); // loading the config touched Ratis classes, which may have started Logback already

@@ -142,10 +142,13 @@ public final class DrillCluster implements AutoCloseable {
       command.add("--join");
     }
     try {
-      Process process = new ProcessBuilder(command)
+      ProcessBuilder builder = new ProcessBuilder(command)
           .redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()))
-          .start();
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
+      // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell (FENCEKEEPER_PEERS
+      // for the client verbs, say) must not override it in the node.
+      builder.environment().keySet().removeAll(ClusterConfig.environmentVariables());
+      Process process = builder.start();
       synchronized (this) {
         processes.put(id, process);
         paused.put(id, false);
@@ -188,6 +191,56 @@ public final class DrillCluster implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     log.info("killed " + id + " (kill -9, pid " + p.pid() + ")");
+  }
+
+  /** SIGTERM, as systemd or an operator stops a node: it shuts down cleanly (snapshot, close) and exits. */
+  void stop(String id, Duration timeout) throws InterruptedException {
+    Process p;
+    synchronized (this) {
+      p = processes.get(id);
+    }
+    if (p == null) {
+      return;
+    }
+    p.destroy();
+    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new DrillException(id + " did not stop within " + timeout.toSeconds() + "s of SIGTERM; see " + node(id).logFile());
+    }
+    synchronized (this) {
+      processes.remove(id);
+      paused.remove(id);
+    }
+    log.info("stopped " + id + " (SIGTERM, pid " + p.pid() + ", exit " + p.exitValue() + ")");
+    if (p.exitValue() != 0) {
+      throw new DrillException(id + " exited " + p.exitValue() + " on SIGTERM (expected 0); see " + node(id).logFile());
+    }
+  }
+
+  /**
+   * Waits until node {@code id} follows a leader and has applied what that leader had committed when the
+   * wait began: the node is back in service, as an operator checks before restarting the next one.
+   */
+  void awaitCaughtUp(String id, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (FencingClient client = FencingClient.connect(clientConfig(), "drill-catch-up")) {
+      long target = -1;
+      while (System.nanoTime() < deadline) {
+        try {
+          if (target < 0) {
+            String leader = awaitLeader(Duration.ofSeconds(30));
+            target = client.nodeInfo(leader, Duration.ofSeconds(2)).getCommitIndex();
+          }
+          NodeInfo info = client.nodeInfo(id, Duration.ofSeconds(2));
+          if (!info.getLeaderId().isEmpty() && info.getLastAppliedIndex() >= target) {
+            return;
+          }
+        } catch (RuntimeException e) {
+          log.debug(id + " not caught up yet: " + e);
+        }
+        Thread.sleep(200);
+      }
+    }
+    throw new DrillException(id + " did not catch up within " + timeout.toSeconds() + "s; see " + node(id).logFile());
   }
 
   void pause(String id) {

@@ -38,7 +38,8 @@ import picocli.CommandLine.Parameters;
           + " write accepted, no acknowledged write lost, tokens unique and increasing, one live lease per"
           + " resource, linearizable reads. Prints a timeline, figures and a verdict; on a violation, the"
           + " operations that show it and the command that replays the drill. See docs/drills.md.",
-      "Drills: stale-writer, leader-kill, leader-pause, restart-all, clock-skew, membership, partition.",
+      "Drills: stale-writer, leader-kill, leader-pause, restart-all, rolling-restart, clock-skew, membership,"
+          + " partition.",
       "stale-writer --jdbc-url URL [--user U --password-file F] replays the same timeline against your own"
           + " database through fencekeeper-jdbc's guard row (see docs/external-stores.md).",
       "Exit 0 on a pass, 18 on a violation (or an undecided check), 11 if the drill could not run"
@@ -54,6 +55,7 @@ public final class DrillCommand implements Callable<Integer> {
     DRILLS.put("leader-kill", ProcessFaultDrills.LeaderKill::new);
     DRILLS.put("leader-pause", ProcessFaultDrills.LeaderPause::new);
     DRILLS.put("restart-all", ProcessFaultDrills.RestartAll::new);
+    DRILLS.put("rolling-restart", ProcessFaultDrills.RollingRestart::new);
     DRILLS.put("clock-skew", ProcessFaultDrills.ClockSkew::new);
     DRILLS.put("membership", ProcessFaultDrills.Membership::new);
     DRILLS.put("partition", PartitionDrill::new);

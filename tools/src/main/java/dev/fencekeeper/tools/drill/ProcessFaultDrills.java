@@ -96,6 +96,51 @@ final class ProcessFaultDrills {
   }
 
   /**
+   * An upgrade done one node at a time: each node in turn gets SIGTERM (the followers first, the leader
+   * last, as docs/operations.md tells operators), is started again from its data, and must catch up before
+   * the next one stops. The cluster keeps a majority throughout, so the workload should barely notice.
+   */
+  static final class RollingRestart implements Drill {
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration CATCH_UP_TIMEOUT = Duration.ofSeconds(60);
+
+    @Override
+    public String name() {
+      return "rolling-restart";
+    }
+
+    @Override
+    public String summary() {
+      return "SIGTERM and restart each node in turn (followers first, the leader last), waiting for it to catch up";
+    }
+
+    @Override
+    public void inject(DrillContext ctx) throws Exception {
+      ctx.sleep(Duration.ofSeconds(2));
+      do {
+        String leader = ctx.leader();
+        List<String> order = new ArrayList<>();
+        for (DrillCluster.Node node : ctx.cluster.nodes()) {
+          if (!node.id().equals(leader)) {
+            order.add(node.id());
+          }
+        }
+        order.add(leader);
+        for (String id : order) {
+          ctx.cluster.stop(id, STOP_TIMEOUT);
+          ctx.fault("SIGTERM " + id + (id.equals(leader) ? " (the leader)" : ""));
+          ctx.sleepBetween(300, 1_000);
+          ctx.cluster.start(id);
+          ctx.cluster.awaitCaughtUp(id, CATCH_UP_TIMEOUT);
+          ctx.note("restarted " + id + " and it caught up; leader " + ctx.leader());
+          ctx.sleepBetween(1_000, 2_000);
+        }
+      } while (ctx.roomFor(Duration.ofSeconds(20)));
+      ctx.untilDeadline();
+    }
+  }
+
+  /**
    * n2's leader clock runs 5 s ahead and n3's 5 s behind; leadership moves between them (and n1). Clocks
    * may change when leases end, never whether a stale write gets in.
    */
