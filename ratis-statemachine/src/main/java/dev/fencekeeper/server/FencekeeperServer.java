@@ -40,6 +40,11 @@ public final class FencekeeperServer implements AutoCloseable {
    * stale writes — the deliberately broken build a drill must catch (docs/drills.md). Never in production.
    */
   public static final String UNSAFE_SKIP_FENCING_CHECK_PROPERTY = "fencekeeper.testing.unsafe.skip-fencing-check";
+  /**
+   * TEST ONLY: {@code -Dfencekeeper.testing.clock-step-file=<file>} makes this node's wall clock follow a
+   * step (in ms) written into that file while it runs — how the clock-skew drill steps a leader's clock.
+   */
+  public static final String CLOCK_STEP_FILE_PROPERTY = WallClock.STEP_FILE_PROPERTY;
 
   private final ClusterConfig config;
   private final FencingStateMachine stateMachine;

@@ -20,12 +20,14 @@ import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import dev.fencekeeper.statemachine.proto.Takeover;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.SortedMap;
@@ -34,6 +36,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.stream.Stream;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -160,6 +163,7 @@ public class FencingStateMachine extends BaseStateMachine {
               super.initialize(server, groupId, raftStorage);
               storage.init(raftStorage);
               Path groupDir = raftStorage.getStorageDir().getRoot().toPath();
+              removeAbandonedSnapshotDownloads(raftStorage.getStorageDir().getTmpDir().toPath());
               backups = new BackupStore(groupDir.resolve("backups"));
               if (!loadLatestSnapshot()) {
                 startFromRestoreSeed(groupDir.getParent());
@@ -193,6 +197,38 @@ public class FencingStateMachine extends BaseStateMachine {
       }
     } finally {
       lock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Ratis downloads a snapshot from the leader into {@code tmp/snapshot-<request id>} and moves it into place
+   * only when complete; a node killed midway leaves the partial copy behind for good (Ratis reuses a
+   * directory only for the same request id). At start no download of this process can be running, so every
+   * such directory is abandoned: it is deleted, with a line saying how much it held.
+   */
+  private static void removeAbandonedSnapshotDownloads(Path tmpDir) throws IOException {
+    if (!Files.isDirectory(tmpDir)) {
+      return;
+    }
+    List<Path> abandoned;
+    try (Stream<Path> entries = Files.list(tmpDir)) {
+      abandoned = entries.filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith("snapshot-"))
+          .toList();
+    }
+    for (Path dir : abandoned) {
+      long bytes = 0;
+      List<Path> paths;
+      try (Stream<Path> walk = Files.walk(dir)) {
+        paths = walk.sorted(Comparator.reverseOrder()).toList();
+      }
+      for (Path p : paths) {
+        if (Files.isRegularFile(p)) {
+          bytes += Files.size(p);
+        }
+        Files.delete(p);
+      }
+      LOG.info("Removed {} ({} bytes), a snapshot download that did not complete before this node stopped", dir,
+          bytes);
     }
   }
 

@@ -49,6 +49,7 @@ public final class DrillCluster implements AutoCloseable {
   private final Map<String, Process> processes = new LinkedHashMap<>();
   private final Map<String, Boolean> paused = new LinkedHashMap<>();
   private final DrillLog log;
+  private volatile boolean clockSteps;
 
   DrillCluster(Path root, DrillLog log) {
     this.root = root;
@@ -75,6 +76,27 @@ public final class DrillCluster implements AutoCloseable {
     Node node = new Node(peer, file, dir, netns, clockOffsetMs);
     nodes.put(peer.id(), node);
     return node;
+  }
+
+  /** Nodes started from now on follow a wall-clock step written with {@link #stepClock}. */
+  void enableClockSteps() {
+    clockSteps = true;
+  }
+
+  /**
+   * Steps node {@code id}'s wall clock to {@code stepMs} from its system clock (plus its offset); the node
+   * picks it up within 20 ms. Its monotonic clock is not touched, as with a real step of the system clock.
+   */
+  void stepClock(String id, long stepMs) {
+    Path file = node(id).dir().resolve("clock-step");
+    Path tmp = node(id).dir().resolve("clock-step.tmp");
+    try {
+      Files.writeString(tmp, Long.toString(stepMs));
+      Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot step the clock of " + id, e);
+    }
   }
 
   synchronized List<Node> nodes() {
@@ -134,6 +156,9 @@ public final class DrillCluster implements AutoCloseable {
       if (value != null) {
         command.add("-D" + property + "=" + value);
       }
+    }
+    if (clockSteps) {
+      command.add("-D" + FencekeeperServer.CLOCK_STEP_FILE_PROPERTY + "=" + node.dir().resolve("clock-step"));
     }
     command.addAll(List.of("-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName(),
         "server", "--config", node.configFile().toString(),

@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.tools.drill.check.Finding;
 import dev.fencekeeper.tools.drill.history.HistoryRecorder;
 import java.time.Duration;
 import java.util.List;
@@ -26,6 +27,8 @@ final class DrillContext {
   final long deadlineNanos;
   final List<Mark> marks = new CopyOnWriteArrayList<>();
   final List<DeadHolder> deadHolders = new CopyOnWriteArrayList<>();
+  /** Violations a drill checks itself, beside the history checker's; any one fails the drill. */
+  final List<Finding> findings = new CopyOnWriteArrayList<>();
 
   DrillContext(DrillCluster cluster, FencingClient admin, HistoryRecorder recorder, DrillLog log, long seed,
       long deadlineNanos, String resourceSuffix) {
@@ -47,6 +50,11 @@ final class DrillContext {
   void fault(String what) {
     marks.add(new Mark(System.nanoTime(), what, true));
     log.info("FAULT " + what);
+  }
+
+  void violation(Finding finding) {
+    findings.add(finding);
+    log.info("VIOLATION " + finding.summary());
   }
 
   void note(String what) {

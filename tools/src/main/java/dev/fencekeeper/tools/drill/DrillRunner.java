@@ -3,6 +3,7 @@ package dev.fencekeeper.tools.drill;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.tools.drill.check.Finding;
 import dev.fencekeeper.tools.drill.check.HistoryChecker;
 import dev.fencekeeper.tools.drill.check.Verdict;
 import dev.fencekeeper.tools.drill.history.History;
@@ -88,7 +89,10 @@ final class DrillRunner {
           ClusterConfig finalConfig = settings.peers() != null ? config : cluster.clientConfig();
           boolean eventsComplete = finalReads(finalConfig, recorder, watcher) && !watcher.compacted();
           History history = recorder.history(eventsComplete);
-          Verdict verdict = new HistoryChecker().check(history);
+          Verdict checked = new HistoryChecker().check(history);
+          List<Finding> findings = new ArrayList<>(ctx.findings);
+          findings.addAll(checked.findings());
+          Verdict verdict = new Verdict(findings, checked.notes());
           return new DrillResult(drill.name(), settings, history, verdict, List.copyOf(ctx.marks),
               List.copyOf(ctx.deadHolders), monitor.leaderships(),
               drill instanceof StaleWriterDrill s ? s.timeline() : List.of(), start, root);

@@ -141,8 +141,10 @@ final class ProcessFaultDrills {
   }
 
   /**
-   * n2's leader clock runs 5 s ahead and n3's 5 s behind; leadership moves between them (and n1). Clocks
-   * may change when leases end, never whether a stale write gets in.
+   * First the leader's wall clock is stepped while a holder renews ({@link ClockSteps}: the lease must
+   * survive and still end on time); then n2's leader clock runs 5 s ahead and n3's 5 s behind and
+   * leadership moves between them (and n1). Clocks may change when leases end, never whether a stale write
+   * gets in.
    */
   static final class ClockSkew implements Drill {
     static final long SKEW_MS = 5_000;
@@ -154,11 +156,13 @@ final class ProcessFaultDrills {
 
     @Override
     public String summary() {
-      return "one node's clock 5 s ahead, another's 5 s behind; leadership moved between them";
+      return "one node's clock 5 s ahead, another's 5 s behind; leadership moved between them; the leader's"
+          + " clock stepped +30 s and -60 s while a holder renews";
     }
 
     @Override
     public List<PeerAddress> members(DrillCluster cluster, List<PeerAddress> peers) {
+      cluster.enableClockSteps();
       long[] offsets = {0, SKEW_MS, -SKEW_MS};
       List<PeerAddress> three = peers.subList(0, 3);
       for (int i = 0; i < three.size(); i++) {
@@ -172,6 +176,7 @@ final class ProcessFaultDrills {
       List<DrillCluster.Node> nodes = ctx.cluster.nodes();
       try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.adminConfig())) {
         ctx.sleep(Duration.ofSeconds(2));
+        ClockSteps.run(ctx);
         // Back and forth between the fast and the slow clock (n2, n3), starting with whichever does not lead.
         int next = ctx.leader().equals(nodes.get(1).id()) ? 2 : 1;
         while (ctx.roomFor(Duration.ofSeconds(4))) {

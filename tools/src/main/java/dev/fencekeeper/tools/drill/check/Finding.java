@@ -27,6 +27,11 @@ public record Finding(Kind kind, String summary, List<Op> ops, List<LeaseEventRe
     TWO_LIVE_LEASES,
     /** Reads of a key cannot be explained by any order of the writes consistent with real time. */
     NON_LINEARIZABLE_READ,
+    /**
+     * A wall-clock step on the leader moved a lease deadline: a holder renewing in time lost its lease, or
+     * a lease left to run out outlived its TTL by more than the drill's bound.
+     */
+    LEASE_DEADLINE_MOVED_BY_CLOCK_STEP,
     /** The checker could not decide (final state unreadable, search budget exhausted): not a pass. */
     INCONCLUSIVE
   }
