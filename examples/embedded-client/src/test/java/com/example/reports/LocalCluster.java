@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * its files in a directory of its own. The application's JVM never loads server classes.
  */
 final class LocalCluster implements AutoCloseable {
-  private static final Duration READY_BOUND = Duration.ofSeconds(120);
+  private static final Duration READY_BOUND = Duration.ofSeconds(180);
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
   /** {@code up} gives node i port base+i-1 and serves its metrics on that port + 100. */
   private static final int METRICS_OFFSET = 100;
