@@ -1,8 +1,5 @@
 package dev.fencekeeper.benchmarks;
 
-import com.google.protobuf.ByteString;
-import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.UnsafeByteOperations;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.Outcome;
@@ -13,6 +10,9 @@ import dev.fencekeeper.proto.WriteRequest;
 import dev.fencekeeper.statemachine.WireCodec;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import java.util.concurrent.TimeUnit;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -1,6 +1,5 @@
 package dev.fencekeeper.client;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.client.wire.WaiterWakeups;
 import dev.fencekeeper.config.ClusterConfig;
@@ -9,12 +8,10 @@ import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.CancelWaitRequest;
-import dev.fencekeeper.proto.LeaseEvent;
-import dev.fencekeeper.proto.ListRequest;
-import dev.fencekeeper.proto.RevokeRequest;
-import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.KeyWrite;
+import dev.fencekeeper.proto.LeaseEvent;
 import dev.fencekeeper.proto.LeaseQuery;
+import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.proto.NodeInfoQuery;
 import dev.fencekeeper.proto.ReadRequest;
@@ -23,22 +20,24 @@ import dev.fencekeeper.proto.RenewRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.RevokeRequest;
 import dev.fencekeeper.proto.ValidateRequest;
+import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.WriteRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
@@ -47,6 +46,8 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.ExponentialBackoffRetry;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.retry.RetryPolicy;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
@@ -570,7 +571,7 @@ public final class FencingClient implements AutoCloseable {
               .setKey(change.key())
               // Copied: a coalesced write is serialized after this method returns, when the caller may
               // already be reusing its array.
-              .setValue(com.google.protobuf.ByteString.copyFrom(change.value()))
+              .setValue(ByteString.copyFrom(change.value()))
               .setDelete(change.delete()));
     }
     return command(Request.newBuilder().setWrite(write).build()).thenApply(WriteResult::new);

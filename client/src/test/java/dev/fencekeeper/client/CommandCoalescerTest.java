@@ -2,7 +2,6 @@ package dev.fencekeeper.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.ByteString;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.Request;
@@ -18,6 +17,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

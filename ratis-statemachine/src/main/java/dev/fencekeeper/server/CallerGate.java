@@ -1,6 +1,5 @@
 package dev.fencekeeper.server;
 
-import com.google.protobuf.CodedOutputStream;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.StateMachineMetrics;
@@ -25,6 +24,8 @@ import org.apache.ratis.proto.RaftProtos.StaleReadRequestTypeProto;
 import org.apache.ratis.proto.grpc.AdminProtocolServiceGrpc;
 import org.apache.ratis.proto.grpc.RaftClientProtocolServiceGrpc;
 import org.apache.ratis.proto.grpc.RaftServerProtocolServiceGrpc;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.CodedOutputStream;
 import org.apache.ratis.thirdparty.io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import org.apache.ratis.thirdparty.io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import org.apache.ratis.thirdparty.io.grpc.Grpc;
@@ -33,7 +34,6 @@ import org.apache.ratis.thirdparty.io.grpc.ServerCall;
 import org.apache.ratis.thirdparty.io.grpc.ServerCallHandler;
 import org.apache.ratis.thirdparty.io.grpc.ServerInterceptor;
 import org.apache.ratis.thirdparty.io.grpc.Status;
-import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
  * Establishes who is calling a node from the TLS session, on every gRPC call, before Ratis sees it.

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
  * Serves backups: the first request freezes the state into a file (in snapshot format, token sequence
@@ -89,7 +90,7 @@ final class BackupStore {
         .setCode(ResultCode.FOUND)
         .setBackupId(id)
         .setTotalBytes(p.size)
-        .setChunk(com.google.protobuf.ByteString.copyFrom(buffer.flip()))
+        .setChunk(ByteString.copyFrom(buffer.flip()))
         .build();
   }
 

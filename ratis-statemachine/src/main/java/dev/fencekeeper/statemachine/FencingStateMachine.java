@@ -1,6 +1,5 @@
 package dev.fencekeeper.statemachine;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.Security;
@@ -53,6 +52,7 @@ import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.LifeCycle;
 import org.slf4j.Logger;
@@ -403,8 +403,7 @@ public class FencingStateMachine extends BaseStateMachine {
       }
       // The client's bytes go into the entry as they are: apply decodes exactly what the client sent
       // (for a batch with refused commands: the client's other requests, as the client sent them).
-      com.google.protobuf.ByteString clientRequest =
-          com.google.protobuf.UnsafeByteOperations.unsafeWrap(content.asReadOnlyByteBuffer());
+      ByteString clientRequest = content;
       if (command instanceof Command.Batch batch) {
         // Each command of a batch the leader would refuse alone is refused here too, by the same rule,
         // with the same answer; only the others are logged. Each refusal is counted here, once, whatever

@@ -1,6 +1,5 @@
 package dev.fencekeeper.statemachine;
 
-import com.google.protobuf.UnsafeByteOperations;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseRecord;
@@ -39,6 +38,7 @@ import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.MD5FileUtil;
 
 /**

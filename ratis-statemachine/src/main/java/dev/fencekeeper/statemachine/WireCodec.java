@@ -1,19 +1,17 @@
 package dev.fencekeeper.statemachine;
 
-import com.google.protobuf.ByteString;
-import com.google.protobuf.UnsafeByteOperations;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.LeaseRecord;
+import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ResourceRecord;
 import dev.fencekeeper.core.ValueRecord;
-import dev.fencekeeper.proto.ListEntry;
-import dev.fencekeeper.proto.ListRequest;
-import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.KeyWrite;
+import dev.fencekeeper.proto.ListEntry;
+import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
@@ -25,6 +23,8 @@ import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.function.Function;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 /**
  * The one place where wire messages (fencing.proto) and the core's types meet: requests become {@link

@@ -3,7 +3,6 @@ package dev.fencekeeper.statemachine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.google.protobuf.ByteString;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.core.Command;
@@ -27,6 +26,7 @@ import java.util.TreeMap;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.Size;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -2,8 +2,6 @@ package dev.fencekeeper.statemachine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedOutputStream;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.core.FencingState;
@@ -48,6 +46,8 @@ import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.CodedOutputStream;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 /**
@@ -179,7 +179,7 @@ class HostileInputPropertiesTest {
       return apply(trx.getStateMachineLogEntry().getLogData());
     }
 
-    Response apply(org.apache.ratis.thirdparty.com.google.protobuf.ByteString logData) {
+    Response apply(ByteString logData) {
       LogEntryProto entry = LogEntryProto.newBuilder().setTerm(1).setIndex(++index)
           .setStateMachineLogEntry(StateMachineLogEntryProto.newBuilder().setLogData(logData)).build();
       TransactionContext trx = TransactionContext.newBuilder().setStateMachine(sm)

@@ -6,11 +6,10 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.WriteResult;
-import com.google.protobuf.ByteString;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BatchRequest;
-import dev.fencekeeper.proto.ReadRequest;
 import dev.fencekeeper.proto.KeyWrite;
+import dev.fencekeeper.proto.ReadRequest;
 import dev.fencekeeper.proto.RenewRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -33,6 +32,7 @@ import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -272,10 +272,10 @@ class RequestHandlingClusterTest {
         Arguments.of("empty key", write(w -> w.addWrites(KeyWrite.newBuilder().setKey(""))), "key"),
         Arguments.of("oversized value",
             write(w -> w.addWrites(KeyWrite.newBuilder().setKey("k")
-                .setValue(com.google.protobuf.ByteString.copyFrom(new byte[1024 * 1024 + 1])))), "value"),
+                .setValue(ByteString.copyFrom(new byte[1024 * 1024 + 1])))), "value"),
         Arguments.of("delete carrying a value",
             write(w -> w.addWrites(KeyWrite.newBuilder().setKey("k").setDelete(true)
-                .setValue(com.google.protobuf.ByteString.copyFromUtf8("x")))), "value"),
+                .setValue(ByteString.copyFromUtf8("x")))), "value"),
         Arguments.of("token zero", Request.newBuilder().setWrite(WriteRequest.newBuilder()
             .setResource("orders").setToken(0).addWrites(KeyWrite.newBuilder().setKey("k"))).build(), "token"),
         Arguments.of("no command at all", Request.getDefaultInstance(), "command"));

@@ -1,11 +1,11 @@
 package dev.fencekeeper.client.wire;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import dev.fencekeeper.proto.Response;
 import java.util.Base64;
 import java.util.Optional;
 import org.apache.ratis.protocol.exceptions.ResourceUnavailableException;
 import org.apache.ratis.retry.RetryPolicy;
+import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 
 /**
  * Carries a complete {@link Response} through Ratis's exception channel. A node that refuses a request
