@@ -10,6 +10,8 @@ import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.support.LockException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A ShedLock {@code LockProvider} whose locks are fencekeeper leases, each with a fencing token the
@@ -24,11 +26,14 @@ import net.javacrumbs.shedlock.support.LockException;
  *   <li>{@code lockAtLeastFor} is honoured on unlock: while some of it remains, the lease is renewed to
  *       the remaining time instead of released, and ends by itself.
  *   <li>A lock held by anyone (this instance included) yields {@code Optional.empty()}, as ShedLock
- *       expects; any other failure (no node answered, a TTL outside the cluster's limits) throws
+ *       expects, and so does a grant that arrives after its own {@code lockAtMostFor} (it is released);
+ *       any other failure (no node answered, a TTL outside the cluster's limits) throws
  *       {@link LockException} naming the result.
  * </ul>
  */
 public final class FencekeeperLockProvider implements ExtensibleLockProvider {
+  private static final Logger LOG = LoggerFactory.getLogger(FencekeeperLockProvider.class);
+
   private final FencingClient client;
   private final String resourcePrefix;
   private final String owner;
@@ -60,8 +65,18 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider {
     Result result = client.tryAcquire(resource, config.getLockAtMostFor(), AcquireOptions.defaults().owner(owner));
     switch (result.code()) {
       case GRANTED:
-        LockToken.Binding binding = LockToken.bind(new LockToken(config.getName(), resource, result.token()),
-            sentNanos + config.getLockAtMostFor().toNanos());
+        long deadlineNanos = sentNanos + config.getLockAtMostFor().toNanos();
+        if (System.nanoTime() - deadlineNanos >= 0) {
+          // The grant took longer than lockAtMostFor to arrive (a cold start, a loaded host): by the only
+          // clock that is safe to trust here, the lock is already over. Running the task under it would
+          // leave it no time at all, so give it back and let the next run try.
+          LOG.warn("Lock {} (resource {}, token {}) was granted after its lockAtMostFor {} had passed; released"
+              + " without running the task", config.getName(), resource, result.token(), config.getLockAtMostFor());
+          client.release(resource, result.token());
+          return Optional.empty();
+        }
+        LockToken.Binding binding =
+            LockToken.bind(new LockToken(config.getName(), resource, result.token()), deadlineNanos);
         return Optional.of(new FencekeeperLock(this, config, binding, sentNanos));
       case HELD:
       case LOCK_DELAYED:

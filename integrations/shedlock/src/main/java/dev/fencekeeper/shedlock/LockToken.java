@@ -39,8 +39,9 @@ public record LockToken(String lockName, String resource, long token) {
    */
   public static LockToken current() {
     return find().orElseThrow(() -> new IllegalStateException(
-        "this thread holds no fencekeeper lock: call LockToken.current() from a @SchedulerLock task (or"
-            + " LockingTaskExecutor task) whose LockProvider is a FencekeeperLockProvider"));
+        "this thread holds no live fencekeeper lock: call LockToken.current() from a @SchedulerLock task (or"
+            + " LockingTaskExecutor task) whose LockProvider is a FencekeeperLockProvider, before the lock's"
+            + " lockAtMostFor has passed"));
   }
 
   /** The innermost fencekeeper lock this thread holds, if any. */

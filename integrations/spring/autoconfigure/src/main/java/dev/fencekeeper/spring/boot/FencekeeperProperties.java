@@ -38,6 +38,8 @@ public class FencekeeperProperties {
 
   private final Health health = new Health();
 
+  private final Jdbc jdbc = new Jdbc();
+
   public String getPeers() {
     return peers;
   }
@@ -92,6 +94,10 @@ public class FencekeeperProperties {
 
   public Health getHealth() {
     return health;
+  }
+
+  public Jdbc getJdbc() {
+    return jdbc;
   }
 
   /** Mutual TLS: every node and client presents a certificate signed by the trusted CA. */
@@ -202,6 +208,45 @@ public class FencekeeperProperties {
 
     public void setTimeout(Duration timeout) {
       this.timeout = timeout;
+    }
+  }
+
+  /** The JdbcFence bean, configured when the application has a single DataSource. */
+  public static class Jdbc {
+    /** Whether to provide the JdbcFence bean. */
+    private boolean enabled = true;
+
+    /** The fence table, optionally schema-qualified. */
+    private String table = "fencekeeper_fence";
+
+    /**
+     * Whether the fence creates its table on first use; leave false when the application's migrations
+     * create it (fencekeeper-jdbc ships them under db/fencekeeper/).
+     */
+    private boolean createTable = false;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public String getTable() {
+      return table;
+    }
+
+    public void setTable(String table) {
+      this.table = table;
+    }
+
+    public boolean isCreateTable() {
+      return createTable;
+    }
+
+    public void setCreateTable(boolean createTable) {
+      this.createTable = createTable;
     }
   }
 }

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.jdbc.JdbcFence;
+import dev.fencekeeper.jdbc.StaleFenceTokenException;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
 import dev.fencekeeper.shedlock.LockToken;
@@ -22,9 +24,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
 import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
+import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -72,6 +76,7 @@ class FencekeeperAutoConfigurationClusterTest {
             FencekeeperLockRegistryAutoConfiguration.class,
             FencekeeperMetricsAutoConfiguration.class,
             FencekeeperHealthAutoConfiguration.class,
+            FencekeeperJdbcAutoConfiguration.class,
             MetricsAutoConfiguration.class,
             CompositeMeterRegistryAutoConfiguration.class,
             SimpleMetricsExportAutoConfiguration.class));
@@ -115,7 +120,37 @@ class FencekeeperAutoConfigurationClusterTest {
       assertThat(context).doesNotHaveBean(LockProvider.class);
       assertThat(context).doesNotHaveBean(LockRegistry.class);
       assertThat(context).doesNotHaveBean(FencekeeperHealthIndicator.class);
+      assertThat(context).doesNotHaveBean(JdbcFence.class);
     });
+  }
+
+  // Guarantee: with a DataSource the application gets a JdbcFence that admits the live lease's token and
+  // refuses an older one, naming both.
+  @Test
+  void aDataSourceGetsAJdbcFenceThatRefusesStaleTokens() {
+    connected("app-1").withUserConfiguration(H2.class).withPropertyValues("fencekeeper.jdbc.create-table=true")
+        .run(context -> {
+          JdbcFence fence = context.getBean(JdbcFence.class);
+          FencingClient client = context.getBean(FencingClient.class);
+          long older;
+          try (var first = client.acquire("jdbc-report", Duration.ofSeconds(10))) {
+            older = first.token();
+          }
+          try (var lease = client.acquire("jdbc-report", Duration.ofSeconds(10))) {
+            fence.inTransaction(lease, conn -> conn.createStatement().execute(
+                "CREATE TABLE report (report_day VARCHAR(10) PRIMARY KEY, body VARCHAR(100))"));
+            fence.inTransaction(lease, conn -> conn.createStatement().executeUpdate(
+                "INSERT INTO report VALUES ('2026-11-29', 'newer')"));
+            assertThatThrownBy(() -> fence.inTransaction("jdbc-report", older, conn -> conn.createStatement()
+                .executeUpdate("UPDATE report SET body = 'older'")))
+                .isInstanceOf(StaleFenceTokenException.class)
+                .hasMessageContaining(Long.toString(older))
+                .hasMessageContaining(Long.toString(lease.token()));
+            assertThat(fence.acceptedToken("jdbc-report")).hasValue(lease.token());
+          }
+        });
+    connected("app-1").withUserConfiguration(H2.class).withPropertyValues("fencekeeper.jdbc.enabled=false")
+        .run(context -> assertThat(context).doesNotHaveBean(JdbcFence.class));
   }
 
   // Guarantee: bad settings fail the context with the cluster configuration's own message.
@@ -271,13 +306,24 @@ class FencekeeperAutoConfigurationClusterTest {
     }
     assertThat(metadata).contains("\"name\": \"fencekeeper.peers\"", "\"name\": \"fencekeeper.owner\"",
         "\"name\": \"fencekeeper.tls.trust\"", "\"name\": \"fencekeeper.lock-registry.ttl\"",
-        "\"name\": \"fencekeeper.shedlock.resource-prefix\"", "\"name\": \"fencekeeper.health.timeout\"");
+        "\"name\": \"fencekeeper.shedlock.resource-prefix\"", "\"name\": \"fencekeeper.health.timeout\"",
+        "\"name\": \"fencekeeper.jdbc.table\"");
     assertThat(metadata).contains("The cluster's nodes as id@host:port");
   }
 
   private static int closedPort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class H2 {
+    @Bean
+    DataSource dataSource() {
+      JdbcDataSource ds = new JdbcDataSource();
+      ds.setURL("jdbc:h2:mem:fence-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1");
+      return ds;
     }
   }
 
