@@ -4,6 +4,9 @@ import dev.fencekeeper.client.Result;
 import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import net.javacrumbs.shedlock.core.AbstractSimpleLock;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -22,6 +25,7 @@ public final class FencekeeperLock extends AbstractSimpleLock {
   private final LockToken.Binding binding;
   // When the acquire (or extension) that set this lock's deadlines was sent; lockAtLeastFor counts from here.
   private final long startNanos;
+  private final ScheduledFuture<?> keepAlive;
 
   FencekeeperLock(
       FencekeeperLockProvider provider, LockConfiguration config, LockToken.Binding binding, long startNanos) {
@@ -29,6 +33,37 @@ public final class FencekeeperLock extends AbstractSimpleLock {
     this.provider = provider;
     this.binding = binding;
     this.startNanos = startNanos;
+    ScheduledExecutorService scheduler = provider.keepAlive();
+    long periodMs = Math.max(1, config.getLockAtMostFor().toMillis() / 3);
+    this.keepAlive = scheduler == null ? null
+        : scheduler.scheduleWithFixedDelay(this::keepAlive, periodMs, periodMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** One keep-alive renewal, to a full {@code lockAtMostFor} from when it was sent. */
+  private void keepAlive() {
+    if (binding.ended) {
+      return;
+    }
+    long sentNanos = System.nanoTime();
+    Result result = provider.client().renew(resource(), token(), lockConfiguration.getLockAtMostFor());
+    if (result.code() == ResultCode.RENEWED) {
+      binding.deadlineNanos = sentNanos + lockConfiguration.getLockAtMostFor().toNanos();
+    } else if (result.code() == ResultCode.LEASE_LOST && !binding.ended) {
+      LOG.warn("Lock {} (resource {}, token {}) was lost while its task ran: {}", lockConfiguration.getName(),
+          resource(), token(), result);
+      binding.end();
+      stopKeepAlive();
+    } else {
+      // No node answered in time (an election): the next round tries again before the deadline.
+      LOG.debug("Keep-alive of {} (resource {}, token {}) answered {}", lockConfiguration.getName(), resource(),
+          token(), result);
+    }
+  }
+
+  private void stopKeepAlive() {
+    if (keepAlive != null) {
+      keepAlive.cancel(false);
+    }
   }
 
   public String resource() {
@@ -46,6 +81,7 @@ public final class FencekeeperLock extends AbstractSimpleLock {
 
   @Override
   protected void doUnlock() {
+    stopKeepAlive();
     binding.end();
     Duration remaining = lockConfiguration.getLockAtLeastFor().minusNanos(System.nanoTime() - startNanos);
     Result result;
@@ -68,6 +104,7 @@ public final class FencekeeperLock extends AbstractSimpleLock {
 
   @Override
   protected Optional<SimpleLock> doExtend(LockConfiguration newConfig) {
+    stopKeepAlive();
     long sentNanos = System.nanoTime();
     Result result = provider.client().renew(resource(), token(), newConfig.getLockAtMostFor());
     if (result.code() != ResultCode.RENEWED) {

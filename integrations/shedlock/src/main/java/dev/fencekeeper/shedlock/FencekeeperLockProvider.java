@@ -6,6 +6,8 @@ import dev.fencekeeper.client.Result;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -18,10 +20,10 @@ import org.slf4j.LoggerFactory;
  * task reads through {@link LockToken#current()}.
  *
  * <ul>
- *   <li>{@code lockAtMostFor} is the lease TTL. The lease is not renewed in the background: as with every
- *       ShedLock provider, a task that runs longer than {@code lockAtMostFor} loses the lock unless it
- *       extends it ({@link SimpleLock#extend}, {@code LockExtender.extendActiveLock}, or ShedLock's
- *       {@code KeepAliveLockProvider} around this provider). Unlike other providers, the loss is fenced:
+ *   <li>{@code lockAtMostFor} is the lease TTL. By default the lease is not renewed in the background: as
+ *       with every ShedLock provider, a task that runs longer than {@code lockAtMostFor} loses the lock
+ *       unless it extends it ({@link SimpleLock#extend}, {@code LockExtender.extendActiveLock}) or the
+ *       provider keeps it alive ({@link Builder#keepAlive}). Unlike other providers, the loss is fenced:
  *       the next holder's token is newer, so the late task's fenced writes are refused.
  *   <li>{@code lockAtLeastFor} is honoured on unlock: while some of it remains, the lease is renewed to
  *       the remaining time instead of released, and ends by itself.
@@ -31,17 +33,24 @@ import org.slf4j.LoggerFactory;
  *       {@link LockException} naming the result.
  * </ul>
  */
-public final class FencekeeperLockProvider implements ExtensibleLockProvider {
+public final class FencekeeperLockProvider implements ExtensibleLockProvider, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencekeeperLockProvider.class);
 
   private final FencingClient client;
   private final String resourcePrefix;
   private final String owner;
+  // Renews held locks while their task runs; null unless built with keepAlive(true).
+  private final ScheduledExecutorService keepAlive;
 
   private FencekeeperLockProvider(Builder b) {
     this.client = b.client;
     this.resourcePrefix = b.resourcePrefix;
     this.owner = b.owner;
+    this.keepAlive = b.keepAlive ? Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "fencekeeper-shedlock-keep-alive");
+      t.setDaemon(true);
+      return t;
+    }) : null;
   }
 
   /** Locks the resource named exactly as the ShedLock lock, labelled with the client's owner. */
@@ -91,6 +100,19 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider {
     return client;
   }
 
+  /** The keep-alive scheduler, or null when locks end at their {@code lockAtMostFor}. */
+  ScheduledExecutorService keepAlive() {
+    return keepAlive;
+  }
+
+  /** Stops renewing held locks (they then end at their {@code lockAtMostFor}); nothing else to release. */
+  @Override
+  public void close() {
+    if (keepAlive != null) {
+      keepAlive.shutdownNow();
+    }
+  }
+
   /** The shortest TTL the cluster grants; a shorter remainder of {@code lockAtLeastFor} is rounded up. */
   Duration minTtl() {
     return client.config().limits().minTtl();
@@ -100,6 +122,7 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider {
     private final FencingClient client;
     private String resourcePrefix = "";
     private String owner;
+    private boolean keepAlive;
 
     private Builder(FencingClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -117,6 +140,18 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider {
     /** The owner label of every lease; the client's own label when not set. */
     public Builder owner(String owner) {
       this.owner = owner;
+      return this;
+    }
+
+    /**
+     * Renews each held lock to its {@code lockAtMostFor} about every third of it while the task runs, so a
+     * long task keeps its lock and only a paused or dead instance loses it after {@code lockAtMostFor}
+     * (ShedLock's {@code KeepAliveLockProvider} does the same for 30 s and longer). Off by default: then,
+     * as ShedLock expects, a lock ends at its {@code lockAtMostFor} unless extended. {@link #close()} the
+     * provider to stop its renewal thread.
+     */
+    public Builder keepAlive(boolean keepAlive) {
+      this.keepAlive = keepAlive;
       return this;
     }
 

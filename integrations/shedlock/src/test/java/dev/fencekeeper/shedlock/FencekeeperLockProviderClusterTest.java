@@ -353,6 +353,43 @@ class FencekeeperLockProviderClusterTest {
     second.unlock();
   }
 
+  // Guarantee: with keep-alive, a running task keeps its lock past lockAtMostFor, with the same token, and
+  // unlocking ends it; without it (every other test here) the lock ends at lockAtMostFor.
+  @Test
+  void keepAliveRenewsWhileTheTaskRuns() throws Throwable {
+    try (FencekeeperLockProvider keepAlive = FencekeeperLockProvider.builder(client).keepAlive(true).build()) {
+      AtomicReference<LockToken> before = new AtomicReference<>();
+      AtomicReference<Result> afterThreeLockAtMostFors = new AtomicReference<>();
+      AtomicReference<Optional<LockToken>> stillCurrent = new AtomicReference<>();
+      new DefaultLockingTaskExecutor(keepAlive).executeWithLock((Runnable) () -> {
+        before.set(LockToken.current());
+        sleep(Duration.ofMillis(1800));
+        afterThreeLockAtMostFors.set(client.lease(name));
+        stillCurrent.set(LockToken.find());
+      }, config(name, Duration.ofMillis(600), Duration.ZERO));
+      assertThat(afterThreeLockAtMostFors.get().live()).isTrue();
+      assertThat(afterThreeLockAtMostFors.get().token()).isEqualTo(before.get().token());
+      assertThat(stillCurrent.get()).contains(before.get());
+      assertUnlocked(name);
+    }
+  }
+
+  // Guarantee: a kept-alive lock that the cluster ends (an operator's revoke) stops being the task's lock.
+  @Test
+  void keepAliveNoticesALostLease() {
+    try (FencekeeperLockProvider keepAlive = FencekeeperLockProvider.builder(client).keepAlive(true).build()) {
+      // Renewed every 2 s: the loss is noticed well before the 6 s lockAtMostFor would end it anyway.
+      long start = System.nanoTime();
+      SimpleLock lock = keepAlive.lock(config(name, Duration.ofSeconds(6), Duration.ZERO)).orElseThrow();
+      assertThat(LockToken.find(name)).isPresent();
+      assertThat(otherInstance.revoke(name, "test").code()).isEqualTo(ResultCode.REVOKED);
+      await().pollInSameThread().atMost(Duration.ofSeconds(10)).until(() -> LockToken.find(name).isEmpty());
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(6));
+      lock.unlock();
+      assertUnlocked(name);
+    }
+  }
+
   // Guarantee: a resource prefix keeps ShedLock's names apart; the token names the prefixed resource.
   @Test
   void resourcePrefixNamesTheLease() {

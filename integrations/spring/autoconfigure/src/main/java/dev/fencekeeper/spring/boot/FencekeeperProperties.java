@@ -144,6 +144,21 @@ public class FencekeeperProperties {
     /** Prepended to each ShedLock lock name to form the fencekeeper resource, e.g. "shedlock/". */
     private String resourcePrefix = "";
 
+    /**
+     * Whether a running task's lock is renewed to its lockAtMostFor about every third of it, so only a
+     * paused or dead instance loses it after lockAtMostFor; by default it ends at lockAtMostFor, as ShedLock
+     * expects.
+     */
+    private boolean keepAlive = false;
+
+    public boolean isKeepAlive() {
+      return keepAlive;
+    }
+
+    public void setKeepAlive(boolean keepAlive) {
+      this.keepAlive = keepAlive;
+    }
+
     public boolean isEnabled() {
       return enabled;
     }

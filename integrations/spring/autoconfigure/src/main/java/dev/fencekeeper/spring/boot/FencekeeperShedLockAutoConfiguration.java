@@ -23,11 +23,12 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnProperty(prefix = "fencekeeper.shedlock", name = "enabled", matchIfMissing = true)
 public class FencekeeperShedLockAutoConfiguration {
 
-  @Bean
+  @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean(LockProvider.class)
   public FencekeeperLockProvider fencekeeperLockProvider(FencingClient client, FencekeeperProperties properties) {
     return FencekeeperLockProvider.builder(client)
         .resourcePrefix(properties.getShedlock().getResourcePrefix())
+        .keepAlive(properties.getShedlock().isKeepAlive())
         .build();
   }
 }

@@ -307,7 +307,7 @@ class FencekeeperAutoConfigurationClusterTest {
     assertThat(metadata).contains("\"name\": \"fencekeeper.peers\"", "\"name\": \"fencekeeper.owner\"",
         "\"name\": \"fencekeeper.tls.trust\"", "\"name\": \"fencekeeper.lock-registry.ttl\"",
         "\"name\": \"fencekeeper.shedlock.resource-prefix\"", "\"name\": \"fencekeeper.health.timeout\"",
-        "\"name\": \"fencekeeper.jdbc.table\"");
+        "\"name\": \"fencekeeper.jdbc.table\"", "\"name\": \"fencekeeper.shedlock.keep-alive\"");
     assertThat(metadata).contains("The cluster's nodes as id@host:port");
   }
 
