@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
 /** The {@code fencekeeper} health contributor: UP while a node that leads the cluster answers. */
@@ -15,6 +16,7 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnBean(FencingClient.class)
 @ConditionalOnEnabledHealthIndicator("fencekeeper")
+@EnableConfigurationProperties(FencekeeperProperties.class)
 public class FencekeeperHealthAutoConfiguration {
 
   @Bean(name = "fencekeeperHealthIndicator")

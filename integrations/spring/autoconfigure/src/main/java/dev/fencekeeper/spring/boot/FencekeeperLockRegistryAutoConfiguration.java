@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.integration.support.locks.LockRegistry;
 
@@ -15,6 +16,7 @@ import org.springframework.integration.support.locks.LockRegistry;
 @ConditionalOnClass(LockRegistry.class)
 @ConditionalOnBean(FencingClient.class)
 @ConditionalOnProperty(prefix = "fencekeeper.lock-registry", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(FencekeeperProperties.class)
 public class FencekeeperLockRegistryAutoConfiguration {
 
   @Bean

@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -21,6 +22,7 @@ import org.springframework.context.annotation.Bean;
     name = "net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock")
 @ConditionalOnBean(FencingClient.class)
 @ConditionalOnProperty(prefix = "fencekeeper.shedlock", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(FencekeeperProperties.class)
 public class FencekeeperShedLockAutoConfiguration {
 
   @Bean(destroyMethod = "close")

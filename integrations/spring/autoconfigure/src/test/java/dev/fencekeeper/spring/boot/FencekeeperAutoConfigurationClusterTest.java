@@ -173,9 +173,17 @@ class FencekeeperAutoConfigurationClusterTest {
         assertThat(context).doesNotHaveBean(LockProvider.class));
   }
 
-  // Guarantee: an application's own client is used by every part instead of a second connection.
+  // Guarantee: an application's own client is used by every part instead of a second connection, with or
+  // without fencekeeper.peers.
   @Test
   void anApplicationsOwnClientWins() {
+    runner().withUserConfiguration(OwnClient.class).run(context -> {
+      assertThat(context).hasNotFailed();
+      assertThat(context).hasSingleBean(FencingClient.class);
+      assertThat(context).getBean(LockProvider.class).isInstanceOf(FencekeeperLockProvider.class);
+      assertThat(context).hasSingleBean(FencekeeperLockRegistry.class);
+      assertThat(context).hasSingleBean(FencekeeperHealthIndicator.class);
+    });
     connected("ignored").withUserConfiguration(OwnClient.class).run(context -> {
       assertThat(context).hasSingleBean(FencingClient.class);
       FencingClient own = context.getBean(FencingClient.class);
@@ -307,7 +315,8 @@ class FencekeeperAutoConfigurationClusterTest {
     assertThat(metadata).contains("\"name\": \"fencekeeper.peers\"", "\"name\": \"fencekeeper.owner\"",
         "\"name\": \"fencekeeper.tls.trust\"", "\"name\": \"fencekeeper.lock-registry.ttl\"",
         "\"name\": \"fencekeeper.shedlock.resource-prefix\"", "\"name\": \"fencekeeper.health.timeout\"",
-        "\"name\": \"fencekeeper.jdbc.table\"", "\"name\": \"fencekeeper.shedlock.keep-alive\"");
+        "\"name\": \"fencekeeper.jdbc.table\"", "\"name\": \"fencekeeper.shedlock.keep-alive\"",
+        "\"name\": \"management.health.fencekeeper.enabled\"");
     assertThat(metadata).contains("The cluster's nodes as id@host:port");
   }
 
