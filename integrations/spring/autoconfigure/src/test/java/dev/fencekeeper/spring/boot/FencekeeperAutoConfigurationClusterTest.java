@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.jdbc.StaleFenceTokenException;
 import dev.fencekeeper.proto.ResultCode;
@@ -108,6 +109,33 @@ class FencekeeperAutoConfigurationClusterTest {
         assertThat(seen.token()).isEqualTo(lease.token());
         assertThat(seen.holderOwner()).isEqualTo("app-1");
       }
+    });
+  }
+
+  // Guarantee: TLS files, the request timeout and any other cluster setting reach the client's cluster
+  // configuration from fencekeeper.* properties.
+  @Test
+  void tlsTimeoutsAndOtherSettingsReachTheClusterConfig() throws IOException {
+    Path cert = java.nio.file.Files.writeString(dataDir.resolve("app.crt"), "");
+    Path key = java.nio.file.Files.writeString(dataDir.resolve("app.key"), "");
+    Path trust = java.nio.file.Files.writeString(dataDir.resolve("ca.crt"), "");
+    connected("app-1").withUserConfiguration(OwnClient.class).withPropertyValues(
+            "fencekeeper.tls.cert=" + cert, "fencekeeper.tls.key=" + key, "fencekeeper.tls.trust=" + trust,
+            "fencekeeper.request-timeout=7s", "fencekeeper.cluster.raft.election.timeout.min=2s",
+            "fencekeeper.cluster.raft.election.timeout.max=4s")
+        .run(context -> {
+          ClusterConfig config = context.getBean(ClusterConfig.class);
+          assertThat(config.security().tls().cert()).isEqualTo(cert);
+          assertThat(config.security().tls().key()).isEqualTo(key);
+          assertThat(config.security().tls().trust()).isEqualTo(trust);
+          assertThat(config.requestTimeout()).isEqualTo(Duration.ofSeconds(7));
+          assertThat(config.electionTimeoutMin()).isEqualTo(Duration.ofSeconds(2));
+          assertThat(config.clusterName()).isEqualTo(cluster.config().clusterName());
+          assertThat(config.peers()).isEqualTo(cluster.config().peers());
+        });
+    connected("app-1").withPropertyValues("fencekeeper.cluster.no.such.key=1").run(context -> {
+      assertThat(context).hasFailed();
+      assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("no.such.key");
     });
   }
 
