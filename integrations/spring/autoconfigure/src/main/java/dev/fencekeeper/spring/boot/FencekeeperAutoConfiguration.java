@@ -1,0 +1,59 @@
+package dev.fencekeeper.spring.boot;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.Durations;
+import java.util.Properties;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * One {@link FencingClient} for the whole application, from {@code fencekeeper.*}, once {@code
+ * fencekeeper.peers} is set. An application that defines its own {@code FencingClient} bean keeps it, and
+ * every other part of this auto-configuration uses that one.
+ */
+@AutoConfiguration
+@ConditionalOnProperty(prefix = "fencekeeper", name = "peers")
+@EnableConfigurationProperties(FencekeeperProperties.class)
+public class FencekeeperAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  public ClusterConfig fencekeeperClusterConfig(FencekeeperProperties properties) {
+    return ClusterConfig.fromProperties(clusterProperties(properties));
+  }
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public FencingClient fencingClient(ClusterConfig config, FencekeeperProperties properties) {
+    String owner = properties.getOwner();
+    return owner == null || owner.isBlank() ? FencingClient.connect(config) : FencingClient.connect(config, owner);
+  }
+
+  /** The cluster properties the nodes read from their own file, as {@code fencekeeper.*} sets them. */
+  static Properties clusterProperties(FencekeeperProperties properties) {
+    Properties p = new Properties();
+    properties.getCluster().forEach(p::setProperty);
+    p.setProperty("peers", properties.getPeers());
+    if (properties.getClusterName() != null) {
+      p.setProperty("cluster.name", properties.getClusterName());
+    }
+    if (properties.getRequestTimeout() != null) {
+      p.setProperty("client.request.timeout", Durations.format(properties.getRequestTimeout()));
+    }
+    FencekeeperProperties.Tls tls = properties.getTls();
+    if (tls.getCert() != null) {
+      p.setProperty("tls.cert", tls.getCert().toString());
+    }
+    if (tls.getKey() != null) {
+      p.setProperty("tls.key", tls.getKey().toString());
+    }
+    if (tls.getTrust() != null) {
+      p.setProperty("tls.trust", tls.getTrust().toString());
+    }
+    return p;
+  }
+}
