@@ -40,8 +40,10 @@ import org.junit.jupiter.api.io.TempDir;
 class ThreeInstancesDrillTest {
   private static final Pattern EVENT =
       Pattern.compile("EVENT (\\w+) token=(\\d+)(?: newer=(\\d+))? instance=(\\S+)");
-  private static final Duration LOCK_AT_MOST_FOR = Duration.ofSeconds(5);
-  private static final Duration COMPUTE_TIME = Duration.ofSeconds(3);
+  // The holder must be stopped inside its computation, and the next holder must finish its own well inside
+  // lockAtMostFor; both margins are seconds wide for a loaded 2-core host.
+  private static final Duration LOCK_AT_MOST_FOR = Duration.ofSeconds(7);
+  private static final Duration COMPUTE_TIME = Duration.ofSeconds(4);
 
   @TempDir Path dataDir;
   EmbeddedPostgres postgres;
@@ -67,8 +69,8 @@ class ThreeInstancesDrillTest {
       instances.add(Instance.start(name, cluster, postgres.getPort(), events));
     }
 
-    Event computing = await().atMost(Duration.ofSeconds(120)).until(() -> first("computing"), Optional::isPresent)
-        .orElseThrow();
+    Event computing = await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(10))
+        .until(() -> first("computing"), Optional::isPresent).orElseThrow();
     Instance holder = instance(computing.instance());
     holder.signal("STOP");
     long paused = computing.token();
