@@ -71,13 +71,13 @@ public final class Watch implements AutoCloseable {
       }
       if (error != null) {
         LOG.debug("Watch of {} failed, resuming from {}: {}", name, afterIndex, error.toString());
-        client.scheduler().schedule(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
+        client.later(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
         return;
       }
       if (response.getCode() == ResultCode.OVERLOADED) {
         // Too many of this identity's watches, or reads, wait on that node: back off, keep the position.
         LOG.debug("Watch of {} refused: {}", name, response.getMessage());
-        client.scheduler().schedule(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
+        client.later(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
         return;
       }
       if (afterIndex == FROM_NOW) {

@@ -31,7 +31,7 @@ class FullOutageClientClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir, quickGiveUp)) {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("survivor");
-      Result lease = client.tryAcquire("ledger", Duration.ofSeconds(60), "survivor");
+      Result lease = client.acquireToken("ledger", Duration.ofSeconds(60), "survivor");
       assertThat(lease.code()).isEqualTo(ResultCode.GRANTED);
 
       cluster.stopAll();

@@ -54,7 +54,7 @@ class LeaderFailoverClusterTest {
           int round = 0;
           while (!stop.get()) {
             boolean afterKill = killed.get(); // read before sending: a grant after this is after the kill
-            Result grant = client.tryAcquire(resource, Duration.ofSeconds(5), "worker");
+            Result grant = client.acquireToken(resource, Duration.ofSeconds(5), "worker");
             if (grant.code() != ResultCode.GRANTED) {
               continue; // UNAVAILABLE during the election: try again
             }

@@ -56,7 +56,7 @@ class RequestHandlingClusterTest {
     cluster = TestCluster.start(dataDir);
     cluster.awaitLeader();
     client = cluster.newClient("tester");
-    token = client.tryAcquire("orders", Duration.ofMinutes(5), "tester").token();
+    token = client.acquireToken("orders", Duration.ofMinutes(5), "tester").token();
     client.write("orders", token, List.of(KeyChange.put("existing", "v1")), null);
   }
 
@@ -142,9 +142,9 @@ class RequestHandlingClusterTest {
   // batch of such writes only costs no log entry at all.
   @Test
   void staleWritesInABatchAreRefusedOnTheLeaderWithoutALogEntry() throws IOException {
-    long stale = client.tryAcquire("early", Duration.ofMinutes(5), "first").token();
+    long stale = client.acquireToken("early", Duration.ofMinutes(5), "first").token();
     client.release("early", stale);
-    long current = client.tryAcquire("early", Duration.ofMinutes(5), "second").token();
+    long current = client.acquireToken("early", Duration.ofMinutes(5), "second").token();
     Request late = writeTo("early", stale, "a");
     Request lateToo = writeTo("early", stale, "b");
     // Sent alone first: a refusal changes nothing and costs no entry, so the batch meets the same state.
@@ -194,9 +194,9 @@ class RequestHandlingClusterTest {
   // logged commands' answers: every replica answers the whole batch.
   @Test
   void aRetryOfAPartlyRefusedBatchAfterALeaderChangeGetsTheWholeAnswer() throws IOException {
-    long stale = client.tryAcquire("retried", Duration.ofMinutes(5), "first").token();
+    long stale = client.acquireToken("retried", Duration.ofMinutes(5), "first").token();
     client.release("retried", stale);
-    long current = client.tryAcquire("retried", Duration.ofMinutes(5), "second").token();
+    long current = client.acquireToken("retried", Duration.ofMinutes(5), "second").token();
     Request batch = batchOf(writeTo("retried", current, "k"), writeTo("retried", stale, "k"));
     String leader = cluster.awaitLeader();
     try (RaftClient raw = RaftClient.newBuilder().setRaftGroup(cluster.config().raftGroup())
@@ -237,7 +237,7 @@ class RequestHandlingClusterTest {
   @Test
   void listingsPageThroughResourcesAndKeys() {
     for (int i = 0; i < 5; i++) {
-      Result grant = client.tryAcquire("listed-" + i, Duration.ofMinutes(5), "lister");
+      Result grant = client.acquireToken("listed-" + i, Duration.ofMinutes(5), "lister");
       if (i == 0) {
         for (int k = 0; k < 3; k++) {
           client.write("listed-0", grant.token(), List.of(KeyChange.put("key-" + k, "v" + k)), null);

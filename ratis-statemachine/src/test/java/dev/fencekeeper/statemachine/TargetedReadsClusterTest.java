@@ -29,7 +29,7 @@ class TargetedReadsClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir);
          FencingClient client = cluster.newClient("mixed")) {
       cluster.awaitLeader();
-      Result lease = client.tryAcquire("mixed", Duration.ofMinutes(1), "mixed");
+      Result lease = client.acquireToken("mixed", Duration.ofMinutes(1), "mixed");
       assertThat(lease.code()).isEqualTo(ResultCode.GRANTED);
       long retriesBefore = client.metrics().registry().counter("fencekeeper.client.retries").getCount();
       for (int round = 0; round < 5; round++) {

@@ -164,7 +164,7 @@ class WaitingAndWatchClusterTest {
     FencingClient worker = cluster.newClient("worker");
     List<Long> tokens = new ArrayList<>();
     for (int i = 0; i < 6; i++) {
-      Result grant = worker.tryAcquire("report-" + (i % 2), Duration.ofSeconds(30), "worker");
+      Result grant = worker.acquireToken("report-" + (i % 2), Duration.ofSeconds(30), "worker");
       tokens.add(grant.token());
       worker.release("report-" + (i % 2), grant.token());
       if (i == 2) {
@@ -179,7 +179,7 @@ class WaitingAndWatchClusterTest {
 
     // A new client (a reconnect) resumes from the last index seen and gets only what came after.
     for (int i = 6; i < 8; i++) {
-      Result grant = worker.tryAcquire("report-0", Duration.ofSeconds(30), "worker");
+      Result grant = worker.acquireToken("report-0", Duration.ofSeconds(30), "worker");
       tokens.add(grant.token());
       worker.release("report-0", grant.token());
     }

@@ -68,7 +68,7 @@ final class LeaseCommand implements Runnable {
     ResultView call(FencingClient fencing) {
       AcquireOptions options = flags.options(requestId);
       if (!flags.waits()) {
-        return ResultView.ofLease(fencing.tryAcquire(resource, flags.ttl, options).toProto(), resource);
+        return ResultView.ofLease(fencing.acquireToken(resource, flags.ttl, options).toProto(), resource);
       }
       try {
         Lease granted = fencing.acquire(resource, flags.ttl, flags.wait, options);

@@ -92,7 +92,7 @@ class TlsClusterTest {
   @Test
   void aClientWithAValidCertificateWorks() {
     try (FencingClient client = FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "ok")) {
-      Result granted = client.tryAcquire("tls-ok", Duration.ofSeconds(30), "ok");
+      Result granted = client.acquireToken("tls-ok", Duration.ofSeconds(30), "ok");
       assertThat(granted.code()).isEqualTo(ResultCode.GRANTED);
       assertThat(client.write("tls-ok", granted.token(), "k", "v".getBytes(StandardCharsets.UTF_8)).code())
           .isEqualTo(ResultCode.ACCEPTED);
@@ -112,7 +112,7 @@ class TlsClusterTest {
         foreign.resolve("client.crt"), foreign.resolve("client.key"), certs.resolve("ca.crt")))));
     for (ClusterConfig refused : List.of(plaintext, expired, foreignCa)) {
       try (FencingClient client = FencingClient.connect(refused, "intruder")) {
-        Result r = client.tryAcquire("tls-refused", Duration.ofSeconds(30), "intruder");
+        Result r = client.acquireToken("tls-refused", Duration.ofSeconds(30), "intruder");
         assertThat(r.code()).as(refused.toString()).isEqualTo(ResultCode.UNAVAILABLE);
       }
     }
@@ -124,7 +124,7 @@ class TlsClusterTest {
   @Test
   void aNodeWithAForeignCertificateNeverJoinsIn() {
     try (FencingClient client = FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "n3-check")) {
-      assertThat(client.tryAcquire("tls-n3", Duration.ofSeconds(30), "n3-check").code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(client.acquireToken("tls-n3", Duration.ofSeconds(30), "n3-check").code()).isEqualTo(ResultCode.GRANTED);
     }
     FencekeeperServer n3 = servers.get(2);
     assertThat(leads(n3)).isFalse();
@@ -141,7 +141,7 @@ class TlsClusterTest {
     ClusterConfig asAdmin = withTls(cluster, certs, Certificates.ADMIN);
     try (FencingClient holder = FencingClient.connect(asClient, "holder");
          FencingClient admin = FencingClient.connect(asAdmin, "admin")) {
-      assertThat(holder.tryAcquire("tls-revoke", Duration.ofSeconds(30), "holder").code())
+      assertThat(holder.acquireToken("tls-revoke", Duration.ofSeconds(30), "holder").code())
           .isEqualTo(ResultCode.GRANTED);
       Result revoke = holder.revoke("tls-revoke", "not mine to revoke");
       assertThat(revoke.code()).isEqualTo(ResultCode.PERMISSION_DENIED);
@@ -170,7 +170,7 @@ class TlsClusterTest {
   void onlyTheIdentityThatAcquiredALeaseMayRenewReleaseOrWriteWithIt() {
     try (FencingClient owner = FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "owner");
          FencingClient other = FencingClient.connect(withTls(cluster, certs, "client2"), "other")) {
-      Result granted = owner.tryAcquire("tls-mine", Duration.ofSeconds(30), "owner");
+      Result granted = owner.acquireToken("tls-mine", Duration.ofSeconds(30), "owner");
       long token = granted.token();
       assertThat(other.renew("tls-mine", token, Duration.ofSeconds(30)).code()).isEqualTo(ResultCode.PERMISSION_DENIED);
       assertThat(other.release("tls-mine", token).code()).isEqualTo(ResultCode.PERMISSION_DENIED);

@@ -392,7 +392,7 @@ public final class BenchCommand implements Callable<Integer> {
     long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     String resource = "bench/" + runId + "/ready";
     while (true) {
-      Result r = client.tryAcquire(resource, Duration.ofSeconds(1), "bench");
+      Result r = client.acquireToken(resource, Duration.ofSeconds(1), "bench");
       if (r.code() == ResultCode.GRANTED) {
         client.release(resource, r.token());
         return;

@@ -238,7 +238,7 @@ final class StateSize {
       throws InterruptedException {
     while (System.nanoTime() < deadlineNanos) {
       try {
-        Result r = client.tryAcquire(resource, Duration.ofSeconds(5), "bench-state");
+        Result r = client.acquireToken(resource, Duration.ofSeconds(5), "bench-state");
         if (r.code() == ResultCode.GRANTED) {
           client.release(resource, r.token());
           return true;

@@ -73,7 +73,7 @@ final class RecordedClient {
   Op acquire(String resource, Duration ttl) {
     Pending p = recorder.invoke(process, OpType.ACQUIRE, resource, null, 0, null);
     try {
-      return complete(p, OpType.ACQUIRE, client.tryAcquire(resource, ttl, process), ResultCode.GRANTED);
+      return complete(p, OpType.ACQUIRE, client.acquireToken(resource, ttl, process), ResultCode.GRANTED);
     } catch (RuntimeException e) {
       return thrown(p, e);
     }

@@ -33,7 +33,7 @@ public final class StaleWriterProcess {
         String[] w = line.trim().split(" ");
         Result result;
         switch (w[0]) {
-          case "acquire" -> result = client.tryAcquire(w[1], Duration.ofMillis(Long.parseLong(w[2])), "A");
+          case "acquire" -> result = client.acquireToken(w[1], Duration.ofMillis(Long.parseLong(w[2])), "A");
           case "write" -> result = client.write(w[1], Long.parseLong(w[3]), w[2], w[4].getBytes(StandardCharsets.UTF_8));
           case "exit" -> {
             return;
