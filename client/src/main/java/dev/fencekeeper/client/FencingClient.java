@@ -10,12 +10,9 @@ import dev.fencekeeper.config.Security;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.CancelWaitRequest;
-import dev.fencekeeper.proto.LeaseEvent;
-import dev.fencekeeper.proto.ListRequest;
-import dev.fencekeeper.proto.RevokeRequest;
-import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.LeaseQuery;
+import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.proto.NodeInfoQuery;
 import dev.fencekeeper.proto.ReadRequest;
@@ -23,8 +20,9 @@ import dev.fencekeeper.proto.ReleaseRequest;
 import dev.fencekeeper.proto.RenewRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.RevokeRequest;
 import dev.fencekeeper.proto.ValidateRequest;
+import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.WriteRequest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,22 +30,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.function.Consumer;
-import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
@@ -511,7 +509,7 @@ public final class FencingClient implements AutoCloseable {
 
   private static FencingException closedError() {
     return new FencingException(new Result(Response.newBuilder()
-        .setCode(ResultCode.UNAVAILABLE).setMessage("the client is closed").build()));
+        .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE).setMessage("the client is closed").build()));
   }
 
   /**
@@ -637,7 +635,7 @@ public final class FencingClient implements AutoCloseable {
               .setTimeoutMs(timeoutMs).setWaiterRequestId(requestId).build())
           .whenComplete((w, e) -> {
             boolean moved = false;
-            if (w != null && w.getAppliedIndex() > 0 && w.getCode() != ResultCode.COMPACTED) {
+            if (w != null && w.getAppliedIndex() > 0 && w.getCode() != dev.fencekeeper.proto.ResultCode.COMPACTED) {
               if (w.getEventsCount() > 0) {
                 var last = w.getEvents(w.getEventsCount() - 1);
                 watchIndex = last.getIndex();
@@ -667,14 +665,14 @@ public final class FencingClient implements AutoCloseable {
      * grant nothing to it, when its lease already ended among them, or when this client cannot bound when
      * the grant started (no WAITING answer yet) or that bound leaves nothing of the lease.
      */
-    private boolean takeGrantFrom(List<LeaseEvent> events) {
-      LeaseEvent grant = null;
-      for (LeaseEvent event : events) {
-        if (event.getType() == LeaseEvent.Type.ACQUIRED
+    private boolean takeGrantFrom(List<dev.fencekeeper.proto.LeaseEvent> events) {
+      dev.fencekeeper.proto.LeaseEvent grant = null;
+      for (dev.fencekeeper.proto.LeaseEvent event : events) {
+        if (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED
             && event.getRequestId().equals(requestId)) {
           grant = event;
         } else if (grant != null && event.getToken() == grant.getToken()
-            && event.getType() != LeaseEvent.Type.RENEWED) {
+            && event.getType() != dev.fencekeeper.proto.LeaseEvent.Type.RENEWED) {
           return false; // released, expired or revoked before this client heard of it
         }
       }
@@ -715,7 +713,7 @@ public final class FencingClient implements AutoCloseable {
     /** The client is closing: fail the wait, which sends its CancelWait (see acquireAsync). */
     void abandon() {
       result.completeExceptionally(new FencingException(new Result(Response.newBuilder()
-          .setCode(ResultCode.UNAVAILABLE).setMessage("client closed while waiting").build())));
+          .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE).setMessage("client closed while waiting").build())));
     }
   }
 
@@ -774,6 +772,7 @@ public final class FencingClient implements AutoCloseable {
     return join(renewAsync(resource, token, ttl));
   }
 
+  /** The asynchronous form of {@link #renew(String, long, Duration)}. */
   public CompletableFuture<Result> renewAsync(String resource, long token, Duration ttl) {
     RenewRequest.Builder renew = RenewRequest.newBuilder().setResource(resource).setToken(token);
     if (ttl != null) {
@@ -782,10 +781,12 @@ public final class FencingClient implements AutoCloseable {
     return command(Request.newBuilder().setRenew(renew).build()).thenApply(Result::new);
   }
 
+  /** Ends lease {@code token}: RELEASED (also when it had already ended), or NOT_HOLDER. */
   public Result release(String resource, long token) {
     return join(releaseAsync(resource, token));
   }
 
+  /** The asynchronous form of {@link #release(String, long)}. */
   public CompletableFuture<Result> releaseAsync(String resource, long token) {
     Request request =
         Request.newBuilder()
@@ -808,6 +809,7 @@ public final class FencingClient implements AutoCloseable {
     return join(writeAsync(resource, token, changes, requestId));
   }
 
+  /** The asynchronous form of {@link #write(String, long, List, String)}. */
   public CompletableFuture<WriteResult> writeAsync(
       String resource, long token, List<KeyChange> changes, String requestId) {
     if (serverLimits != null || limitsNotServed) {
@@ -822,7 +824,7 @@ public final class FencingClient implements AutoCloseable {
     String tooBig = tooBig(resource, changes);
     if (tooBig != null) {
       return CompletableFuture.completedFuture(new WriteResult(Response.newBuilder()
-          .setCode(ResultCode.INVALID_ARGUMENT).setSentToken(token)
+          .setCode(dev.fencekeeper.proto.ResultCode.INVALID_ARGUMENT).setSentToken(token)
           .setMessage(tooBig + "; nothing was sent").build()));
     }
     return sendWrite(resource, token, changes, requestId);
@@ -954,14 +956,17 @@ public final class FencingClient implements AutoCloseable {
   // -----------------------------------------------------------------------------------------------
   // Queries.
 
+  /** Reads a protected value, linearizably. */
   public ReadResult read(String resource, String key) {
     return read(resource, key, ReadConsistency.LINEARIZABLE);
   }
 
+  /** Reads a protected value with the given consistency (a stale read may be answered by any node). */
   public ReadResult read(String resource, String key, ReadConsistency consistency) {
     return join(readAsync(resource, key, consistency));
   }
 
+  /** The asynchronous form of {@link #read(String, String, ReadConsistency)}. */
   public CompletableFuture<ReadResult> readAsync(
       String resource, String key, ReadConsistency consistency) {
     Request request =
@@ -974,6 +979,7 @@ public final class FencingClient implements AutoCloseable {
     return join(leaseAsync(resource));
   }
 
+  /** The asynchronous form of {@link #lease(String)}. */
   public CompletableFuture<Result> leaseAsync(String resource) {
     Request request =
         Request.newBuilder().setLease(LeaseQuery.newBuilder().setResource(resource)).build();
@@ -988,6 +994,7 @@ public final class FencingClient implements AutoCloseable {
     return join(validateAsync(resource, token));
   }
 
+  /** The asynchronous form of {@link #validate(String, long)}. */
   public CompletableFuture<Result> validateAsync(String resource, long token) {
     Request request =
         Request.newBuilder()
@@ -998,7 +1005,8 @@ public final class FencingClient implements AutoCloseable {
 
   /**
    * One page of resources whose name starts with {@code prefix} (with their live lease, if any), after
-   * {@code after} in name order; {@code Result.toProto().getMore()} says whether another page follows.
+   * {@code after} in name order. The entries are for fencekeeper's own tools (the command line's {@code
+   * leases list}); applications read single leases with {@link #lease(String)}.
    */
   public Result listLeases(String prefix, String after, int limit) {
     return send(Request.newBuilder()
@@ -1028,25 +1036,25 @@ public final class FencingClient implements AutoCloseable {
       if (first.code() != ResultCode.FOUND) {
         return first;
       }
-      Response r = first.toProto();
-      first.toProto().getChunk().writeTo(out);
+      Response r = first.response;
+      first.response.getChunk().writeTo(out);
       long written = r.getChunk().size();
       while (written < r.getTotalBytes()) {
         Result next = send(Request.newBuilder()
             .setBackup(BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written))
             .build());
-        if (next.code() != ResultCode.FOUND || next.toProto().getChunk().isEmpty()) {
+        if (next.code() != ResultCode.FOUND || next.response.getChunk().isEmpty()) {
           return next;
         }
-        next.toProto().getChunk().writeTo(out);
-        written += next.toProto().getChunk().size();
+        next.response.getChunk().writeTo(out);
+        written += next.response.getChunk().size();
       }
       out.close();
       java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
           java.nio.file.StandardCopyOption.ATOMIC_MOVE);
       return new Result(r.toBuilder().clearChunk().build());
     } catch (java.io.IOException e) {
-      return new Result(Response.newBuilder().setCode(ResultCode.INTERNAL)
+      return new Result(Response.newBuilder().setCode(dev.fencekeeper.proto.ResultCode.INTERNAL)
           .setMessage("cannot write " + file + ": " + e.getMessage()).build());
     }
   }
@@ -1069,11 +1077,11 @@ public final class FencingClient implements AutoCloseable {
    * itself after errors and leader changes, without gaps or duplicates.
    */
   public Watch watch(String name, boolean prefix, long afterIndex, Consumer<LeaseEvent> listener) {
-    return new Watch(this, name, prefix, afterIndex, listener);
+    return new Watch(this, name, prefix, afterIndex, e -> listener.accept(LeaseEvent.of(e)));
   }
 
   /** The events of one resource from now on, for a {@link Lease} that follows its own. */
-  Watch watchEvents(String resource, Consumer<LeaseEvent> listener) {
+  Watch watchEvents(String resource, Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
     return new Watch(this, resource, false, Watch.FROM_NOW, listener);
   }
 
@@ -1113,7 +1121,7 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /** What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}. */
-  public NodeInfo nodeInfo(String peerId, Duration timeout) {
+  NodeInfo nodeInfo(String peerId, Duration timeout) {
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
     CompletableFuture<Response> f =
         pinnedTo(peerId).async()
@@ -1126,11 +1134,11 @@ public final class FencingClient implements AutoCloseable {
    * Sends any request envelope as built by the caller: queries as linearizable reads, everything else
    * through the log. For tools and tests that need the wire's full range, malformed input included.
    */
-  public Result send(Request request) {
+  Result send(Request request) {
     return join(sendAsync(request));
   }
 
-  public CompletableFuture<Result> sendAsync(Request request) {
+  CompletableFuture<Result> sendAsync(Request request) {
     boolean query =
         switch (request.getCommandCase()) {
           case READ, LEASE, VALIDATE, LIST, BACKUP -> true;
@@ -1301,7 +1309,7 @@ public final class FencingClient implements AutoCloseable {
           }
           connectionIs(ConnectionState.DISCONNECTED);
           return Response.newBuilder()
-              .setCode(ResultCode.UNAVAILABLE)
+              .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
               .setMessage((cause instanceof TimeoutException
                   ? "no node answered in time"
                   : cause instanceof UnreachableException ? cause.getMessage()

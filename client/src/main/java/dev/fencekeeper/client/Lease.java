@@ -1,7 +1,5 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.proto.LeaseEvent;
-import dev.fencekeeper.proto.ResultCode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -351,11 +349,11 @@ public final class Lease implements AutoCloseable {
   }
 
   /** A lease event of this lease's resource: any end of this token, or a newer grant, is the loss. */
-  private void onEvent(LeaseEvent event) {
+  private void onEvent(dev.fencekeeper.proto.LeaseEvent event) {
     boolean ended = event.getToken() == token
-        && (event.getType() == LeaseEvent.Type.RELEASED || event.getType() == LeaseEvent.Type.EXPIRED
-            || event.getType() == LeaseEvent.Type.REVOKED);
-    boolean superseded = event.getType() == LeaseEvent.Type.ACQUIRED && event.getToken() > token;
+        && (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.RELEASED || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.EXPIRED
+            || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.REVOKED);
+    boolean superseded = event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED && event.getToken() > token;
     if (ended || superseded) {
       LOG.debug("Lease on {} (token {}) ended by event {} at index {}", resource, token, event.getType(),
           event.getIndex());

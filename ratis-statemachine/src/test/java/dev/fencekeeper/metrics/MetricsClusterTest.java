@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;

@@ -8,12 +8,13 @@ import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.ReplicaDivergedException;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
@@ -53,7 +54,7 @@ class BackupRestoreClusterTest {
       Result backedUp = client.backup(backup);
       assertThat(backedUp.code()).as(backedUp.toString()).isEqualTo(ResultCode.FOUND);
       assertThat(backedUp.currentToken()).isEqualTo(report.token());
-      assertThat(Files.size(backup)).isEqualTo(backedUp.toProto().getTotalBytes());
+      assertThat(Files.size(backup)).isEqualTo(Wire.response(backedUp).getTotalBytes());
 
       // The old cluster keeps going after the backup: these tokens are not in it.
       client.write("report", report.token(), List.of(KeyChange.put("2026-11-29", "after the backup")), null);

@@ -7,8 +7,9 @@ import dev.fencekeeper.client.ConnectionState;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.ListEntry;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,7 +51,7 @@ class LeaseLifecycleClusterTest {
   }
 
   private int waiters(String resource) {
-    for (ListEntry e : other.listLeases(resource, "", 10).toProto().getEntriesList()) {
+    for (ListEntry e : Wire.response(other.listLeases(resource, "", 10)).getEntriesList()) {
       if (e.getResource().equals(resource)) {
         return e.getWaiters();
       }
@@ -153,11 +154,14 @@ class LeaseLifecycleClusterTest {
       validWhenTold.set(lease.isValid());
       noticedAt.set(System.nanoTime());
     });
+    long sentAt = System.nanoTime();
     assertThat(other.revoke("revoked", "test").code()).isEqualTo(ResultCode.REVOKED);
-    long committedAt = System.nanoTime();
+    long answeredAt = System.nanoTime();
     await().atMost(Duration.ofSeconds(8)).until(() -> noticedAt.get() != null);
-    long delayMs = (noticedAt.get() - committedAt) / 1_000_000;
-    System.out.println("revoke noticed by the holder " + delayMs + " ms after the revoke was answered");
+    // From sending the revoke: an upper bound of the delay from its commit (docs/java-client.md quotes it).
+    long delayMs = (noticedAt.get() - sentAt) / 1_000_000;
+    System.out.println("revoke noticed by the holder " + delayMs + " ms after the revoke was sent (answered after "
+        + (answeredAt - sentAt) / 1_000_000 + " ms)");
     assertThat(delayMs).isLessThan(2_000);
     assertThat(validWhenTold.get()).isFalse();
   }
@@ -166,9 +170,9 @@ class LeaseLifecycleClusterTest {
   // and nothing (no exception) when it is held.
   @Test
   void tryAcquireReturnsARenewingLeaseOrNothing() throws Exception {
-    Optional<Lease> got = client.tryAcquire("try", Duration.ofMillis(900));
+    Optional<Lease> got = client.tryAcquire("try", Duration.ofSeconds(2));
     assertThat(got).isPresent();
-    Thread.sleep(2_500); // well past the TTL: only renewals keep it
+    Thread.sleep(5_000); // well past the TTL: only renewals keep it
     assertThat(got.get().isValid()).isTrue();
     assertThat(got.get().write("k", "v").isAccepted()).isTrue();
     assertThat(other.tryAcquire("try", Duration.ofSeconds(5))).isEmpty();
@@ -184,7 +188,7 @@ class LeaseLifecycleClusterTest {
   @Test
   void slowAndThrowingListenersDelayNoRenewal() throws Exception {
     Lease victim = client.acquire("victim", Duration.ofSeconds(30));
-    Lease bystander = client.acquire("bystander", Duration.ofMillis(900));
+    Lease bystander = client.acquire("bystander", Duration.ofSeconds(2));
     List<Lease.LossReason> bystanderLosses = new CopyOnWriteArrayList<>();
     bystander.onLost(bystanderLosses::add);
     CountDownLatch slowStarted = new CountDownLatch(1);
@@ -195,7 +199,7 @@ class LeaseLifecycleClusterTest {
       victim.onLost(reason -> {
         slowStarted.countDown();
         try {
-          Thread.sleep(4_000);
+          Thread.sleep(8_000);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
@@ -209,7 +213,7 @@ class LeaseLifecycleClusterTest {
       assertThat(slowStarted.await(10, TimeUnit.SECONDS)).isTrue();
       assertThat(throwerRan.await(10, TimeUnit.SECONDS)).isTrue();
       assertThat(ranOn.get()).isEqualTo("application-listener");
-      for (int i = 0; i < 30; i++) { // 3 s, over three of the bystander's TTLs, while the listener stalls
+      for (int i = 0; i < 60; i++) { // 6 s, three of the bystander's TTLs, while the listener stalls
         assertThat(bystander.isValid()).as("bystander valid after %d ms", i * 100).isTrue();
         Thread.sleep(100);
       }

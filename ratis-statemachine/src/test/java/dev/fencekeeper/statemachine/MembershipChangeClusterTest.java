@@ -3,16 +3,16 @@ package dev.fencekeeper.statemachine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingAdmin.Membership;
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;

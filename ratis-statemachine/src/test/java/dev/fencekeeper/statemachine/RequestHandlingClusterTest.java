@@ -2,15 +2,16 @@ package dev.fencekeeper.statemachine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.ByteString;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.WriteResult;
-import com.google.protobuf.ByteString;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BatchRequest;
-import dev.fencekeeper.proto.ReadRequest;
 import dev.fencekeeper.proto.KeyWrite;
+import dev.fencekeeper.proto.ReadRequest;
 import dev.fencekeeper.proto.RenewRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -71,8 +72,8 @@ class RequestHandlingClusterTest {
   void writeRetriedWithTheSameRequestIdIsAppliedOnce() {
     WriteResult first = client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
     WriteResult retry = client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
-    assertThat(first.code()).isEqualTo(ResultCode.ACCEPTED);
-    assertThat(retry.code()).isEqualTo(ResultCode.ACCEPTED);
+    assertThat(first.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
+    assertThat(retry.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
     assertThat(retry.version()).isEqualTo(first.version());
     assertThat(client.read("orders", "counter").version()).isEqualTo(1);
 
@@ -97,7 +98,7 @@ class RequestHandlingClusterTest {
 
     for (int i = 0; i < writes.size(); i++) {
       WriteResult w = writes.get(i).join();
-      assertThat(w.code()).as("write %d", i).isEqualTo(ResultCode.ACCEPTED);
+      assertThat(w.code()).as("write %d", i).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
       assertThat(w.version()).as("write %d", i).isEqualTo(1);
       assertThat(client.read("orders", "coalesced-" + i).valueAsString()).isEqualTo("v" + i);
     }
@@ -120,19 +121,19 @@ class RequestHandlingClusterTest {
         .setToken(Long.MAX_VALUE).addWrites(KeyWrite.newBuilder().setKey("batched")))
         .build();
 
-    Result answer = client.send(Request.newBuilder()
+    Result answer = Wire.send(client, Request.newBuilder()
         .setBatch(BatchRequest.newBuilder().addRequests(held).addRequests(accepted).addRequests(unknown)).build());
 
-    assertThat(answer.code()).isEqualTo(ResultCode.BATCH_ANSWERED);
-    assertThat(answer.toProto().getBatchList()).extracting(r -> r.getCode())
+    assertThat(Wire.response(answer).getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
+    assertThat(Wire.response(answer).getBatchList()).extracting(r -> r.getCode())
         .containsExactly(ResultCode.HELD, ResultCode.ACCEPTED, ResultCode.UNKNOWN_TOKEN);
-    assertThat(answer.toProto().getBatch(0).getToken()).isEqualTo(token);
+    assertThat(Wire.response(answer).getBatch(0).getToken()).isEqualTo(token);
     assertThat(client.read("orders", "batched").valueAsString()).isEqualTo("b");
 
-    Result withRead = client.send(Request.newBuilder().setBatch(BatchRequest.newBuilder().addRequests(accepted)
+    Result withRead = Wire.send(client, Request.newBuilder().setBatch(BatchRequest.newBuilder().addRequests(accepted)
         .addRequests(Request.newBuilder().setRead(ReadRequest.newBuilder().setResource("orders").setKey("k"))))
         .build());
-    assertThat(withRead.code()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    assertThat(withRead.code()).isEqualTo(dev.fencekeeper.client.ResultCode.INVALID_ARGUMENT);
     assertThat(withRead.message()).contains("request 2", "read");
   }
 
@@ -148,15 +149,15 @@ class RequestHandlingClusterTest {
     Request late = writeTo("early", stale, "a");
     Request lateToo = writeTo("early", stale, "b");
     // Sent alone first: a refusal changes nothing and costs no entry, so the batch meets the same state.
-    Response lateAlone = client.send(late).toProto();
-    Response lateTooAlone = client.send(lateToo).toProto();
+    Response lateAlone = Wire.response(Wire.send(client, late));
+    Response lateTooAlone = Wire.response(Wire.send(client, lateToo));
     assertThat(lateAlone.getCode()).isEqualTo(ResultCode.STALE_TOKEN);
     String leader = cluster.awaitLeader();
     long logEnd = lastLogIndex(leader);
 
-    Response answer = client.send(batchOf(acquireOf("early-other"), late, writeTo("early", current, "a"), lateToo,
-        Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource("early").setToken(current)).build()))
-        .toProto();
+    Response answer = Wire.response(Wire.send(client, batchOf(acquireOf("early-other"), late, writeTo("early", current,
+        "a"), lateToo,
+        Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource("early").setToken(current)).build())));
 
     assertThat(answer.getBatchList()).extracting(Response::getCode).containsExactly(ResultCode.GRANTED,
         ResultCode.STALE_TOKEN, ResultCode.ACCEPTED, ResultCode.STALE_TOKEN, ResultCode.RENEWED);
@@ -171,10 +172,10 @@ class RequestHandlingClusterTest {
     assertThat(digestsOfEveryNode()).hasSize(1);
 
     // The renew moved the holder's expiry since: alone, the same writes are now answered with the new one.
-    Response lateNow = client.send(late).toProto();
-    Response lateTooNow = client.send(lateToo).toProto();
+    Response lateNow = Wire.response(Wire.send(client, late));
+    Response lateTooNow = Wire.response(Wire.send(client, lateToo));
     long logEndBefore = lastLogIndex(leader);
-    Response onlyStale = client.send(batchOf(late, lateToo)).toProto();
+    Response onlyStale = Wire.response(Wire.send(client, batchOf(late, lateToo)));
     assertThat(onlyStale.getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
     assertThat(onlyStale.getBatchList()).containsExactly(lateNow, lateTooNow);
     assertThat(commandEntriesAfter(leader, logEndBefore)).as("entries for a batch of stale writes").isEmpty();
@@ -185,7 +186,7 @@ class RequestHandlingClusterTest {
     for (int i = 0; i < 20; i++) {
       concurrent.add(client.writeAsync("early", stale, List.of(KeyChange.put("c" + i, "late")), null));
     }
-    assertThat(concurrent).allSatisfy(w -> assertThat(w.join().code()).isEqualTo(ResultCode.STALE_TOKEN));
+    assertThat(concurrent).allSatisfy(w -> assertThat(w.join().code()).isEqualTo(dev.fencekeeper.client.ResultCode.STALE_TOKEN));
     assertThat(commandEntriesAfter(leader, logEndBefore)).as("entries for concurrent stale writes").isEmpty();
   }
 
@@ -227,7 +228,7 @@ class RequestHandlingClusterTest {
     client.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
     try (FencingClient other = FencingClient.connect(cluster.config(), "tester")) {
       WriteResult again = other.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
-      assertThat(again.code()).isEqualTo(ResultCode.ACCEPTED);
+      assertThat(again.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
     }
     assertThat(client.read("orders", "shipment").version()).isEqualTo(1);
   }
@@ -245,19 +246,19 @@ class RequestHandlingClusterTest {
       }
     }
     Result first = client.listLeases("listed-", "", 3);
-    assertThat(first.toProto().getEntriesList()).extracting(e -> e.getResource())
+    assertThat(Wire.response(first).getEntriesList()).extracting(e -> e.getResource())
         .containsExactly("listed-0", "listed-1", "listed-2");
-    assertThat(first.toProto().getMore()).isTrue();
-    assertThat(first.toProto().getEntries(0).getLive()).isTrue();
-    assertThat(first.toProto().getEntries(0).getOwner()).isEqualTo("lister");
+    assertThat(Wire.response(first).getMore()).isTrue();
+    assertThat(Wire.response(first).getEntries(0).getLive()).isTrue();
+    assertThat(Wire.response(first).getEntries(0).getOwner()).isEqualTo("lister");
     Result second = client.listLeases("listed-", "listed-2", 3);
-    assertThat(second.toProto().getEntriesList()).extracting(e -> e.getResource())
+    assertThat(Wire.response(second).getEntriesList()).extracting(e -> e.getResource())
         .containsExactly("listed-3", "listed-4");
-    assertThat(second.toProto().getMore()).isFalse();
+    assertThat(Wire.response(second).getMore()).isFalse();
 
     Result keys = client.listKeys("listed-0", "key-", "key-0", 10);
-    assertThat(keys.toProto().getEntriesList()).extracting(e -> e.getKey()).containsExactly("key-1", "key-2");
-    assertThat(keys.toProto().getEntries(0).getValueBytes()).isEqualTo(2);
+    assertThat(Wire.response(keys).getEntriesList()).extracting(e -> e.getKey()).containsExactly("key-1", "key-2");
+    assertThat(Wire.response(keys).getEntries(0).getValueBytes()).isEqualTo(2);
   }
 
   static Stream<Arguments> badRequests() {
@@ -287,8 +288,8 @@ class RequestHandlingClusterTest {
   @MethodSource("badRequests")
   void badInputIsRejectedAndChangesNothing(String name, Request request, String field) {
     String before = stateOfEveryNode();
-    Result result = client.send(request);
-    assertThat(result.code()).as(result.toString()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    Result result = Wire.send(client, request);
+    assertThat(result.code()).as(result.toString()).isEqualTo(dev.fencekeeper.client.ResultCode.INVALID_ARGUMENT);
     assertThat(result.message()).contains(field);
     assertThat(stateOfEveryNode()).isEqualTo(before);
   }

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;

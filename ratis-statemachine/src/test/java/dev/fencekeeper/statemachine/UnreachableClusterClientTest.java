@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.ReadResult;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
 import java.net.ServerSocket;

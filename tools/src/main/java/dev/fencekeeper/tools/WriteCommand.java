@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
+import dev.fencekeeper.client.wire.Wire;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -48,6 +49,6 @@ final class WriteCommand extends ClientVerb {
   @Override
   ResultView call(FencingClient fencing) {
     KeyChange change = delete ? KeyChange.delete(key) : KeyChange.put(key, value);
-    return ResultView.ofValue(fencing.write(resource, token, List.of(change), requestId).toProto(), resource, key);
+    return ResultView.ofValue(Wire.response(fencing.write(resource, token, List.of(change), requestId)), resource, key);
   }
 }

@@ -2,9 +2,9 @@ package dev.fencekeeper.tools.bench;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.tools.CliContext;
 import dev.fencekeeper.tools.DurationConverter;
 import dev.fencekeeper.tools.ExitCode;

@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.NodeInfo;
@@ -220,7 +221,7 @@ public final class DrillCluster implements AutoCloseable {
         continue;
       }
       try {
-        NodeInfo info = client.nodeInfo(node.id(), Duration.ofSeconds(2));
+        NodeInfo info = Wire.nodeInfo(client, node.id(), Duration.ofSeconds(2));
         anyAnswer[0] = true;
         if ("LEADER".equals(info.getRole()) && info.getTerm() > bestTerm) {
           bestTerm = info.getTerm();

@@ -2,6 +2,7 @@ package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
 import java.io.BufferedReader;
@@ -40,7 +41,7 @@ public final class StaleWriterProcess {
           }
           default -> throw new IllegalArgumentException("unknown command: " + line);
         }
-        out.println(ANSWER_PREFIX + Base64.getEncoder().encodeToString(result.toProto().toByteArray()));
+        out.println(ANSWER_PREFIX + Base64.getEncoder().encodeToString(Wire.response(result).toByteArray()));
       }
     }
   }
