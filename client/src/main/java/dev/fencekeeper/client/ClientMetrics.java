@@ -19,14 +19,19 @@ import org.apache.ratis.retry.RetryPolicy;
  * {@code fencekeeper.client.leases.lost}.
  */
 public final class ClientMetrics {
-  private final MetricRegistry registry = new MetricRegistry();
+  private final MetricRegistry registry;
   private final Map<Request.CommandCase, Timer> latency = new EnumMap<>(Request.CommandCase.class);
-  private final Counter retries = registry.counter("fencekeeper.client.retries");
-  private final Counter redirects = registry.counter("fencekeeper.client.leader.redirects");
-  private final Counter leasesLost = registry.counter("fencekeeper.client.leases.lost");
+  private final Counter retries;
+  private final Counter redirects;
+  private final Counter leasesLost;
   private final AtomicReference<RaftPeerId> lastLeader = new AtomicReference<>();
 
-  ClientMetrics() {
+  /** Metrics in {@code into}, or in a registry of their own when it is null. */
+  ClientMetrics(MetricRegistry into) {
+    this.registry = into != null ? into : new MetricRegistry();
+    this.retries = this.registry.counter("fencekeeper.client.retries");
+    this.redirects = this.registry.counter("fencekeeper.client.leader.redirects");
+    this.leasesLost = this.registry.counter("fencekeeper.client.leases.lost");
     for (Request.CommandCase c : Request.CommandCase.values()) {
       if (c != Request.CommandCase.COMMAND_NOT_SET) {
         latency.put(c, registry.timer("fencekeeper.client.request." + c.name() + ".seconds"));
@@ -34,6 +39,7 @@ public final class ClientMetrics {
     }
   }
 
+  /** The registry holding these metrics. */
   public MetricRegistry registry() {
     return registry;
   }

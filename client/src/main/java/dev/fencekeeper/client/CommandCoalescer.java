@@ -28,8 +28,9 @@ import java.util.function.Function;
 final class CommandCoalescer {
   private final Function<Request, CompletableFuture<Response>> transport;
   private final int maxInFlight;
-  private final int maxCommands;
-  private final long maxValueBytes;
+  // Replaced when the cluster tells its own limits (FencingClient learns them); read under this lock.
+  private int maxCommands;
+  private long maxValueBytes;
   private final ArrayDeque<Pending> queue = new ArrayDeque<>();
   private int inFlight;
   // Drain requests not yet served; the thread that raises it from 0 drains until it is back at 0.
@@ -51,6 +52,14 @@ final class CommandCoalescer {
     this.maxInFlight = maxInFlight;
     this.maxCommands = maxCommands;
     this.maxValueBytes = maxValueBytes;
+  }
+
+  /** The cluster's own batch limits, once a node told them: batches are sized by these from now on. */
+  synchronized void limits(int commands, long valueBytes) {
+    if (commands >= 1 && valueBytes >= 1) {
+      this.maxCommands = commands;
+      this.maxValueBytes = valueBytes;
+    }
   }
 
   /** Sends {@code request}, alone or with others; completes with its own answer. */

@@ -59,10 +59,12 @@ public final class FencingAdmin implements AutoCloseable {
 
   /** The group's configuration as one member reported it. */
   public record Membership(List<PeerAddress> members, String leaderId, String reportedBy, boolean changing) {
+    /** The membership as reported; the list is copied. */
     public Membership {
       members = List.copyOf(members);
     }
 
+    /** The member with id {@code id}, if it is one. */
     public Optional<PeerAddress> member(String id) {
       return members.stream().filter(m -> m.id().equals(id)).findFirst();
     }
@@ -78,6 +80,7 @@ public final class FencingAdmin implements AutoCloseable {
     this.timeoutMs = Math.max(10_000, config.requestTimeout().multipliedBy(3).toMillis());
   }
 
+  /** An admin handle for the cluster described by {@code config}; nodes are contacted lazily. */
   public static FencingAdmin connect(ClusterConfig config) {
     return new FencingAdmin(config);
   }

@@ -5,11 +5,11 @@ import dev.fencekeeper.client.wire.WaiterWakeups;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.Security;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.CancelWaitRequest;
 import dev.fencekeeper.proto.KeyWrite;
-import dev.fencekeeper.proto.LeaseEvent;
 import dev.fencekeeper.proto.LeaseQuery;
 import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.proto.NodeInfo;
@@ -19,20 +19,27 @@ import dev.fencekeeper.proto.ReleaseRequest;
 import dev.fencekeeper.proto.RenewRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.RevokeRequest;
 import dev.fencekeeper.proto.ValidateRequest;
 import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.WriteRequest;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -89,29 +96,61 @@ public final class FencingClient implements AutoCloseable {
   private final ClusterConfig config;
   // Replaced when its ordered stream breaks (see replaceBroken); volatile so every sender sees the swap.
   private volatile RaftClient raft;
+  // Long-polls (lease events, waiters) travel apart from everything else; created at the first one.
+  private volatile RaftClient watchRaft;
   private volatile boolean closed;
+  // Set first thing in close(): a grant that arrives from then on is released, not handed out.
+  private volatile boolean closing;
   private final long retryAttempts;
   private final String defaultOwner;
   private final Duration callTimeout;
+  private final Duration unreachableTimeout;
+  private final Duration closeTimeout;
   private final ScheduledExecutorService scheduler;
+  private final ExecutorService sendExecutor;
+  private final Executor callbackExecutor;
+  private final ExecutorService ownedCallbackExecutor; // null when the application gave its own
   private final Set<Waiting> openWaits = ConcurrentHashMap.newKeySet();
+  // Leases handed out and neither lost, closed nor abandoned: close() releases them.
+  private final Set<Lease> held = ConcurrentHashMap.newKeySet();
+  // Acquires, cancel-waits and releases of late grants still in flight: close() waits for them.
+  private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
+  private final Reachability reachability = new Reachability();
+  // Calls not answered yet, with when they started: failed fast when no node can be reached at all.
+  private final Map<CompletableFuture<Response>, Long> unanswered = new ConcurrentHashMap<>();
+  private volatile ConnectionState connectionState = ConnectionState.CONNECTING;
+  // The limits a node said it enforces; null until one did. Writes wait for them (once), so that one too
+  // big for the cluster is refused here, before it is sent, and batches are sized by the cluster's rules.
+  private volatile dev.fencekeeper.proto.ServerLimits serverLimits;
+  private CompletableFuture<Void> learningLimits; // guarded by this
+  // When asking last failed (guarded by this): writes meanwhile go out unchecked rather than each waiting.
+  private long limitsUnknownSinceNanos;
+  private static final long LIMITS_RETRY_NANOS = TimeUnit.SECONDS.toNanos(10);
+  // A node answered without limits (an older version): nothing to learn, so writes never wait for it.
+  private volatile boolean limitsNotServed;
+  private final List<Map.Entry<Executor, Consumer<ConnectionState>>> connectionListeners =
+      new CopyOnWriteArrayList<>();
   // Ratis numbers one client's async requests in a single sequence and each node processes them in that
   // order, so a request aimed at one node (node info, a stale read) sent through `raft` leaves a gap in
   // the leader's sequence that stalls this client's commands until a retry seconds later. Such requests
   // go through a client of their node alone.
   private final Map<String, RaftClient> pinned = new ConcurrentHashMap<>();
-  private final ClientMetrics metrics = new ClientMetrics();
+  private final ClientMetrics metrics;
+  private final org.apache.ratis.conf.Parameters ratisParameters;
   private final CommandCoalescer coalescer;
   private final String requestIdPrefix = UUID.randomUUID() + "-";
   private final java.util.concurrent.atomic.AtomicLong requestIdCounter = new java.util.concurrent.atomic.AtomicLong();
 
-  private FencingClient(ClusterConfig config, String defaultOwner) {
-    this.config = config;
-    this.defaultOwner = defaultOwner;
-    Duration requestTimeout = config.requestTimeout();
+  private FencingClient(Builder settings) {
+    this.config = settings.effectiveConfig();
+    this.defaultOwner = settings.owner != null ? settings.owner : defaultOwnerLabel();
     // Long enough to ride out an election and a few slow attempts, short enough that a dead cluster is
     // reported rather than waited on forever.
-    this.callTimeout = requestTimeout.multipliedBy(5);
+    this.callTimeout = settings.callTimeout != null ? settings.callTimeout : config.requestTimeout().multipliedBy(5);
+    this.unreachableTimeout = settings.unreachableTimeout;
+    this.closeTimeout = settings.closeTimeout;
+    this.metrics = new ClientMetrics(settings.metricRegistry);
+    this.ratisParameters = settings.ratisParameters(config);
     this.retryAttempts = Math.max(10, callTimeout.toMillis() / 50);
     this.raft = newOrderedClient();
     this.coalescer = new CommandCoalescer(this::sendThroughLog, entriesInFlight(),
@@ -123,6 +162,26 @@ public final class FencingClient implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
+    java.util.concurrent.atomic.AtomicInteger sender = new java.util.concurrent.atomic.AtomicInteger();
+    this.sendExecutor = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "fencekeeper-client-send-" + sender.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    if (settings.callbackExecutor != null) {
+      this.callbackExecutor = settings.callbackExecutor;
+      this.ownedCallbackExecutor = null;
+    } else {
+      java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+      this.ownedCallbackExecutor = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "fencekeeper-client-callbacks-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      });
+      this.callbackExecutor = ownedCallbackExecutor;
+    }
+    long sweepMs = Math.max(50, Math.min(500, unreachableTimeout.toMillis() / 4));
+    scheduler.scheduleWithFixedDelay(this::failUnreachableCalls, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -136,9 +195,17 @@ public final class FencingClient implements AutoCloseable {
 
   private RaftClient newOrderedClient() {
     return raftClientBuilder()
-        .setRetryPolicy(metrics.counting(LeaderRejection.notRetried(LeaderRejection.backingOffWhenOverloaded(
-            fixedSleepRetries(), OVERLOAD_RETRIES))))
+        .setRetryPolicy(observed(metrics.counting(LeaderRejection.notRetried(
+            LeaderRejection.backingOffWhenOverloaded(fixedSleepRetries(), OVERLOAD_RETRIES)))))
         .build();
+  }
+
+  /** {@code policy}, telling {@link #reachability} of every failed attempt. */
+  private RetryPolicy observed(RetryPolicy policy) {
+    return event -> {
+      reachability.attemptFailed(event.getCause());
+      return policy.handleAttemptFailure(event);
+    };
   }
 
   /** Every Raft client of this FencingClient starts here, so none can miss the cluster's TLS settings. */
@@ -146,7 +213,7 @@ public final class FencingClient implements AutoCloseable {
     return RaftClient.newBuilder()
         .setRaftGroup(config.raftGroup())
         .setProperties(config.clientProperties())
-        .setParameters(config.ratisParameters());
+        .setParameters(ratisParameters);
   }
 
   private RetryPolicy fixedSleepRetries() {
@@ -196,15 +263,24 @@ public final class FencingClient implements AutoCloseable {
 
   /** Connects to the cluster described by {@code config}; nodes are contacted lazily. */
   public static FencingClient connect(ClusterConfig config) {
-    return connect(config, defaultOwnerLabel());
+    return builder().config(config).build();
   }
 
   /** As {@link #connect(ClusterConfig)}, labelling leases with {@code owner} unless a call names one. */
   public static FencingClient connect(ClusterConfig config, String owner) {
+    return builder().config(config).owner(owner).build();
+  }
+
+  /** Settings for a new client: peers or a cluster file, TLS, timeouts, owner label, executor, metrics. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  private static FencingClient create(Builder settings) {
     if (!commonPoolChecked.getAndSet(true)) {
       CommonPool.threadPerStageWarning().ifPresent(w -> LOG.warn("Slower than it could be: {}", w));
     }
-    return new FencingClient(config, owner);
+    return new FencingClient(settings);
   }
 
   private static String defaultOwnerLabel() {
@@ -212,8 +288,56 @@ public final class FencingClient implements AutoCloseable {
     return host + ":" + ProcessHandle.current().pid();
   }
 
+  /** The cluster description this client was built from. */
   public ClusterConfig config() {
     return config;
+  }
+
+  /** What the latest call saw of the cluster. */
+  public ConnectionState connectionState() {
+    return connectionState;
+  }
+
+  /**
+   * Calls {@code listener} on {@code executor} with every later change of {@link #connectionState()}, in
+   * order. A change is noticed by a call: a renewal, or the application's own.
+   */
+  public void onConnectionStateChange(Executor executor, Consumer<ConnectionState> listener) {
+    connectionListeners.add(Map.entry(executor, listener));
+  }
+
+  private void connectionIs(ConnectionState now) {
+    ConnectionState before;
+    synchronized (connectionListeners) {
+      before = connectionState;
+      if (before == now) {
+        return;
+      }
+      connectionState = now;
+    }
+    if (now == ConnectionState.DISCONNECTED) {
+      LOG.warn("No node of {} answered: {}", config.peers(), reachability.lastRefusal());
+    } else if (before == ConnectionState.DISCONNECTED) {
+      LOG.info("The cluster answers again");
+    }
+    for (Map.Entry<Executor, Consumer<ConnectionState>> l : connectionListeners) {
+      try {
+        l.getKey().execute(() -> {
+          try {
+            l.getValue().accept(now);
+          } catch (RuntimeException e) {
+            LOG.warn("Connection-state listener failed on {}", now, e);
+          }
+        });
+      } catch (RejectedExecutionException e) {
+        LOG.warn("Connection-state listener not told of {}: its executor refused the task", now);
+      }
+    }
+  }
+
+  /** Where lease listeners registered without an executor run. */
+  Executor callbackExecutor() {
+    return callbackExecutor;
   }
 
   /** This client's request latency, retries, leader redirects and lost leases. */
@@ -229,15 +353,21 @@ public final class FencingClient implements AutoCloseable {
    *
    * @throws LeaseHeldException if another live lease holds it
    * @throws FencingException on invalid input or when no node answers
+   * @throws CancellationException if the calling thread is interrupted (its interrupt status is kept)
    */
   public Lease acquire(String resource, Duration ttl) {
     return join(acquireAsync(resource, ttl, defaultOwner));
   }
 
+  /** As {@link #acquire(String, Duration)}, labelled {@code owner}. */
   public Lease acquire(String resource, Duration ttl, String owner) {
     return join(acquireAsync(resource, ttl, owner));
   }
 
+  /**
+   * The asynchronous form of {@link #acquire(String, Duration)}. Cancelling the future, or completing it
+   * first any other way ({@code orTimeout}), releases a grant that arrives afterwards at once.
+   */
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl) {
     return acquireAsync(resource, ttl, defaultOwner);
   }
@@ -247,11 +377,18 @@ public final class FencingClient implements AutoCloseable {
    * served in arrival order; the queue is replicated, so a leader change keeps it.
    *
    * @throws LeaseHeldException if the wait ends first (the place in line is given up)
+   * @throws CancellationException if the calling thread is interrupted: the place in line is given up,
+   *     a grant that raced with it is released, and the thread's interrupt status is kept
    */
   public Lease acquire(String resource, Duration ttl, Duration waitTimeout) {
     return join(acquireAsync(resource, ttl, waitTimeout, AcquireOptions.defaults().owner(defaultOwner)));
   }
 
+  /**
+   * The asynchronous form of {@link #acquire(String, Duration, Duration)}. Cancelling the future (or
+   * completing it first, as {@code orTimeout} does) gives the place in line up and releases a grant that
+   * raced with it.
+   */
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration waitTimeout) {
     return acquireAsync(resource, ttl, waitTimeout, AcquireOptions.defaults().owner(defaultOwner));
   }
@@ -268,9 +405,111 @@ public final class FencingClient implements AutoCloseable {
     String owner = options.owner() != null ? options.owner() : defaultOwner;
     Waiting waiting = new Waiting(resource, ttl, owner, requestId, options.lockDelay(),
         System.nanoTime() + waitTimeout.toNanos());
+    if (closing) {
+      waiting.result.completeExceptionally(closedError());
+      return waiting.result;
+    }
     openWaits.add(waiting);
+    // Whoever completes the future first — the wait, a cancel, orTimeout, close() — the place is given up.
+    waiting.result.whenComplete((lease, error) -> {
+      openWaits.remove(waiting);
+      if (error != null && !waiting.leftQueue) {
+        track(cancelWait(resource, waiting.requestId));
+      }
+    });
     waiting.attempt();
-    return waiting.result.whenComplete((lease, error) -> openWaits.remove(waiting));
+    return waiting.result;
+  }
+
+  /**
+   * Acquires {@code resource} if it is free now, with the same self-renewing {@link Lease} as {@link
+   * #acquire}; empty if another lease holds it (or waiters are queued, or a lock-delay runs).
+   *
+   * @throws FencingException on invalid input or when no node answers
+   */
+  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+    return join(tryAcquireAsync(resource, ttl, AcquireOptions.defaults()));
+  }
+
+  /** As {@link #tryAcquire(String, Duration)} with owner, request id and lock-delay in {@code options}. */
+  public Optional<Lease> tryAcquire(String resource, Duration ttl, AcquireOptions options) {
+    return join(tryAcquireAsync(resource, ttl, options));
+  }
+
+  /** The asynchronous form of {@link #tryAcquire(String, Duration)}. */
+  public CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl) {
+    return tryAcquireAsync(resource, ttl, AcquireOptions.defaults());
+  }
+
+  /** The asynchronous form of {@link #tryAcquire(String, Duration, AcquireOptions)}. */
+  public CompletableFuture<Optional<Lease>> tryAcquireAsync(
+      String resource, Duration ttl, AcquireOptions options) {
+    return leaseFrom(resource, ttl, options, true);
+  }
+
+  /**
+   * One acquire whose grant becomes a {@link Lease}: handed to the caller if it still waits for it,
+   * released at once otherwise.
+   */
+  @SuppressWarnings("unchecked")
+  private <T> CompletableFuture<T> leaseFrom(String resource, Duration ttl, AcquireOptions options,
+      boolean optional) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    if (closing) {
+      result.completeExceptionally(closedError());
+      return result;
+    }
+    String owner = options.owner() != null ? options.owner() : defaultOwner;
+    // The local deadline counts from before the request leaves, so it can only be early, never late.
+    long sentNanos = System.nanoTime();
+    CompletableFuture<Result> attempt = acquireTokenAsync(resource, ttl, options.owner(owner));
+    track(attempt);
+    attempt.whenComplete((r, error) -> {
+      if (error != null) {
+        result.completeExceptionally(error);
+      } else if (r.code() == ResultCode.GRANTED) {
+        Lease lease = new Lease(this, resource, owner, ttl, r.token(), sentNanos);
+        deliver((CompletableFuture<Object>) result, lease, optional ? Optional.of(lease) : lease);
+      } else if (optional && (r.code() == ResultCode.HELD || r.code() == ResultCode.LOCK_DELAYED)) {
+        result.complete((T) Optional.empty());
+      } else if (r.code() == ResultCode.HELD) {
+        result.completeExceptionally(new LeaseHeldException(r));
+      } else {
+        result.completeExceptionally(new FencingException(r));
+      }
+    });
+    return result;
+  }
+
+  /**
+   * Hands {@code lease} over by completing {@code result} with {@code value}; when the caller no longer
+   * waits (cancelled, timed out, the client closing), releases it instead, so no grant is left held, or
+   * renewed, by nobody.
+   */
+  private void deliver(CompletableFuture<Object> result, Lease lease, Object value) {
+    held.add(lease);
+    if (closing || !result.complete(value)) {
+      LOG.debug("Releasing {}: granted after its caller gave up", lease);
+      track(lease.closeAsync());
+    } else {
+      lease.followEvents();
+    }
+  }
+
+  /** Forgets a lease that is no longer held (lost, closed, abandoned): close() has nothing to release. */
+  void forget(Lease lease) {
+    held.remove(lease);
+  }
+
+  private <T> CompletableFuture<T> track(CompletableFuture<T> call) {
+    inFlight.add(call);
+    call.whenComplete((r, e) -> inFlight.remove(call));
+    return call;
+  }
+
+  private static FencingException closedError() {
+    return new FencingException(new Result(Response.newBuilder()
+        .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE).setMessage("the client is closed").build()));
   }
 
   /**
@@ -281,10 +520,12 @@ public final class FencingClient implements AutoCloseable {
     final String resource;
     final Duration ttl;
     final String owner;
-    String requestId; // replaced when a grant ran out before this client heard of it
+    volatile String requestId; // replaced when a grant ran out before this client heard of it
     final Duration lockDelay;
     final long waitUntilNanos;
     final CompletableFuture<Lease> result = new CompletableFuture<>();
+    // True once this waiter is known not to be queued (a final answer, or its own CancelWait sent).
+    volatile boolean leftQueue;
     long watchIndex;
     int watchSeq = Integer.MAX_VALUE;
     volatile long lastSentNanos;
@@ -319,7 +560,7 @@ public final class FencingClient implements AutoCloseable {
                       .setWaitMs(remainingMs)
                       .setLockDelayMs(lockDelay.toMillis()))
               .build();
-      command(request).thenApply(Result::new).whenComplete((r, e) -> onAnswer(r, e, sentNanos));
+      track(command(request)).thenApply(Result::new).whenComplete((r, e) -> onAnswer(r, e, sentNanos));
     }
 
     private void onAnswer(Result r, Throwable error, long sentNanos) {
@@ -341,7 +582,7 @@ public final class FencingClient implements AutoCloseable {
           }
           // A grant made while queued started before this request was sent: count only the time the
           // cluster says is left, from the send time.
-          result.complete(new Lease(FencingClient.this, resource, owner, ttl, r.token(),
+          grant(new Lease(FencingClient.this, resource, owner, ttl, r.token(),
               leaseStart(sentNanos, r.expiresAtMs() - r.nowMs())));
         }
         case WAITING, UNAVAILABLE -> {
@@ -363,12 +604,16 @@ public final class FencingClient implements AutoCloseable {
         }
         case HELD, LOCK_DELAYED -> {
           if (System.nanoTime() >= waitUntilNanos) {
+            leftQueue = true; // answered without queueing it
             result.completeExceptionally(new LeaseHeldException(r));
           } else {
             awaitChange(); // e.g. the wait was zero when sent; try again until the deadline
           }
         }
-        default -> result.completeExceptionally(new FencingException(r));
+        default -> {
+          leftQueue = true; // refused (invalid input, permission): never queued
+          result.completeExceptionally(new FencingException(r));
+        }
       }
     }
 
@@ -379,6 +624,9 @@ public final class FencingClient implements AutoCloseable {
      * would spend its time on re-sends instead of grants.
      */
     private void awaitChange() {
+      if (result.isDone()) {
+        return;
+      }
       long now = System.nanoTime();
       long leftMs = Math.max(1, (waitUntilNanos - now) / 1_000_000);
       long resendInMs = Math.max(1, (lastSentNanos + WAITER_RESEND_MS * 1_000_000 - now) / 1_000_000);
@@ -387,7 +635,7 @@ public final class FencingClient implements AutoCloseable {
               .setTimeoutMs(timeoutMs).setWaiterRequestId(requestId).build())
           .whenComplete((w, e) -> {
             boolean moved = false;
-            if (w != null && w.getAppliedIndex() > 0 && w.getCode() != ResultCode.COMPACTED) {
+            if (w != null && w.getAppliedIndex() > 0 && w.getCode() != dev.fencekeeper.proto.ResultCode.COMPACTED) {
               if (w.getEventsCount() > 0) {
                 var last = w.getEvents(w.getEventsCount() - 1);
                 watchIndex = last.getIndex();
@@ -398,7 +646,7 @@ public final class FencingClient implements AutoCloseable {
               }
             }
             if (e != null) {
-              scheduler.schedule(this::attempt, 50, TimeUnit.MILLISECONDS);
+              later(this::attempt, 50, TimeUnit.MILLISECONDS);
             } else if (moved && takeGrantFrom(w.getEventsList())) {
               return;
             } else if (moved && !WaiterWakeups.mayConcern(w.getEventsList(), requestId)
@@ -417,14 +665,14 @@ public final class FencingClient implements AutoCloseable {
      * grant nothing to it, when its lease already ended among them, or when this client cannot bound when
      * the grant started (no WAITING answer yet) or that bound leaves nothing of the lease.
      */
-    private boolean takeGrantFrom(List<LeaseEvent> events) {
-      LeaseEvent grant = null;
-      for (LeaseEvent event : events) {
-        if (event.getType() == LeaseEvent.Type.ACQUIRED
+    private boolean takeGrantFrom(List<dev.fencekeeper.proto.LeaseEvent> events) {
+      dev.fencekeeper.proto.LeaseEvent grant = null;
+      for (dev.fencekeeper.proto.LeaseEvent event : events) {
+        if (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED
             && event.getRequestId().equals(requestId)) {
           grant = event;
         } else if (grant != null && event.getToken() == grant.getToken()
-            && event.getType() != LeaseEvent.Type.RENEWED) {
+            && event.getType() != dev.fencekeeper.proto.LeaseEvent.Type.RENEWED) {
           return false; // released, expired or revoked before this client heard of it
         }
       }
@@ -436,7 +684,7 @@ public final class FencingClient implements AutoCloseable {
       if (startNanos + ttl.toNanos() - System.nanoTime() < ttl.toNanos() / 2) {
         return false; // too little left by this client's reckoning; the re-sent acquire tells exactly
       }
-      result.complete(new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos));
+      grant(new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos));
       return true;
     }
 
@@ -448,18 +696,24 @@ public final class FencingClient implements AutoCloseable {
       return boundNanos - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos();
     }
 
+    /** Hands the lease over; if the caller gave up meanwhile, its CancelWait is on its way and this releases. */
+    @SuppressWarnings("unchecked")
+    private void grant(Lease lease) {
+      leftQueue = true;
+      deliver((CompletableFuture<Object>) (CompletableFuture<?>) result, lease, lease);
+    }
+
     /** The wait is over: leave the queue (which also releases a grant that raced with giving up). */
     private void giveUp(Result last) {
-      cancelWait(resource, requestId)
+      leftQueue = true;
+      track(cancelWait(resource, requestId))
           .whenComplete((c, e) -> result.completeExceptionally(new LeaseHeldException(last)));
     }
 
+    /** The client is closing: fail the wait, which sends its CancelWait (see acquireAsync). */
     void abandon() {
-      if (!result.isDone()) {
-        cancelWait(resource, requestId);
-        result.completeExceptionally(new FencingException(new Result(Response.newBuilder()
-            .setCode(ResultCode.UNAVAILABLE).setMessage("client closed while waiting").build())));
-      }
+      result.completeExceptionally(new FencingException(new Result(Response.newBuilder()
+          .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE).setMessage("client closed while waiting").build())));
     }
   }
 
@@ -469,43 +723,37 @@ public final class FencingClient implements AutoCloseable {
         .build());
   }
 
+  /** As {@link #acquire(String, Duration, String)}, asynchronously. */
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, String owner) {
-    // The local deadline counts from before the request leaves, so it can only be early, never late.
-    long sentNanos = System.nanoTime();
-    return tryAcquireAsync(resource, ttl, owner)
-        .thenApply(
-            result -> {
-              if (result.code() == ResultCode.GRANTED) {
-                return new Lease(this, resource, owner, ttl, result.token(), sentNanos);
-              }
-              if (result.code() == ResultCode.HELD) {
-                throw new LeaseHeldException(result);
-              }
-              throw new FencingException(result);
-            });
+    return leaseFrom(resource, ttl, AcquireOptions.defaults().owner(owner), false);
   }
 
   // -----------------------------------------------------------------------------------------------
   // Raw commands: one request each, no background work. For tools and callers managing tokens.
 
-  /** One acquire attempt: GRANTED with a token, or HELD naming the holder. Nothing renews it. */
-  public Result tryAcquire(String resource, Duration ttl, String owner) {
-    return join(tryAcquireAsync(resource, ttl, owner));
+  /**
+   * One acquire attempt: GRANTED with a token, or HELD naming the holder. Nothing renews it and nothing
+   * releases it: the caller manages the token (as the command line does).
+   */
+  public Result acquireToken(String resource, Duration ttl, String owner) {
+    return join(acquireTokenAsync(resource, ttl, owner));
   }
 
-  public CompletableFuture<Result> tryAcquireAsync(String resource, Duration ttl, String owner) {
-    return tryAcquireAsync(resource, ttl, AcquireOptions.defaults().owner(owner));
+  /** The asynchronous form of {@link #acquireToken(String, Duration, String)}. */
+  public CompletableFuture<Result> acquireTokenAsync(String resource, Duration ttl, String owner) {
+    return acquireTokenAsync(resource, ttl, AcquireOptions.defaults().owner(owner));
   }
 
   /**
    * One acquire attempt with options. Every attempt carries a request id (generated when the options
    * name none), so a retry after a lost reply returns the same lease instead of a second one.
    */
-  public Result tryAcquire(String resource, Duration ttl, AcquireOptions options) {
-    return join(tryAcquireAsync(resource, ttl, options));
+  public Result acquireToken(String resource, Duration ttl, AcquireOptions options) {
+    return join(acquireTokenAsync(resource, ttl, options));
   }
 
-  public CompletableFuture<Result> tryAcquireAsync(String resource, Duration ttl, AcquireOptions options) {
+  /** The asynchronous form of {@link #acquireToken(String, Duration, AcquireOptions)}. */
+  public CompletableFuture<Result> acquireTokenAsync(String resource, Duration ttl, AcquireOptions options) {
     Request request =
         Request.newBuilder()
             .setAcquire(
@@ -524,6 +772,7 @@ public final class FencingClient implements AutoCloseable {
     return join(renewAsync(resource, token, ttl));
   }
 
+  /** The asynchronous form of {@link #renew(String, long, Duration)}. */
   public CompletableFuture<Result> renewAsync(String resource, long token, Duration ttl) {
     RenewRequest.Builder renew = RenewRequest.newBuilder().setResource(resource).setToken(token);
     if (ttl != null) {
@@ -532,10 +781,12 @@ public final class FencingClient implements AutoCloseable {
     return command(Request.newBuilder().setRenew(renew).build()).thenApply(Result::new);
   }
 
+  /** Ends lease {@code token}: RELEASED (also when it had already ended), or NOT_HOLDER. */
   public Result release(String resource, long token) {
     return join(releaseAsync(resource, token));
   }
 
+  /** The asynchronous form of {@link #release(String, long)}. */
   public CompletableFuture<Result> releaseAsync(String resource, long token) {
     Request request =
         Request.newBuilder()
@@ -558,7 +809,132 @@ public final class FencingClient implements AutoCloseable {
     return join(writeAsync(resource, token, changes, requestId));
   }
 
+  /** The asynchronous form of {@link #write(String, long, List, String)}. */
   public CompletableFuture<WriteResult> writeAsync(
+      String resource, long token, List<KeyChange> changes, String requestId) {
+    if (serverLimits != null || limitsNotServed) {
+      return checkedWrite(resource, token, changes, requestId);
+    }
+    return learnLimits().thenCompose(known -> checkedWrite(resource, token, changes, requestId));
+  }
+
+  /** The write, unless it is bigger than the cluster's limits allow: then refused without sending it. */
+  private CompletableFuture<WriteResult> checkedWrite(
+      String resource, long token, List<KeyChange> changes, String requestId) {
+    String tooBig = tooBig(resource, changes);
+    if (tooBig != null) {
+      return CompletableFuture.completedFuture(new WriteResult(Response.newBuilder()
+          .setCode(dev.fencekeeper.proto.ResultCode.INVALID_ARGUMENT).setSentToken(token)
+          .setMessage(tooBig + "; nothing was sent").build()));
+    }
+    return sendWrite(resource, token, changes, requestId);
+  }
+
+  /** Why {@code changes} exceed the limits the cluster told, or null (also while they are unknown). */
+  private String tooBig(String resource, List<KeyChange> changes) {
+    dev.fencekeeper.proto.ServerLimits limits = serverLimits;
+    if (limits == null) {
+      return null;
+    }
+    int resourceBytes = utf8Length(resource);
+    if (limits.getMaxResourceBytes() > 0 && resourceBytes > limits.getMaxResourceBytes()) {
+      return "resource: " + resourceBytes + " bytes exceed the cluster's limits.resource-name.max-bytes ("
+          + limits.getMaxResourceBytes() + ")";
+    }
+    long total = 0;
+    for (KeyChange change : changes) {
+      int keyBytes = utf8Length(change.key());
+      if (limits.getMaxKeyBytes() > 0 && keyBytes > limits.getMaxKeyBytes()) {
+        return "key: " + keyBytes + " bytes exceed the cluster's limits.key.max-bytes (" + limits.getMaxKeyBytes()
+            + ")";
+      }
+      int valueBytes = change.value() == null ? 0 : change.value().length;
+      if (limits.getMaxValueBytes() > 0 && valueBytes > limits.getMaxValueBytes()) {
+        return "value: " + valueBytes + " bytes for key '" + change.key()
+            + "' exceed the cluster's limits.value.max-bytes (" + limits.getMaxValueBytes() + ")";
+      }
+      total += valueBytes;
+    }
+    if (limits.getMaxValueBytes() > 0 && total > limits.getMaxValueBytes()) {
+      return "value: " + total + " bytes in one write exceed the cluster's limits.value.max-bytes ("
+          + limits.getMaxValueBytes() + ")";
+    }
+    return null;
+  }
+
+  private static int utf8Length(String s) {
+    return s == null ? 0 : s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+  }
+
+  /**
+   * Asks the nodes, one after another, for the limits they enforce (a node-info query, answered by the node
+   * itself). Completes normally either way, within the unreachable bound: without an answer the write goes
+   * out unchecked, the cluster still checks it, and the next write asks again.
+   */
+  private CompletableFuture<Void> learnLimits() {
+    synchronized (this) {
+      if (serverLimits != null) {
+        return CompletableFuture.completedFuture(null);
+      }
+      if (learningLimits != null && learningLimits.isDone()
+          && System.nanoTime() - limitsUnknownSinceNanos < LIMITS_RETRY_NANOS) {
+        return learningLimits;
+      }
+      if (learningLimits == null || learningLimits.isDone()) {
+        CompletableFuture<Void> asking = askForLimits()
+            .orTimeout(unreachableTimeout.toMillis(), TimeUnit.MILLISECONDS)
+            .handle((ok, error) -> {
+              if (error != null) {
+                LOG.debug("The cluster's limits are not known yet: {}", error.toString());
+                synchronized (this) {
+                  limitsUnknownSinceNanos = System.nanoTime();
+                }
+              }
+              return null;
+            });
+        learningLimits = asking;
+      }
+      return learningLimits;
+    }
+  }
+
+  /** Every node at once (one may be down); the first that answers with its limits settles it. */
+  private CompletableFuture<Void> askForLimits() {
+    CompletableFuture<Void> told = new CompletableFuture<>();
+    List<PeerAddress> peers = config.peers();
+    java.util.concurrent.atomic.AtomicInteger unanswered = new java.util.concurrent.atomic.AtomicInteger(peers.size());
+    Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
+    for (PeerAddress peer : peers) {
+      CompletableFuture<Response> asked;
+      try {
+        asked = pinnedTo(peer.id()).async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()))
+            .thenApply(FencingClient::parseReply);
+      } catch (RuntimeException e) {
+        asked = CompletableFuture.failedFuture(e);
+      }
+      asked.whenComplete((response, error) -> {
+        if (error == null && response.hasNode() && response.getNode().hasLimits()) {
+          synchronized (this) {
+            if (serverLimits == null) {
+              dev.fencekeeper.proto.ServerLimits limits = response.getNode().getLimits();
+              coalescer.limits(limits.getMaxRequestsPerBatch(), limits.getMaxValueBytes());
+              serverLimits = limits;
+              LOG.debug("Node {} enforces {}", peer.id(), limits);
+            }
+          }
+          told.complete(null);
+        } else if (error == null && response.hasNode()) {
+          limitsNotServed = true; // a node of a version that does not tell them
+          told.complete(null);
+        } else if (unanswered.decrementAndGet() == 0) {
+          told.completeExceptionally(new IllegalStateException("no node told its limits"));
+        }
+      });
+    }
+    return told;
+  }
+
+  private CompletableFuture<WriteResult> sendWrite(
       String resource, long token, List<KeyChange> changes, String requestId) {
     WriteRequest.Builder write =
         WriteRequest.newBuilder()
@@ -580,14 +956,17 @@ public final class FencingClient implements AutoCloseable {
   // -----------------------------------------------------------------------------------------------
   // Queries.
 
+  /** Reads a protected value, linearizably. */
   public ReadResult read(String resource, String key) {
     return read(resource, key, ReadConsistency.LINEARIZABLE);
   }
 
+  /** Reads a protected value with the given consistency (a stale read may be answered by any node). */
   public ReadResult read(String resource, String key, ReadConsistency consistency) {
     return join(readAsync(resource, key, consistency));
   }
 
+  /** The asynchronous form of {@link #read(String, String, ReadConsistency)}. */
   public CompletableFuture<ReadResult> readAsync(
       String resource, String key, ReadConsistency consistency) {
     Request request =
@@ -600,6 +979,7 @@ public final class FencingClient implements AutoCloseable {
     return join(leaseAsync(resource));
   }
 
+  /** The asynchronous form of {@link #lease(String)}. */
   public CompletableFuture<Result> leaseAsync(String resource) {
     Request request =
         Request.newBuilder().setLease(LeaseQuery.newBuilder().setResource(resource)).build();
@@ -614,6 +994,7 @@ public final class FencingClient implements AutoCloseable {
     return join(validateAsync(resource, token));
   }
 
+  /** The asynchronous form of {@link #validate(String, long)}. */
   public CompletableFuture<Result> validateAsync(String resource, long token) {
     Request request =
         Request.newBuilder()
@@ -624,7 +1005,8 @@ public final class FencingClient implements AutoCloseable {
 
   /**
    * One page of resources whose name starts with {@code prefix} (with their live lease, if any), after
-   * {@code after} in name order; {@code Result.toProto().getMore()} says whether another page follows.
+   * {@code after} in name order. The entries are for fencekeeper's own tools (the command line's {@code
+   * leases list}); applications read single leases with {@link #lease(String)}.
    */
   public Result listLeases(String prefix, String after, int limit) {
     return send(Request.newBuilder()
@@ -654,25 +1036,25 @@ public final class FencingClient implements AutoCloseable {
       if (first.code() != ResultCode.FOUND) {
         return first;
       }
-      Response r = first.toProto();
-      first.toProto().getChunk().writeTo(out);
+      Response r = first.response;
+      first.response.getChunk().writeTo(out);
       long written = r.getChunk().size();
       while (written < r.getTotalBytes()) {
         Result next = send(Request.newBuilder()
             .setBackup(BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written))
             .build());
-        if (next.code() != ResultCode.FOUND || next.toProto().getChunk().isEmpty()) {
+        if (next.code() != ResultCode.FOUND || next.response.getChunk().isEmpty()) {
           return next;
         }
-        next.toProto().getChunk().writeTo(out);
-        written += next.toProto().getChunk().size();
+        next.response.getChunk().writeTo(out);
+        written += next.response.getChunk().size();
       }
       out.close();
       java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
           java.nio.file.StandardCopyOption.ATOMIC_MOVE);
       return new Result(r.toBuilder().clearChunk().build());
     } catch (java.io.IOException e) {
-      return new Result(Response.newBuilder().setCode(ResultCode.INTERNAL)
+      return new Result(Response.newBuilder().setCode(dev.fencekeeper.proto.ResultCode.INTERNAL)
           .setMessage("cannot write " + file + ": " + e.getMessage()).build());
     }
   }
@@ -695,22 +1077,72 @@ public final class FencingClient implements AutoCloseable {
    * itself after errors and leader changes, without gaps or duplicates.
    */
   public Watch watch(String name, boolean prefix, long afterIndex, Consumer<LeaseEvent> listener) {
-    return new Watch(this, name, prefix, afterIndex, listener);
+    return new Watch(this, name, prefix, afterIndex, e -> listener.accept(LeaseEvent.of(e)));
+  }
+
+  /** The events of one resource from now on, for a {@link Lease} that follows its own. */
+  Watch watchEvents(String resource, Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
+    return new Watch(this, resource, false, Watch.FROM_NOW, listener);
   }
 
   CompletableFuture<Response> watchOnce(WatchRequest request) {
     Message message = message(Request.newBuilder().setWatch(request).build());
     try {
-      // Unordered: a long-poll must not hold up this client's other requests behind it.
-      return raft.async().sendReadOnlyUnordered(message).thenApply(FencingClient::parseReply);
+      // Unordered: a long-poll must not hold up this client's other requests behind it. And a client of its
+      // own: when a leader change cuts long-polls off, Ratis closes that client's channel to the old leader
+      // (blocking for seconds), which must not happen to the channel renewals go through.
+      return watchClient().async().sendReadOnlyUnordered(message).thenApply(FencingClient::parseReply);
     } catch (RuntimeException e) {
       // Failing the future keeps every caller's retry loop alive; a throw would end it silently.
       return CompletableFuture.failedFuture(e);
     }
   }
 
+  private RaftClient watchClient() {
+    RaftClient c = watchRaft;
+    if (c == null) {
+      synchronized (this) {
+        c = watchRaft;
+        if (c == null) {
+          c = raftClientBuilder().setRetryPolicy(observed(fixedSleepRetries())).build();
+          if (closed) {
+            try {
+              c.close();
+            } catch (java.io.IOException e) {
+              LOG.debug("Closing the watch client failed", e);
+            }
+          } else {
+            watchRaft = c;
+          }
+        }
+      }
+    }
+    return c;
+  }
+
+  /**
+   * What node {@code peerId} says about itself, asked of that node alone (not through the leader).
+   *
+   * @throws FencingException with {@link ResultCode#UNAVAILABLE} if it does not answer within {@code timeout}
+   */
+  public NodeStatus nodeStatus(String peerId, Duration timeout) {
+    NodeInfo info;
+    try {
+      info = nodeInfo(peerId, timeout);
+    } catch (FencingException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new FencingException(new Result(Response.newBuilder()
+          .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
+          .setMessage("node " + peerId + " did not answer within " + timeout + ": " + e.getMessage())
+          .build()), e);
+    }
+    return new NodeStatus(info.getId(), info.getAddress(), info.getRole(), info.getTerm(),
+        info.getLastAppliedIndex(), info.getCommitIndex(), info.getLeaderId());
+  }
+
   /** What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}. */
-  public NodeInfo nodeInfo(String peerId, Duration timeout) {
+  NodeInfo nodeInfo(String peerId, Duration timeout) {
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
     CompletableFuture<Response> f =
         pinnedTo(peerId).async()
@@ -723,11 +1155,11 @@ public final class FencingClient implements AutoCloseable {
    * Sends any request envelope as built by the caller: queries as linearizable reads, everything else
    * through the log. For tools and tests that need the wire's full range, malformed input included.
    */
-  public Result send(Request request) {
+  Result send(Request request) {
     return join(sendAsync(request));
   }
 
-  public CompletableFuture<Result> sendAsync(Request request) {
+  CompletableFuture<Result> sendAsync(Request request) {
     boolean query =
         switch (request.getCommandCase()) {
           case READ, LEASE, VALIDATE, LIST, BACKUP -> true;
@@ -742,7 +1174,60 @@ public final class FencingClient implements AutoCloseable {
   CompletableFuture<Response> command(Request request) {
     CompletableFuture<Response> sent = coalescer.submit(request);
     return metrics.timed(request.getCommandCase(),
-        settle(sent.orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), true));
+        settle(failingFastWhenUnreachable(sent).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), true));
+  }
+
+  /**
+   * {@code sent}, failed early when no node can be reached at all: every attempt for {@link
+   * #unreachableTimeout} refused the connection or named a host that does not resolve. Nodes that answer
+   * anything (an election in progress, not the leader yet) keep the call waiting up to the call timeout.
+   */
+  private CompletableFuture<Response> failingFastWhenUnreachable(CompletableFuture<Response> sent) {
+    CompletableFuture<Response> bounded = new CompletableFuture<>();
+    unanswered.put(bounded, System.nanoTime());
+    sent.whenComplete((response, error) -> {
+      unanswered.remove(bounded);
+      if (error != null) {
+        bounded.completeExceptionally(error);
+      } else {
+        bounded.complete(response);
+      }
+    });
+    return bounded;
+  }
+
+  /** Runs on the scheduler: fails the calls that have found no reachable node for the bound. */
+  private void failUnreachableCalls() {
+    if (unanswered.isEmpty()) {
+      return;
+    }
+    for (Map.Entry<CompletableFuture<Response>, Long> call : unanswered.entrySet()) {
+      if (reachability.unreachable(call.getValue(), unreachableTimeout)) {
+        if (unanswered.remove(call.getKey()) != null) {
+          call.getKey().completeExceptionally(new UnreachableException(
+              "no node reachable within " + unreachableTimeout.toMillis() + " ms (" + reachability.lastRefusal()
+                  + ") at " + peerList()));
+        }
+      }
+    }
+  }
+
+  private String peerList() {
+    StringBuilder s = new StringBuilder();
+    for (PeerAddress p : config.peers()) {
+      if (s.length() > 0) {
+        s.append(',');
+      }
+      s.append(p.host()).append(':').append(p.port());
+    }
+    return s.toString();
+  }
+
+  /** No node could be reached at all; its message is the one line the caller sees. */
+  private static final class UnreachableException extends Exception {
+    UnreachableException(String message) {
+      super(message, null, false, false);
+    }
   }
 
   /** One Raft message through the ordered stream: a command, or a batch of them (see CommandCoalescer). */
@@ -791,7 +1276,8 @@ public final class FencingClient implements AutoCloseable {
                   .thenApply(FencingClient::parseReply);
             };
     return metrics.timed(request.getCommandCase(),
-        settle(retrying(attempt, READ_ATTEMPTS).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), false));
+        settle(failingFastWhenUnreachable(retrying(attempt, READ_ATTEMPTS))
+            .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), false));
   }
 
   /**
@@ -810,7 +1296,7 @@ public final class FencingClient implements AutoCloseable {
                 result.completeExceptionally(error);
               } else {
                 LOG.debug("Read failed, retrying: {}", error.toString());
-                scheduler.schedule(
+                later(
                     () -> retrying(attempt, attemptsLeft - 1).whenComplete((r, e) -> {
                       if (e == null) {
                         result.complete(r);
@@ -828,23 +1314,29 @@ public final class FencingClient implements AutoCloseable {
    * Turns failures into results: a rejection a node made before logging carries its full response;
    * anything else means no node answered in time (UNAVAILABLE) — for a command, with an unknown outcome.
    */
-  private static CompletableFuture<Response> settle(CompletableFuture<Response> sent, boolean command) {
+  private CompletableFuture<Response> settle(CompletableFuture<Response> sent, boolean command) {
     return sent.handle(
         (response, error) -> {
           if (error == null) {
+            reachability.contact();
+            connectionIs(ConnectionState.CONNECTED);
             return response;
           }
           Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-          return LeaderRejection.decode(cause)
-              .orElseGet(
-                  () ->
-                      Response.newBuilder()
-                          .setCode(ResultCode.UNAVAILABLE)
-                          .setMessage((cause instanceof TimeoutException
-                              ? "no node answered in time"
-                              : "cluster unavailable: " + cause)
-                              + (command ? "; the command may or may not have been applied" : ""))
-                          .build());
+          Optional<Response> rejection = LeaderRejection.decode(cause);
+          if (rejection.isPresent()) {
+            connectionIs(ConnectionState.CONNECTED);
+            return rejection.get();
+          }
+          connectionIs(ConnectionState.DISCONNECTED);
+          return Response.newBuilder()
+              .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
+              .setMessage((cause instanceof TimeoutException
+                  ? "no node answered in time"
+                  : cause instanceof UnreachableException ? cause.getMessage()
+                  : "cluster unavailable: " + cause)
+                  + (command ? "; the command may or may not have been applied" : ""))
+              .build();
         });
   }
 
@@ -852,7 +1344,7 @@ public final class FencingClient implements AutoCloseable {
   private RaftClient pinnedTo(String peerId) {
     return pinned.computeIfAbsent(peerId, id -> raftClientBuilder()
         .setLeaderId(RaftPeerId.valueOf(id))
-        .setRetryPolicy(fixedSleepRetries())
+        .setRetryPolicy(observed(fixedSleepRetries()))
         .build());
   }
 
@@ -879,14 +1371,32 @@ public final class FencingClient implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits for {@code future}, interruptibly: an interrupt cancels it (which gives up a place in line and
+   * releases a grant that arrives later), keeps the thread's interrupt status, and throws {@link
+   * CancellationException}.
+   */
   static <T> T join(CompletableFuture<T> future) {
     try {
-      return future.join();
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
+      return future.get();
+    } catch (InterruptedException e) {
+      future.cancel(true);
+      Thread.currentThread().interrupt();
+      CancellationException cancelled = new CancellationException("interrupted while waiting for the cluster");
+      cancelled.initCause(e);
+      throw cancelled;
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof CompletionException && cause.getCause() != null) {
+        cause = cause.getCause();
+      }
+      if (cause instanceof RuntimeException re) {
         throw re;
       }
-      throw e;
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new CompletionException(cause);
     }
   }
 
@@ -894,16 +1404,85 @@ public final class FencingClient implements AutoCloseable {
     return scheduler;
   }
 
+  /**
+   * Runs {@code task} after {@code delay} on a sending thread. Anything that calls into Ratis goes this way,
+   * never runs on the scheduler itself: a Ratis send can block for seconds (closing a channel to a node that
+   * stopped leading), and the scheduler's one thread also times every lease's deadline.
+   */
+  java.util.concurrent.ScheduledFuture<?> later(Runnable task, long delay, TimeUnit unit) {
+    return scheduler.schedule(() -> {
+      try {
+        sendExecutor.execute(task);
+      } catch (RejectedExecutionException e) {
+        LOG.debug("Not run, the client is closed: {}", task);
+      }
+    }, delay, unit);
+  }
+
+  private void awaitInFlight(long deadlineNanos) {
+    while (!inFlight.isEmpty()) {
+      long left = deadlineNanos - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      try {
+        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
+            .get(left, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (ExecutionException | TimeoutException | CancellationException e) {
+        // Failures are settled by each call; the loop re-checks what is still in flight.
+        if (e instanceof TimeoutException) {
+          return;
+        }
+      }
+    }
+  }
+
+  /**
+   * Gives up every waiting acquire, releases every lease this client still holds (not the abandoned ones),
+   * and closes the connections. Waits for those answers at most the close timeout ({@link
+   * Builder#closeTimeout}, 5 s by default); a lease whose release is not answered by then expires by its
+   * TTL. Listeners are not told of leases released here.
+   */
   @Override
   public void close() {
+    synchronized (this) {
+      if (closing) {
+        return;
+      }
+      closing = true;
+    }
+    long deadline = System.nanoTime() + closeTimeout.toNanos();
     for (Waiting w : openWaits) {
       w.abandon();
     }
+    // Acquires in flight: a grant that still arrives is released by deliver() and tracked.
+    awaitInFlight(deadline);
+    for (Lease lease : List.copyOf(held)) {
+      track(lease.closeAsync());
+    }
+    awaitInFlight(deadline);
+    if (!inFlight.isEmpty()) {
+      LOG.warn("Closed with {} release(s) or cancel(s) unanswered after {} ms; those leases expire by their TTL",
+          inFlight.size(), closeTimeout.toMillis());
+    }
     scheduler.shutdownNow();
+    sendExecutor.shutdown();
+    if (ownedCallbackExecutor != null) {
+      ownedCallbackExecutor.shutdown();
+    }
     synchronized (this) {
       closed = true; // no replacement of the Raft client after this point
     }
-    for (RaftClient client : pinned.values()) {
+    List<RaftClient> others = new ArrayList<>(pinned.values());
+    synchronized (this) {
+      if (watchRaft != null) {
+        others.add(watchRaft);
+      }
+    }
+    for (RaftClient client : others) {
       try {
         client.close();
       } catch (java.io.IOException e) {
@@ -914,6 +1493,194 @@ public final class FencingClient implements AutoCloseable {
       raft.close();
     } catch (java.io.IOException e) {
       LOG.debug("Closing the Raft client failed", e);
+    }
+  }
+
+  /**
+   * Settings of a new {@link FencingClient}. Name the cluster with {@link #peers} or {@link #config};
+   * everything else has a default.
+   *
+   * <pre>{@code
+   * FencingClient client = FencingClient.builder()
+   *     .peers("10.0.0.1:7301,10.0.0.2:7301,10.0.0.3:7301")
+   *     .tls(Path.of("client.crt"), Path.of("client.key"), Path.of("ca.crt"))
+   *     .owner("report-worker-7")
+   *     .build();
+   * }</pre>
+   */
+  public static final class Builder {
+    private ClusterConfig config;
+    private String peers;
+    private String clusterName;
+    private Security.TlsFiles tlsFiles;
+    private javax.net.ssl.KeyManager keyManager;
+    private javax.net.ssl.TrustManager trustManager;
+    private Duration requestTimeout;
+    private Duration callTimeout;
+    private Duration unreachableTimeout = Duration.ofSeconds(3);
+    private Duration closeTimeout = Duration.ofSeconds(5);
+    private String owner;
+    private Executor callbackExecutor;
+    private com.codahale.metrics.MetricRegistry metricRegistry;
+
+    private Builder() {}
+
+    /**
+     * The cluster's members: {@code host:port,...} (ids n1, n2, ... in order) or {@code id@host:port,...},
+     * as the nodes' {@code peers=} line lists them. Replaces a {@link #config} given before.
+     */
+    public Builder peers(String commaSeparated) {
+      this.peers = java.util.Objects.requireNonNull(commaSeparated, "peers");
+      this.config = null;
+      return this;
+    }
+
+    /**
+     * The cluster's name (the nodes' {@code cluster.name}), from which its Raft group id derives; needed with
+     * {@link #peers} when the nodes do not use the default name ({@code fencekeeper}, as {@code up} does).
+     */
+    public Builder clusterName(String name) {
+      this.clusterName = java.util.Objects.requireNonNull(name, "clusterName");
+      return this;
+    }
+
+    /** A cluster description (e.g. {@code ClusterConfig.load(path)}), with its peers and TLS files. */
+    public Builder config(ClusterConfig clusterConfig) {
+      this.config = java.util.Objects.requireNonNull(clusterConfig, "config");
+      this.peers = null;
+      return this;
+    }
+
+    /** Mutual TLS from PEM files: this client's certificate chain, its PKCS#8 key, the CA it trusts. */
+    public Builder tls(java.nio.file.Path certificate, java.nio.file.Path privateKey, java.nio.file.Path trustedCa) {
+      this.tlsFiles = new Security.TlsFiles(certificate, privateKey, trustedCa);
+      this.keyManager = null;
+      this.trustManager = null;
+      return this;
+    }
+
+    /**
+     * Mutual TLS from key stores: {@code keyStore} holds this client's key and certificate chain (opened
+     * with {@code keyPassword}), {@code trustStore} the CA certificates it trusts for the nodes.
+     */
+    public Builder tls(java.security.KeyStore keyStore, char[] keyPassword, java.security.KeyStore trustStore) {
+      try {
+        javax.net.ssl.KeyManagerFactory kmf =
+            javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(keyStore, keyPassword);
+        javax.net.ssl.TrustManagerFactory tmf =
+            javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trustStore);
+        return tls(kmf.getKeyManagers()[0], tmf.getTrustManagers()[0]);
+      } catch (java.security.GeneralSecurityException e) {
+        throw new IllegalArgumentException("cannot use the key stores for TLS: " + e.getMessage(), e);
+      }
+    }
+
+    /**
+     * Mutual TLS from a key manager and a trust manager — the parts an {@code SSLContext} is made of (the
+     * gRPC transport builds its own TLS engine from them, so an {@code SSLContext} itself cannot be used).
+     */
+    public Builder tls(javax.net.ssl.KeyManager keys, javax.net.ssl.TrustManager trust) {
+      this.keyManager = java.util.Objects.requireNonNull(keys, "keys");
+      this.trustManager = java.util.Objects.requireNonNull(trust, "trust");
+      this.tlsFiles = null;
+      return this;
+    }
+
+    /** How long one attempt at one node may take (the cluster file's {@code client.request.timeout}, 3 s). */
+    public Builder requestTimeout(Duration timeout) {
+      this.requestTimeout = positive("requestTimeout", timeout);
+      return this;
+    }
+
+    /**
+     * How long one call may take in all, retries through an election included, before it is answered
+     * {@code UNAVAILABLE}; default five request timeouts.
+     */
+    public Builder callTimeout(Duration timeout) {
+      this.callTimeout = positive("callTimeout", timeout);
+      return this;
+    }
+
+    /**
+     * How soon a call is answered {@code UNAVAILABLE} when no node can be reached at all (every one refuses
+     * the connection or its host does not resolve); default 3 s. Nodes that answer anything, as during an
+     * election, keep a call waiting up to the call timeout instead.
+     */
+    public Builder unreachableTimeout(Duration timeout) {
+      this.unreachableTimeout = positive("unreachableTimeout", timeout);
+      return this;
+    }
+
+    /** How long {@link FencingClient#close()} waits for the releases of the leases it holds; default 5 s. */
+    public Builder closeTimeout(Duration timeout) {
+      this.closeTimeout = positive("closeTimeout", timeout);
+      return this;
+    }
+
+    /** The owner label of this client's leases, unless a call names one; default {@code host:pid}. */
+    public Builder owner(String label) {
+      this.owner = java.util.Objects.requireNonNull(label, "owner");
+      return this;
+    }
+
+    /**
+     * Where listeners registered without an executor run ({@link Lease#onLost(Consumer)}); default a pool
+     * of daemon threads owned by the client. Never the thread that renews leases.
+     */
+    public Builder callbackExecutor(Executor executor) {
+      this.callbackExecutor = java.util.Objects.requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /** The registry the client's metrics go into (see {@link ClientMetrics}); default a registry of its own. */
+    public Builder metricRegistry(com.codahale.metrics.MetricRegistry registry) {
+      this.metricRegistry = java.util.Objects.requireNonNull(registry, "registry");
+      return this;
+    }
+
+    /** A client with these settings; it contacts nodes only when the first call is made. */
+    public FencingClient build() {
+      if (config == null && peers == null) {
+        throw new IllegalStateException("name the cluster: peers(...) or config(...)");
+      }
+      return create(this);
+    }
+
+    ClusterConfig effectiveConfig() {
+      ClusterConfig base = config != null ? config : ClusterConfig.forPeers(peers);
+      if (requestTimeout != null || clusterName != null) {
+        java.util.Properties p = base.toProperties();
+        if (requestTimeout != null) {
+          p.setProperty("client.request.timeout", requestTimeout.toMillis() + "ms");
+        }
+        if (clusterName != null) {
+          p.setProperty("cluster.name", clusterName);
+        }
+        base = ClusterConfig.fromProperties(p);
+      }
+      if (tlsFiles != null) {
+        base = base.withSecurity(base.security().withTls(tlsFiles));
+      }
+      return base;
+    }
+
+    org.apache.ratis.conf.Parameters ratisParameters(ClusterConfig effective) {
+      if (keyManager == null) {
+        return effective.ratisParameters();
+      }
+      org.apache.ratis.conf.Parameters p = new org.apache.ratis.conf.Parameters();
+      org.apache.ratis.grpc.GrpcConfigKeys.TLS.setConf(p,
+          new org.apache.ratis.grpc.GrpcTlsConfig(keyManager, trustManager, true));
+      return p;
+    }
+
+    private static Duration positive(String name, Duration d) {
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, was " + d);
+      }
+      return d;
     }
   }
 }

@@ -1,12 +1,13 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.proto.ResultCode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -34,31 +35,63 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * <p>A leader change is not a loss: renewals are retried through the new leader, whose takeover grace
- * keeps the lease alive meanwhile. The lease is lost only when the cluster says so (LEASE_LOST) or the
- * local deadline passes without a successful renewal.
+ * keeps the lease alive meanwhile. The lease is lost only when the cluster says so or the local deadline
+ * passes without a successful renewal. The cluster says so in two ways: the lease follows its own
+ * resource's events (a revoke, an expiry, a release by someone holding the token, a newer grant), which
+ * reach it within about a second of their commit; and a renewal answered {@code LEASE_LOST}. Between the
+ * grant and the moment its event subscription is in place (one round trip) only the renewal would tell.
+ *
+ * <p>Listeners ({@link #onLost}, {@link #onStateChange}) run on an executor, never on the thread that
+ * renews this or any other lease, so a slow or throwing listener delays no renewal.
  */
 public final class Lease implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Lease.class);
 
   /** Why a lease was lost. */
   public enum LossReason {
-    /** The cluster answered that this token is no longer the live lease (expired, superseded). */
+    /**
+     * The cluster said this token is no longer the live lease: it expired, was revoked or released, or a
+     * newer lease was granted.
+     */
     LEASE_LOST,
     /** No renewal succeeded before the local deadline; the cluster has (or soon will have) expired it. */
     DEADLINE_PASSED
   }
+
+  /** Where a lease stands, as this client knows it. */
+  public enum State {
+    /** Renewing normally. */
+    HELD,
+    /**
+     * Still valid, but in danger: the latest renewal did not succeed (no node answered, an overloaded or
+     * slow leader) or less than a third of the TTL is left without a successful renewal. Back to {@link
+     * #HELD} after the next successful renewal; to {@link #LOST} if none comes in time. Like Curator's
+     * SUSPENDED: stop starting work that needs the lease, and fence what is running with its token.
+     */
+    AT_RISK,
+    /** Lost; {@link #onLost} listeners have been told why. Final. */
+    LOST,
+    /** Closed or abandoned by its holder. Final; listeners are not told of it. */
+    CLOSED
+  }
+
+  private record Registered<T>(Executor executor, Consumer<T> listener) {}
 
   private final FencingClient client;
   private final String resource;
   private final String owner;
   private final Duration ttl;
   private final long token;
-  private final List<Consumer<LossReason>> listeners = new ArrayList<>();
+  private final List<Registered<LossReason>> lossListeners = new ArrayList<>();
+  private final List<Registered<State>> stateListeners = new ArrayList<>();
   private long deadlineNanos;
+  private State state = State.HELD;
   private LossReason lost;
-  private boolean closed;
+  private CompletableFuture<Void> closing;
   private ScheduledFuture<?> renewal;
   private ScheduledFuture<?> deadlineCheck;
+  private ScheduledFuture<?> atRiskCheck;
+  private Watch events;
 
   Lease(FencingClient client, String resource, String owner, Duration ttl, long token, long sentNanos) {
     this.client = client;
@@ -70,28 +103,55 @@ public final class Lease implements AutoCloseable {
     scheduleRenewal(renewalPeriodMs());
   }
 
+  /**
+   * Subscribes to this lease's own events. Called once the lease has been handed to its caller, so a lease
+   * released at once (a grant nobody waits for any more) costs no watch.
+   */
+  void followEvents() {
+    Watch watch = client.watchEvents(resource, this::onEvent);
+    boolean stop;
+    synchronized (this) {
+      stop = state == State.LOST || state == State.CLOSED;
+      if (!stop) {
+        events = watch;
+      }
+    }
+    if (stop) {
+      watch.close();
+    }
+  }
+
+  /** The resource this lease is on. */
   public String resource() {
     return resource;
   }
 
+  /** The fencing token: carried by every {@link #write}; the cluster rejects it once a newer one exists. */
   public long token() {
     return token;
   }
 
+  /** The owner label the lease was acquired with (diagnostics only). */
   public String owner() {
     return owner;
   }
 
+  /** The TTL asked for; each renewal extends the lease by this much. */
   public Duration ttl() {
     return ttl;
   }
 
   /**
-   * True while the lease is neither lost nor past its local deadline. Advisory: fence every protected
-   * write with {@link #token()} instead of trusting this.
+   * True while the lease is neither lost, closed nor past its local deadline; false as soon as this client
+   * learns of a loss. Advisory: fence every protected write with {@link #token()} instead of trusting this.
    */
   public synchronized boolean isValid() {
-    return lost == null && !closed && System.nanoTime() < deadlineNanos;
+    return (state == State.HELD || state == State.AT_RISK) && System.nanoTime() < deadlineNanos;
+  }
+
+  /** Where the lease stands now. */
+  public synchronized State state() {
+    return state;
   }
 
   /** Time left before the conservative local deadline; zero once passed. */
@@ -100,28 +160,55 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Calls {@code listener} exactly once when this lease is lost (immediately if it already was). Not
-   * called after a voluntary {@link #close()}.
+   * Calls {@code listener} exactly once when this lease is lost, on the client's callback executor; if it
+   * already was lost, at once on the calling thread. Not called after a voluntary {@link #close()} or
+   * {@link #abandon()}.
    */
   public void onLost(Consumer<LossReason> listener) {
     LossReason already;
     synchronized (this) {
       already = lost;
       if (already == null) {
-        listeners.add(listener);
+        lossListeners.add(new Registered<>(client.callbackExecutor(), listener));
         return;
       }
     }
     listener.accept(already);
   }
 
+  /**
+   * Calls {@code listener} exactly once, on {@code executor}, when this lease is lost (at once, on {@code
+   * executor}, if it already was). Not called after a voluntary {@link #close()} or {@link #abandon()}.
+   */
+  public void onLost(Executor executor, Consumer<LossReason> listener) {
+    LossReason already;
+    synchronized (this) {
+      already = lost;
+      if (already == null) {
+        lossListeners.add(new Registered<>(executor, listener));
+        return;
+      }
+    }
+    dispatch(List.of(new Registered<>(executor, listener)), already);
+  }
+
+  /**
+   * Calls {@code listener} on {@code executor} with every later change of {@link #state()} to {@link
+   * State#AT_RISK}, back to {@link State#HELD}, or to {@link State#LOST}, in order.
+   */
+  public synchronized void onStateChange(Executor executor, Consumer<State> listener) {
+    stateListeners.add(new Registered<>(executor, listener));
+  }
+
   // -----------------------------------------------------------------------------------------------
   // Fenced writes.
 
+  /** Writes one key fenced by this lease's token. */
   public WriteResult write(String key, byte[] value) {
     return FencingClient.join(writeAsync(List.of(KeyChange.put(key, value)), null));
   }
 
+  /** Writes one key (UTF-8) fenced by this lease's token. */
   public WriteResult write(String key, String value) {
     return write(key, value.getBytes(StandardCharsets.UTF_8));
   }
@@ -133,6 +220,7 @@ public final class Lease implements AutoCloseable {
     return FencingClient.join(writeAsync(changes, null));
   }
 
+  /** Deletes one key, fenced by this lease's token. */
   public WriteResult delete(String key) {
     return FencingClient.join(writeAsync(List.of(KeyChange.delete(key)), null));
   }
@@ -142,10 +230,12 @@ public final class Lease implements AutoCloseable {
     return FencingClient.join(writeAsync(changes, requestId));
   }
 
+  /** The asynchronous form of {@link #write(List, String)}. */
   public CompletableFuture<WriteResult> writeAsync(List<KeyChange> changes, String requestId) {
     return client.writeAsync(resource, token, changes, requestId);
   }
 
+  /** The asynchronous form of {@link #write(String, byte[])}. */
   public CompletableFuture<WriteResult> writeAsync(String key, byte[] value) {
     return writeAsync(List.of(KeyChange.put(key, value)), null);
   }
@@ -158,6 +248,7 @@ public final class Lease implements AutoCloseable {
     return FencingClient.join(renewAsync());
   }
 
+  /** The asynchronous form of {@link #renew()}. */
   public CompletableFuture<Result> renewAsync() {
     long sentNanos = System.nanoTime();
     return client
@@ -183,13 +274,12 @@ public final class Lease implements AutoCloseable {
 
   private void scheduleRenewal(long delayMs) {
     synchronized (this) {
-      if (closed || lost != null) {
+      if (state == State.LOST || state == State.CLOSED) {
         return;
       }
       renewal =
           client
-              .scheduler()
-              .schedule(
+              .later(
                   () ->
                       renewAsync()
                           .whenComplete(
@@ -200,17 +290,26 @@ public final class Lease implements AutoCloseable {
                                           : retryAfterFailedRenewalMs())),
                   delayMs,
                   TimeUnit.MILLISECONDS);
-      scheduleDeadlineCheck();
+      scheduleDeadlineChecks();
     }
   }
 
-  private synchronized void scheduleDeadlineCheck() {
+  private synchronized void scheduleDeadlineChecks() {
     if (deadlineCheck != null) {
       deadlineCheck.cancel(false);
+    }
+    if (atRiskCheck != null) {
+      atRiskCheck.cancel(false);
     }
     long delayNanos = Math.max(0, deadlineNanos - System.nanoTime());
     deadlineCheck =
         client.scheduler().schedule(this::checkDeadline, delayNanos, TimeUnit.NANOSECONDS);
+    atRiskCheck = client.scheduler().schedule(this::checkDeadlineNear,
+        Math.max(0, delayNanos - atRiskMarginNanos()), TimeUnit.NANOSECONDS);
+  }
+
+  private long atRiskMarginNanos() {
+    return ttl.toNanos() / 3;
   }
 
   private void checkDeadline() {
@@ -223,38 +322,102 @@ public final class Lease implements AutoCloseable {
     }
   }
 
+  private void checkDeadlineNear() {
+    boolean near;
+    synchronized (this) {
+      near = deadlineNanos - System.nanoTime() <= atRiskMarginNanos();
+    }
+    if (near) {
+      changeState(State.HELD, State.AT_RISK);
+    }
+  }
+
   private void onRenewal(Result result, long sentNanos) {
     if (result.code() == ResultCode.RENEWED) {
       synchronized (this) {
         // Still measured from the send time: the cluster's deadline is at least this late.
         deadlineNanos = Math.max(deadlineNanos, sentNanos + Duration.ofMillis(result.ttlMs()).toNanos());
       }
+      changeState(State.AT_RISK, State.HELD);
     } else if (result.code() == ResultCode.LEASE_LOST) {
       markLost(LossReason.LEASE_LOST);
     } else {
       // UNAVAILABLE (an election, a slow node) is not a loss; the deadline check decides.
       LOG.debug("Renewal of {} token {} did not succeed: {}", resource, token, result);
+      changeState(State.HELD, State.AT_RISK);
     }
   }
 
-  private void markLost(LossReason reason) {
-    List<Consumer<LossReason>> toNotify;
+  /** A lease event of this lease's resource: any end of this token, or a newer grant, is the loss. */
+  private void onEvent(dev.fencekeeper.proto.LeaseEvent event) {
+    boolean ended = event.getToken() == token
+        && (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.RELEASED || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.EXPIRED
+            || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.REVOKED);
+    boolean superseded = event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED && event.getToken() > token;
+    if (ended || superseded) {
+      LOG.debug("Lease on {} (token {}) ended by event {} at index {}", resource, token, event.getType(),
+          event.getIndex());
+      markLost(LossReason.LEASE_LOST);
+    }
+  }
+
+  private void changeState(State from, State to) {
+    List<Registered<State>> toNotify;
     synchronized (this) {
-      if (lost != null || closed) {
+      if (state != from) {
+        return;
+      }
+      state = to;
+      toNotify = List.copyOf(stateListeners);
+    }
+    if (to == State.AT_RISK) {
+      LOG.info("Lease on {} (token {}) at risk: {} left without a successful renewal", resource, token,
+          remaining());
+    }
+    dispatch(toNotify, to);
+  }
+
+  private void markLost(LossReason reason) {
+    List<Registered<LossReason>> lossToNotify;
+    List<Registered<State>> stateToNotify;
+    Watch watch;
+    synchronized (this) {
+      if (state == State.LOST || state == State.CLOSED) {
         return;
       }
       lost = reason;
+      state = State.LOST;
       cancelTimers();
-      toNotify = List.copyOf(listeners);
-      listeners.clear();
+      watch = events;
+      events = null;
+      lossToNotify = List.copyOf(lossListeners);
+      lossListeners.clear();
+      stateToNotify = List.copyOf(stateListeners);
     }
+    if (watch != null) {
+      watch.close();
+    }
+    client.forget(this);
     LOG.info("Lease on {} (token {}) lost: {}", resource, token, reason);
     client.metrics().leaseLost();
-    for (Consumer<LossReason> listener : toNotify) {
+    dispatch(lossToNotify, reason);
+    dispatch(stateToNotify, State.LOST);
+  }
+
+  /** Runs each listener on its executor, each failure contained, so none can delay another or a renewal. */
+  private <T> void dispatch(List<Registered<T>> listeners, T value) {
+    for (Registered<T> r : listeners) {
       try {
-        listener.accept(reason);
-      } catch (RuntimeException e) {
-        LOG.warn("Lease-lost listener failed", e);
+        r.executor().execute(() -> {
+          try {
+            r.listener().accept(value);
+          } catch (RuntimeException e) {
+            LOG.warn("Listener of the lease on {} (token {}) failed on {}", resource, token, value, e);
+          }
+        });
+      } catch (RejectedExecutionException e) {
+        LOG.warn("Listener of the lease on {} (token {}) not told of {}: its executor refused the task",
+            resource, token, value);
       }
     }
   }
@@ -266,29 +429,70 @@ public final class Lease implements AutoCloseable {
     if (deadlineCheck != null) {
       deadlineCheck.cancel(false);
     }
+    if (atRiskCheck != null) {
+      atRiskCheck.cancel(false);
+    }
   }
 
   /** Stops renewing without releasing; the lease then ends by expiry. */
-  public synchronized void abandon() {
-    closed = true;
-    cancelTimers();
+  public void abandon() {
+    Watch watch;
+    synchronized (this) {
+      if (state == State.LOST || state == State.CLOSED) {
+        return;
+      }
+      state = State.CLOSED;
+      cancelTimers();
+      watch = events;
+      events = null;
+    }
+    if (watch != null) {
+      watch.close();
+    }
+    client.forget(this);
   }
 
-  /** Stops renewing and releases the lease. Safe to call more than once. */
-  @Override
-  public void close() {
+  /**
+   * Stops renewing and releases the lease; completes when the cluster has answered the release (at once
+   * if the lease was already lost, closed or abandoned). Never completes exceptionally: a release that
+   * fails (no node answered) leaves the lease to expire by its TTL, and is logged.
+   */
+  public CompletableFuture<Void> closeAsync() {
+    Watch watch;
     boolean release;
+    CompletableFuture<Void> done;
     synchronized (this) {
-      release = !closed && lost == null;
-      closed = true;
+      if (closing != null) {
+        return closing;
+      }
+      release = state == State.HELD || state == State.AT_RISK;
+      if (release) {
+        state = State.CLOSED;
+      }
       cancelTimers();
+      watch = events;
+      events = null;
+      closing = done = release ? new CompletableFuture<>() : CompletableFuture.completedFuture(null);
+    }
+    if (watch != null) {
+      watch.close();
     }
     if (release) {
-      Result result = client.release(resource, token);
-      if (result.code() != ResultCode.RELEASED) {
-        LOG.debug("Release of {} token {} answered {}", resource, token, result);
-      }
+      client.forget(this);
+      client.releaseAsync(resource, token).whenComplete((result, error) -> {
+        if (error != null || result.code() != ResultCode.RELEASED) {
+          LOG.debug("Release of {} token {} answered {}", resource, token, error != null ? error : result);
+        }
+        done.complete(null);
+      });
     }
+    return done;
+  }
+
+  /** Stops renewing and releases the lease, waiting for the answer. Safe to call more than once. */
+  @Override
+  public void close() {
+    FencingClient.join(closeAsync());
   }
 
   @Override

@@ -1,7 +1,6 @@
 package dev.fencekeeper.client;
 
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 
 /** A protected value as stored: bytes, the highest token it accepted, and its version. */
 public final class ReadResult extends Result {
@@ -9,6 +8,7 @@ public final class ReadResult extends Result {
     super(response);
   }
 
+  /** The key exists; {@link #value()} holds it. */
   public boolean isFound() {
     return code() == ResultCode.FOUND;
   }

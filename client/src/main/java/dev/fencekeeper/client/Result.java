@@ -1,7 +1,6 @@
 package dev.fencekeeper.client;
 
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -15,8 +14,9 @@ public class Result {
     this.response = response;
   }
 
+  /** What the cluster answered, or UNAVAILABLE when no node did. */
   public ResultCode code() {
-    return response.getCode();
+    return ResultCode.of(response.getCode());
   }
 
   /** True for every code that means "done as asked" (GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, ...). */
@@ -27,6 +27,7 @@ public class Result {
     };
   }
 
+  /** Human-readable context, always set on rejections; empty otherwise. */
   public String message() {
     return response.getMessage();
   }
@@ -46,6 +47,7 @@ public class Result {
     return response.getSentToken();
   }
 
+  /** The owner label of the live lease, if any. */
   public String holderOwner() {
     return response.getHolderOwner();
   }
@@ -55,14 +57,17 @@ public class Result {
     return response.getExpiresAtMs();
   }
 
+  /** The lease's TTL in milliseconds (acquire, renew, lease queries). */
   public long ttlMs() {
     return response.getTtlMs();
   }
 
+  /** For a release: the lease had ended before this call. */
   public boolean alreadyEnded() {
     return response.getAlreadyEnded();
   }
 
+  /** For a lease query: a live lease exists; for an acquire retried by request id: it still runs. */
   public boolean live() {
     return response.getLive();
   }
@@ -77,26 +82,32 @@ public class Result {
     return response.getPosition();
   }
 
+  /** For a read: the value's bytes (a copy). */
   public byte[] value() {
     return response.getValue().toByteArray();
   }
 
+  /** For a read: the value decoded as UTF-8. */
   public String valueAsString() {
     return response.getValue().toString(StandardCharsets.UTF_8);
   }
 
+  /** For a read or write: the highest token whose write the key accepted. */
   public long acceptedToken() {
     return response.getAcceptedToken();
   }
 
+  /** For a read or write: the number of accepted writes of the key. */
   public long version() {
     return response.getVersion();
   }
 
+  /** For a read: state-machine time of the last accepted write. */
   public long writtenAtMs() {
     return response.getWrittenAtMs();
   }
 
+  /** For a write rejection: the key that failed the check, when one did. */
   public String key() {
     return response.getKey();
   }
@@ -104,11 +115,6 @@ public class Result {
   /** State-machine time at which the answer was computed. */
   public long nowMs() {
     return response.getNowMs();
-  }
-
-  /** The wire message, for tools that print every field. */
-  public Response toProto() {
-    return response;
   }
 
   @Override

@@ -1,8 +1,6 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.proto.LeaseEvent;
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.WatchRequest;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -24,13 +22,14 @@ public final class Watch implements AutoCloseable {
   private final FencingClient client;
   private final String name;
   private final boolean prefix;
-  private final Consumer<LeaseEvent> listener;
+  private final Consumer<dev.fencekeeper.proto.LeaseEvent> listener;
   private volatile boolean closed;
-  private volatile Consumer<Response> compactedHandler = r -> { };
+  private volatile Consumer<Result> compactedHandler = r -> { };
   private long afterIndex;
   private int afterSeq;
 
-  Watch(FencingClient client, String name, boolean prefix, long afterIndex, Consumer<LeaseEvent> listener) {
+  Watch(FencingClient client, String name, boolean prefix, long afterIndex,
+      Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
     this.client = client;
     this.name = name;
     this.prefix = prefix;
@@ -40,8 +39,11 @@ public final class Watch implements AutoCloseable {
     poll(afterIndex == FROM_NOW ? 0 : POLL_MS);
   }
 
-  /** Called when the position fell out of the cluster's event window; the watch then stops. */
-  public Watch onCompacted(Consumer<Response> handler) {
+  /**
+   * Called with the COMPACTED answer when the position fell out of the cluster's event window; the watch
+   * then stops. Re-read the state and start a new watch.
+   */
+  public Watch onCompacted(Consumer<Result> handler) {
     this.compactedHandler = handler;
     return this;
   }
@@ -71,13 +73,13 @@ public final class Watch implements AutoCloseable {
       }
       if (error != null) {
         LOG.debug("Watch of {} failed, resuming from {}: {}", name, afterIndex, error.toString());
-        client.scheduler().schedule(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
+        client.later(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
         return;
       }
-      if (response.getCode() == ResultCode.OVERLOADED) {
+      if (response.getCode() == dev.fencekeeper.proto.ResultCode.OVERLOADED) {
         // Too many of this identity's watches, or reads, wait on that node: back off, keep the position.
         LOG.debug("Watch of {} refused: {}", name, response.getMessage());
-        client.scheduler().schedule(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
+        client.later(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
         return;
       }
       if (afterIndex == FROM_NOW) {
@@ -87,12 +89,12 @@ public final class Watch implements AutoCloseable {
         poll(POLL_MS);
         return;
       }
-      if (response.getCode() == ResultCode.COMPACTED) {
+      if (response.getCode() == dev.fencekeeper.proto.ResultCode.COMPACTED) {
         closed = true;
-        compactedHandler.accept(response);
+        compactedHandler.accept(new Result(response));
         return;
       }
-      for (LeaseEvent e : response.getEventsList()) {
+      for (dev.fencekeeper.proto.LeaseEvent e : response.getEventsList()) {
         synchronized (this) {
           afterIndex = e.getIndex();
           afterSeq = e.getSeq();
@@ -107,6 +109,7 @@ public final class Watch implements AutoCloseable {
     });
   }
 
+  /** Stops the watch; no event is delivered after this returns (one already being delivered may finish). */
   @Override
   public void close() {
     closed = true;

@@ -1,7 +1,6 @@
 package dev.fencekeeper.client;
 
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 
 /** The outcome of a fenced write. */
 public final class WriteResult extends Result {
@@ -9,6 +8,7 @@ public final class WriteResult extends Result {
     super(response);
   }
 
+  /** Every key of the write changed. */
   public boolean isAccepted() {
     return code() == ResultCode.ACCEPTED;
   }

@@ -676,7 +676,15 @@ public class FencingStateMachine extends BaseStateMachine {
 
   private NodeInfo nodeInfo() {
     NodeInfo.Builder b = NodeInfo.newBuilder().setPid(ProcessHandle.current().pid())
-        .setMetricsPort(Math.max(0, metrics.httpPort()));
+        .setMetricsPort(Math.max(0, metrics.httpPort()))
+        .setLimits(dev.fencekeeper.proto.ServerLimits.newBuilder()
+            .setMaxResourceBytes(limits.maxResourceBytes())
+            .setMaxKeyBytes(limits.maxKeyBytes())
+            .setMaxOwnerBytes(limits.maxOwnerBytes())
+            .setMaxValueBytes(limits.maxValueBytes())
+            .setMaxRequestsPerBatch(limits.maxRequestsPerBatch())
+            .setMinTtlMs(limits.minTtl().toMillis())
+            .setMaxTtlMs(limits.maxTtl().toMillis()));
     org.apache.ratis.statemachine.SnapshotInfo snapshot = getLatestSnapshot();
     b.setSnapshotIndex(snapshot == null ? RaftLog.INVALID_LOG_INDEX : snapshot.getIndex());
     try {

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_36_2.Metrics;
 import java.lang.management.ManagementFactory;
@@ -77,11 +77,11 @@ class MetricsClusterTest {
     byte[] late = bytes("late");
 
     // Grant 1, then expiry 1: worker A's lease runs out while it is "paused".
-    Result a = client.tryAcquire("report", Duration.ofMillis(300), "worker-a");
+    Result a = client.acquireToken("report", Duration.ofMillis(300), "worker-a");
     assertThat(a.code()).isEqualTo(ResultCode.GRANTED);
     awaitCounter("fencekeeper_expiries_total", 1);
     // Grant 2: worker B takes over; A wakes up and writes three times with its stale token.
-    Result b = client.tryAcquire("report", Duration.ofSeconds(30), "worker-b");
+    Result b = client.acquireToken("report", Duration.ofSeconds(30), "worker-b");
     assertThat(b.code()).isEqualTo(ResultCode.GRANTED);
     for (int i = 0; i < 3; i++) {
       assertThat(client.write("report", a.token(), "2026-11-29", late).isStale()).isTrue();
@@ -91,7 +91,7 @@ class MetricsClusterTest {
     assertThat(client.renew("report", b.token(), null).code()).isEqualTo(ResultCode.RENEWED);
 
     // Grant 3, expiry 2, and a write with the ended lease that nobody superseded: LEASE_EXPIRED.
-    Result c = client.tryAcquire("cache", Duration.ofMillis(300), "worker-c");
+    Result c = client.acquireToken("cache", Duration.ofMillis(300), "worker-c");
     assertThat(c.code()).isEqualTo(ResultCode.GRANTED);
     awaitCounter("fencekeeper_expiries_total", 2);
     assertThat(client.write("cache", c.token(), "k", late).isExpired()).isTrue();
@@ -104,10 +104,10 @@ class MetricsClusterTest {
     // Grants 4-7; one refused acquire (HELD); one release; one revoke (operator eviction).
     Result[] q = new Result[4];
     for (int i = 0; i < 4; i++) {
-      q[i] = client.tryAcquire("queue-" + i, Duration.ofSeconds(30), "worker-q" + i);
+      q[i] = client.acquireToken("queue-" + i, Duration.ofSeconds(30), "worker-q" + i);
       assertThat(q[i].code()).isEqualTo(ResultCode.GRANTED);
     }
-    assertThat(client.tryAcquire("queue-1", Duration.ofSeconds(30), "intruder").code()).isEqualTo(ResultCode.HELD);
+    assertThat(client.acquireToken("queue-1", Duration.ofSeconds(30), "intruder").code()).isEqualTo(ResultCode.HELD);
     assertThat(client.release("queue-2", q[2].token()).code()).isEqualTo(ResultCode.RELEASED);
     assertThat(client.revoke("queue-3", "metrics drill").code()).isEqualTo(ResultCode.REVOKED);
 

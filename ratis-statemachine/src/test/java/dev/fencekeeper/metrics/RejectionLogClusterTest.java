@@ -8,9 +8,9 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.core.Command;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -51,9 +51,9 @@ class RejectionLogClusterTest {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("tests");
 
-      long a = client.tryAcquire("report", Duration.ofMillis(300), "worker-a").token();
+      long a = client.acquireToken("report", Duration.ofMillis(300), "worker-a").token();
       awaitNoLiveLease(client, "report");
-      long b = client.tryAcquire("report", Duration.ofSeconds(30), "worker-b").token();
+      long b = client.acquireToken("report", Duration.ofSeconds(30), "worker-b").token();
       WriteResult stale = client.write("report", a, "2026-11-29", bytes("late"));
       assertThat(stale.code()).isEqualTo(ResultCode.STALE_TOKEN);
       assertThat(settledLines(cluster)).containsExactly(
@@ -61,7 +61,7 @@ class RejectionLogClusterTest {
               + " holderOwner=worker-b code=STALE_TOKEN");
 
       lines.list.clear();
-      long c = client.tryAcquire("night job", Duration.ofMillis(300), "worker c").token();
+      long c = client.acquireToken("night job", Duration.ofMillis(300), "worker c").token();
       awaitNoLiveLease(client, "night job");
       WriteResult expired = client.write("night job", c, "out put", bytes("late"));
       assertThat(expired.code()).isEqualTo(ResultCode.LEASE_EXPIRED);

@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
-import dev.fencekeeper.client.Result;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -31,8 +30,7 @@ class AbandonedSnapshotDownloadTest {
     try (TestCluster cluster = TestCluster.start(dataDir)) {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("worker");
-      Result grant = client.tryAcquire("r", Duration.ofSeconds(30), "worker");
-      assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
+      Lease grant = client.acquire("r", Duration.ofSeconds(30));
       cluster.stopNode("n3");
 
       Path tmp = groupDir(dataDir.resolve("n3")).resolve("tmp");

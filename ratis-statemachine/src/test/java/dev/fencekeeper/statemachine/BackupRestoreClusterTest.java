@@ -8,12 +8,13 @@ import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.ReplicaDivergedException;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
@@ -48,18 +49,18 @@ class BackupRestoreClusterTest {
     try (TestCluster old = TestCluster.start(oldData)) {
       old.awaitLeader();
       FencingClient client = old.newClient("old");
-      Result report = client.tryAcquire("report", Duration.ofMinutes(5), "old");
+      Result report = client.acquireToken("report", Duration.ofMinutes(5), "old");
       client.write("report", report.token(), List.of(KeyChange.put("2026-11-29", "backed up")), null);
       Result backedUp = client.backup(backup);
       assertThat(backedUp.code()).as(backedUp.toString()).isEqualTo(ResultCode.FOUND);
       assertThat(backedUp.currentToken()).isEqualTo(report.token());
-      assertThat(Files.size(backup)).isEqualTo(backedUp.toProto().getTotalBytes());
+      assertThat(Files.size(backup)).isEqualTo(Wire.response(backedUp).getTotalBytes());
 
       // The old cluster keeps going after the backup: these tokens are not in it.
       client.write("report", report.token(), List.of(KeyChange.put("2026-11-29", "after the backup")), null);
       long token = 0;
       for (int i = 0; i < 20; i++) {
-        token = client.tryAcquire("later-" + i, Duration.ofMinutes(5), "old").token();
+        token = client.acquireToken("later-" + i, Duration.ofMinutes(5), "old").token();
       }
       newestOldToken = token;
     }
@@ -69,7 +70,7 @@ class BackupRestoreClusterTest {
       FencingClient client = restored.newClient("new");
       assertThat(client.read("report", "2026-11-29").valueAsString()).isEqualTo("backed up");
       assertThat(client.lease("later-0").code()).isEqualTo(ResultCode.NOT_FOUND);
-      Result first = client.tryAcquire("fresh", Duration.ofSeconds(30), "new");
+      Result first = client.acquireToken("fresh", Duration.ofSeconds(30), "new");
       assertThat(first.code()).isEqualTo(ResultCode.GRANTED);
       assertThat(first.token()).isGreaterThan(newestOldToken);
 
@@ -92,7 +93,7 @@ class BackupRestoreClusterTest {
     try (TestCluster old = TestCluster.start(oldData)) {
       old.awaitLeader();
       FencingClient client = old.newClient("old");
-      client.tryAcquire("report", Duration.ofMinutes(5), "old");
+      client.acquireToken("report", Duration.ofMinutes(5), "old");
       client.backup(backup);
     }
     assertThatThrownBy(() -> RestoreSeed.seed(backup, oldData.resolve("n1"), Limits.defaults()))
@@ -114,7 +115,7 @@ class BackupRestoreClusterTest {
     try (TestCluster old = TestCluster.start(oldData)) {
       old.awaitLeader();
       FencingClient client = old.newClient("old");
-      client.tryAcquire("report", Duration.ofMinutes(5), "old");
+      client.acquireToken("report", Duration.ofMinutes(5), "old");
       client.backup(backup);
     }
 
@@ -122,7 +123,7 @@ class BackupRestoreClusterTest {
          FencingAdmin admin = FencingAdmin.connect(restored.config())) {
       restored.awaitLeader();
       FencingClient client = restored.newClient("new");
-      long issued = client.tryAcquire("fresh", Duration.ofMinutes(5), "new").token();
+      long issued = client.acquireToken("fresh", Duration.ofMinutes(5), "new").token();
 
       PeerAddress unseededPeer = new PeerAddress("n4", "127.0.0.1", freePort());
       try (FencekeeperServer unseeded = FencekeeperServer.join(joinerConfig(restored, unseededPeer))) {
@@ -144,7 +145,7 @@ class BackupRestoreClusterTest {
       }
 
       // The cluster kept its token sequence.
-      Result next = client.tryAcquire("after-the-failed-join", Duration.ofMinutes(5), "new");
+      Result next = client.acquireToken("after-the-failed-join", Duration.ofMinutes(5), "new");
       assertThat(next.code()).isEqualTo(ResultCode.GRANTED);
       assertThat(next.token()).isGreaterThan(issued);
 
@@ -153,7 +154,7 @@ class BackupRestoreClusterTest {
       RestoreSeed.seed(backup, seededConfig.storageDir(), Limits.defaults());
       try (FencekeeperServer seeded = FencekeeperServer.join(seededConfig)) {
         admin.addMember(seededPeer);
-        long newest = client.tryAcquire("after-the-seeded-join", Duration.ofMinutes(5), "new").token();
+        long newest = client.acquireToken("after-the-seeded-join", Duration.ofMinutes(5), "new").token();
         await().atMost(Duration.ofSeconds(60)).until(
             () -> seeded.stateMachine().read(FencingState::lastIssuedToken) == newest);
         FencingStateMachine leader = restored.node(restored.awaitLeader()).stateMachine();

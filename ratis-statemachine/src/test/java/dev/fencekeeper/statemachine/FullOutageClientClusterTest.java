@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,7 +31,7 @@ class FullOutageClientClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir, quickGiveUp)) {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("survivor");
-      Result lease = client.tryAcquire("ledger", Duration.ofSeconds(60), "survivor");
+      Result lease = client.acquireToken("ledger", Duration.ofSeconds(60), "survivor");
       assertThat(lease.code()).isEqualTo(ResultCode.GRANTED);
 
       cluster.stopAll();

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,7 +35,7 @@ class HostileInputClusterTest {
     try (TestCluster cluster = TestCluster.start(dir)) {
       cluster.awaitLeader();
       FencingClient fencing = cluster.newClient("fuzz-check");
-      long token = fencing.tryAcquire("r1", Duration.ofMinutes(5), "fuzz-check").token();
+      long token = fencing.acquireToken("r1", Duration.ofMinutes(5), "fuzz-check").token();
       fencing.write("r1", token, "k1", new byte[] {1});
 
       List<byte[]> requests = HostileInputPropertiesTest.hostileRequestBytes().sampleStream().limit(REQUESTS).toList();
@@ -57,7 +57,7 @@ class HostileInputClusterTest {
       for (var node : cluster.running().values()) {
         assertThat(node.raftServer().getDivision(cluster.config().groupId()).getInfo().isAlive()).isTrue();
       }
-      assertThat(fencing.tryAcquire("after-fuzz", Duration.ofSeconds(30), "fuzz-check").code())
+      assertThat(fencing.acquireToken("after-fuzz", Duration.ofSeconds(30), "fuzz-check").code())
           .isEqualTo(ResultCode.GRANTED);
       await().atMost(Duration.ofSeconds(30)).until(() ->
           cluster.running().values().stream().map(n -> n.stateMachine().digest()).distinct().count() == 1);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +28,7 @@ class LatestSnapshotClusterTest {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("worker");
       for (int i = 0; i < 10; i++) {
-        Result grant = client.tryAcquire("job-" + i, Duration.ofSeconds(30), "worker");
+        Result grant = client.acquireToken("job-" + i, Duration.ofSeconds(30), "worker");
         assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
       }
       cluster.running().forEach((id, node) ->

@@ -6,8 +6,8 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -54,7 +54,7 @@ class LeaderFailoverClusterTest {
           int round = 0;
           while (!stop.get()) {
             boolean afterKill = killed.get(); // read before sending: a grant after this is after the kill
-            Result grant = client.tryAcquire(resource, Duration.ofSeconds(5), "worker");
+            Result grant = client.acquireToken(resource, Duration.ofSeconds(5), "worker");
             if (grant.code() != ResultCode.GRANTED) {
               continue; // UNAVAILABLE during the election: try again
             }

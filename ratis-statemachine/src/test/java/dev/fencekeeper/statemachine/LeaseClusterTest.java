@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.Result;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -56,7 +56,7 @@ class LeaseClusterTest {
   void closeReleases() {
     Lease lease = client.acquire("report", Duration.ofSeconds(30));
     lease.close();
-    Result next = cluster.newClient("other").tryAcquire("report", Duration.ofSeconds(5), "other");
+    Result next = cluster.newClient("other").acquireToken("report", Duration.ofSeconds(5), "other");
     assertThat(next.code()).isEqualTo(ResultCode.GRANTED);
     assertThat(next.token()).isGreaterThan(lease.token());
   }
@@ -91,7 +91,7 @@ class LeaseClusterTest {
     assertThat(operator.revoke("stuck-job", "wedged").code()).isEqualTo(ResultCode.REVOKED);
 
     assertThat(lease.write("k", "late").code()).isEqualTo(ResultCode.LEASE_EXPIRED);
-    Result next = operator.tryAcquire("stuck-job", Duration.ofSeconds(5), "operator");
+    Result next = operator.acquireToken("stuck-job", Duration.ofSeconds(5), "operator");
     assertThat(next.code()).isEqualTo(ResultCode.GRANTED);
     assertThat(lease.write("k", "later").code()).isEqualTo(ResultCode.STALE_TOKEN);
     await().atMost(Duration.ofSeconds(5)).until(() -> !losses.isEmpty());
@@ -152,7 +152,7 @@ class LeaseClusterTest {
       String next = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
       cluster.transferLeadership(next);
       transfers++;
-      grant = other.tryAcquire("report", Duration.ofSeconds(5), "other");
+      grant = other.acquireToken("report", Duration.ofSeconds(5), "other");
     } while (grant.code() != ResultCode.GRANTED && Duration.ofNanos(System.nanoTime() - acquiredAt).toSeconds() < 15);
     assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
     assertThat(transfers).isGreaterThan(3);

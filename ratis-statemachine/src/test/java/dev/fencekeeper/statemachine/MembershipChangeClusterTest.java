@@ -3,16 +3,16 @@ package dev.fencekeeper.statemachine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingAdmin.Membership;
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
@@ -89,7 +89,7 @@ class MembershipChangeClusterTest {
           int round = 0;
           while (!stop.get()) {
             long asked = System.nanoTime();
-            Result grant = client.tryAcquire(resource, TTL, worker);
+            Result grant = client.acquireToken(resource, TTL, worker);
             long answered = System.nanoTime();
             if (grant.code() != ResultCode.GRANTED) {
               Thread.sleep(20); // HELD by the other worker, or UNAVAILABLE during a change: try again
@@ -178,7 +178,7 @@ class MembershipChangeClusterTest {
         long newest = grants.stream().mapToLong(Grant::token).max().orElseThrow();
         AtomicLong last = new AtomicLong();
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
-          Result r = reader.tryAcquire(RESOURCES.get(0), TTL, "after-the-changes");
+          Result r = reader.acquireToken(RESOURCES.get(0), TTL, "after-the-changes");
           last.set(r.token());
           return r.code() == ResultCode.GRANTED;
         });
@@ -198,7 +198,7 @@ class MembershipChangeClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir)) {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("w");
-      long token = client.tryAcquire("kept", TTL.multipliedBy(6), "w").token();
+      long token = client.acquireToken("kept", TTL.multipliedBy(6), "w").token();
       assertThat(client.write("kept", token, "k", "before".getBytes()).code()).isEqualTo(ResultCode.ACCEPTED);
       cluster.stopNode("n1");
       assertThat(client.write("kept", token, "k", "while n1 was down".getBytes()).code())
@@ -242,7 +242,7 @@ class MembershipChangeClusterTest {
     String resource = "probe-" + when.replace(' ', '-');
     try (FencingClient probe = FencingClient.connect(cluster, "probe")) {
       await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
-        Result grant = probe.tryAcquire(resource, TTL, "probe");
+        Result grant = probe.acquireToken(resource, TTL, "probe");
         assertThat(grant.code()).as("acquire %s", when).isIn(ResultCode.GRANTED, ResultCode.HELD);
         long token = grant.code() == ResultCode.GRANTED ? grant.token() : probe.lease(resource).token();
         WriteResult w = probe.write(resource, token, List.of(KeyChange.put("k", when)), "probe-" + token);

@@ -7,8 +7,8 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.ReadConsistency;
 import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.metrics.NodeMetrics;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.charset.StandardCharsets;
@@ -67,7 +67,7 @@ class OverloadClusterTest {
       for (int i = 0; i < PER_CLIENT; i++) {
         for (int c = 0; c < CLIENTS; c++) {
           String resource = "overload-" + c + "-" + i;
-          sent.put(resource, clients.get(c).tryAcquireAsync(resource, Duration.ofMinutes(5), "load-" + c));
+          sent.put(resource, clients.get(c).acquireTokenAsync(resource, Duration.ofMinutes(5), "load-" + c));
         }
       }
       Map<ResultCode, Integer> counts = new EnumMap<>(ResultCode.class);
@@ -102,7 +102,7 @@ class OverloadClusterTest {
       }
 
       // Healthy afterwards: a command goes through, and every replica holds the same state.
-      assertThat(clients.get(0).tryAcquire("after-overload", Duration.ofSeconds(30), "check").code())
+      assertThat(clients.get(0).acquireToken("after-overload", Duration.ofSeconds(30), "check").code())
           .isEqualTo(ResultCode.GRANTED);
       await().atMost(Duration.ofSeconds(30)).until(() ->
           cluster.running().values().stream().map(n -> n.stateMachine().digest()).distinct().count() == 1);
@@ -118,7 +118,7 @@ class OverloadClusterTest {
     try (TestCluster cluster = TestCluster.start(dir, p)) {
       String leader = cluster.awaitLeader();
       FencingClient writer = cluster.newClient("writer");
-      long token = writer.tryAcquire("read-flood", Duration.ofMinutes(5), "writer").token();
+      long token = writer.acquireToken("read-flood", Duration.ofMinutes(5), "writer").token();
       assertThat(writer.write("read-flood", token, "k", "v".getBytes(StandardCharsets.UTF_8)).code())
           .isEqualTo(ResultCode.ACCEPTED);
       // Stale reads go to any node: every replica must hold the value first.

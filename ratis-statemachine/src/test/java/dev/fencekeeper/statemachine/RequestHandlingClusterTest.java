@@ -2,10 +2,12 @@ package dev.fencekeeper.statemachine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.WriteResult;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.KeyWrite;
@@ -56,7 +58,7 @@ class RequestHandlingClusterTest {
     cluster = TestCluster.start(dataDir);
     cluster.awaitLeader();
     client = cluster.newClient("tester");
-    token = client.tryAcquire("orders", Duration.ofMinutes(5), "tester").token();
+    token = client.acquireToken("orders", Duration.ofMinutes(5), "tester").token();
     client.write("orders", token, List.of(KeyChange.put("existing", "v1")), null);
   }
 
@@ -71,8 +73,8 @@ class RequestHandlingClusterTest {
   void writeRetriedWithTheSameRequestIdIsAppliedOnce() {
     WriteResult first = client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
     WriteResult retry = client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
-    assertThat(first.code()).isEqualTo(ResultCode.ACCEPTED);
-    assertThat(retry.code()).isEqualTo(ResultCode.ACCEPTED);
+    assertThat(first.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
+    assertThat(retry.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
     assertThat(retry.version()).isEqualTo(first.version());
     assertThat(client.read("orders", "counter").version()).isEqualTo(1);
 
@@ -97,7 +99,7 @@ class RequestHandlingClusterTest {
 
     for (int i = 0; i < writes.size(); i++) {
       WriteResult w = writes.get(i).join();
-      assertThat(w.code()).as("write %d", i).isEqualTo(ResultCode.ACCEPTED);
+      assertThat(w.code()).as("write %d", i).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
       assertThat(w.version()).as("write %d", i).isEqualTo(1);
       assertThat(client.read("orders", "coalesced-" + i).valueAsString()).isEqualTo("v" + i);
     }
@@ -120,19 +122,19 @@ class RequestHandlingClusterTest {
         .setToken(Long.MAX_VALUE).addWrites(KeyWrite.newBuilder().setKey("batched")))
         .build();
 
-    Result answer = client.send(Request.newBuilder()
+    Result answer = Wire.send(client, Request.newBuilder()
         .setBatch(BatchRequest.newBuilder().addRequests(held).addRequests(accepted).addRequests(unknown)).build());
 
-    assertThat(answer.code()).isEqualTo(ResultCode.BATCH_ANSWERED);
-    assertThat(answer.toProto().getBatchList()).extracting(r -> r.getCode())
+    assertThat(Wire.response(answer).getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
+    assertThat(Wire.response(answer).getBatchList()).extracting(r -> r.getCode())
         .containsExactly(ResultCode.HELD, ResultCode.ACCEPTED, ResultCode.UNKNOWN_TOKEN);
-    assertThat(answer.toProto().getBatch(0).getToken()).isEqualTo(token);
+    assertThat(Wire.response(answer).getBatch(0).getToken()).isEqualTo(token);
     assertThat(client.read("orders", "batched").valueAsString()).isEqualTo("b");
 
-    Result withRead = client.send(Request.newBuilder().setBatch(BatchRequest.newBuilder().addRequests(accepted)
+    Result withRead = Wire.send(client, Request.newBuilder().setBatch(BatchRequest.newBuilder().addRequests(accepted)
         .addRequests(Request.newBuilder().setRead(ReadRequest.newBuilder().setResource("orders").setKey("k"))))
         .build());
-    assertThat(withRead.code()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    assertThat(withRead.code()).isEqualTo(dev.fencekeeper.client.ResultCode.INVALID_ARGUMENT);
     assertThat(withRead.message()).contains("request 2", "read");
   }
 
@@ -142,21 +144,21 @@ class RequestHandlingClusterTest {
   // batch of such writes only costs no log entry at all.
   @Test
   void staleWritesInABatchAreRefusedOnTheLeaderWithoutALogEntry() throws IOException {
-    long stale = client.tryAcquire("early", Duration.ofMinutes(5), "first").token();
+    long stale = client.acquireToken("early", Duration.ofMinutes(5), "first").token();
     client.release("early", stale);
-    long current = client.tryAcquire("early", Duration.ofMinutes(5), "second").token();
+    long current = client.acquireToken("early", Duration.ofMinutes(5), "second").token();
     Request late = writeTo("early", stale, "a");
     Request lateToo = writeTo("early", stale, "b");
     // Sent alone first: a refusal changes nothing and costs no entry, so the batch meets the same state.
-    Response lateAlone = client.send(late).toProto();
-    Response lateTooAlone = client.send(lateToo).toProto();
+    Response lateAlone = Wire.response(Wire.send(client, late));
+    Response lateTooAlone = Wire.response(Wire.send(client, lateToo));
     assertThat(lateAlone.getCode()).isEqualTo(ResultCode.STALE_TOKEN);
     String leader = cluster.awaitLeader();
     long logEnd = lastLogIndex(leader);
 
-    Response answer = client.send(batchOf(acquireOf("early-other"), late, writeTo("early", current, "a"), lateToo,
-        Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource("early").setToken(current)).build()))
-        .toProto();
+    Response answer = Wire.response(Wire.send(client, batchOf(acquireOf("early-other"), late, writeTo("early", current,
+        "a"), lateToo,
+        Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource("early").setToken(current)).build())));
 
     assertThat(answer.getBatchList()).extracting(Response::getCode).containsExactly(ResultCode.GRANTED,
         ResultCode.STALE_TOKEN, ResultCode.ACCEPTED, ResultCode.STALE_TOKEN, ResultCode.RENEWED);
@@ -171,10 +173,10 @@ class RequestHandlingClusterTest {
     assertThat(digestsOfEveryNode()).hasSize(1);
 
     // The renew moved the holder's expiry since: alone, the same writes are now answered with the new one.
-    Response lateNow = client.send(late).toProto();
-    Response lateTooNow = client.send(lateToo).toProto();
+    Response lateNow = Wire.response(Wire.send(client, late));
+    Response lateTooNow = Wire.response(Wire.send(client, lateToo));
     long logEndBefore = lastLogIndex(leader);
-    Response onlyStale = client.send(batchOf(late, lateToo)).toProto();
+    Response onlyStale = Wire.response(Wire.send(client, batchOf(late, lateToo)));
     assertThat(onlyStale.getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
     assertThat(onlyStale.getBatchList()).containsExactly(lateNow, lateTooNow);
     assertThat(commandEntriesAfter(leader, logEndBefore)).as("entries for a batch of stale writes").isEmpty();
@@ -185,7 +187,7 @@ class RequestHandlingClusterTest {
     for (int i = 0; i < 20; i++) {
       concurrent.add(client.writeAsync("early", stale, List.of(KeyChange.put("c" + i, "late")), null));
     }
-    assertThat(concurrent).allSatisfy(w -> assertThat(w.join().code()).isEqualTo(ResultCode.STALE_TOKEN));
+    assertThat(concurrent).allSatisfy(w -> assertThat(w.join().code()).isEqualTo(dev.fencekeeper.client.ResultCode.STALE_TOKEN));
     assertThat(commandEntriesAfter(leader, logEndBefore)).as("entries for concurrent stale writes").isEmpty();
   }
 
@@ -194,9 +196,9 @@ class RequestHandlingClusterTest {
   // logged commands' answers: every replica answers the whole batch.
   @Test
   void aRetryOfAPartlyRefusedBatchAfterALeaderChangeGetsTheWholeAnswer() throws IOException {
-    long stale = client.tryAcquire("retried", Duration.ofMinutes(5), "first").token();
+    long stale = client.acquireToken("retried", Duration.ofMinutes(5), "first").token();
     client.release("retried", stale);
-    long current = client.tryAcquire("retried", Duration.ofMinutes(5), "second").token();
+    long current = client.acquireToken("retried", Duration.ofMinutes(5), "second").token();
     Request batch = batchOf(writeTo("retried", current, "k"), writeTo("retried", stale, "k"));
     String leader = cluster.awaitLeader();
     try (RaftClient raw = RaftClient.newBuilder().setRaftGroup(cluster.config().raftGroup())
@@ -227,7 +229,7 @@ class RequestHandlingClusterTest {
     client.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
     try (FencingClient other = FencingClient.connect(cluster.config(), "tester")) {
       WriteResult again = other.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
-      assertThat(again.code()).isEqualTo(ResultCode.ACCEPTED);
+      assertThat(again.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
     }
     assertThat(client.read("orders", "shipment").version()).isEqualTo(1);
   }
@@ -237,7 +239,7 @@ class RequestHandlingClusterTest {
   @Test
   void listingsPageThroughResourcesAndKeys() {
     for (int i = 0; i < 5; i++) {
-      Result grant = client.tryAcquire("listed-" + i, Duration.ofMinutes(5), "lister");
+      Result grant = client.acquireToken("listed-" + i, Duration.ofMinutes(5), "lister");
       if (i == 0) {
         for (int k = 0; k < 3; k++) {
           client.write("listed-0", grant.token(), List.of(KeyChange.put("key-" + k, "v" + k)), null);
@@ -245,19 +247,19 @@ class RequestHandlingClusterTest {
       }
     }
     Result first = client.listLeases("listed-", "", 3);
-    assertThat(first.toProto().getEntriesList()).extracting(e -> e.getResource())
+    assertThat(Wire.response(first).getEntriesList()).extracting(e -> e.getResource())
         .containsExactly("listed-0", "listed-1", "listed-2");
-    assertThat(first.toProto().getMore()).isTrue();
-    assertThat(first.toProto().getEntries(0).getLive()).isTrue();
-    assertThat(first.toProto().getEntries(0).getOwner()).isEqualTo("lister");
+    assertThat(Wire.response(first).getMore()).isTrue();
+    assertThat(Wire.response(first).getEntries(0).getLive()).isTrue();
+    assertThat(Wire.response(first).getEntries(0).getOwner()).isEqualTo("lister");
     Result second = client.listLeases("listed-", "listed-2", 3);
-    assertThat(second.toProto().getEntriesList()).extracting(e -> e.getResource())
+    assertThat(Wire.response(second).getEntriesList()).extracting(e -> e.getResource())
         .containsExactly("listed-3", "listed-4");
-    assertThat(second.toProto().getMore()).isFalse();
+    assertThat(Wire.response(second).getMore()).isFalse();
 
     Result keys = client.listKeys("listed-0", "key-", "key-0", 10);
-    assertThat(keys.toProto().getEntriesList()).extracting(e -> e.getKey()).containsExactly("key-1", "key-2");
-    assertThat(keys.toProto().getEntries(0).getValueBytes()).isEqualTo(2);
+    assertThat(Wire.response(keys).getEntriesList()).extracting(e -> e.getKey()).containsExactly("key-1", "key-2");
+    assertThat(Wire.response(keys).getEntries(0).getValueBytes()).isEqualTo(2);
   }
 
   static Stream<Arguments> badRequests() {
@@ -287,8 +289,8 @@ class RequestHandlingClusterTest {
   @MethodSource("badRequests")
   void badInputIsRejectedAndChangesNothing(String name, Request request, String field) {
     String before = stateOfEveryNode();
-    Result result = client.send(request);
-    assertThat(result.code()).as(result.toString()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    Result result = Wire.send(client, request);
+    assertThat(result.code()).as(result.toString()).isEqualTo(dev.fencekeeper.client.ResultCode.INVALID_ARGUMENT);
     assertThat(result.message()).contains(field);
     assertThat(stateOfEveryNode()).isEqualTo(before);
   }

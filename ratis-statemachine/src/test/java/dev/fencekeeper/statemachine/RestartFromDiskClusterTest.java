@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
@@ -34,7 +34,7 @@ class RestartFromDiskClusterTest {
       FencingClient client = cluster.newClient("worker");
       long token = 0;
       for (int i = 0; i < 20; i++) {
-        Result grant = client.tryAcquire("report-" + (i % 4), Duration.ofSeconds(30), "worker");
+        Result grant = client.acquireToken("report-" + (i % 4), Duration.ofSeconds(30), "worker");
         assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
         token = grant.token();
         client.write("report-" + (i % 4), token, List.of(KeyChange.put("v", "value-" + i)), "req-" + i);
@@ -45,7 +45,7 @@ class RestartFromDiskClusterTest {
           cluster.snapshotAll(); // the remaining entries live only in the log tail
         }
       }
-      Result held = client.tryAcquire("held-across-restart", Duration.ofMinutes(5), "survivor");
+      Result held = client.acquireToken("held-across-restart", Duration.ofMinutes(5), "survivor");
       lastTokenBefore = held.token();
       assertThat(lastTokenBefore).isGreaterThan(token);
       awaitReplicasEqual(cluster);
@@ -69,7 +69,7 @@ class RestartFromDiskClusterTest {
       Result lease = after.lease("held-across-restart");
       assertThat(lease.live()).isTrue();
       assertThat(lease.token()).isEqualTo(lastTokenBefore);
-      Result next = after.tryAcquire("new-resource", Duration.ofSeconds(5), "after");
+      Result next = after.acquireToken("new-resource", Duration.ofSeconds(5), "after");
       assertThat(next.code()).isEqualTo(ResultCode.GRANTED);
       assertThat(next.token()).isGreaterThan(lastTokenBefore);
     }

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -42,7 +42,7 @@ class SeedScenarioClusterTest {
   // and B's value stays.
   @Test
   void staleWriterIsRejectedAfterTheNewHolderWrites() {
-    Result a = workerA.tryAcquire("daily-sales-report", Duration.ofMillis(300), "worker-a");
+    Result a = workerA.acquireToken("daily-sales-report", Duration.ofMillis(300), "worker-a");
     assertThat(a.code()).as(a.toString()).isEqualTo(ResultCode.GRANTED);
 
     Result b = awaitGrant(workerB, "daily-sales-report", "worker-b");
@@ -63,7 +63,7 @@ class SeedScenarioClusterTest {
   // Guarantee: A is fenced off as soon as B acquires, before B has written anything.
   @Test
   void staleWriterIsRejectedRightAfterTheNewGrant() {
-    Result a = workerA.tryAcquire("inventory-42", Duration.ofMillis(300), "worker-a");
+    Result a = workerA.acquireToken("inventory-42", Duration.ofMillis(300), "worker-a");
     assertThat(a.code()).as(a.toString()).isEqualTo(ResultCode.GRANTED);
     Result b = awaitGrant(workerB, "inventory-42", "worker-b");
 
@@ -77,7 +77,7 @@ class SeedScenarioClusterTest {
     return await()
         .atMost(Duration.ofSeconds(10))
         .pollInterval(Duration.ofMillis(50))
-        .until(() -> client.tryAcquire(resource, Duration.ofSeconds(10), owner), r -> r.code() == ResultCode.GRANTED);
+        .until(() -> client.acquireToken(resource, Duration.ofSeconds(10), owner), r -> r.code() == ResultCode.GRANTED);
   }
 
   private static byte[] bytes(String s) {

@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.ReadConsistency;
 import dev.fencekeeper.client.Result;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,12 +30,12 @@ class TargetedReadsClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir);
          FencingClient client = cluster.newClient("mixed")) {
       cluster.awaitLeader();
-      Result lease = client.tryAcquire("mixed", Duration.ofMinutes(1), "mixed");
+      Result lease = client.acquireToken("mixed", Duration.ofMinutes(1), "mixed");
       assertThat(lease.code()).isEqualTo(ResultCode.GRANTED);
       long retriesBefore = client.metrics().registry().counter("fencekeeper.client.retries").getCount();
       for (int round = 0; round < 5; round++) {
         for (String peer : new String[] {"n1", "n2", "n3"}) {
-          assertThat(client.nodeInfo(peer, Duration.ofSeconds(30)).getId()).isEqualTo(peer);
+          assertThat(Wire.nodeInfo(client, peer, Duration.ofSeconds(30)).getId()).isEqualTo(peer);
           assertThat(client.write("mixed", lease.token(), "k", new byte[] {(byte) round}).isAccepted()).isTrue();
           client.read("mixed", "k", ReadConsistency.STALE);
           assertThat(client.write("mixed", lease.token(), "k", new byte[] {(byte) round}).isAccepted()).isTrue();

@@ -6,9 +6,10 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.Watch;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.LeaseEvent;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,7 +47,7 @@ class WaitingAndWatchClusterTest {
   void fiveWaitersAreServedInOrderAcrossALeaderChange() throws Exception {
     FencingClient observer = cluster.newClient("observer");
     List<String> grantOrder = new CopyOnWriteArrayList<>(); // as the replicated log granted them
-    Watch watch = observer.watch("queue", false, Watch.FROM_NOW, e -> {
+    Watch watch = Wire.watch(observer, "queue", false, Watch.FROM_NOW, e -> {
       if (e.getType() == LeaseEvent.Type.ACQUIRED) {
         grantOrder.add(e.getOwner());
       }
@@ -126,7 +127,7 @@ class WaitingAndWatchClusterTest {
   void deadHolderIsReplacedByTheFirstWaiterSoonAfterItsTtl() throws Exception {
     FencingClient observer = cluster.newClient("observer");
     List<LeaseEvent> events = new CopyOnWriteArrayList<>();
-    Watch watch = observer.watch("job", false, Watch.FROM_NOW, events::add);
+    Watch watch = Wire.watch(observer, "job", false, Watch.FROM_NOW, events::add);
     Thread.sleep(300);
     FencingClient dying = cluster.newClient("dying");
     Lease dead = dying.acquire("job", Duration.ofSeconds(1));
@@ -158,13 +159,13 @@ class WaitingAndWatchClusterTest {
   void watchHasNoGapsOrDuplicatesAcrossLeaderChangeAndReconnect() throws Exception {
     FencingClient watcherClient = cluster.newClient("watcher");
     List<LeaseEvent> seen = new CopyOnWriteArrayList<>();
-    Watch watch = watcherClient.watch("report-", true, Watch.FROM_NOW, seen::add);
+    Watch watch = Wire.watch(watcherClient, "report-", true, Watch.FROM_NOW, seen::add);
     Thread.sleep(300); // let the watch learn its starting position
 
     FencingClient worker = cluster.newClient("worker");
     List<Long> tokens = new ArrayList<>();
     for (int i = 0; i < 6; i++) {
-      Result grant = worker.tryAcquire("report-" + (i % 2), Duration.ofSeconds(30), "worker");
+      Result grant = worker.acquireToken("report-" + (i % 2), Duration.ofSeconds(30), "worker");
       tokens.add(grant.token());
       worker.release("report-" + (i % 2), grant.token());
       if (i == 2) {
@@ -179,12 +180,12 @@ class WaitingAndWatchClusterTest {
 
     // A new client (a reconnect) resumes from the last index seen and gets only what came after.
     for (int i = 6; i < 8; i++) {
-      Result grant = worker.tryAcquire("report-0", Duration.ofSeconds(30), "worker");
+      Result grant = worker.acquireToken("report-0", Duration.ofSeconds(30), "worker");
       tokens.add(grant.token());
       worker.release("report-0", grant.token());
     }
     FencingClient reconnected = cluster.newClient("watcher-again");
-    Watch resumed = reconnected.watch("report-", true, resumeFrom, seen::add);
+    Watch resumed = Wire.watch(reconnected, "report-", true, resumeFrom, seen::add);
     await().atMost(Duration.ofSeconds(20)).until(() -> seen.size() >= 16);
     resumed.close();
     Thread.sleep(200);

@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.ResultCode;
 import java.nio.file.Path;
 import picocli.CommandLine.Command;
@@ -21,7 +22,7 @@ final class BackupCommand extends ClientVerb implements ClientOptions.AdminOpera
   @Override
   ResultView call(FencingClient fencing) {
     Path target = context.workingDir().resolve(file);
-    return ResultView.ofLease(fencing.backup(target).toProto(), target.toString());
+    return ResultView.ofLease(Wire.response(fencing.backup(target)), target.toString());
   }
 
   @Override

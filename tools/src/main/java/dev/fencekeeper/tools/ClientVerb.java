@@ -1,5 +1,6 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.proto.Response;
@@ -38,7 +39,7 @@ abstract class ClientVerb implements Callable<Integer> {
       view = call(fencing);
     } catch (FencingException e) {
       // An expected failure (no node reachable, a refused input) is an answer like any other: one line.
-      view = ResultView.ofLease(e.result().toProto(), null);
+      view = ResultView.ofLease(Wire.response(e.result()), null);
     }
     return print(explained(view));
   }

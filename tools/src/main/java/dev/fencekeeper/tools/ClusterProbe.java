@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.NodeInfo;
@@ -48,7 +49,7 @@ final class ClusterProbe {
 
   private static NodeStatus ask(FencingClient client, PeerAddress peer, Duration timeout) {
     try {
-      return new NodeStatus(peer, client.nodeInfo(peer.id(), timeout), null);
+      return new NodeStatus(peer, Wire.nodeInfo(client, peer.id(), timeout), null);
     } catch (RuntimeException e) {
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       return new NodeStatus(peer, null, cause.toString());

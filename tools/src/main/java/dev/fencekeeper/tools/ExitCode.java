@@ -60,6 +60,11 @@ public enum ExitCode {
     return meaning;
   }
 
+  /** The exit code for a client call's outcome (the same table: the client's codes mirror the wire's). */
+  public static ExitCode of(dev.fencekeeper.client.ResultCode result) {
+    return of(ResultCode.valueOf(result.name()));
+  }
+
   /** The exit code for a cluster answer; a code without a deliberate mapping counts as INTERNAL. */
   public static ExitCode of(ResultCode result) {
     return BY_RESULT.get(result);

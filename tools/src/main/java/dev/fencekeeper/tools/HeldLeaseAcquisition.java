@@ -1,5 +1,6 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.Lease;
@@ -36,7 +37,7 @@ record HeldLeaseAcquisition(Lease lease, Response refusal) {
           .setMessage("not granted within " + Durations.format(timeout) + " (--timeout)").build());
     } catch (ExecutionException e) {
       if (e.getCause() instanceof FencingException refused) {
-        Response r = refused.result().toProto();
+        Response r = Wire.response(refused.result());
         return refused(r.getCode() != ResultCode.WAITING ? r : r.toBuilder().setCode(ResultCode.HELD)
             .setMessage("still held after waiting " + Durations.format(flags.wait)).build());
       }

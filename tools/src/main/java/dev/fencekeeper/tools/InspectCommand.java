@@ -3,6 +3,7 @@ package dev.fencekeeper.tools;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.ReadConsistency;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import java.util.ArrayList;
@@ -42,8 +43,8 @@ final class InspectCommand implements Callable<Integer> {
     Response read;
     Response lease;
     try (FencingClient fencing = client.connect()) {
-      read = fencing.read(resource, key, ReadConsistency.LINEARIZABLE).toProto();
-      lease = fencing.lease(resource).toProto();
+      read = Wire.response(fencing.read(resource, key, ReadConsistency.LINEARIZABLE));
+      lease = Wire.response(fencing.lease(resource));
     }
     ResultView value = ResultView.ofValue(read, resource, key);
     if (read.getCode() != ResultCode.FOUND && read.getCode() != ResultCode.NOT_FOUND) {

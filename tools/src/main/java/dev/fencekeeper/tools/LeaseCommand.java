@@ -4,14 +4,15 @@ import dev.fencekeeper.client.AcquireOptions;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.Durations;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code lease acquire|renew|release|show|validate}: one lease call each. */
 @Command(
@@ -69,17 +70,17 @@ final class LeaseCommand implements Runnable {
     ResultView call(FencingClient fencing) {
       AcquireOptions options = flags.options(requestId);
       if (!flags.waits()) {
-        return ResultView.ofLease(fencing.tryAcquire(resource, flags.ttl, options).toProto(), resource);
+        return ResultView.ofLease(Wire.response(fencing.acquireToken(resource, flags.ttl, options)), resource);
       }
       try {
         Lease granted = fencing.acquire(resource, flags.ttl, flags.wait, options);
         // This process exits right away: the lease is the caller's to renew or release by token.
         granted.abandon();
-        Response shown = fencing.lease(resource).toProto().toBuilder()
+        Response shown = Wire.response(fencing.lease(resource)).toBuilder()
             .setCode(ResultCode.GRANTED).setToken(granted.token()).build();
         return ResultView.ofLease(shown, resource);
       } catch (FencingException e) {
-        Response r = e.result().toProto();
+        Response r = Wire.response(e.result());
         if (r.getCode() == ResultCode.WAITING) {
           r = r.toBuilder().setCode(ResultCode.HELD)
               .setMessage("still held after waiting " + Durations.format(flags.wait)).build();
@@ -131,7 +132,7 @@ final class LeaseCommand implements Runnable {
 
     @Override
     ResultView call(FencingClient fencing) {
-      return ResultView.ofLease(fencing.renew(resource, token, ttl).toProto(), resource);
+      return ResultView.ofLease(Wire.response(fencing.renew(resource, token, ttl)), resource);
     }
   }
 
@@ -148,7 +149,7 @@ final class LeaseCommand implements Runnable {
 
     @Override
     ResultView call(FencingClient fencing) {
-      return ResultView.ofLease(fencing.release(resource, token).toProto(), resource);
+      return ResultView.ofLease(Wire.response(fencing.release(resource, token)), resource);
     }
   }
 
@@ -164,7 +165,7 @@ final class LeaseCommand implements Runnable {
 
     @Override
     ResultView call(FencingClient fencing) {
-      return ResultView.ofLeaseQuery(fencing.lease(resource).toProto(), resource);
+      return ResultView.ofLeaseQuery(Wire.response(fencing.lease(resource)), resource);
     }
   }
 
@@ -181,7 +182,7 @@ final class LeaseCommand implements Runnable {
 
     @Override
     ResultView call(FencingClient fencing) {
-      return ResultView.ofLease(fencing.validate(resource, token).toProto(), resource);
+      return ResultView.ofLease(Wire.response(fencing.validate(resource, token)), resource);
     }
   }
 
@@ -201,7 +202,7 @@ final class LeaseCommand implements Runnable {
 
     @Override
     ResultView call(FencingClient fencing) {
-      return ResultView.ofLease(fencing.revoke(resource, reason).toProto(), resource);
+      return ResultView.ofLease(Wire.response(fencing.revoke(resource, reason)), resource);
     }
   }
 

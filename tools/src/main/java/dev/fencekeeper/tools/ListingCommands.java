@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.ListEntry;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
@@ -12,11 +13,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code leases list} and {@code keys list}: operator listings, every page fetched and printed as one. */
 final class ListingCommands {
@@ -41,10 +42,10 @@ final class ListingCommands {
       int want = limit == null ? PAGE : Math.min(PAGE, limit - entries.size());
       if (want <= 0) {
         // --limit reached: say whether anything follows without printing it.
-        Response probe = pager.page(after, 1).toProto();
+        Response probe = Wire.response(pager.page(after, 1));
         return new Listing(entries, probe.getCode() == ResultCode.FOUND && probe.getEntriesCount() > 0, nowMs, null);
       }
-      Response page = pager.page(after, want).toProto();
+      Response page = Wire.response(pager.page(after, want));
       if (page.getCode() != ResultCode.FOUND) {
         return new Listing(entries, false, nowMs, page);
       }

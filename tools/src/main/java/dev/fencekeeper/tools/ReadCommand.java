@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.ReadConsistency;
+import dev.fencekeeper.client.wire.Wire;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -31,6 +32,6 @@ final class ReadCommand extends ClientVerb {
   @Override
   ResultView call(FencingClient fencing) {
     ReadConsistency consistency = stale ? ReadConsistency.STALE : ReadConsistency.LINEARIZABLE;
-    return ResultView.ofValue(fencing.read(resource, key, consistency).toProto(), resource, key);
+    return ResultView.ofValue(Wire.response(fencing.read(resource, key, consistency)), resource, key);
   }
 }

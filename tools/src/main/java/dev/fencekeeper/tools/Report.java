@@ -27,7 +27,7 @@ record Report(ExitCode exit, ObjectNode json, List<String> lines) {
 
   static Report failure(FencingException e) {
     String message = e.result().message().isEmpty() ? e.getMessage() : e.result().message();
-    return failure(e.code(), message);
+    return failure(ResultCode.valueOf(e.code().name()), message);
   }
 
   /** Prints the report as asked and returns its exit code. */

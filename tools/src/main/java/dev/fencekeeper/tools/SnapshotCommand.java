@@ -1,8 +1,8 @@
 package dev.fencekeeper.tools;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingAdmin.Membership;
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
@@ -10,10 +10,10 @@ import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code snapshot create}: write a snapshot now rather than at the next automatic trigger. */
 @Command(
@@ -78,7 +78,7 @@ final class SnapshotCommand implements Runnable {
           if (nodes.size() == 1) {
             return Report.failure(e);
           }
-          failed = failed == null ? e.code() : failed;
+          failed = failed == null ? ResultCode.valueOf(e.code().name()) : failed;
           lines.add(e.code() + ": " + id + ": " + e.result().message());
           snapshots.addObject().put("node", id).put("status", e.code().name()).put("error", e.result().message());
         }

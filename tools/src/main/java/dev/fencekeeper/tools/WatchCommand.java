@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Watch;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.LeaseEvent;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -49,15 +50,15 @@ final class WatchCommand implements Callable<Integer> {
     AtomicInteger seen = new AtomicInteger();
     AtomicInteger exit = new AtomicInteger(ExitCode.SUCCESS.code());
     try (FencingClient fencing = client.connect();
-        Watch watch = fencing.watch(name, prefix, after == null ? Watch.FROM_NOW : after, event -> {
+        Watch watch = Wire.watch(fencing, name, prefix, after == null ? Watch.FROM_NOW : after, event -> {
           print(event);
           if (count != null && seen.incrementAndGet() >= count) {
             done.countDown();
           }
         })) {
       watch.onCompacted(r -> {
-        context.err().println("COMPACTED: " + r.getMessage());
-        exit.set(ExitCode.of(r.getCode()).code());
+        context.err().println("COMPACTED: " + r.message());
+        exit.set(ExitCode.of(r.code()).code());
         done.countDown();
       });
       if (timeout == null) {

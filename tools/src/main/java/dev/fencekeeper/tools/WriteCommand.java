@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import dev.fencekeeper.client.wire.Wire;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -69,7 +70,7 @@ final class WriteCommand extends ClientVerb {
     KeyChange change = delete ? KeyChange.delete(key)
         : valueFile != null ? KeyChange.put(key, readValueFile())
         : KeyChange.put(key, value.getBytes(StandardCharsets.UTF_8));
-    return ResultView.ofValue(fencing.write(resource, token, List.of(change), requestId).toProto(), resource, key);
+    return ResultView.ofValue(Wire.response(fencing.write(resource, token, List.of(change), requestId)), resource, key);
   }
 
   private byte[] readValueFile() {

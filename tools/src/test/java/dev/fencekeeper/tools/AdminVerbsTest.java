@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.proto.ResultCode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -252,7 +252,7 @@ class AdminVerbsTest {
   @Test
   void snapshotCreateOnLeaderNodeOrAll() throws IOException {
     try (FencingClient client = FencingClient.connect(cluster.config())) {
-      client.tryAcquire("snapshot-me", Duration.ofSeconds(30), "w");
+      client.acquireToken("snapshot-me", Duration.ofSeconds(30), "w");
     }
     CliRun onLeader = cli("snapshot", "create");
     JsonNode one = okJson(cli("snapshot", "create", "--node", "n2", "--json"));
@@ -281,8 +281,8 @@ class AdminVerbsTest {
     long a;
     long b;
     try (FencingClient client = FencingClient.connect(cluster.config())) {
-      a = client.tryAcquire("ll-alpha", Duration.ofSeconds(60), "worker-a").token();
-      b = client.tryAcquire("ll-beta", Duration.ofSeconds(60), "worker-b").token();
+      a = client.acquireToken("ll-alpha", Duration.ofSeconds(60), "worker-a").token();
+      b = client.acquireToken("ll-beta", Duration.ofSeconds(60), "worker-b").token();
       client.release("ll-beta", b);
     }
 
@@ -316,7 +316,7 @@ class AdminVerbsTest {
     int keys = ListingCommands.PAGE + 88;
     long token;
     try (FencingClient client = FencingClient.connect(cluster.config())) {
-      token = client.tryAcquire("many-keys", Duration.ofSeconds(60), "loader").token();
+      token = client.acquireToken("many-keys", Duration.ofSeconds(60), "loader").token();
       for (int from = 0; from < keys; from += 64) {
         List<KeyChange> batch = IntStream.range(from, Math.min(keys, from + 64))
             .mapToObj(i -> KeyChange.put(String.format("k%05d", i), "v" + i)).toList();
@@ -351,7 +351,7 @@ class AdminVerbsTest {
   void inspectShowsValueLeaseAndNewestToken() throws IOException {
     long token;
     try (FencingClient client = FencingClient.connect(cluster.config())) {
-      token = client.tryAcquire("inspected", Duration.ofSeconds(60), "worker-i").token();
+      token = client.acquireToken("inspected", Duration.ofSeconds(60), "worker-i").token();
       client.write("inspected", token, "day", "total 42".getBytes(StandardCharsets.UTF_8));
     }
 

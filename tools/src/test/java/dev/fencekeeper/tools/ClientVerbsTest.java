@@ -234,7 +234,7 @@ class ClientVerbsTest {
     String resource = resource(test);
     byte[] binary = {(byte) 0xfe, (byte) 0xff, 0x00};
     try (FencingClient client = FencingClient.connect(cluster.config())) {
-      long token = client.tryAcquire(resource, Duration.ofSeconds(30), "worker-a").token();
+      long token = client.acquireToken(resource, Duration.ofSeconds(30), "worker-a").token();
       assertThat(client.write(resource, token, "bin", binary).isAccepted()).isTrue();
     }
 

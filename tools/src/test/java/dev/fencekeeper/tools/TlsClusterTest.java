@@ -8,6 +8,7 @@ import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.config.Security;
@@ -92,13 +93,13 @@ class TlsClusterTest {
   @Test
   void aClientWithAValidCertificateWorks() {
     try (FencingClient client = FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "ok")) {
-      Result granted = client.tryAcquire("tls-ok", Duration.ofSeconds(30), "ok");
-      assertThat(granted.code()).isEqualTo(ResultCode.GRANTED);
+      Result granted = client.acquireToken("tls-ok", Duration.ofSeconds(30), "ok");
+      assertThat(granted.code()).isEqualTo(dev.fencekeeper.client.ResultCode.GRANTED);
       assertThat(client.write("tls-ok", granted.token(), "k", "v".getBytes(StandardCharsets.UTF_8)).code())
-          .isEqualTo(ResultCode.ACCEPTED);
+          .isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
       assertThat(client.read("tls-ok", "k").valueAsString()).isEqualTo("v");
       // Node info and stale reads use per-node clients: those must speak TLS too.
-      assertThat(client.nodeInfo(cluster.peers().get(0).id(), Duration.ofSeconds(20)).getId())
+      assertThat(Wire.nodeInfo(client, cluster.peers().get(0).id(), Duration.ofSeconds(20)).getId())
           .isEqualTo(cluster.peers().get(0).id());
     }
   }
@@ -112,19 +113,19 @@ class TlsClusterTest {
         foreign.resolve("client.crt"), foreign.resolve("client.key"), certs.resolve("ca.crt")))));
     for (ClusterConfig refused : List.of(plaintext, expired, foreignCa)) {
       try (FencingClient client = FencingClient.connect(refused, "intruder")) {
-        Result r = client.tryAcquire("tls-refused", Duration.ofSeconds(30), "intruder");
-        assertThat(r.code()).as(refused.toString()).isEqualTo(ResultCode.UNAVAILABLE);
+        Result r = client.acquireToken("tls-refused", Duration.ofSeconds(30), "intruder");
+        assertThat(r.code()).as(refused.toString()).isEqualTo(dev.fencekeeper.client.ResultCode.UNAVAILABLE);
       }
     }
     try (FencingClient client = FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "check")) {
-      assertThat(client.lease("tls-refused").code()).isEqualTo(ResultCode.NOT_FOUND);
+      assertThat(client.lease("tls-refused").code()).isEqualTo(dev.fencekeeper.client.ResultCode.NOT_FOUND);
     }
   }
 
   @Test
   void aNodeWithAForeignCertificateNeverJoinsIn() {
     try (FencingClient client = FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "n3-check")) {
-      assertThat(client.tryAcquire("tls-n3", Duration.ofSeconds(30), "n3-check").code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(client.acquireToken("tls-n3", Duration.ofSeconds(30), "n3-check").code()).isEqualTo(dev.fencekeeper.client.ResultCode.GRANTED);
     }
     FencekeeperServer n3 = servers.get(2);
     assertThat(leads(n3)).isFalse();
@@ -141,26 +142,26 @@ class TlsClusterTest {
     ClusterConfig asAdmin = withTls(cluster, certs, Certificates.ADMIN);
     try (FencingClient holder = FencingClient.connect(asClient, "holder");
          FencingClient admin = FencingClient.connect(asAdmin, "admin")) {
-      assertThat(holder.tryAcquire("tls-revoke", Duration.ofSeconds(30), "holder").code())
-          .isEqualTo(ResultCode.GRANTED);
+      assertThat(holder.acquireToken("tls-revoke", Duration.ofSeconds(30), "holder").code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.GRANTED);
       Result revoke = holder.revoke("tls-revoke", "not mine to revoke");
-      assertThat(revoke.code()).isEqualTo(ResultCode.PERMISSION_DENIED);
+      assertThat(revoke.code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
       assertThat(revoke.message()).contains(Certificates.CLIENT_CN).contains("authz.admins");
       assertThat(holder.lease("tls-revoke").live()).isTrue();
-      assertThat(holder.backup(dir.resolve("denied.backup")).code()).isEqualTo(ResultCode.PERMISSION_DENIED);
+      assertThat(holder.backup(dir.resolve("denied.backup")).code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
 
       assertThatThrownBy(() -> FencingAdmin.connect(asClient).snapshot("n1", Duration.ofSeconds(10)))
           .isInstanceOfSatisfying(FencingException.class,
-              e -> assertThat(e.code()).isEqualTo(ResultCode.PERMISSION_DENIED));
+              e -> assertThat(e.code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED));
       assertThatThrownBy(() -> FencingAdmin.connect(asClient).removeMember("n3"))
           .isInstanceOfSatisfying(FencingException.class,
-              e -> assertThat(e.code()).isEqualTo(ResultCode.PERMISSION_DENIED));
+              e -> assertThat(e.code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED));
       assertThatThrownBy(() -> FencingAdmin.connect(asClient).transferLeadershipToAnother())
           .isInstanceOfSatisfying(FencingException.class,
-              e -> assertThat(e.code()).isEqualTo(ResultCode.PERMISSION_DENIED));
+              e -> assertThat(e.code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED));
       assertThat(FencingAdmin.connect(asClient).members()).hasSize(3); // reading the membership is allowed
 
-      assertThat(admin.revoke("tls-revoke", "operator").code()).isEqualTo(ResultCode.REVOKED);
+      assertThat(admin.revoke("tls-revoke", "operator").code()).isEqualTo(dev.fencekeeper.client.ResultCode.REVOKED);
       assertThat(FencingAdmin.connect(asAdmin).snapshot("n1", Duration.ofSeconds(30))).isPositive();
     }
     assertThat(denied() - deniedBefore).isGreaterThanOrEqualTo(5);
@@ -170,14 +171,14 @@ class TlsClusterTest {
   void onlyTheIdentityThatAcquiredALeaseMayRenewReleaseOrWriteWithIt() {
     try (FencingClient owner = FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "owner");
          FencingClient other = FencingClient.connect(withTls(cluster, certs, "client2"), "other")) {
-      Result granted = owner.tryAcquire("tls-mine", Duration.ofSeconds(30), "owner");
+      Result granted = owner.acquireToken("tls-mine", Duration.ofSeconds(30), "owner");
       long token = granted.token();
-      assertThat(other.renew("tls-mine", token, Duration.ofSeconds(30)).code()).isEqualTo(ResultCode.PERMISSION_DENIED);
-      assertThat(other.release("tls-mine", token).code()).isEqualTo(ResultCode.PERMISSION_DENIED);
-      assertThat(other.write("tls-mine", token, "k", new byte[] {1}).code()).isEqualTo(ResultCode.PERMISSION_DENIED);
+      assertThat(other.renew("tls-mine", token, Duration.ofSeconds(30)).code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
+      assertThat(other.release("tls-mine", token).code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
+      assertThat(other.write("tls-mine", token, "k", new byte[] {1}).code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
       assertThat(owner.lease("tls-mine").live()).isTrue();
-      assertThat(owner.renew("tls-mine", token, Duration.ofSeconds(30)).code()).isEqualTo(ResultCode.RENEWED);
-      assertThat(owner.release("tls-mine", token).code()).isEqualTo(ResultCode.RELEASED);
+      assertThat(owner.renew("tls-mine", token, Duration.ofSeconds(30)).code()).isEqualTo(dev.fencekeeper.client.ResultCode.RENEWED);
+      assertThat(owner.release("tls-mine", token).code()).isEqualTo(dev.fencekeeper.client.ResultCode.RELEASED);
     }
   }
 

@@ -1,6 +1,6 @@
 package dev.fencekeeper.jdbc;
 
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import java.sql.SQLException;
 
 /**

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.Result;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
@@ -98,11 +98,11 @@ class SeedScenarioPostgresTest {
     try (TestCluster old = TestCluster.start(clusterData, new Properties())) {
       old.awaitLeader();
       FencingClient client = old.newClient("old");
-      Result early = client.tryAcquire("daily-sales-report", Duration.ofSeconds(1), "old");
+      Result early = client.acquireToken("daily-sales-report", Duration.ofSeconds(1), "old");
       assertThat(client.backup(backup).code()).isEqualTo(ResultCode.FOUND);
       // Tokens issued after the backup are not in it; the database has seen the newest of them.
       client.release("daily-sales-report", early.token());
-      Result late = client.tryAcquire("daily-sales-report", Duration.ofMinutes(5), "old");
+      Result late = client.acquireToken("daily-sales-report", Duration.ofMinutes(5), "old");
       fence.inTransaction("daily-sales-report", late.token(), writeReport("old cluster", late.token()));
       oldToken = late.token();
     }

@@ -71,7 +71,7 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
   public Optional<SimpleLock> lock(LockConfiguration config) {
     String resource = resourceFor(config.getName());
     long sentNanos = System.nanoTime();
-    Result result = client.tryAcquire(resource, config.getLockAtMostFor(), AcquireOptions.defaults().owner(owner));
+    Result result = client.acquireToken(resource, config.getLockAtMostFor(), AcquireOptions.defaults().owner(owner));
     switch (result.code()) {
       case GRANTED:
         long deadlineNanos = sentNanos + config.getLockAtMostFor().toNanos();

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -1,11 +1,12 @@
 package dev.fencekeeper.tools.bench;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.Directories;
-import dev.fencekeeper.tools.LocalClusterLayout;
 import dev.fencekeeper.tools.LocalClusterLayout.Node;
+import dev.fencekeeper.tools.LocalClusterLayout;
 import dev.fencekeeper.tools.NodeProcesses;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -127,7 +128,7 @@ final class BenchCluster implements AutoCloseable {
     List<Long> pids = new ArrayList<>();
     for (var peer : config.peers()) {
       try {
-        pids.add(client.nodeInfo(peer.id(), Duration.ofSeconds(2)).getPid());
+        pids.add(Wire.nodeInfo(client, peer.id(), Duration.ofSeconds(2)).getPid());
       } catch (RuntimeException e) {
         // unreachable: its CPU cannot be counted, and the report says CPU is unknown
         return List.of();
@@ -140,7 +141,7 @@ final class BenchCluster implements AutoCloseable {
   Optional<String> leader(FencingClient client) {
     for (var peer : config.peers()) {
       try {
-        NodeInfo info = client.nodeInfo(peer.id(), Duration.ofSeconds(1));
+        NodeInfo info = Wire.nodeInfo(client, peer.id(), Duration.ofSeconds(1));
         if ("LEADER".equals(info.getRole())) {
           return Optional.of(info.getId());
         }
@@ -156,7 +157,7 @@ final class BenchCluster implements AutoCloseable {
     long term = -1;
     for (var peer : config.peers()) {
       try {
-        term = Math.max(term, client.nodeInfo(peer.id(), Duration.ofSeconds(1)).getTerm());
+        term = Math.max(term, Wire.nodeInfo(client, peer.id(), Duration.ofSeconds(1)).getTerm());
       } catch (RuntimeException e) {
         // down or busy
       }

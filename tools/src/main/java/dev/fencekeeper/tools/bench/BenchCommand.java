@@ -2,9 +2,9 @@ package dev.fencekeeper.tools.bench;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
-import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.tools.CliContext;
 import dev.fencekeeper.tools.DurationConverter;
 import dev.fencekeeper.tools.ExitCode;
@@ -392,7 +392,7 @@ public final class BenchCommand implements Callable<Integer> {
     long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     String resource = "bench/" + runId + "/ready";
     while (true) {
-      Result r = client.tryAcquire(resource, Duration.ofSeconds(1), "bench");
+      Result r = client.acquireToken(resource, Duration.ofSeconds(1), "bench");
       if (r.code() == ResultCode.GRANTED) {
         client.release(resource, r.token());
         return;

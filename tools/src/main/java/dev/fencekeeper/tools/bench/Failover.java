@@ -2,6 +2,7 @@ package dev.fencekeeper.tools.bench;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.tools.ClassArchive;
 import dev.fencekeeper.tools.FencekeeperCli;
@@ -190,7 +191,7 @@ final class Failover {
       boolean all = true;
       for (PeerAddress peer : cluster.config().peers()) {
         try {
-          client.nodeInfo(peer.id(), Duration.ofSeconds(1));
+          Wire.nodeInfo(client, peer.id(), Duration.ofSeconds(1));
         } catch (RuntimeException e) {
           all = false;
         }

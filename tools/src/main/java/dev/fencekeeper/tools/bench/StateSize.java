@@ -7,9 +7,9 @@ import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.ReadConsistency;
 import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.Limits;
-import dev.fencekeeper.proto.ResultCode;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -238,7 +238,7 @@ final class StateSize {
       throws InterruptedException {
     while (System.nanoTime() < deadlineNanos) {
       try {
-        Result r = client.tryAcquire(resource, Duration.ofSeconds(5), "bench-state");
+        Result r = client.acquireToken(resource, Duration.ofSeconds(5), "bench-state");
         if (r.code() == ResultCode.GRANTED) {
           client.release(resource, r.token());
           return true;

@@ -4,8 +4,8 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.ReadConsistency;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
-import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -118,7 +118,7 @@ enum Workload {
 
     @Override
     public Step step() {
-      Result acquired = client.tryAcquire(resource, Duration.ofSeconds(10), "bench-w1");
+      Result acquired = client.acquireToken(resource, Duration.ofSeconds(10), "bench-w1");
       if (acquired.code() != ResultCode.GRANTED) {
         return Step.failed("acquire " + acquired.code());
       }
@@ -295,7 +295,7 @@ enum Workload {
   }
 
   static long acquireOrThrow(FencingClient client, String resource, Duration ttl) {
-    Result r = client.tryAcquire(resource, ttl, "bench");
+    Result r = client.acquireToken(resource, ttl, "bench");
     if (r.code() != ResultCode.GRANTED) {
       // The reason comes first, so failures of many resources count under one key (see Runner).
       throw new IllegalStateException("acquire " + r.code() + " for " + resource + ": " + r);

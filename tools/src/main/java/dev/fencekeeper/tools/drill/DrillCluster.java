@@ -1,8 +1,10 @@
 package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.client.NodeStatus;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.tools.ClassArchive;
@@ -253,10 +255,10 @@ public final class DrillCluster implements AutoCloseable {
         try {
           if (target < 0) {
             String leader = awaitLeader(Duration.ofSeconds(30));
-            target = client.nodeInfo(leader, Duration.ofSeconds(2)).getCommitIndex();
+            target = client.nodeStatus(leader, Duration.ofSeconds(2)).commitIndex();
           }
-          NodeInfo info = client.nodeInfo(id, Duration.ofSeconds(2));
-          if (!info.getLeaderId().isEmpty() && info.getLastAppliedIndex() >= target) {
+          NodeStatus info = client.nodeStatus(id, Duration.ofSeconds(2));
+          if (!info.leaderId().isEmpty() && info.appliedIndex() >= target) {
             return;
           }
         } catch (RuntimeException e) {
@@ -298,7 +300,7 @@ public final class DrillCluster implements AutoCloseable {
         continue;
       }
       try {
-        NodeInfo info = client.nodeInfo(node.id(), Duration.ofSeconds(2));
+        NodeInfo info = Wire.nodeInfo(client, node.id(), Duration.ofSeconds(2));
         anyAnswer[0] = true;
         if ("LEADER".equals(info.getRole()) && info.getTerm() > bestTerm) {
           bestTerm = info.getTerm();

@@ -2,6 +2,7 @@ package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Watch;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.LeaseEvent;
 import dev.fencekeeper.tools.drill.history.HistoryRecorder;
@@ -26,7 +27,7 @@ final class EventWatcher implements AutoCloseable {
   EventWatcher(ClusterConfig config, HistoryRecorder recorder) {
     this.client = FencingClient.connect(config, "drill-watcher");
     this.recorder = recorder;
-    this.watch = client.watch("", true, 0, this::onEvent).onCompacted(r -> compacted = true);
+    this.watch = Wire.watch(client, "", true, 0, this::onEvent).onCompacted(r -> compacted = true);
   }
 
   private void onEvent(LeaseEvent e) {

@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import java.time.Duration;
@@ -39,7 +40,7 @@ final class LeaderMonitor implements AutoCloseable {
           continue;
         }
         try {
-          NodeInfo info = client.nodeInfo(node.id(), Duration.ofMillis(800));
+          NodeInfo info = Wire.nodeInfo(client, node.id(), Duration.ofMillis(800));
           answered = true;
           if (!info.getLeaderId().isEmpty()) {
             synchronized (this) {

@@ -4,13 +4,14 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.WriteResult;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
-import dev.fencekeeper.tools.drill.history.HistoryRecorder;
 import dev.fencekeeper.tools.drill.history.HistoryRecorder.Pending;
-import dev.fencekeeper.tools.drill.history.Op;
+import dev.fencekeeper.tools.drill.history.HistoryRecorder;
 import dev.fencekeeper.tools.drill.history.Op.OpType;
 import dev.fencekeeper.tools.drill.history.Op.Outcome;
+import dev.fencekeeper.tools.drill.history.Op;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -62,7 +63,7 @@ final class RecordedClient {
   }
 
   static Op complete(Pending pending, OpType type, Result r, ResultCode success) {
-    return complete(pending, type, r.toProto(), success);
+    return complete(pending, type, Wire.response(r), success);
   }
 
   /** An exception instead of an answer: the command may have been applied. */
@@ -73,7 +74,7 @@ final class RecordedClient {
   Op acquire(String resource, Duration ttl) {
     Pending p = recorder.invoke(process, OpType.ACQUIRE, resource, null, 0, null);
     try {
-      return complete(p, OpType.ACQUIRE, client.tryAcquire(resource, ttl, process), ResultCode.GRANTED);
+      return complete(p, OpType.ACQUIRE, client.acquireToken(resource, ttl, process), ResultCode.GRANTED);
     } catch (RuntimeException e) {
       return thrown(p, e);
     }
@@ -115,7 +116,8 @@ final class RecordedClient {
     } catch (RuntimeException e) {
       return thrown(p, e);
     }
-    Outcome outcome = r.code() == ResultCode.FOUND || r.code() == ResultCode.NOT_FOUND ? Outcome.OK : Outcome.UNKNOWN;
-    return p.complete(outcome, r.code().name(), outcome == Outcome.OK ? resultOf(OpType.READ, r.toProto()) : Op.Result.NONE);
+    Outcome outcome = r.code() == dev.fencekeeper.client.ResultCode.FOUND
+        || r.code() == dev.fencekeeper.client.ResultCode.NOT_FOUND ? Outcome.OK : Outcome.UNKNOWN;
+    return p.complete(outcome, r.code().name(), outcome == Outcome.OK ? resultOf(OpType.READ, Wire.response(r)) : Op.Result.NONE);
   }
 }

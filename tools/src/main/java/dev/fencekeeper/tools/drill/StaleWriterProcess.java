@@ -2,6 +2,7 @@ package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
 import java.io.BufferedReader;
@@ -33,14 +34,14 @@ public final class StaleWriterProcess {
         String[] w = line.trim().split(" ");
         Result result;
         switch (w[0]) {
-          case "acquire" -> result = client.tryAcquire(w[1], Duration.ofMillis(Long.parseLong(w[2])), "A");
+          case "acquire" -> result = client.acquireToken(w[1], Duration.ofMillis(Long.parseLong(w[2])), "A");
           case "write" -> result = client.write(w[1], Long.parseLong(w[3]), w[2], w[4].getBytes(StandardCharsets.UTF_8));
           case "exit" -> {
             return;
           }
           default -> throw new IllegalArgumentException("unknown command: " + line);
         }
-        out.println(ANSWER_PREFIX + Base64.getEncoder().encodeToString(result.toProto().toByteArray()));
+        out.println(ANSWER_PREFIX + Base64.getEncoder().encodeToString(Wire.response(result).toByteArray()));
       }
     }
   }

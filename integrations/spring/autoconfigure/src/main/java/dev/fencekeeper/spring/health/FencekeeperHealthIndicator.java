@@ -1,7 +1,7 @@
 package dev.fencekeeper.spring.health;
 
 import dev.fencekeeper.client.FencingClient;
-import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.client.NodeStatus;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -29,17 +29,17 @@ public class FencekeeperHealthIndicator extends AbstractHealthIndicator {
     Map<String, String> nodes = new LinkedHashMap<>();
     for (RaftPeer peer : client.config().raftPeers()) {
       String id = peer.getId().toString();
-      NodeInfo info;
+      NodeStatus info;
       try {
-        info = client.nodeInfo(id, timeout);
+        info = client.nodeStatus(id, timeout);
       } catch (RuntimeException e) {
         nodes.put(id, "unreachable at " + peer.getAddress() + ": " + e.getMessage());
         continue;
       }
-      nodes.put(id, info.getRole() + " term " + info.getTerm());
-      if ("LEADER".equals(info.getRole())) {
+      nodes.put(id, info.role() + " term " + info.term());
+      if (info.isLeader()) {
         builder.up().withDetail("leader", id).withDetail("address", peer.getAddress())
-            .withDetail("term", info.getTerm()).withDetail("nodes", nodes);
+            .withDetail("term", info.term()).withDetail("nodes", nodes);
         return;
       }
     }

@@ -4,7 +4,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.LeaseHeldException;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;

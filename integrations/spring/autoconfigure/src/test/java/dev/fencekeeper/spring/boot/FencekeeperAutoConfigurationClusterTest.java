@@ -9,7 +9,7 @@ import dev.fencekeeper.client.Result;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.jdbc.StaleFenceTokenException;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
 import dev.fencekeeper.shedlock.LockToken;
 import dev.fencekeeper.spring.health.FencekeeperHealthIndicator;

@@ -1,0 +1,43 @@
+package dev.fencekeeper.client;
+
+import dev.fencekeeper.client.wire.Wire;
+import dev.fencekeeper.proto.LeaseEvent;
+import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/** Gives {@link Wire} the package's internals; loaded by Wire at its first use. */
+final class WireAccess implements Wire.Access {
+  static {
+    Wire.install(new WireAccess());
+  }
+
+  @Override
+  public Response response(Result result) {
+    return result.response;
+  }
+
+  @Override
+  public Result result(Response response) {
+    return new Result(response);
+  }
+
+  @Override
+  public CompletableFuture<Result> sendAsync(FencingClient client, Request request) {
+    return client.sendAsync(request);
+  }
+
+  @Override
+  public NodeInfo nodeInfo(FencingClient client, String peerId, Duration timeout) {
+    return client.nodeInfo(peerId, timeout);
+  }
+
+  @Override
+  public Watch watch(FencingClient client, String name, boolean prefix, long afterIndex,
+      Consumer<LeaseEvent> listener) {
+    return new Watch(client, name, prefix, afterIndex, listener);
+  }
+}
