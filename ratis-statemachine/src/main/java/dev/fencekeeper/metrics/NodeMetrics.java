@@ -80,6 +80,9 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String LEADING = "fencekeeper.raft.leading";
   public static final String APPLIED_INDEX = "fencekeeper.raft.applied.index";
   public static final String COMMIT_INDEX = "fencekeeper.raft.commit.index";
+  /** 1 while the node's storage has at least its free-space reserve, 0 once the node stopped for want of it. */
+  public static final String STORAGE_WRITABLE = "fencekeeper.storage.writable";
+  public static final String STORAGE_FREE_BYTES = "fencekeeper.storage.free.bytes";
 
   /** The write rejections counted by reason. */
   public static final List<Code> REJECTION_REASONS =
@@ -185,6 +188,18 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     return REQUEST + "." + command + ".seconds";
   }
 
+  private volatile Supplier<String> storageProblem = () -> null;
+
+  /**
+   * Where {@code /health} and the storage gauges learn whether the node can persist: {@code problem} is
+   * null while it can, else why not; {@code freeBytes} the free space last measured.
+   */
+  public void watchStorage(Supplier<String> problem, java.util.function.LongSupplier freeBytes) {
+    this.storageProblem = problem;
+    registry.gauge(STORAGE_WRITABLE, () -> () -> problem.get() == null ? 1L : 0L);
+    registry.gauge(STORAGE_FREE_BYTES, () -> freeBytes::getAsLong);
+  }
+
   /** Gives the gauges their sources: the node's Raft division and its state machine. */
   public void bind(RaftServer server, RaftGroupId groupId, FencingStateMachine stateMachine) {
     this.binding = new Binding(server, groupId, stateMachine);
@@ -259,6 +274,10 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
    * really behind (or cut off from the leader) does not.
    */
   public Health health() {
+    String storage = storageProblem.get();
+    if (storage != null) {
+      return new Health(false, "not ready: cannot persist: " + storage);
+    }
     Binding b = binding;
     if (b == null) {
       return new Health(false, "not ready: the Raft server has not started");

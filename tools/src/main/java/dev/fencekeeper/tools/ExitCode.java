@@ -33,7 +33,8 @@ public enum ExitCode {
   COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
   CHECK_FAILED(18, "CHECK_FAILED: a drill's or the bench's checker found a violation"),
   PERMISSION_DENIED(19, "PERMISSION_DENIED: admin-only operation, or another identity's lease"),
-  OVERLOADED(20, "OVERLOADED: too many requests pending; nothing applied, retry later");
+  OVERLOADED(20, "OVERLOADED: too many requests pending; nothing applied, retry later"),
+  STORAGE_FULL(21, "server: disk below the 64 MiB reserve; free space, then start it again");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 

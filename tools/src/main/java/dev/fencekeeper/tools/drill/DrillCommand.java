@@ -30,9 +30,11 @@ import picocli.CommandLine.Parameters;
           + " write accepted, no acknowledged write lost, tokens unique and increasing, one live lease per"
           + " resource, linearizable reads. Prints a timeline, figures and a verdict; on a violation, the"
           + " operations that show it and the command that replays the drill. See docs/drills.md.",
-      "Drills: stale-writer, leader-kill, leader-pause, restart-all, clock-skew, membership, partition.",
+      "Drills: stale-writer, leader-kill, leader-pause, restart-all, clock-skew, membership, partition,"
+          + " disk-full.",
       "Exit 0 on a pass, 18 on a violation (or an undecided check), 11 if the drill could not run"
-          + " (no leader), 2 on bad usage or when the machine cannot run it (partition needs root)."
+          + " (no leader), 2 on bad usage or when the machine cannot run it (partition and disk-full need"
+          + " root)."
     })
 public final class DrillCommand implements Callable<Integer> {
   static final int DEFAULT_WORKERS = 4;
@@ -47,6 +49,7 @@ public final class DrillCommand implements Callable<Integer> {
     DRILLS.put("clock-skew", ProcessFaultDrills.ClockSkew::new);
     DRILLS.put("membership", ProcessFaultDrills.Membership::new);
     DRILLS.put("partition", PartitionDrill::new);
+    DRILLS.put("disk-full", DiskFullDrill::new);
   }
 
   private final CliContext context;
