@@ -46,6 +46,8 @@ public final class FencekeeperServer implements AutoCloseable {
    * step (in ms) written into that file while it runs — how the clock-skew drill steps a leader's clock.
    */
   public static final String CLOCK_STEP_FILE_PROPERTY = WallClock.STEP_FILE_PROPERTY;
+  /** TEST ONLY: {@code -Dfencekeeper.testing.storage-reserve-bytes=N} lowers the free-space reserve for a small tmpfs. */
+  public static final String STORAGE_RESERVE_PROPERTY = StorageGuard.RESERVE_PROPERTY;
 
   private final ClusterConfig config;
   private final FencingStateMachine stateMachine;

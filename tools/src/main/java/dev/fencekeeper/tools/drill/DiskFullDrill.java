@@ -63,24 +63,35 @@ final class DiskFullDrill implements Drill {
     ctx.sleep(Duration.ofSeconds(2));
     try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.adminConfig())) {
       if (ctx.leader().equals(FULL_NODE)) {
-        admin.transferLeadership("n1");
+        transfer(ctx, admin, "n1");
       }
-      fillUntilStopped(ctx, "follower");
+      fillUntilStopped(ctx, role(ctx));
       ctx.sleep(Duration.ofSeconds(2));
       ctx.fault("leadership to " + FULL_NODE);
-      String leader = "";
-      for (int attempt = 0; attempt < 5 && !leader.equals(FULL_NODE); attempt++) {
-        try {
-          leader = admin.transferLeadership(FULL_NODE);
-        } catch (RuntimeException e) {
-          ctx.note("transfer to " + FULL_NODE + " did not complete: " + e.getMessage());
-          ctx.sleep(Duration.ofSeconds(1));
-        }
-      }
-      ctx.note("leader is now " + leader);
-      fillUntilStopped(ctx, leader.equals(FULL_NODE) ? "leader" : "follower (the transfer did not happen)");
+      transfer(ctx, admin, FULL_NODE);
+      fillUntilStopped(ctx, role(ctx));
     }
     ctx.untilDeadline();
+  }
+
+  private static String role(DrillContext ctx) throws InterruptedException {
+    return ctx.leader().equals(FULL_NODE) ? "leader" : "follower";
+  }
+
+  /** Moves leadership to {@code to}, retrying a transfer that races an election; says where it ended. */
+  private static void transfer(DrillContext ctx, FencingAdmin admin, String to) throws InterruptedException {
+    for (int attempt = 0; attempt < 5; attempt++) {
+      try {
+        ctx.note("leader is now " + admin.transferLeadership(to));
+        return;
+      } catch (RuntimeException e) {
+        ctx.note("transfer to " + to + " did not complete: " + e.getMessage());
+        ctx.sleep(Duration.ofSeconds(1));
+        if (ctx.leader().equals(to)) {
+          return;
+        }
+      }
+    }
   }
 
   /**
