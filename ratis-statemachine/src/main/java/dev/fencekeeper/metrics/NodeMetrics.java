@@ -101,6 +101,9 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private static final double[] APPLY_SECONDS_BUCKETS =
       {0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.1};
   private static final double[] BATCH_COMMANDS_BUCKETS = {2, 4, 8, 16, 32, 64, 128, 256};
+  /** 1 while the node's storage has at least its free-space reserve, 0 once the node stopped for want of it. */
+  public static final String STORAGE_WRITABLE = "fencekeeper.storage.writable";
+  public static final String STORAGE_FREE_BYTES = "fencekeeper.storage.free.bytes";
 
   /** The write rejections counted by reason. */
   public static final List<Code> REJECTION_REASONS =
@@ -293,6 +296,18 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     return REQUEST + "." + command + ".seconds";
   }
 
+  private volatile Supplier<String> storageProblem = () -> null;
+
+  /**
+   * Where {@code /health} and the storage gauges learn whether the node can persist: {@code problem} is
+   * null while it can, else why not; {@code freeBytes} the free space last measured.
+   */
+  public void watchStorage(Supplier<String> problem, java.util.function.LongSupplier freeBytes) {
+    this.storageProblem = problem;
+    registry.gauge(STORAGE_WRITABLE, () -> () -> problem.get() == null ? 1L : 0L);
+    registry.gauge(STORAGE_FREE_BYTES, () -> freeBytes::getAsLong);
+  }
+
   /** Gives the gauges their sources: the node's Raft division and its state machine. */
   public void bind(RaftServer server, RaftGroupId groupId, StateReader stateMachine) {
     this.binding = new Binding(server, groupId, stateMachine);
@@ -372,6 +387,10 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
    * really behind (or cut off from the leader) does not.
    */
   public Health health() {
+    String storage = storageProblem.get();
+    if (storage != null) {
+      return new Health(false, "not ready: cannot persist: " + storage);
+    }
     Binding b = binding;
     if (b == null) {
       return new Health(false, "not ready: the Raft server has not started");

@@ -8,6 +8,7 @@ import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.Takeover;
 import dev.fencekeeper.statemachine.proto.Tick;
 import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -45,6 +46,8 @@ public final class FencekeeperServer implements AutoCloseable {
    * step (in ms) written into that file while it runs — how the clock-skew drill steps a leader's clock.
    */
   public static final String CLOCK_STEP_FILE_PROPERTY = WallClock.STEP_FILE_PROPERTY;
+  /** TEST ONLY: {@code -Dfencekeeper.testing.storage-reserve-bytes=N} lowers the free-space reserve for a small tmpfs. */
+  public static final String STORAGE_RESERVE_PROPERTY = StorageGuard.RESERVE_PROPERTY;
 
   private final ClusterConfig config;
   private final FencingStateMachine stateMachine;
@@ -54,6 +57,8 @@ public final class FencekeeperServer implements AutoCloseable {
   private final RaftServer server;
   private final RaftClient internalClient;
   private final ScheduledExecutorService leaderTimer;
+  private final StorageGuard storageGuard;
+  private final CompletableFuture<StorageFullException> storageExhausted = new CompletableFuture<>();
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
   private volatile ScheduledFuture<?> ticker;
 
@@ -69,8 +74,11 @@ public final class FencekeeperServer implements AutoCloseable {
       stateMachine.skipFencingCheckUnsafely();
     }
     RaftPeerId self = RaftPeerId.valueOf(config.self().id());
+    // Before anything is written: a node does not start on storage below its reserve.
+    this.storageGuard = StorageGuard.start(config.storageDir(), self.toString());
     // Before any Ratis object of this node exists: it hooks Ratis's metric registries as they are created.
     this.metrics = NodeMetrics.create(self.toString());
+    metrics.watchStorage(storageGuard::problem, storageGuard::freeBytes);
     stateMachine.setMetrics(metrics);
     stateMachine.setSecurity(config.security());
     Parameters parameters = config.ratisParameters();
@@ -112,6 +120,36 @@ public final class FencekeeperServer implements AutoCloseable {
     this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
     metrics.bind(server, config.groupId(), stateMachine::read);
     leaderLossWatch.watch(server);
+    storageGuard.exhausted().thenAccept(this::stopForStorage);
+  }
+
+  /**
+   * The storage fell below its reserve: the Raft server stops now, while there is room left for what
+   * stopping writes, so that nothing it needs to start again is torn. The metrics and {@code /health}
+   * (not ready, saying why) stay up until the process exits; {@link #storageExhausted} completes.
+   */
+  private void stopForStorage(String why) {
+    Thread stopper = new Thread(() -> {
+      stopTicker();
+      try {
+        server.close();
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("Stopping the Raft server after the storage ran low failed", e);
+      }
+      storageExhausted.complete(new StorageFullException(why));
+    }, "fencekeeper-storage-stop-" + config.self().id());
+    stopper.setDaemon(true);
+    stopper.start();
+  }
+
+  /**
+   * Completes when this node stopped its Raft server because its storage directory's free space fell
+   * below the reserve (one log line says so; {@code /health} is not ready, and the gauge {@value
+   * NodeMetrics#STORAGE_WRITABLE} is 0): the node process should exit, and be started again once space
+   * has been freed.
+   */
+  public CompletableFuture<StorageFullException> storageExhausted() {
+    return storageExhausted;
   }
 
   /** Starts the node described by {@code config} (its {@code node.id} names which peer it is). */
@@ -178,6 +216,7 @@ public final class FencekeeperServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    storageGuard.close();
     stopTicker();
     leaderTimer.shutdownNow();
     leaderLossWatch.close();

@@ -21,7 +21,8 @@ import java.util.stream.Stream;
  * an empty state, and then applies its log as usual. Every node of the new cluster gets the same seed, so
  * the replicas agree. Loading it starts a new token epoch: no new token can equal or undercut one the old
  * cluster issued, however long it kept running after the backup (no flag to remember, unlike etcd's
- * {@code --bump-revision}).
+ * {@code --bump-revision}). It also ends every lease and drops every waiter of the backup (see {@link
+ * FencingState#beginNewEpoch}); the file keeps them, so its format is the snapshot format unchanged.
  */
 public final class RestoreSeed {
   static final String FILE_NAME = "fencekeeper-restore.seed";

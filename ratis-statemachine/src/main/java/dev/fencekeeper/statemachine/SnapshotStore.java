@@ -83,6 +83,14 @@ final class SnapshotStore {
       writeTo(state, out);
       out.flush();
       channel.force(true);
+    } catch (IOException | RuntimeException e) {
+      // E.g. no space left: the previous snapshot stays in place, and the partial one must not keep its space.
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
     }
     Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     MD5Hash md5 = MD5Hash.newInstance(digest.digest());

@@ -34,7 +34,8 @@ public enum ExitCode {
   CHECK_FAILED(18, "CHECK_FAILED: a drill's or the bench's checker found a violation"),
   PERMISSION_DENIED(19, "PERMISSION_DENIED: admin-only operation, or another identity's lease"),
   OVERLOADED(20, "OVERLOADED: too many requests pending; nothing applied, retry later"),
-  RUN_LEASE_LOST(21, "lease run: the lease was lost while the command ran, so it was stopped");
+  RUN_LEASE_LOST(21, "lease run: the lease was lost while the command ran, so it was stopped"),
+  STORAGE_FULL(22, "server: disk below the 64 MiB reserve; free space, then start it again");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 

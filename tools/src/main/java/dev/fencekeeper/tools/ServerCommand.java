@@ -6,6 +6,7 @@ import ch.qos.logback.core.joran.spi.JoranException;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.StorageFullException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -75,6 +76,9 @@ final class ServerCommand implements Callable<Integer> {
     FencekeeperServer server;
     try {
       server = join ? FencekeeperServer.join(config) : FencekeeperServer.start(config);
+    } catch (StorageFullException e) {
+      context.err().println("fencekeeper: node " + id + " did not start: " + e.getMessage());
+      return ExitCode.STORAGE_FULL.code();
     } catch (IOException e) {
       // E.g. storage.dir is not writable. (A taken port never gets here: Ratis exits the JVM with 1.)
       context.err().println("fencekeeper: node " + id + " could not start: " + e.getMessage());
@@ -90,8 +94,17 @@ final class ServerCommand implements Callable<Integer> {
       parent.ifPresentOrElse(p -> p.onExit().thenRun(mustStop::countDown), mustStop::countDown);
     }
     server.stateMachine().diverged().thenRun(mustStop::countDown);
+    server.storageExhausted().thenRun(mustStop::countDown);
     mustStop.await(); // until the parent (if any) is gone or the replica stopped; a signal exits on its own
     termination.close();
+    StorageFullException full = server.storageExhausted().getNow(null);
+    if (full != null) {
+      // The Raft server has stopped already, with room to spare; a supervisor starts the node again once
+      // space has been freed (until then the start refuses, with this same code).
+      context.err().println("fencekeeper: node " + id + " stopped: " + full.getMessage());
+      closeQuietly(server);
+      return ExitCode.STORAGE_FULL.code();
+    }
     ReplicaDivergedException diverged = server.stateMachine().diverged().getNow(null);
     if (diverged != null) {
       // A process that kept running here would look like a member while serving nothing: exit, loudly.

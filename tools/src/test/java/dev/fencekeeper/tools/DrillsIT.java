@@ -71,7 +71,7 @@ class DrillsIT {
   // Guarantee: under each drill's faults the history checker finds no violation, and the drill exits 0.
   @ParameterizedTest
   @ValueSource(strings = {"stale-writer", "leader-kill", "leader-pause", "restart-all", "rolling-restart",
-      "clock-skew", "membership", "partition"})
+      "clock-skew", "membership", "partition", "disk-full"})
   @Timeout(300)
   void everyDrillPasses(String name) throws Exception {
     Run run = drill(name, null);

@@ -196,6 +196,12 @@ public final class DrillCluster implements AutoCloseable {
     return p == null || !p.isAlive() ? Optional.empty() : Optional.of(p.pid());
   }
 
+  /** The exit code of node {@code id}'s process once it has ended by itself; empty while it runs. */
+  synchronized Optional<Integer> exitCode(String id) {
+    Process p = processes.get(id);
+    return p == null || p.isAlive() ? Optional.empty() : Optional.of(p.exitValue());
+  }
+
   synchronized boolean isServing(String id) {
     Process p = processes.get(id);
     return p != null && p.isAlive() && !paused.getOrDefault(id, false);

@@ -39,11 +39,12 @@ import picocli.CommandLine.Parameters;
           + " resource, linearizable reads. Prints a timeline, figures and a verdict; on a violation, the"
           + " operations that show it and the command that replays the drill. See docs/drills.md.",
       "Drills: stale-writer, leader-kill, leader-pause, restart-all, rolling-restart, clock-skew, membership,"
-          + " partition.",
+          + " partition, disk-full.",
       "stale-writer --jdbc-url URL [--user U --password-file F] replays the same timeline against your own"
           + " database through fencekeeper-jdbc's guard row (see docs/external-stores.md).",
       "Exit 0 on a pass, 18 on a violation (or an undecided check), 11 if the drill could not run"
-          + " (no leader), 2 on bad usage or when the machine cannot run it (partition needs root)."
+          + " (no leader), 2 on bad usage or when the machine cannot run it (partition and disk-full need"
+          + " root)."
     })
 public final class DrillCommand implements Callable<Integer> {
   static final int DEFAULT_WORKERS = 4;
@@ -59,6 +60,7 @@ public final class DrillCommand implements Callable<Integer> {
     DRILLS.put("clock-skew", ProcessFaultDrills.ClockSkew::new);
     DRILLS.put("membership", ProcessFaultDrills.Membership::new);
     DRILLS.put("partition", PartitionDrill::new);
+    DRILLS.put("disk-full", DiskFullDrill::new);
   }
 
   private final CliContext context;

@@ -32,6 +32,11 @@ public record Finding(Kind kind, String summary, List<Op> ops, List<LeaseEventRe
      * a lease left to run out outlived its TTL by more than the drill's bound.
      */
     LEASE_DEADLINE_MOVED_BY_CLOCK_STEP,
+    /**
+     * A node whose storage ran out of space did not stop with the storage-full exit code, started while
+     * still full, or did not start and catch up once space was freed.
+     */
+    NODE_NOT_RECOVERED_FROM_FULL_DISK,
     /** The checker could not decide (final state unreadable, search budget exhausted): not a pass. */
     INCONCLUSIVE
   }
