@@ -29,7 +29,24 @@ public enum FenceDialect {
           + " WHEN NOT MATCHED THEN INSERT (resource, token, written_at) VALUES (s.resource, s.token,"
           + " CURRENT_TIMESTAMP)",
       "CREATE TABLE IF NOT EXISTS %s (resource VARCHAR(512) PRIMARY KEY, token BIGINT NOT NULL,"
-          + " written_at TIMESTAMP WITH TIME ZONE NOT NULL)");
+          + " written_at TIMESTAMP WITH TIME ZONE NOT NULL)"),
+  /**
+   * MariaDB 10.x (InnoDB): {@code INSERT … ON DUPLICATE KEY UPDATE} takes the row's exclusive lock and sets
+   * the token to the larger of the two; a locking read ({@code FOR UPDATE}, which sees the newest version
+   * also under REPEATABLE READ) then decides. The update count cannot: with the driver's default "found rows"
+   * counting, an unchanged row and an advanced one look alike.
+   */
+  MARIADB(
+      "INSERT INTO %1$s (resource, token, written_at) VALUES (?, ?, NOW(6)) ON DUPLICATE KEY UPDATE"
+          + " written_at = IF(token <= VALUES(token), VALUES(written_at), written_at),"
+          + " token = IF(token <= VALUES(token), VALUES(token), token)",
+      "CREATE TABLE IF NOT EXISTS %s (resource VARCHAR(512) PRIMARY KEY, token BIGINT NOT NULL,"
+          + " written_at DATETIME(6) NOT NULL) ENGINE=InnoDB") {
+    @Override
+    boolean updateCountDecides() {
+      return false;
+    }
+  };
 
   private final String guardSql;
   private final String createSql;
@@ -40,8 +57,9 @@ public enum FenceDialect {
   }
 
   /**
-   * The one statement that accepts {@code (resource, token)}: parameters 1 = resource, 2 = token; an update
-   * count of 1 means accepted (row inserted or advanced), 0 means a newer token is in the row.
+   * The one statement that accepts {@code (resource, token)}: parameters 1 = resource, 2 = token; where
+   * {@link #updateCountDecides()}, an update count of 1 means accepted (row inserted or advanced) and 0 means
+   * a newer token is in the row.
    */
   public String guardStatement(String table) {
     return String.format(Locale.ROOT, guardSql, table);
@@ -57,6 +75,19 @@ public enum FenceDialect {
     return "SELECT token FROM " + table + " WHERE resource = ?";
   }
 
+  /** As {@link #currentTokenQuery}, reading the newest row version under the transaction's lock. */
+  String lockingTokenQuery(String table) {
+    return currentTokenQuery(table) + " FOR UPDATE";
+  }
+
+  /**
+   * Whether the guard statement's update count alone says accepted (1) or stale (0); if not, the row's
+   * token read with {@link #lockingTokenQuery} after it does.
+   */
+  boolean updateCountDecides() {
+    return true;
+  }
+
   /** Picks the dialect from the driver's product name. */
   public static FenceDialect detect(DatabaseMetaData metaData) throws SQLException {
     String product = metaData.getDatabaseProductName();
@@ -67,7 +98,10 @@ public enum FenceDialect {
     if (lower.equals("h2")) {
       return H2;
     }
+    if (lower.contains("mariadb")) {
+      return MARIADB;
+    }
     throw new SQLException("fencekeeper-jdbc has no tested dialect for database '" + product + "' (supported: "
-        + "PostgreSQL, H2); see docs/external-stores.md for the recipe for other databases");
+        + "PostgreSQL, H2, MariaDB); see docs/external-stores.md for the recipe for other databases");
   }
 }

@@ -132,6 +132,13 @@ public final class JdbcFence {
       guard.setLong(2, token);
       updated = guard.executeUpdate();
     }
+    if (!d.updateCountDecides()) {
+      long now = lockedToken(txConnection, d, resource);
+      if (now != token) {
+        throw new StaleFenceTokenException(resource, token, now);
+      }
+      return;
+    }
     if (updated == 0) {
       throw new StaleFenceTokenException(resource, token, readToken(txConnection, d, resource).orElse(-1));
     }
@@ -173,6 +180,19 @@ public final class JdbcFence {
       q.setString(1, resource);
       try (ResultSet rs = q.executeQuery()) {
         return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+      }
+    }
+  }
+
+  private long lockedToken(Connection connection, FenceDialect d, String resource) throws SQLException {
+    try (PreparedStatement q = connection.prepareStatement(d.lockingTokenQuery(table))) {
+      q.setString(1, resource);
+      try (ResultSet rs = q.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException("fencekeeper-jdbc: the guard statement left no row for '" + resource + "' in "
+              + table);
+        }
+        return rs.getLong(1);
       }
     }
   }

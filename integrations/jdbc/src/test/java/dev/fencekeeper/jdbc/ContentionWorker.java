@@ -4,7 +4,6 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.config.ClusterConfig;
-import dev.fencekeeper.client.ResultCode;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -157,7 +156,8 @@ public final class ContentionWorker {
     try {
       if (variant == Variant.VALIDATE_THEN_WRITE) {
         Result check = client.validate(resource, token);
-        if (check.code() != ResultCode.CURRENT) {
+        // Only CURRENT is a success among validate's answers (STALE, EXPIRED, UNAVAILABLE are not).
+        if (!check.isSuccess()) {
           c.rollback();
           refused.incrementAndGet();
           return false;

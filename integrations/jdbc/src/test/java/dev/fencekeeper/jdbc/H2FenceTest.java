@@ -67,6 +67,24 @@ class H2FenceTest {
     assertThat(fence.acceptedToken("r")).isEqualTo(OptionalLong.of(42));
   }
 
+  // Guarantee: the shipped migration creates the table the fence needs, without createTable.
+  @Test
+  void shippedMigrationCreatesTheTable() throws Exception {
+    String sql;
+    try (java.io.InputStream in = JdbcFence.class.getResourceAsStream(
+        "/db/fencekeeper/h2/V1__fencekeeper_fence.sql")) {
+      sql = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+    try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql.lines().filter(line -> !line.startsWith("--")).collect(java.util.stream.Collectors.joining("\n")));
+    }
+    JdbcFence migrated = JdbcFence.builder(db).build();
+    migrated.inTransaction("migrated", 5, note(9, 5));
+    assertThat(migrated.acceptedToken("migrated")).isEqualTo(OptionalLong.of(5));
+    assertThatThrownBy(() -> migrated.inTransaction("migrated", 4, note(10, 4)))
+        .isInstanceOf(StaleFenceTokenException.class);
+  }
+
   // Guarantee: an older token waiting on the newer holder's guard-row lock is refused once the newer commits.
   @Test
   void olderTokenWaitingBehindNewerIsRefused() throws Exception {

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fencekeeper.client.ResultCode;
 import java.io.InputStream;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -67,7 +67,7 @@ class JdbcFencePostgresTest {
           assertThat(e.sentToken()).isEqualTo(41);
           assertThat(e.newerToken()).isEqualTo(42);
           assertThat(e.resource()).isEqualTo("invoices");
-          assertThat(e.code()).isEqualTo(ResultCode.STALE_TOKEN);
+          assertThat(e.code().name()).isEqualTo("STALE_TOKEN");
           assertThat(e.getSQLState()).isEqualTo(StaleFenceTokenException.SQL_STATE);
           assertThat(e.getMessage()).contains("41").contains("42");
         });
@@ -86,6 +86,51 @@ class JdbcFencePostgresTest {
     })).isInstanceOf(SQLException.class).isNotInstanceOf(StaleFenceTokenException.class);
     assertThat(fence.acceptedToken("invoices")).isEqualTo(OptionalLong.of(41));
     assertThat(Postgres.queryLong(db, "SELECT count(*) FROM invoice")).isEqualTo(1);
+  }
+
+  // Guarantee: work that fails with an unchecked exception after its statements succeeded is rolled back too,
+  // guard included (the connection's return to autocommit must not commit it).
+  @Test
+  void uncheckedFailureInWorkRollsBackEverything() throws SQLException {
+    fence.inTransaction("invoices", 41, insertInvoice(1, 41));
+    assertThatThrownBy(() -> fence.inTransaction("invoices", 42, c -> {
+      insertInvoice(2, 42).run(c);
+      throw new IllegalStateException("the caller's own bug");
+    })).isInstanceOf(IllegalStateException.class);
+    assertThat(Postgres.queryLong(db, "SELECT count(*) FROM invoice")).isEqualTo(1);
+    assertThat(fence.acceptedToken("invoices")).isEqualTo(OptionalLong.of(41));
+  }
+
+  // Guarantee: inTransaction hands the connection back in autocommit mode as it found it, also through a data
+  // source that does not reset connections itself (HikariCP does; a plain shared connection does not).
+  @Test
+  void restoresAutocommitOnTheConnectionItBorrowed() throws SQLException {
+    try (Connection shared = db.getConnection()) {
+      Connection borrowed = (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+          new Class<?>[] {Connection.class}, (proxy, method, args) -> method.getName().equals("close")
+              ? null : invoke(method, shared, args));
+      DataSource single = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
+          new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+            if (method.getName().equals("getConnection")) {
+              return borrowed;
+            }
+            throw new UnsupportedOperationException(method.getName());
+          });
+      JdbcFence onShared = JdbcFence.builder(single).createTable(true).build();
+      onShared.inTransaction("invoices", 41, insertInvoice(1, 41));
+      assertThat(shared.getAutoCommit()).isTrue();
+      assertThatThrownBy(() -> onShared.inTransaction("invoices", 40, insertInvoice(2, 40)))
+          .isInstanceOf(StaleFenceTokenException.class);
+      assertThat(shared.getAutoCommit()).isTrue();
+    }
+  }
+
+  private static Object invoke(java.lang.reflect.Method method, Object target, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 
   // Guarantee: a connection in autocommit mode is refused before anything is written: the guard's lock

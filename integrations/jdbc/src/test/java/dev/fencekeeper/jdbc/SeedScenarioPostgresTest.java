@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
-import dev.fencekeeper.client.Result;
-import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
@@ -98,12 +96,13 @@ class SeedScenarioPostgresTest {
     try (TestCluster old = TestCluster.start(clusterData, new Properties())) {
       old.awaitLeader();
       FencingClient client = old.newClient("old");
-      Result early = client.acquireToken("daily-sales-report", Duration.ofSeconds(1), "old");
-      assertThat(client.backup(backup).code()).isEqualTo(ResultCode.FOUND);
+      Lease early = client.acquire("daily-sales-report", Duration.ofSeconds(30));
+      assertThat(client.backup(backup).isSuccess()).isTrue();
       // Tokens issued after the backup are not in it; the database has seen the newest of them.
-      client.release("daily-sales-report", early.token());
-      Result late = client.acquireToken("daily-sales-report", Duration.ofMinutes(5), "old");
-      fence.inTransaction("daily-sales-report", late.token(), writeReport("old cluster", late.token()));
+      early.close();
+      Lease late = client.acquire("daily-sales-report", Duration.ofMinutes(5));
+      fence.inTransaction(late, writeReport("old cluster", late.token()));
+      late.abandon();
       oldToken = late.token();
     }
     try (TestCluster restored = TestCluster.startRestored(restoredData, backup)) {
