@@ -12,7 +12,8 @@ import picocli.CommandLine.Spec;
 
 /** The options every client verb shares: which cluster to talk to, how, and how to print the answer. */
 public final class ClientOptions {
-  private static final String GRPC_CHANNEL_LOGGER = "org.apache.ratis.thirdparty.io.grpc.internal.ManagedChannelImpl";
+  private static final String RATIS_LOGGER = "org.apache.ratis"; // its shaded gRPC included
+  private static final String LOG_LEVEL_PROPERTY = "fencekeeper.log.level";
 
   private final CliContext context;
 
@@ -53,7 +54,7 @@ public final class ClientOptions {
   }
 
   ClusterConfig cluster() {
-    quietChannelWarnings();
+    quietRatisWarnings();
     ClusterConfig cluster = LocalDefaults.cluster(context, peers);
     if (!tls) {
       if (certs != null || identity != null) {
@@ -76,14 +77,15 @@ public final class ClientOptions {
   }
 
   /**
-   * gRPC logs every failed name lookup of a peer with a stack trace, once per retry (hundreds per call for
-   * a mistyped host). A client verb reports the outcome in its one result line, and names an unresolvable
-   * host there ({@link PeerNames}); the channel's own warnings would only bury it.
+   * Ratis and its gRPC log what a client verb's one result line already says — every failed name lookup of
+   * a peer, every refused connection, a retry cut short by the verb's end — as warnings with stack traces,
+   * once per retry. A verb names the cause in its result ({@link PeerNames}); unless the user asked for
+   * more with {@code -Dfencekeeper.log.level}, only Ratis's errors are shown.
    */
-  private static void quietChannelWarnings() {
-    if (LoggerFactory.getLogger(GRPC_CHANNEL_LOGGER) instanceof ch.qos.logback.classic.Logger channel
-        && channel.getLevel() == null) {
-      channel.setLevel(ch.qos.logback.classic.Level.ERROR);
+  private static void quietRatisWarnings() {
+    if (System.getProperty(LOG_LEVEL_PROPERTY) == null
+        && LoggerFactory.getLogger(RATIS_LOGGER) instanceof ch.qos.logback.classic.Logger ratis) {
+      ratis.setLevel(ch.qos.logback.classic.Level.ERROR);
     }
   }
 

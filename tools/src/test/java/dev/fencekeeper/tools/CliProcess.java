@@ -30,6 +30,9 @@ final class CliProcess implements AutoCloseable {
     List<String> command = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+        // The logging the jar ships with, not this module's logback-test.xml (which silences Ratis and gRPC):
+        // what lands on stderr is part of what these tests check.
+        "-Dlogback.configurationFile=logback.xml",
         "-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName()));
     command.addAll(List.of(args));
     Path out = dir.resolve(name + ".out");
