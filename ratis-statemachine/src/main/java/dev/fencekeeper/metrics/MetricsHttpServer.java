@@ -26,8 +26,9 @@ import java.util.function.Supplier;
  * behind them, let ten stalled sockets block every later probe), and the JDK server's own request and
  * response time limits ({@link #REQUEST_TIME_LIMIT_PROPERTY}, {@link #RESPONSE_TIME_LIMIT_PROPERTY}), which
  * close a connection that has not finished its request in {@value #REQUEST_TIME_LIMIT_SECONDS} s.
- * Those limits are JVM-wide settings read when the JVM's first HTTP server starts; an operator's own
- * {@code -D} value wins.
+ * Those limits are JVM-wide settings read when the JVM's first HTTP server starts. The client library
+ * sets 60 s for both when they are unset; this class is initialised first and sets its own, and an
+ * operator's {@code -D} value wins over both.
  */
 final class MetricsHttpServer implements AutoCloseable {
   static final String REQUEST_TIME_LIMIT_PROPERTY = "sun.net.httpserver.maxReqTime";
