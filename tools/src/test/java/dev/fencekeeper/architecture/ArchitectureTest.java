@@ -21,6 +21,7 @@ import java.time.Clock;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -129,16 +130,22 @@ class ArchitectureTest {
     }
   }
 
-  // Guarantee: an integration module depends on the client only (tests may start real nodes from the test-jar).
+  // Guarantee: an integration module reaches the cluster through the client only: it depends on the client and
+  // on other integrations (the Spring starter wires the JDBC fence and the ShedLock provider), never on the
+  // server side (tests may start real nodes from the test-jar).
   @Test
   void integrationsDependOnTheClientOnly() throws IOException {
     assertThat(outsideClient(Path.of("..", "integrations"))).isEmpty();
   }
 
+  /** The fencekeeper artifacts that hold the server side or the command line, not the client library. */
+  private static final Set<String> SERVER_SIDE = Set.of("fencekeeper-ratis-statemachine", "fencekeeper-tools",
+      "fencekeeper-benchmarks", "fencekeeper-distribution");
+
   /**
-   * The fencekeeper artifacts other than the client that the poms under {@code integrations} depend on outside
-   * test scope, as "module: artifact". Reads the poms because the integrations build after tools, so their
-   * classes are not on this module's class path.
+   * The server-side fencekeeper artifacts that the poms under {@code integrations} depend on outside test
+   * scope, as "module: artifact". Reads the poms because the integrations build after tools, so their classes
+   * are not on this module's class path.
    */
   static List<String> outsideClient(Path integrations) throws IOException {
     List<String> found = new ArrayList<>();
@@ -152,7 +159,7 @@ class ArchitectureTest {
         while (d.find()) {
           String body = d.group(1);
           Matcher artifact = fencekeeperArtifact.matcher(body);
-          if (artifact.find() && !artifact.group(1).equals("fencekeeper-client")
+          if (artifact.find() && SERVER_SIDE.contains(artifact.group(1))
               && !body.contains("<scope>test</scope>")) {
             found.add(integrations.relativize(pom.getParent()) + ": " + artifact.group(1));
           }
