@@ -100,6 +100,14 @@ abstract class Anchor implements AutoCloseable {
   /** A worker of {@code workload}, number {@code index} of {@code concurrency}, in run {@code runId}. */
   abstract Worker worker(Workload workload, String runId, int index, int concurrency, Duration leaseTtl);
 
+  /**
+   * A contender for W6's one shared resource in hand-off run {@code runId} at {@code waiters}, for an anchor
+   * that {@link #covers} W6.
+   */
+  HandOff.Contender contender(String runId, int waiters) {
+    throw new UnsupportedOperationException(system() + " has no blocking lock in the bench");
+  }
+
   /** The member that says it leads, or empty when none does (an election, or none answers). */
   abstract Optional<String> leader();
 

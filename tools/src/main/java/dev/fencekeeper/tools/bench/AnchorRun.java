@@ -107,6 +107,18 @@ final class AnchorRun implements AutoCloseable {
     return out;
   }
 
+  /** The hand-off on each anchor with a blocking lock, at {@code waiters} waiters for one resource. */
+  List<HandOff.Figures> handOffs(int waiters, String runId, Duration warmup, Duration duration)
+      throws InterruptedException {
+    List<HandOff.Figures> out = new ArrayList<>();
+    for (Anchor anchor : anchors) {
+      if (anchor.covers(Workload.W6)) {
+        out.add(HandOff.measure(anchor.system(), waiters, i -> anchor.contender(runId, waiters), warmup, duration));
+      }
+    }
+    return out;
+  }
+
   /** Leader kills on every anchor, by system. */
   Map<String, List<LeaderKill>> leaderKills(String runId, int trials, PrintStream progress) throws Exception {
     Map<String, List<LeaderKill>> out = new LinkedHashMap<>();

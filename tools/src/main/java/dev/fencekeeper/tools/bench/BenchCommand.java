@@ -41,7 +41,9 @@ import picocli.CommandLine.Option;
           + " holder process killed -9 until its resource is granted to a waiter. --baseline ratis runs W2 and"
           + " W4 against a bare-Ratis counter cluster on the same Raft settings, in the same run; --baseline"
           + " zookeeper,etcd runs W1, W2, W3 (and on ZooKeeper W6) and the leader kill against three-member"
-          + " ZooKeeper 3.8 and etcd 3.4 clusters from their Debian packages, each right after fencekeeper's.",
+          + " ZooKeeper 3.8 and etcd 3.4 clusters from their Debian packages, each right after fencekeeper's."
+          + " With W6, the hand-off too (all workers in line for one resource: release committed → next holder's"
+          + " first accepted write), on fencekeeper and ZooKeeper.",
       "--state-keys N loads N keys of 100 bytes into a cluster of its own and reports each node's heap after a"
           + " full GC, snapshot time and size, and the time from kill -9 and restart of every node until a"
           + " linearizable read and a write succeed (issue #6's 1,000,000-key target). `--workload none` runs no"
@@ -214,6 +216,18 @@ public final class BenchCommand implements Callable<Integer> {
             for (Measurement a : anchors.measure(w, c, runId, leases, leaseTtl, warmup, duration)) {
               report.runs.add(a);
               progress(progress, a);
+            }
+            if (w == Workload.W6 && c >= 2) {
+              List<HandOff.Figures> handOffs = new ArrayList<>();
+              handOffs.add(HandOff.measure(BenchReport.FENCEKEEPER, c, i -> HandOff.fencekeeper(
+                  fencing.get(i % clients), "bench/" + runId + "/handoff/c" + c), warmup, duration));
+              handOffs.addAll(anchors.handOffs(c, runId, warmup, duration));
+              for (HandOff.Figures h : handOffs) {
+                report.handOffs.add(h);
+                progress.printf("bench: %s W6 hand-off x%d: %.0f hand-offs/s, release committed → next holder's"
+                    + " first write p50 %.2f ms, p99 %.2f ms, %d failed%n", h.system(), h.waiters(),
+                    h.handOffsPerSecond(), h.percentileMs(50), h.percentileMs(99), h.failed());
+              }
             }
           }
         }

@@ -51,6 +51,8 @@ final class BenchReport {
   final List<Measurement> runs = new ArrayList<>();
   final List<LeaderKill> leaderKills = new ArrayList<>();
   final List<DeadHolder> deadHolders = new ArrayList<>();
+  /** W6's hand-off on fencekeeper and each anchor with a blocking lock. */
+  final List<HandOff.Figures> handOffs = new ArrayList<>();
   /** Leader kills on each anchor (--baseline zookeeper,etcd), by system. */
   final Map<String, List<LeaderKill>> anchorLeaderKills = new LinkedHashMap<>();
   /** How the node JVMs were warmed up before the first workload; null when they were not. */
@@ -164,6 +166,17 @@ final class BenchReport {
       r.put("fencekeeper_ops_per_sec", round(ratio.fencekeeper, 1));
       r.put("ratis_ops_per_sec", round(ratio.ratis, 1));
       r.put("ratio", round(ratio.fencekeeper / ratio.ratis, 3));
+    }
+    ArrayNode handOffRows = root.putArray("handoffs");
+    for (HandOff.Figures h : handOffs) {
+      ObjectNode o = handOffRows.addObject();
+      o.put("system", h.system());
+      o.put("waiters", h.waiters());
+      o.put("handoffs", h.handOffs());
+      o.put("handoffs_per_sec", round(h.handOffsPerSecond(), 1));
+      o.put("p50_ms", round(h.percentileMs(50), 3));
+      o.put("p99_ms", round(h.percentileMs(99), 3));
+      o.put("failed", h.failed());
     }
     ArrayNode anchorRatios = root.putArray("anchor_ratios");
     for (AnchorRatio ratio : anchorRatios()) {
@@ -332,6 +345,21 @@ final class BenchReport {
       for (Ratio r : ratios) {
         lines.add("| " + r.workload.name() + " | " + r.concurrency + " | " + fmt(r.fencekeeper, 0) + " | "
             + fmt(r.ratis, 0) + " | " + fmt(100 * r.fencekeeper / r.ratis, 0) + " % |");
+      }
+      lines.add("");
+    }
+    if (!handOffs.isEmpty()) {
+      lines.add("### W6 hand-off (one resource, queued waiters)");
+      lines.add("");
+      lines.add("All workers in line for one resource, each taking it, making one fenced write and releasing it. A"
+          + " hand-off is the time from the previous holder's release being committed (its release call returned)"
+          + " to the next holder's first accepted write.");
+      lines.add("");
+      lines.add("| system | waiters | hand-offs/s | p50 ms | p99 ms | failed |");
+      lines.add("|---|--:|--:|--:|--:|--:|");
+      for (HandOff.Figures h : handOffs) {
+        lines.add("| " + h.system() + " | " + h.waiters() + " | " + fmt(h.handOffsPerSecond(), 0) + " | "
+            + fmt(h.percentileMs(50), 2) + " | " + fmt(h.percentileMs(99), 2) + " | " + h.failed() + " |");
       }
       lines.add("");
     }

@@ -192,6 +192,32 @@ final class ZooKeeperAnchor extends Anchor {
     };
   }
 
+  @Override
+  HandOff.Contender contender(String runId, int waiters) {
+    ZooKeeper zk = clients.get(nextClient.getAndIncrement() % clients.size());
+    Resource resource = new Resource(zk, ROOT + "/" + runId + "-handoff-c" + waiters);
+    resource.create();
+    return new HandOff.Contender() {
+      @Override
+      public Object acquire() throws KeeperException, InterruptedException {
+        return resource.acquire(Workload.CONTENDED_WAIT).orElse(null);
+      }
+
+      @Override
+      public boolean write(Object held) {
+        return resource.write((Held) held).kind() == Step.Kind.OK;
+      }
+
+      @Override
+      public void release(Object held) {
+        Step released = resource.release((Held) held);
+        if (released.kind() != Step.Kind.OK) {
+          throw new IllegalStateException(released.reason());
+        }
+      }
+    };
+  }
+
   /** A held lock: the holder's sequential znode and the fence version it set, the token. */
   record Held(String lockNode, int token) {}
 

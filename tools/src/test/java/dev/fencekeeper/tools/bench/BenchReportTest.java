@@ -190,4 +190,22 @@ class BenchReportTest {
     assertThat(r.toJson().path("failover").path("anchor_leader_kill").path("zookeeper").get(1).path("killed").asText())
         .isEqualTo("zk1");
   }
+  // Guarantee: the hand-off figures get a table of their own, one row per system, and a JSON array.
+  @Test
+  void handOffsAreReportedPerSystem() {
+    BenchReport r = report();
+    Histogram fk = new Histogram(3);
+    fk.recordValue(40_000);
+    Histogram zk = new Histogram(3);
+    zk.recordValue(8_000);
+    r.handOffs.add(new HandOff.Figures(BenchReport.FENCEKEEPER, 16, 200, 0, 2.0, fk));
+    r.handOffs.add(new HandOff.Figures(BenchReport.ZOOKEEPER, 16, 600, 1, 2.0, zk));
+    String tables = String.join("\n", r.tables());
+    assertThat(tables).contains("### W6 hand-off (one resource, queued waiters)",
+        "| fencekeeper | 16 | 100 | 40.03 | 40.03 | 0 |", "| zookeeper | 16 | 300 | 8.00 | 8.00 | 1 |");
+    var json = r.toJson().get("handoffs");
+    assertThat(json.get(1).get("system").asText()).isEqualTo("zookeeper");
+    assertThat(json.get(1).get("handoffs_per_sec").asDouble()).isEqualTo(300.0);
+    assertThat(json.get(0).get("p50_ms").asDouble()).isEqualTo(40.031);
+  }
 }
