@@ -573,6 +573,13 @@ final class BenchReport {
     lines.add("");
     lines.add("- Command: `" + command + "`, started " + started + ".");
     lines.add("- Cluster: " + clusterDescription + ".");
+    List<String> anchorsRun = ANCHORS.stream().filter(a -> runs.stream().anyMatch(m -> a.equals(m.system()))
+        || anchorLeaderKills.containsKey(a)).map(BenchReport::title).toList();
+    if (!anchorsRun.isEmpty()) {
+      lines.add("- Baselines: " + String.join(" and ", anchorsRun) + ", three members each on 127.0.0.1 from the"
+          + " Debian packages, each measurement right after fencekeeper's at the same workload and concurrency;"
+          + " how each is run is under [Baselines](#baselines).");
+    }
     lines.add("- Raft settings: " + raftSettings.entrySet().stream().map(e -> "`" + e.getKey() + "=" + e.getValue()
         + "`").collect(Collectors.joining(", ")) + ".");
     lines.add("- Latency is per step as the worker saw it (W1/W6: the whole cycle; W3: the stale write only), from"

@@ -153,6 +153,8 @@ class BenchReportTest {
     assertThat(ratios.get(1).has("etcd_ops_per_sec")).isFalse();
     // The bare-Ratis ratios stay as they were: none here.
     assertThat(r.toJson().get("baseline_ratios")).isEmpty();
+    assertThat(r.document(null)).contains("- Baselines: ZooKeeper and etcd, three members each on 127.0.0.1");
+    assertThat(report().document(null)).doesNotContain("- Baselines:");
   }
 
   // Guarantee: W3 on an anchor is held to the same rule as on fencekeeper: a stale write accepted, or one not
