@@ -40,4 +40,13 @@ class BenchOptionsTest {
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("--jit-warmup").contains("'-1s' must not be negative");
   }
+  // Guarantee: an unknown --baseline is a one-line usage error (exit 2) before any node starts.
+  @Test
+  void unknownBaselineIsAOneLineUsageError() {
+    CliRun run = CliRun.run(dir, "bench", "--baseline", "ratis,zookeper", "--workload", "W2");
+
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
+    assertThat(run.err().strip().lines()).as(run.toString()).containsExactly("fencekeeper: --baseline: 'zookeper' is"
+        + " not known; choose from ratis, zookeeper, etcd (comma-separated)");
+  }
 }

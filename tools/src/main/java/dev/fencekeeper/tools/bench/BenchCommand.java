@@ -39,7 +39,11 @@ import picocli.CommandLine.Option;
           + " W4 linearizable reads, W5 renew storm, W6 contended blocking acquire.",
       "Then, on its own cluster, failover: leader kill -9 under write load until writes succeed again, and a"
           + " holder process killed -9 until its resource is granted to a waiter. --baseline ratis runs W2 and"
-          + " W4 against a bare-Ratis counter cluster on the same Raft settings, in the same run.",
+          + " W4 against a bare-Ratis counter cluster on the same Raft settings, in the same run; --baseline"
+          + " zookeeper,etcd runs W1, W2, W3 (and on ZooKeeper W6) and the leader kill against three-member"
+          + " ZooKeeper 3.8 and etcd 3.4 clusters from their Debian packages, each right after fencekeeper's."
+          + " With W6, the hand-off too (all workers in line for one resource: release committed → next holder's"
+          + " first accepted write), on fencekeeper and ZooKeeper.",
       "--state-keys N loads N keys of 100 bytes into a cluster of its own and reports each node's heap after a"
           + " full GC, snapshot time and size, and the time from kill -9 and restart of every node until a"
           + " linearizable read and a write succeed (issue #6's 1,000,000-key target). `--workload none` runs no"
@@ -92,8 +96,10 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Leader kills and holder kills, each (default: ${DEFAULT-VALUE}; 0 skips them).")
   private int failoverTrials;
 
-  @Option(names = "--baseline", paramLabel = "ratis",
-      description = "`ratis`: also run W2 and W4 against a bare-Ratis counter cluster, same settings.")
+  @Option(names = "--baseline", paramLabel = "ratis,zookeeper,etcd",
+      description = "`ratis`: also run W2 and W4 against a bare-Ratis counter cluster, same settings;"
+          + " `zookeeper`, `etcd`: also run the workloads against a three-member cluster of that system"
+          + " (Debian packages `zookeeper`, `etcd-server`). Comma-separated.")
   private String baseline;
 
   @Option(names = "--state-keys", paramLabel = "N", defaultValue = "0",
@@ -116,9 +122,7 @@ public final class BenchCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     List<Workload> chosen = parseWorkloads();
     List<Integer> sweep = parseConcurrency();
-    if (baseline != null && !baseline.equals("ratis")) {
-      throw new ConfigException("--baseline: '" + baseline + "' is not known; the one baseline is `ratis`");
-    }
+    List<String> baselines = baseline == null ? List.of() : AnchorRun.parse(baseline);
     if (clients < 1 || leases < 1 || failoverTrials < 0 || duration.isZero() || duration.isNegative()
         || warmup.isNegative() || jitWarmup.isNegative()) {
       throw new ConfigException("--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
@@ -153,14 +157,18 @@ public final class BenchCommand implements Callable<Integer> {
             + ")";
     BenchReport report = new BenchReport(commandLine(), cluster.config(), description);
     BaselineRun baselineRun = null;
+    AnchorRun anchors = null;
     try {
-      if (baseline != null) {
+      if (baselines.contains(AnchorRun.RATIS)) {
         if (chosen.stream().noneMatch(Baseline::covers)) {
           progress.println("bench: --baseline ratis has nothing to compare: it covers W2 and W4 only");
         } else {
           baselineRun = new BaselineRun(progress);
         }
       }
+      Duration leaseTtl = warmup.plus(duration).plusSeconds(60);
+      anchors = AnchorRun.start(baselines, clients, progress, leaseTtl,
+          (system, roundWorkers, anchorProbe) -> warmUpJit(progress, null, roundWorkers, anchorProbe));
       List<FencingClient> fencing = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
         fencing.add(FencingClient.connect(cluster.config(), "bench"));
@@ -178,7 +186,6 @@ public final class BenchCommand implements Callable<Integer> {
             return cluster.term(fencing.get(0));
           }
         };
-        Duration leaseTtl = warmup.plus(duration).plusSeconds(60);
         if (cluster.isLocal()) {
           report.jitWarmup = warmUpJit(progress, report, round -> {
             List<Worker> workers = new ArrayList<>();
@@ -206,11 +213,28 @@ public final class BenchCommand implements Callable<Integer> {
               report.runs.add(b);
               progress(progress, b);
             }
+            for (Measurement a : anchors.measure(w, c, runId, leases, leaseTtl, warmup, duration)) {
+              report.runs.add(a);
+              progress(progress, a);
+            }
+            if (w == Workload.W6 && c >= 2) {
+              List<HandOff.Figures> handOffs = new ArrayList<>();
+              handOffs.add(HandOff.measure(BenchReport.FENCEKEEPER, c, i -> HandOff.fencekeeper(
+                  fencing.get(i % clients), "bench/" + runId + "/handoff/c" + c), warmup, duration));
+              handOffs.addAll(anchors.handOffs(c, runId, warmup, duration));
+              for (HandOff.Figures h : handOffs) {
+                report.handOffs.add(h);
+                progress.printf("bench: %s W6 hand-off x%d: %.0f hand-offs/s, release committed → next holder's"
+                    + " first write p50 %.2f ms, p99 %.2f ms, %d failed%n", h.system(), h.waiters(),
+                    h.handOffsPerSecond(), h.percentileMs(50), h.percentileMs(99), h.failed());
+              }
+            }
           }
         }
         if (cluster.isLocal() && failoverTrials > 0) {
           report.leaderKills.addAll(Failover.leaderKills(cluster, fencing.get(0), runId, failoverTrials, progress));
           report.deadHolders.addAll(Failover.deadHolders(cluster, fencing.get(0), runId, failoverTrials, progress));
+          report.anchorLeaderKills.putAll(anchors.leaderKills(runId, failoverTrials, progress));
         }
       } finally {
         fencing.forEach(FencingClient::close);
@@ -218,6 +242,9 @@ public final class BenchCommand implements Callable<Integer> {
     } finally {
       if (baselineRun != null) {
         baselineRun.close();
+      }
+      if (anchors != null) {
+        anchors.close();
       }
       cluster.close();
     }

@@ -30,6 +30,10 @@ import org.apache.ratis.conf.RaftProperties;
 final class BenchReport {
   static final String FENCEKEEPER = "fencekeeper";
   static final String RATIS = "ratis-counter";
+  static final String ZOOKEEPER = "zookeeper";
+  static final String ETCD = "etcd";
+  /** The anchors, in the order of their columns. */
+  static final List<String> ANCHORS = List.of(ZOOKEEPER, ETCD);
   static final String PRESERVED_BEGIN = "<!-- profile-findings: hand-written, kept by the generator -->";
   static final String PRESERVED_END = "<!-- end of profile-findings -->";
   /** Raft settings worth showing next to the figures: the ones tuning touches. */
@@ -47,6 +51,10 @@ final class BenchReport {
   final List<Measurement> runs = new ArrayList<>();
   final List<LeaderKill> leaderKills = new ArrayList<>();
   final List<DeadHolder> deadHolders = new ArrayList<>();
+  /** W6's hand-off on fencekeeper and each anchor with a blocking lock. */
+  final List<HandOff.Figures> handOffs = new ArrayList<>();
+  /** Leader kills on each anchor (--baseline zookeeper,etcd), by system. */
+  final Map<String, List<LeaderKill>> anchorLeaderKills = new LinkedHashMap<>();
   /** How the node JVMs were warmed up before the first workload; null when they were not. */
   String jitWarmup;
   /** Stale writes accepted during the warm-up, whose figures are not kept but whose safety still counts. */
@@ -75,20 +83,25 @@ final class BenchReport {
     return runs.stream().mapToLong(Measurement::staleAccepted).sum();
   }
 
-  /** W3 passes only when every stale write it made was definitely rejected. */
+  /**
+   * W3 passes only when every stale write it made was definitely rejected, on every system it ran on: on an
+   * anchor too, a stale write accepted means the recipe measured is not a fenced one.
+   */
   Optional<String> w3Failure() {
     if (warmupStaleAccepted > 0) {
       return Optional.of("W3 during the JIT warm-up: " + warmupStaleAccepted + " stale writes were ACCEPTED");
     }
     for (Measurement m : runs) {
-      if (m.workload() == Workload.W3 && FENCEKEEPER.equals(m.system())) {
+      if (m.workload() == Workload.W3) {
+        String on = FENCEKEEPER.equals(m.system()) ? "" : " on " + m.system();
         if (m.staleAccepted() > 0) {
-          return Optional.of("W3 at " + m.concurrency() + " workers: " + m.staleAccepted()
+          return Optional.of("W3" + on + " at " + m.concurrency() + " workers: " + m.staleAccepted()
               + " stale writes were ACCEPTED");
         }
         if (m.stepsTotal() == 0 || m.notOkTotal() > 0) {
-          return Optional.of("W3 at " + m.concurrency() + " workers: " + m.notOkTotal() + " of "
-              + m.stepsTotal() + " stale writes were not definitely rejected (STALE_TOKEN)");
+          return Optional.of("W3" + on + " at " + m.concurrency() + " workers: " + m.notOkTotal() + " of "
+              + m.stepsTotal() + " stale writes were not definitely rejected ("
+              + (FENCEKEEPER.equals(m.system()) ? "STALE_TOKEN" : "refused by the system's token check") + ")");
         }
       }
     }
@@ -154,6 +167,30 @@ final class BenchReport {
       r.put("ratis_ops_per_sec", round(ratio.ratis, 1));
       r.put("ratio", round(ratio.fencekeeper / ratio.ratis, 3));
     }
+    ArrayNode handOffRows = root.putArray("handoffs");
+    for (HandOff.Figures h : handOffs) {
+      ObjectNode o = handOffRows.addObject();
+      o.put("system", h.system());
+      o.put("waiters", h.waiters());
+      o.put("handoffs", h.handOffs());
+      o.put("handoffs_per_sec", round(h.handOffsPerSecond(), 1));
+      o.put("p50_ms", round(h.percentileMs(50), 3));
+      o.put("p99_ms", round(h.percentileMs(99), 3));
+      o.put("failed", h.failed());
+    }
+    ArrayNode anchorRatios = root.putArray("anchor_ratios");
+    for (AnchorRatio ratio : anchorRatios()) {
+      ObjectNode r = anchorRatios.addObject();
+      r.put("workload", ratio.workload().name());
+      r.put("concurrency", ratio.concurrency());
+      r.put("fencekeeper_ops_per_sec", round(ratio.fencekeeper().opsPerSecond(), 1));
+      r.put("fencekeeper_p99_ms", round(ratio.fencekeeper().percentileMs(99), 3));
+      ratio.anchors().forEach((system, m) -> {
+        r.put(system + "_ops_per_sec", round(m.opsPerSecond(), 1));
+        r.put(system + "_p99_ms", round(m.percentileMs(99), 3));
+        r.put("fencekeeper_per_" + system, round(ratio.fencekeeper().opsPerSecond() / m.opsPerSecond(), 3));
+      });
+    }
     ObjectNode failover = root.putObject("failover");
     ArrayNode kills = failover.putArray("leader_kill");
     for (LeaderKill k : leaderKills) {
@@ -169,6 +206,16 @@ final class BenchReport {
       o.put("ttl_ms", h.ttlMs());
       o.put("regrant_ms", h.regrantMs());
     }
+    ObjectNode anchorKills = failover.putObject("anchor_leader_kill");
+    anchorLeaderKills.forEach((system, list) -> {
+      ArrayNode a = anchorKills.putArray(system);
+      for (LeaderKill k : list) {
+        ObjectNode o = a.addObject();
+        o.put("killed", k.killed());
+        o.put("first_write_ms", k.firstWriteMs());
+        o.put("all_writers_ms", k.allWritersMs());
+      }
+    });
     if (state != null) {
       ObjectNode st = root.putObject("state");
       st.put("keys", state.keys());
@@ -229,6 +276,40 @@ final class BenchReport {
     return out;
   }
 
+  /**
+   * One fencekeeper measurement and the anchors' at the same workload and concurrency (those with ops), by
+   * system in {@link #ANCHORS} order.
+   */
+  record AnchorRatio(Workload workload, int concurrency, Measurement fencekeeper, Map<String, Measurement> anchors) {}
+
+  List<AnchorRatio> anchorRatios() {
+    List<AnchorRatio> out = new ArrayList<>();
+    for (Measurement fk : runs) {
+      if (!FENCEKEEPER.equals(fk.system())) {
+        continue;
+      }
+      Map<String, Measurement> anchors = new LinkedHashMap<>();
+      for (String system : ANCHORS) {
+        runs.stream().filter(m -> system.equals(m.system()) && m.workload() == fk.workload()
+                && m.concurrency() == fk.concurrency() && m.ops() > 0)
+            .findFirst().ifPresent(m -> anchors.put(system, m));
+      }
+      if (!anchors.isEmpty()) {
+        out.add(new AnchorRatio(fk.workload(), fk.concurrency(), fk, anchors));
+      }
+    }
+    return out;
+  }
+
+  /** The anchors that have at least one ratio, in column order. */
+  private List<String> anchorColumns(List<AnchorRatio> ratios) {
+    return ANCHORS.stream().filter(a -> ratios.stream().anyMatch(r -> r.anchors().containsKey(a))).toList();
+  }
+
+  private static String title(String system) {
+    return ZOOKEEPER.equals(system) ? "ZooKeeper" : system;
+  }
+
   /** The result tables: one per workload, the baseline ratios, and the failover figures. */
   List<String> tables() {
     List<String> lines = new ArrayList<>();
@@ -267,7 +348,51 @@ final class BenchReport {
       }
       lines.add("");
     }
-    if (!leaderKills.isEmpty() || !deadHolders.isEmpty()) {
+    if (!handOffs.isEmpty()) {
+      lines.add("### W6 hand-off (one resource, queued waiters)");
+      lines.add("");
+      lines.add("All workers in line for one resource, each taking it, making one fenced write and releasing it. A"
+          + " hand-off is the time from the previous holder's release being committed (its release call returned)"
+          + " to the next holder's first accepted write.");
+      lines.add("");
+      lines.add("| system | waiters | hand-offs/s | p50 ms | p99 ms | failed |");
+      lines.add("|---|--:|--:|--:|--:|--:|");
+      for (HandOff.Figures h : handOffs) {
+        lines.add("| " + h.system() + " | " + h.waiters() + " | " + fmt(h.handOffsPerSecond(), 0) + " | "
+            + fmt(h.percentileMs(50), 2) + " | " + fmt(h.percentileMs(99), 2) + " | " + h.failed() + " |");
+      }
+      lines.add("");
+    }
+    List<AnchorRatio> anchorRatios = anchorRatios();
+    if (!anchorRatios.isEmpty()) {
+      List<String> columns = anchorColumns(anchorRatios);
+      lines.add("### fencekeeper / " + columns.stream().map(BenchReport::title).collect(Collectors.joining(", "))
+          + " (same run)");
+      lines.add("");
+      lines.add("Throughput and p99 of each workload, each system measured right after fencekeeper; the ratio is"
+          + " fencekeeper's throughput over the other's (above 1: fencekeeper did more).");
+      lines.add("");
+      StringBuilder head = new StringBuilder("| workload | workers | fencekeeper ops/s (p99 ms) |");
+      StringBuilder rule = new StringBuilder("|---|--:|--:|");
+      for (String a : columns) {
+        head.append(' ').append(title(a)).append(" ops/s (p99 ms) | fencekeeper/").append(title(a)).append(" |");
+        rule.append("--:|--:|");
+      }
+      lines.add(head.toString());
+      lines.add(rule.toString());
+      for (AnchorRatio r : anchorRatios) {
+        StringBuilder row = new StringBuilder("| " + r.workload().name() + " | " + r.concurrency() + " | "
+            + opsAndP99(r.fencekeeper()) + " |");
+        for (String a : columns) {
+          Measurement m = r.anchors().get(a);
+          row.append(m == null ? " – | – |" : " " + opsAndP99(m) + " | "
+              + fmt(r.fencekeeper().opsPerSecond() / m.opsPerSecond(), 2) + "× |");
+        }
+        lines.add(row.toString());
+      }
+      lines.add("");
+    }
+    if (!leaderKills.isEmpty() || !deadHolders.isEmpty() || !anchorLeaderKills.isEmpty()) {
       lines.add("### Failover");
       lines.add("");
       lines.add("| figure | trials (ms) | median ms |");
@@ -286,6 +411,13 @@ final class BenchReport {
             + " ms) → resource granted to a waiter | " + list(deadHolders, DeadHolder::regrantMs) + " | "
             + median(deadHolders, DeadHolder::regrantMs) + " |");
       }
+      anchorLeaderKills.forEach((system, kills) -> {
+        lines.add("| " + title(system) + ": leader kill -9 → first write sent after the kill acknowledged ("
+            + Failover.WRITERS + " writers) | " + list(kills, LeaderKill::firstWriteMs) + " | "
+            + median(kills, LeaderKill::firstWriteMs) + " |");
+        lines.add("| " + title(system) + ": leader kill -9 → every writer has a write acknowledged again | "
+            + list(kills, LeaderKill::allWritersMs) + " | " + median(kills, LeaderKill::allWritersMs) + " |");
+      });
       lines.add("");
       lines.add("-1 means the figure was not reached within 30 s.");
       lines.add("");
@@ -314,12 +446,16 @@ final class BenchReport {
     return lines;
   }
 
+  private static String opsAndP99(Measurement m) {
+    return fmt(m.opsPerSecond(), 0) + " (" + fmt(m.percentileMs(99), 2) + ")";
+  }
+
   private static String mbCell(long bytes) {
     return bytes < 0 ? "?" : fmt(mb(bytes), 1);
   }
 
   private static String failedCell(Measurement m) {
-    if (m.workload() == Workload.W3 && FENCEKEEPER.equals(m.system())) {
+    if (m.workload() == Workload.W3) {
       return m.staleAccepted() + " accepted, " + (m.stepsTotal() - m.notOkTotal()) + "/" + m.stepsTotal()
           + " rejected";
     }
@@ -437,6 +573,13 @@ final class BenchReport {
     lines.add("");
     lines.add("- Command: `" + command + "`, started " + started + ".");
     lines.add("- Cluster: " + clusterDescription + ".");
+    List<String> anchorsRun = ANCHORS.stream().filter(a -> runs.stream().anyMatch(m -> a.equals(m.system()))
+        || anchorLeaderKills.containsKey(a)).map(BenchReport::title).toList();
+    if (!anchorsRun.isEmpty()) {
+      lines.add("- Baselines: " + String.join(" and ", anchorsRun) + ", three members each on 127.0.0.1 from the"
+          + " Debian packages, each measurement right after fencekeeper's at the same workload and concurrency;"
+          + " how each is run is under [Baselines](#baselines).");
+    }
     lines.add("- Raft settings: " + raftSettings.entrySet().stream().map(e -> "`" + e.getKey() + "=" + e.getValue()
         + "`").collect(Collectors.joining(", ")) + ".");
     lines.add("- Latency is per step as the worker saw it (W1/W6: the whole cycle; W3: the stale write only), from"

@@ -124,4 +124,90 @@ class BenchReportTest {
         "old tail");
     assertThat(BenchReport.preservedSection(dir.resolve("missing.md"))).isNull();
   }
+  // Guarantee: each fencekeeper row is set against ZooKeeper's and etcd's at the same workload and concurrency,
+  // ratio = fencekeeper's throughput over the anchor's, in the Markdown table and in --json; an anchor that did
+  // not run a workload leaves its cells empty instead of dividing by nothing.
+  @Test
+  void anchorRatiosCompareTheSameWorkloadAndConcurrency() {
+    BenchReport r = report();
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 6000, 0, 0, 30_000));
+    r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W2, 64, 8000, 0, 0, 16_000));
+    r.runs.add(run(BenchReport.ETCD, Workload.W2, 64, 4000, 0, 0, 30_000));
+    r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W2, 1, 1700, 0, 0, 900)); // no fencekeeper row at 1
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W6, 16, 200, 0, 0, 60_000));
+    r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W6, 16, 400, 0, 0, 40_000));
+
+    String tables = String.join("\n", r.tables());
+    assertThat(tables).contains("### fencekeeper / ZooKeeper, etcd (same run)",
+        "| workload | workers | fencekeeper ops/s (p99 ms) | ZooKeeper ops/s (p99 ms) | fencekeeper/ZooKeeper |"
+            + " etcd ops/s (p99 ms) | fencekeeper/etcd |",
+        "| W2 | 64 | 6,000 (30.02) | 8,000 (16.01) | 0.75× | 4,000 (30.02) | 1.50× |",
+        "| W6 | 16 | 200 (60.03) | 400 (40.03) | 0.50× | – | – |");
+    assertThat(tables).doesNotContain("| W2 | 1 |");
+
+    var ratios = r.toJson().get("anchor_ratios");
+    assertThat(ratios).hasSize(2);
+    assertThat(ratios.get(0).get("fencekeeper_per_zookeeper").asDouble()).isEqualTo(0.75);
+    assertThat(ratios.get(0).get("fencekeeper_per_etcd").asDouble()).isEqualTo(1.5);
+    assertThat(ratios.get(0).get("zookeeper_p99_ms").asDouble()).isEqualTo(16.007);
+    assertThat(ratios.get(1).has("etcd_ops_per_sec")).isFalse();
+    // The bare-Ratis ratios stay as they were: none here.
+    assertThat(r.toJson().get("baseline_ratios")).isEmpty();
+    assertThat(r.document(null)).contains("- Baselines: ZooKeeper and etcd, three members each on 127.0.0.1");
+    assertThat(report().document(null)).doesNotContain("- Baselines:");
+  }
+
+  // Guarantee: W3 on an anchor is held to the same rule as on fencekeeper: a stale write accepted, or one not
+  // definitely refused, fails the bench (exit 18), naming the system; all refused passes.
+  @Test
+  void w3FailsOnAnAnchorThatAcceptedAStaleWrite() {
+    BenchReport ok = report();
+    ok.runs.add(run(BenchReport.FENCEKEEPER, Workload.W3, 4, 100, 0, 0, 500));
+    ok.runs.add(run(BenchReport.ZOOKEEPER, Workload.W3, 4, 100, 0, 0, 500));
+    ok.runs.add(run(BenchReport.ETCD, Workload.W3, 4, 100, 0, 0, 500));
+    assertThat(ok.w3Failure()).isEmpty();
+    assertThat(String.join("\n", ok.tables())).contains("| etcd | 4 | 100 |", "| 0 accepted, 100/100 rejected |");
+
+    BenchReport accepted = report();
+    accepted.runs.add(run(BenchReport.FENCEKEEPER, Workload.W3, 4, 100, 0, 0, 500));
+    accepted.runs.add(run(BenchReport.ETCD, Workload.W3, 4, 99, 1, 1, 500));
+    assertThat(accepted.w3Failure()).get().asString().isEqualTo("W3 on etcd at 4 workers: 1 stale writes were ACCEPTED");
+    assertThat(accepted.toJson().path("status").asText()).isEqualTo("FAILED");
+
+    BenchReport unknown = report();
+    unknown.runs.add(run(BenchReport.ZOOKEEPER, Workload.W3, 4, 99, 1, 0, 500));
+    assertThat(unknown.w3Failure()).get().asString().contains("W3 on zookeeper").contains("not definitely rejected");
+  }
+
+  // Guarantee: the anchors' leader kills get rows of their own in the failover table and in --json.
+  @Test
+  void anchorLeaderKillsAreReportedPerSystem() {
+    BenchReport r = report();
+    r.anchorLeaderKills.put(BenchReport.ZOOKEEPER, java.util.List.of(
+        new Failover.LeaderKill("zk2", 2100, 2300, -1), new Failover.LeaderKill("zk1", 1900, 2000, -1),
+        new Failover.LeaderKill("zk3", 2500, 2600, -1)));
+    String tables = String.join("\n", r.tables());
+    assertThat(tables).contains("| ZooKeeper: leader kill -9 → every writer has a write acknowledged again |"
+        + " 2300, 2000, 2600 | 2300 |");
+    assertThat(r.toJson().path("failover").path("anchor_leader_kill").path("zookeeper").get(1).path("killed").asText())
+        .isEqualTo("zk1");
+  }
+  // Guarantee: the hand-off figures get a table of their own, one row per system, and a JSON array.
+  @Test
+  void handOffsAreReportedPerSystem() {
+    BenchReport r = report();
+    Histogram fk = new Histogram(3);
+    fk.recordValue(40_000);
+    Histogram zk = new Histogram(3);
+    zk.recordValue(8_000);
+    r.handOffs.add(new HandOff.Figures(BenchReport.FENCEKEEPER, 16, 200, 0, 2.0, fk));
+    r.handOffs.add(new HandOff.Figures(BenchReport.ZOOKEEPER, 16, 600, 1, 2.0, zk));
+    String tables = String.join("\n", r.tables());
+    assertThat(tables).contains("### W6 hand-off (one resource, queued waiters)",
+        "| fencekeeper | 16 | 100 | 40.03 | 40.03 | 0 |", "| zookeeper | 16 | 300 | 8.00 | 8.00 | 1 |");
+    var json = r.toJson().get("handoffs");
+    assertThat(json.get(1).get("system").asText()).isEqualTo("zookeeper");
+    assertThat(json.get(1).get("handoffs_per_sec").asDouble()).isEqualTo(300.0);
+    assertThat(json.get(0).get("p50_ms").asDouble()).isEqualTo(40.031);
+  }
 }
