@@ -106,6 +106,7 @@ public final class FencingClient implements AutoCloseable {
   private final Duration callTimeout;
   private final Duration unreachableTimeout;
   private final Duration closeTimeout;
+  private final boolean followLeaseEvents;
   private final ScheduledExecutorService scheduler;
   private final ExecutorService sendExecutor;
   private final Executor callbackExecutor;
@@ -149,6 +150,7 @@ public final class FencingClient implements AutoCloseable {
     this.callTimeout = settings.callTimeout != null ? settings.callTimeout : config.requestTimeout().multipliedBy(5);
     this.unreachableTimeout = settings.unreachableTimeout;
     this.closeTimeout = settings.closeTimeout;
+    this.followLeaseEvents = settings.followLeaseEvents;
     this.metrics = new ClientMetrics(settings.metricRegistry);
     this.ratisParameters = settings.ratisParameters(config);
     this.retryAttempts = Math.max(10, callTimeout.toMillis() / 50);
@@ -491,7 +493,7 @@ public final class FencingClient implements AutoCloseable {
     if (closing || !result.complete(value)) {
       LOG.debug("Releasing {}: granted after its caller gave up", lease);
       track(lease.closeAsync());
-    } else {
+    } else if (followLeaseEvents) {
       lease.followEvents();
     }
   }
@@ -898,40 +900,32 @@ public final class FencingClient implements AutoCloseable {
     }
   }
 
-  /** Every node at once (one may be down); the first that answers with its limits settles it. */
+  /**
+   * One node-info query, through the long-poll client (unordered, so it leaves no gap in the ordered
+   * stream): whichever node answers it tells the limits, which every node of a cluster shares.
+   */
   private CompletableFuture<Void> askForLimits() {
-    CompletableFuture<Void> told = new CompletableFuture<>();
-    List<PeerAddress> peers = config.peers();
-    java.util.concurrent.atomic.AtomicInteger unanswered = new java.util.concurrent.atomic.AtomicInteger(peers.size());
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
-    for (PeerAddress peer : peers) {
-      CompletableFuture<Response> asked;
-      try {
-        asked = pinnedTo(peer.id()).async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()))
-            .thenApply(FencingClient::parseReply);
-      } catch (RuntimeException e) {
-        asked = CompletableFuture.failedFuture(e);
-      }
-      asked.whenComplete((response, error) -> {
-        if (error == null && response.hasNode() && response.getNode().hasLimits()) {
-          synchronized (this) {
-            if (serverLimits == null) {
-              dev.fencekeeper.proto.ServerLimits limits = response.getNode().getLimits();
-              coalescer.limits(limits.getMaxRequestsPerBatch(), limits.getMaxValueBytes());
-              serverLimits = limits;
-              LOG.debug("Node {} enforces {}", peer.id(), limits);
-            }
-          }
-          told.complete(null);
-        } else if (error == null && response.hasNode()) {
-          limitsNotServed = true; // a node of a version that does not tell them
-          told.complete(null);
-        } else if (unanswered.decrementAndGet() == 0) {
-          told.completeExceptionally(new IllegalStateException("no node told its limits"));
-        }
-      });
+    CompletableFuture<Response> asked;
+    try {
+      asked = watchClient().async().sendReadOnlyUnordered(message(request)).thenApply(FencingClient::parseReply);
+    } catch (RuntimeException e) {
+      asked = CompletableFuture.failedFuture(e);
     }
-    return told;
+    return asked.thenAccept(response -> {
+      if (!response.hasNode() || !response.getNode().hasLimits()) {
+        limitsNotServed = true; // a node of a version that does not tell them
+        return;
+      }
+      synchronized (this) {
+        if (serverLimits == null) {
+          dev.fencekeeper.proto.ServerLimits limits = response.getNode().getLimits();
+          coalescer.limits(limits.getMaxRequestsPerBatch(), limits.getMaxValueBytes());
+          serverLimits = limits;
+          LOG.debug("The cluster enforces {}", limits);
+        }
+      }
+    });
   }
 
   private CompletableFuture<WriteResult> sendWrite(
@@ -1080,9 +1074,13 @@ public final class FencingClient implements AutoCloseable {
     return new Watch(this, name, prefix, afterIndex, e -> listener.accept(LeaseEvent.of(e)));
   }
 
-  /** The events of one resource from now on, for a {@link Lease} that follows its own. */
-  Watch watchEvents(String resource, Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
-    return new Watch(this, resource, false, Watch.FROM_NOW, listener);
+  /**
+   * The events of one resource from the entry that granted {@code token} on, for a {@link Lease} that
+   * follows its own: a token is the log index of its grant (or above it, after a restore, when the watch
+   * starts where the node is), so nothing between the grant and the subscription is missed.
+   */
+  Watch watchEvents(String resource, long token, Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
+    return Watch.fromGrant(this, resource, token, listener);
   }
 
   CompletableFuture<Response> watchOnce(WatchRequest request) {
@@ -1519,6 +1517,7 @@ public final class FencingClient implements AutoCloseable {
     private Duration callTimeout;
     private Duration unreachableTimeout = Duration.ofSeconds(3);
     private Duration closeTimeout = Duration.ofSeconds(5);
+    private boolean followLeaseEvents = true;
     private String owner;
     private Executor callbackExecutor;
     private com.codahale.metrics.MetricRegistry metricRegistry;
@@ -1616,6 +1615,16 @@ public final class FencingClient implements AutoCloseable {
     /** How long {@link FencingClient#close()} waits for the releases of the leases it holds; default 5 s. */
     public Builder closeTimeout(Duration timeout) {
       this.closeTimeout = positive("closeTimeout", timeout);
+      return this;
+    }
+
+    /**
+     * Whether each held {@link Lease} follows its resource's events (one long-poll per lease), so that a
+     * revoke or an expiry reaches it within about a second; default true. Without, the holder learns of a
+     * loss at its next renewal (up to a third of the TTL later) or by its local deadline.
+     */
+    public Builder followLeaseEvents(boolean follow) {
+      this.followLeaseEvents = follow;
       return this;
     }
 

@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * keeps the lease alive meanwhile. The lease is lost only when the cluster says so or the local deadline
  * passes without a successful renewal. The cluster says so in two ways: the lease follows its own
  * resource's events (a revoke, an expiry, a release by someone holding the token, a newer grant), which
- * reach it within about a second of their commit; and a renewal answered {@code LEASE_LOST}. Between the
- * grant and the moment its event subscription is in place (one round trip) only the renewal would tell.
+ * reach it within about a second of their commit; and a renewal answered {@code LEASE_LOST}. The
+ * subscription starts at the grant's own log entry, so an end that comes before it is in place is not
+ * missed (after a restore, where tokens run above the log index, it starts where the node is instead).
  *
  * <p>Listeners ({@link #onLost}, {@link #onStateChange}) run on an executor, never on the thread that
  * renews this or any other lease, so a slow or throwing listener delays no renewal.
@@ -108,7 +109,7 @@ public final class Lease implements AutoCloseable {
    * released at once (a grant nobody waits for any more) costs no watch.
    */
   void followEvents() {
-    Watch watch = client.watchEvents(resource, this::onEvent);
+    Watch watch = client.watchEvents(resource, token, this::onEvent);
     boolean stop;
     synchronized (this) {
       stop = state == State.LOST || state == State.CLOSED;
