@@ -42,7 +42,7 @@ class StorageFullClusterTest {
     try (TestCluster cluster = TestCluster.startWithMetrics(dataDir, new Properties())) {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("worker");
-      assertThat(client.tryAcquire("before", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(client.acquireToken("before", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
       int port = cluster.metricsPort("n3");
       await().atMost(Duration.ofSeconds(30)).until(() -> Scrape.get(port, "/health").status() == 200);
       FencekeeperServer node = cluster.node("n3");
@@ -56,14 +56,14 @@ class StorageFullClusterTest {
       assertThat(health.body()).contains("cannot persist").contains("below the reserve of " + RESERVE);
       assertThat(node.metrics().registry().getGauges().get(NodeMetrics.STORAGE_WRITABLE).getValue()).isEqualTo(0L);
       assertThat(node.raftServer().getLifeCycleState().isClosingOrClosed()).isTrue();
-      assertThat(client.tryAcquire("during", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(client.acquireToken("during", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
 
       cluster.stopNode("n3");
       assertThatThrownBy(() -> cluster.startNode("n3")).hasCauseInstanceOf(StorageFullException.class);
 
       Files.delete(filler);
       cluster.startNode("n3");
-      assertThat(client.tryAcquire("after", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(client.acquireToken("after", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
       long leaderApplied = cluster.lastApplied(cluster.awaitLeader());
       await().atMost(Duration.ofSeconds(60)).until(() -> cluster.lastApplied("n3") >= leaderApplied);
       assertThat(cluster.node("n3").metrics().registry().getGauges().get(NodeMetrics.STORAGE_WRITABLE).getValue())
