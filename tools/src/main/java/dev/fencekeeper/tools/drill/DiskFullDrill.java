@@ -3,7 +3,7 @@ package dev.fencekeeper.tools.drill;
 import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.client.NodeStatus;
 import dev.fencekeeper.tools.ExitCode;
 import dev.fencekeeper.tools.drill.check.Finding;
 import java.io.IOException;
@@ -150,11 +150,11 @@ final class DiskFullDrill implements Drill {
         }
         try {
           String leader = ctx.leader();
-          NodeInfo leading = client.nodeInfo(leader, Duration.ofSeconds(2));
-          NodeInfo rejoined = client.nodeInfo(FULL_NODE, Duration.ofSeconds(2));
-          last = "applied " + rejoined.getLastAppliedIndex() + ", leader " + leader + " committed "
-              + leading.getCommitIndex();
-          if (!rejoined.getLeaderId().isEmpty() && rejoined.getLastAppliedIndex() >= leading.getCommitIndex()) {
+          NodeStatus leading = client.nodeStatus(leader, Duration.ofSeconds(2));
+          NodeStatus rejoined = client.nodeStatus(FULL_NODE, Duration.ofSeconds(2));
+          last = "applied " + rejoined.appliedIndex() + ", leader " + leader + " committed "
+              + leading.commitIndex();
+          if (!rejoined.leaderId().isEmpty() && rejoined.appliedIndex() >= leading.commitIndex()) {
             ctx.note(FULL_NODE + " rejoined: " + last);
             return;
           }
