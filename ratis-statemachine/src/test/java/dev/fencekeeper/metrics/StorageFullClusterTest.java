@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.StorageFullException;
 import dev.fencekeeper.testing.TestCluster;
