@@ -78,6 +78,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencingClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
+  /** The connection-state changes, on a logger of their own so that a caller can tune them apart. */
+  private static final Logger CONNECTION_LOG = LoggerFactory.getLogger("dev.fencekeeper.client.connection");
   private static final int READ_ATTEMPTS = 20;
   private static final long READ_RETRY_SLEEP_MS = 50;
   // A full leader queue is retried a few times, 50 ms doubling to 800 ms (about 1.5 s in all), then
@@ -318,9 +320,9 @@ public final class FencingClient implements AutoCloseable {
       connectionState = now;
     }
     if (now == ConnectionState.DISCONNECTED) {
-      LOG.warn("No node of {} answered: {}", config.peers(), reachability.lastRefusal());
+      CONNECTION_LOG.warn("No node of {} answered: {}", config.peers(), reachability.lastRefusal());
     } else if (before == ConnectionState.DISCONNECTED) {
-      LOG.info("The cluster answers again");
+      CONNECTION_LOG.info("The cluster answers again");
     }
     for (Map.Entry<Executor, Consumer<ConnectionState>> l : connectionListeners) {
       try {

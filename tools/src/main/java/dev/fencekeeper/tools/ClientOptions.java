@@ -13,6 +13,10 @@ import picocli.CommandLine.Spec;
 /** The options every client verb shares: which cluster to talk to, how, and how to print the answer. */
 public final class ClientOptions {
   private static final String RATIS_LOGGER = "org.apache.ratis"; // its shaded gRPC included
+  private static final String CONNECTION_LOGGER = "dev.fencekeeper.client.connection";
+  // A retry that Ratis's client had scheduled before the verb gave up fires after the verb closed the client,
+  // and is logged at ERROR with a stack trace ("already CLOSED"): noise after a result already printed.
+  private static final String RATIS_CLIENT_RPC_LOGGER = "org.apache.ratis.grpc.client";
   private static final String LOG_LEVEL_PROPERTY = "fencekeeper.log.level";
 
   private final CliContext context;
@@ -80,12 +84,20 @@ public final class ClientOptions {
    * Ratis and its gRPC log what a client verb's one result line already says — every failed name lookup of
    * a peer, every refused connection, a retry cut short by the verb's end — as warnings with stack traces,
    * once per retry. A verb names the cause in its result ({@link PeerNames}); unless the user asked for
-   * more with {@code -Dfencekeeper.log.level}, only Ratis's errors are shown.
+   * more with {@code -Dfencekeeper.log.level}, only Ratis's errors are shown. The client's own "no node
+   * answered" line is the verb's UNAVAILABLE result said twice, so it is quieted the same way.
    */
   private static void quietRatisWarnings() {
-    if (System.getProperty(LOG_LEVEL_PROPERTY) == null
-        && LoggerFactory.getLogger(RATIS_LOGGER) instanceof ch.qos.logback.classic.Logger ratis) {
-      ratis.setLevel(ch.qos.logback.classic.Level.ERROR);
+    if (System.getProperty(LOG_LEVEL_PROPERTY) != null) {
+      return;
+    }
+    for (String name : new String[] {RATIS_LOGGER, CONNECTION_LOGGER}) {
+      if (LoggerFactory.getLogger(name) instanceof ch.qos.logback.classic.Logger logger) {
+        logger.setLevel(ch.qos.logback.classic.Level.ERROR);
+      }
+    }
+    if (LoggerFactory.getLogger(RATIS_CLIENT_RPC_LOGGER) instanceof ch.qos.logback.classic.Logger rpc) {
+      rpc.setLevel(ch.qos.logback.classic.Level.OFF);
     }
   }
 
