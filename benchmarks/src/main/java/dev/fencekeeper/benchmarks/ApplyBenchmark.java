@@ -19,9 +19,10 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * The pure core's apply path, one log entry per call, as the state machine runs it on every replica:
- * {@code FencingState.apply} then {@code drainEvents}. No Ratis, no encoding: what remains when those are
- * free. A fenced write, a renew, and an acquire + release pair on a fresh request id.
+ * The pure core's apply path, one log entry per call, as the state machine runs it on every
+ * replica: {@code FencingState.apply} then {@code drainEvents}. No Ratis, no encoding: what remains
+ * when those are free. A fenced write, a renew, and an acquire + release pair on a fresh request
+ * id.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -30,7 +31,10 @@ import org.openjdk.jmh.infra.Blackhole;
 @Fork(1)
 @State(Scope.Thread)
 public class ApplyBenchmark {
-  /** More than limits.request-ids-per-lease.max, so a cycled id has always been forgotten: never a dedup hit. */
+  /**
+   * More than limits.request-ids-per-lease.max, so a cycled id has always been forgotten: never a
+   * dedup hit.
+   */
   private static final int REQUEST_IDS = 4096;
 
   private final byte[] value = new byte[100];
@@ -70,8 +74,9 @@ public class ApplyBenchmark {
 
   @Benchmark
   public Outcome fencedWrite() {
-    return apply(new Command.Write("held", heldToken,
-        List.of(Command.KeyWrite.put("k", value)), nextRequestId()));
+    return apply(
+        new Command.Write(
+            "held", heldToken, List.of(Command.KeyWrite.put("k", value)), nextRequestId()));
   }
 
   @Benchmark

@@ -26,9 +26,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The wire work around one fenced write, in the order a request meets it: the client encodes the
- * {@code Request}; the leader decodes it, validates it into a {@code Command} and wraps the client's bytes
- * with its time stamp into a {@code LoggedCommand}; every replica decodes that entry back into a
- * {@code Command}; the answer is encoded as a {@code Response}.
+ * {@code Request}; the leader decodes it, validates it into a {@code Command} and wraps the
+ * client's bytes with its time stamp into a {@code LoggedCommand}; every replica decodes that entry
+ * back into a {@code Command}; the answer is encoded as a {@code Response}.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -44,13 +44,18 @@ public class CodecBenchmark {
 
   @Setup
   public void setUp() {
-    request = Request.newBuilder()
-        .setWrite(WriteRequest.newBuilder()
-            .setResource("daily-sales-report")
-            .setToken(123_456)
-            .setRequestId("7f1c6a2e-4b7d-4f0e-9a51-3c2d1e0f9b8a")
-            .addWrites(KeyWrite.newBuilder().setKey("2026-11-29").setValue(ByteString.copyFrom(new byte[100]))))
-        .build();
+    request =
+        Request.newBuilder()
+            .setWrite(
+                WriteRequest.newBuilder()
+                    .setResource("daily-sales-report")
+                    .setToken(123_456)
+                    .setRequestId("7f1c6a2e-4b7d-4f0e-9a51-3c2d1e0f9b8a")
+                    .addWrites(
+                        KeyWrite.newBuilder()
+                            .setKey("2026-11-29")
+                            .setValue(ByteString.copyFrom(new byte[100]))))
+            .build();
     requestBytes = request.toByteArray();
     entryBytes = stamp();
     accepted = Outcome.of(Code.ACCEPTED).token(123_456).nowMs(1_000_000).build();
@@ -61,7 +66,9 @@ public class CodecBenchmark {
     return request.toByteArray();
   }
 
-  /** What the leader's startTransaction does with a write's bytes (minus the early-refusal lookup). */
+  /**
+   * What the leader's startTransaction does with a write's bytes (minus the early-refusal lookup).
+   */
   @Benchmark
   public byte[] leaderDecodesAndStamps() {
     return stamp();

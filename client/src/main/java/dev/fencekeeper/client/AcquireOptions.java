@@ -3,9 +3,10 @@ package dev.fencekeeper.client;
 import java.time.Duration;
 
 /**
- * Optional settings of an acquire. {@code requestId}: a retry with the same id returns the same lease
- * (generated when null). {@code lockDelay}: after the lease ends involuntarily (expiry, revoke), nobody
- * may acquire the resource for this long — for side effects that cannot check tokens.
+ * Optional settings of an acquire. {@code requestId}: a retry with the same id returns the same
+ * lease (generated when null). {@code lockDelay}: after the lease ends involuntarily (expiry,
+ * revoke), nobody may acquire the resource for this long — for side effects that cannot check
+ * tokens.
  */
 public record AcquireOptions(String owner, String requestId, Duration lockDelay) {
   /** Options as given; a null lock-delay means none. */
@@ -23,7 +24,9 @@ public record AcquireOptions(String owner, String requestId, Duration lockDelay)
     return new AcquireOptions(value, requestId, lockDelay);
   }
 
-  /** These options with request id {@code value}: a retry with the same id returns the same lease. */
+  /**
+   * These options with request id {@code value}: a retry with the same id returns the same lease.
+   */
   public AcquireOptions requestId(String value) {
     return new AcquireOptions(owner, value, lockDelay);
   }

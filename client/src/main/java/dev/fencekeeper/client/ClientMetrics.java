@@ -13,10 +13,10 @@ import org.apache.ratis.retry.RetryPolicy;
 
 /**
  * What one {@link FencingClient} observes: request latency by command, transport retries, leader
- * redirects and leases lost. Dropwizard metrics in a registry the application can report with its own
- * reporter (JMX, Prometheus bridge, ...): {@code fencekeeper.client.request.<COMMAND>.seconds},
- * {@code fencekeeper.client.retries}, {@code fencekeeper.client.leader.redirects},
- * {@code fencekeeper.client.leases.lost}.
+ * redirects and leases lost. Dropwizard metrics in a registry the application can report with its
+ * own reporter (JMX, Prometheus bridge, ...): {@code fencekeeper.client.request.<COMMAND>.seconds},
+ * {@code fencekeeper.client.retries}, {@code fencekeeper.client.leader.redirects}, {@code
+ * fencekeeper.client.leases.lost}.
  */
 public final class ClientMetrics {
   private final MetricRegistry registry;

@@ -13,22 +13,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * Puts the concurrent commands of one client into shared log entries. Every Raft entry costs a round
- * to the followers, an fsync on each node and several thread hand-offs, whatever it carries; on a small
- * machine that cost, not the work of a command, sets the throughput. So at most {@code maxInFlight}
- * entries are outstanding at once, and the commands submitted meanwhile wait here and go out together,
- * as one {@link BatchRequest}, when an entry comes back.
+ * Puts the concurrent commands of one client into shared log entries. Every Raft entry costs a
+ * round to the followers, an fsync on each node and several thread hand-offs, whatever it carries;
+ * on a small machine that cost, not the work of a command, sets the throughput. So at most {@code
+ * maxInFlight} entries are outstanding at once, and the commands submitted meanwhile wait here and
+ * go out together, as one {@link BatchRequest}, when an entry comes back.
  *
- * <p>A lone command is sent at once and as itself: coalescing never delays a client that has nothing
- * else in flight. Commands leave in the order they were submitted, each batch is applied in its order,
- * and each command gets exactly the answer it would have had alone (fencing.proto, BatchRequest), so
- * every per-request guarantee holds. A batch that fails as a whole (refused as OVERLOADED, no node
- * answering) fails each of its commands the same way.
+ * <p>A lone command is sent at once and as itself: coalescing never delays a client that has
+ * nothing else in flight. Commands leave in the order they were submitted, each batch is applied in
+ * its order, and each command gets exactly the answer it would have had alone (fencing.proto,
+ * BatchRequest), so every per-request guarantee holds. A batch that fails as a whole (refused as
+ * OVERLOADED, no node answering) fails each of its commands the same way.
  */
 final class CommandCoalescer {
   private final Function<Request, CompletableFuture<Response>> transport;
   private final int maxInFlight;
-  // Replaced when the cluster tells its own limits (FencingClient learns them); read under this lock.
+  // Replaced when the cluster tells its own limits (FencingClient learns them); read under this
+  // lock.
   private int maxCommands;
   private long maxValueBytes;
   private final ArrayDeque<Pending> queue = new ArrayDeque<>();
@@ -40,10 +41,13 @@ final class CommandCoalescer {
    * @param transport sends one request as one Raft message and parses the answer
    * @param maxInFlight entries outstanding at once; further commands wait and are batched
    * @param maxCommands commands per batch (the cluster's {@code limits.requests-per-batch.max})
-   * @param maxValueBytes value bytes per batch, a batch being one entry (the cluster's
-   *     {@code limits.value.max-bytes})
+   * @param maxValueBytes value bytes per batch, a batch being one entry (the cluster's {@code
+   *     limits.value.max-bytes})
    */
-  CommandCoalescer(Function<Request, CompletableFuture<Response>> transport, int maxInFlight, int maxCommands,
+  CommandCoalescer(
+      Function<Request, CompletableFuture<Response>> transport,
+      int maxInFlight,
+      int maxCommands,
       long maxValueBytes) {
     if (maxInFlight < 1 || maxCommands < 1) {
       throw new IllegalArgumentException("maxInFlight and maxCommands must be positive");
@@ -54,7 +58,9 @@ final class CommandCoalescer {
     this.maxValueBytes = maxValueBytes;
   }
 
-  /** The cluster's own batch limits, once a node told them: batches are sized by these from now on. */
+  /**
+   * The cluster's own batch limits, once a node told them: batches are sized by these from now on.
+   */
   synchronized void limits(int commands, long valueBytes) {
     if (commands >= 1 && valueBytes >= 1) {
       this.maxCommands = commands;
@@ -72,7 +78,10 @@ final class CommandCoalescer {
     return pending.answer;
   }
 
-  /** Whether a request may share an entry with others (the server's rule: Command.Batch.isBatchable). */
+  /**
+   * Whether a request may share an entry with others (the server's rule:
+   * Command.Batch.isBatchable).
+   */
   static boolean isBatchable(Request request) {
     return switch (request.getCommandCase()) {
       case ACQUIRE, RENEW, RELEASE, WRITE, CANCEL_WAIT -> true;
@@ -81,10 +90,11 @@ final class CommandCoalescer {
   }
 
   /**
-   * Sends what the in-flight bound allows. One thread at a time drains, so entries leave in queue order;
-   * a thread that finds another draining leaves its request to it and returns at once. No lock is held
-   * while sending: Ratis completes replies while holding its own client lock, and a reply's completion
-   * drains too, so waiting for a lock of ours there could deadlock against a sender waiting for Ratis's.
+   * Sends what the in-flight bound allows. One thread at a time drains, so entries leave in queue
+   * order; a thread that finds another draining leaves its request to it and returns at once. No
+   * lock is held while sending: Ratis completes replies while holding its own client lock, and a
+   * reply's completion drains too, so waiting for a lock of ours there could deadlock against a
+   * sender waiting for Ratis's.
    */
   private void drain() {
     if (drainRequests.getAndIncrement() != 0) {
@@ -109,14 +119,17 @@ final class CommandCoalescer {
   }
 
   /**
-   * Commands whose caller already has an answer (its call timed out while the command waited here) are
-   * not sent at all: the caller was told "may or may not have been applied", and "not" is the kinder truth.
+   * Commands whose caller already has an answer (its call timed out while the command waited here)
+   * are not sent at all: the caller was told "may or may not have been applied", and "not" is the
+   * kinder truth.
    */
   private void dropAnswered() {
     queue.removeIf(p -> p.answer.isDone());
   }
 
-  /** The head of the queue alone, or with the batchable commands right behind it, within the bounds. */
+  /**
+   * The head of the queue alone, or with the batchable commands right behind it, within the bounds.
+   */
   private List<Pending> takeNext() {
     List<Pending> next = new ArrayList<>();
     Pending head = queue.poll();
@@ -143,13 +156,14 @@ final class CommandCoalescer {
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     }
-    sent.whenComplete((response, error) -> {
-      synchronized (this) {
-        inFlight--;
-      }
-      deliver(entry, response, error);
-      drain();
-    });
+    sent.whenComplete(
+        (response, error) -> {
+          synchronized (this) {
+            inFlight--;
+          }
+          deliver(entry, response, error);
+          drain();
+        });
   }
 
   private static Request batchOf(List<Pending> entry) {
@@ -174,7 +188,8 @@ final class CommandCoalescer {
         error = null;
       }
     }
-    if (error == null && response.getCode() == ResultCode.BATCH_ANSWERED
+    if (error == null
+        && response.getCode() == ResultCode.BATCH_ANSWERED
         && response.getBatchCount() == entry.size()) {
       for (int i = 0; i < entry.size(); i++) {
         entry.get(i).answer.complete(response.getBatch(i));
@@ -182,10 +197,16 @@ final class CommandCoalescer {
       return;
     }
     if (error == null && response.getCode() == ResultCode.BATCH_ANSWERED) {
-      error = new IllegalStateException("a batch of " + entry.size() + " requests was answered with "
-          + response.getBatchCount() + " answers");
+      error =
+          new IllegalStateException(
+              "a batch of "
+                  + entry.size()
+                  + " requests was answered with "
+                  + response.getBatchCount()
+                  + " answers");
     }
-    // The batch failed as a whole (or was answered as a whole, e.g. INVALID_ARGUMENT): so did each command.
+    // The batch failed as a whole (or was answered as a whole, e.g. INVALID_ARGUMENT): so did each
+    // command.
     for (Pending p : entry) {
       complete(p, response, error);
     }

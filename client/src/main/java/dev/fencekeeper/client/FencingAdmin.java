@@ -1,9 +1,9 @@
 package dev.fencekeeper.client;
 
+import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import java.io.IOException;
@@ -35,20 +35,23 @@ import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.util.TimeDuration;
 
 /**
- * Cluster operations that are Raft's own business rather than the state machine's: membership, moving
- * the leader, snapshots. Failures are thrown as {@link FencingException} whose code says what kind:
- * UNAVAILABLE (no member answered, or Raft refused or timed out), NOT_FOUND (no such member) or
- * INVALID_ARGUMENT (the change makes no sense), with a message naming what failed.
+ * Cluster operations that are Raft's own business rather than the state machine's: membership,
+ * moving the leader, snapshots. Failures are thrown as {@link FencingException} whose code says
+ * what kind: UNAVAILABLE (no member answered, or Raft refused or timed out), NOT_FOUND (no such
+ * member) or INVALID_ARGUMENT (the change makes no sense), with a message naming what failed.
  *
  * <p>The configured peers are only where to start: every operation first asks them for the group's
- * current configuration (preferring the leader's view) and then talks to the members it names, with the
- * ids and addresses Raft itself holds. So an admin pointed at the three original nodes still reaches
- * members added later, and a {@code host:port} peers list whose assigned ids differ from the real ones
- * does no harm.
+ * current configuration (preferring the leader's view) and then talks to the members it names, with
+ * the ids and addresses Raft itself holds. So an admin pointed at the three original nodes still
+ * reaches members added later, and a {@code host:port} peers list whose assigned ids differ from
+ * the real ones does no harm.
  */
 public final class FencingAdmin implements AutoCloseable {
-  /** How long an admin call may take on the cluster's side (catch-up of a new member, an election). */
+  /**
+   * How long an admin call may take on the cluster's side (catch-up of a new member, an election).
+   */
   private static final Duration ADMIN_CALL_TIMEOUT = Duration.ofSeconds(30);
+
   private static final Duration LEADER_WAIT = Duration.ofSeconds(15);
   private static final Duration TRANSFER_SETTLE = Duration.ofSeconds(5);
   private static final int TRANSFER_ATTEMPTS = 3;
@@ -58,7 +61,8 @@ public final class FencingAdmin implements AutoCloseable {
   private final long timeoutMs;
 
   /** The group's configuration as one member reported it. */
-  public record Membership(List<PeerAddress> members, String leaderId, String reportedBy, boolean changing) {
+  public record Membership(
+      List<PeerAddress> members, String leaderId, String reportedBy, boolean changing) {
     /** The membership as reported; the list is copied. */
     public Membership {
       members = List.copyOf(members);
@@ -88,14 +92,16 @@ public final class FencingAdmin implements AutoCloseable {
   // -----------------------------------------------------------------------------------------------
   // Membership
 
-  /** The voting members in the current (committed or joint) configuration, as the leader sees them. */
+  /**
+   * The voting members in the current (committed or joint) configuration, as the leader sees them.
+   */
   public List<PeerAddress> members() {
     return membership().members();
   }
 
   /**
-   * The group's membership: asks the configured peers in order until one answers, then, when that one
-   * names a leader other than itself, asks the leader (whose view is authoritative) as well.
+   * The group's membership: asks the configured peers in order until one answers, then, when that
+   * one names a leader other than itself, asks the leader (whose view is authoritative) as well.
    */
   public Membership membership() {
     List<RaftPeer> start = config.raftPeers();
@@ -123,20 +129,27 @@ public final class FencingAdmin implements AutoCloseable {
     try {
       return ask(known, RaftPeerId.valueOf(leader)).membership;
     } catch (FencingException e) {
-      return first.membership; // the leader moved or is unreachable right now; a member's view will do
+      return first
+          .membership; // the leader moved or is unreachable right now; a member's view will do
     }
   }
 
   /**
-   * Adds {@code peer}, which must already run without the group ({@code fencekeeper server --join}): the
-   * group is created on it with the new configuration, then the configuration grows to include it. Raft's
-   * joint consensus keeps the group available throughout; the leader first lets the new member catch up
-   * (from a snapshot and the log) before it counts towards the majority. Returns the new membership.
+   * Adds {@code peer}, which must already run without the group ({@code fencekeeper server
+   * --join}): the group is created on it with the new configuration, then the configuration grows
+   * to include it. Raft's joint consensus keeps the group available throughout; the leader first
+   * lets the new member catch up (from a snapshot and the log) before it counts towards the
+   * majority. Returns the new membership.
    */
   public Membership addMember(PeerAddress peer) {
     Membership current = membership();
     if (current.member(peer.id()).isPresent()) {
-      throw invalid("member " + peer.id() + " is already in the configuration (" + current.peersProperty() + ")");
+      throw invalid(
+          "member "
+              + peer.id()
+              + " is already in the configuration ("
+              + current.peersProperty()
+              + ")");
     }
     for (PeerAddress m : current.members()) {
       if (m.address().equalsIgnoreCase(peer.address())) {
@@ -146,20 +159,29 @@ public final class FencingAdmin implements AutoCloseable {
     List<PeerAddress> next = new ArrayList<>(current.members());
     next.add(peer);
     RaftGroup group = RaftGroup.valueOf(config.groupId(), raftPeers(next));
-    try (RaftClient toNewPeer = client(raftPeers(next), null, RetryPolicies.noRetry(), adminCallTimeout())) {
-      RaftClientReply reply = toNewPeer.getGroupManagementApi(RaftPeerId.valueOf(peer.id())).add(group);
+    try (RaftClient toNewPeer =
+        client(raftPeers(next), null, RetryPolicies.noRetry(), adminCallTimeout())) {
+      RaftClientReply reply =
+          toNewPeer.getGroupManagementApi(RaftPeerId.valueOf(peer.id())).add(group);
       if (!reply.isSuccess()) {
-        throw unavailable("creating the group on " + peer + " failed: " + reply.getException(), reply.getException());
+        throw unavailable(
+            "creating the group on " + peer + " failed: " + reply.getException(),
+            reply.getException());
       }
-      // AlreadyExists: an earlier attempt got this far (or the node recovered the group from its storage).
+      // AlreadyExists: an earlier attempt got this far (or the node recovered the group from its
+      // storage).
     } catch (AlreadyExistsException e) {
       // As above.
     } catch (IOException | RuntimeException e) {
       if (e instanceof FencingException f) {
         throw f;
       }
-      throw unavailable("cannot reach new member " + peer + " (is it running with `server --join`?): "
-          + describe(e), e);
+      throw unavailable(
+          "cannot reach new member "
+              + peer
+              + " (is it running with `server --join`?): "
+              + describe(e),
+          e);
     }
     setConfiguration(current, next, "adding " + peer.id());
     return awaitMembership(next);
@@ -167,7 +189,8 @@ public final class FencingAdmin implements AutoCloseable {
 
   /**
    * Removes member {@code id}; the remaining members must still form a majority that can elect. The
-   * removed node keeps running until it is stopped, but no longer takes part. Returns the new membership.
+   * removed node keeps running until it is stopped, but no longer takes part. Returns the new
+   * membership.
    */
   public Membership removeMember(String id) {
     Membership current = membership();
@@ -187,10 +210,10 @@ public final class FencingAdmin implements AutoCloseable {
   // Leadership
 
   /**
-   * Moves leadership to {@code to}, or (null) asks the leader to step down and lets the members elect.
-   * Returns once a leader is known again: the new leader's id. A transfer is retried (up to {@value
-   * #TRANSFER_ATTEMPTS} times) when another member wins the election right after it, which a member that
-   * missed the new leader's first heartbeats can cause.
+   * Moves leadership to {@code to}, or (null) asks the leader to step down and lets the members
+   * elect. Returns once a leader is known again: the new leader's id. A transfer is retried (up to
+   * {@value #TRANSFER_ATTEMPTS} times) when another member wins the election right after it, which
+   * a member that missed the new leader's first heartbeats can cause.
    */
   public String transferLeadership(String to) {
     String what = to == null ? "stepping down" : "transferring leadership to " + to;
@@ -204,7 +227,9 @@ public final class FencingAdmin implements AutoCloseable {
         return to;
       }
       try (RaftClient raft = adminClient(current)) {
-        check(raft.admin().transferLeadership(to == null ? null : RaftPeerId.valueOf(to), timeoutMs), what);
+        check(
+            raft.admin().transferLeadership(to == null ? null : RaftPeerId.valueOf(to), timeoutMs),
+            what);
       } catch (IOException | RuntimeException e) {
         throw failed(what, e);
       }
@@ -221,13 +246,22 @@ public final class FencingAdmin implements AutoCloseable {
       }
       current = membership();
     }
-    throw unavailable("no leader" + (to == null ? "" : " " + to) + " known " + LEADER_WAIT.toSeconds()
-        + "s after " + what + " (previous leader " + (previous.isEmpty() ? "none" : previous) + ")", null);
+    throw unavailable(
+        "no leader"
+            + (to == null ? "" : " " + to)
+            + " known "
+            + LEADER_WAIT.toSeconds()
+            + "s after "
+            + what
+            + " (previous leader "
+            + (previous.isEmpty() ? "none" : previous)
+            + ")",
+        null);
   }
 
   /**
-   * Moves leadership to another member: the most up to date follower, and among those the one the leader
-   * heard from last. Returns the new leader's id.
+   * Moves leadership to another member: the most up to date follower, and among those the one the
+   * leader heard from last. Returns the new leader's id.
    */
   public String transferLeadershipToAnother() {
     Membership current = membership();
@@ -240,7 +274,10 @@ public final class FencingAdmin implements AutoCloseable {
     return transferLeadership(pickSuccessor(current));
   }
 
-  /** Asks the leader to step down; the members elect again (possibly the same one). Returns the leader after. */
+  /**
+   * Asks the leader to step down; the members elect again (possibly the same one). Returns the
+   * leader after.
+   */
   public String stepDown() {
     return transferLeadership(null);
   }
@@ -249,7 +286,8 @@ public final class FencingAdmin implements AutoCloseable {
     Map<String, Long> commit = new HashMap<>();
     Map<String, Long> lastHeardMs = new HashMap<>();
     try {
-      GroupInfoReply info = ask(raftPeers(current.members()), RaftPeerId.valueOf(current.leaderId())).reply;
+      GroupInfoReply info =
+          ask(raftPeers(current.members()), RaftPeerId.valueOf(current.leaderId())).reply;
       for (CommitInfoProto c : info.getCommitInfos()) {
         commit.put(c.getServer().getId().toStringUtf8(), c.getCommitIndex());
       }
@@ -265,9 +303,12 @@ public final class FencingAdmin implements AutoCloseable {
     return current.members().stream()
         .map(PeerAddress::id)
         .filter(id -> !id.equals(current.leaderId()))
-        .max(Comparator.<String>comparingLong(id -> commit.getOrDefault(id, -1L))
-            .thenComparing(Comparator.<String>comparingLong(id -> lastHeardMs.getOrDefault(id, Long.MAX_VALUE))
-                .reversed()))
+        .max(
+            Comparator.<String>comparingLong(id -> commit.getOrDefault(id, -1L))
+                .thenComparing(
+                    Comparator.<String>comparingLong(
+                            id -> lastHeardMs.getOrDefault(id, Long.MAX_VALUE))
+                        .reversed()))
         .orElseThrow();
   }
 
@@ -278,11 +319,13 @@ public final class FencingAdmin implements AutoCloseable {
   public long snapshot(String peerId, Duration timeout) {
     Membership current = membership();
     if (current.member(peerId).isEmpty()) {
-      throw notFound("no member " + peerId + " in the configuration (" + current.peersProperty() + ")");
+      throw notFound(
+          "no member " + peerId + " in the configuration (" + current.peersProperty() + ")");
     }
     try (RaftClient raft = adminClient(current)) {
       RaftClientReply reply =
-          raft.getSnapshotManagementApi(RaftPeerId.valueOf(peerId)).create(true, timeout.toMillis());
+          raft.getSnapshotManagementApi(RaftPeerId.valueOf(peerId))
+              .create(true, timeout.toMillis());
       check(reply, "snapshot on " + peerId);
       return reply.getLogIndex();
     } catch (IOException | RuntimeException e) {
@@ -301,7 +344,8 @@ public final class FencingAdmin implements AutoCloseable {
     try (RaftClient probe = client(peers, null, RetryPolicies.noRetry(), config.requestTimeout())) {
       GroupInfoReply reply = probe.getGroupManagementApi(peer).info(config.groupId());
       if (!reply.isSuccess()) {
-        throw unavailable("group info from " + peer + " failed: " + reply.getException(), reply.getException());
+        throw unavailable(
+            "group info from " + peer + " failed: " + reply.getException(), reply.getException());
       }
       return new Answer(reply, toMembership(reply));
     } catch (IOException | RuntimeException e) {
@@ -322,8 +366,11 @@ public final class FencingAdmin implements AutoCloseable {
       leader = role.getFollowerInfo().getLeaderInfo().getId().getId().toStringUtf8();
     }
     Optional<RaftConfigurationProto> conf = reply.getConf();
-    List<RaftPeerProto> peers = conf.map(RaftConfigurationProto::getPeersList)
-        .orElseGet(() -> reply.getGroup().getPeers().stream().map(RaftPeer::getRaftPeerProto).toList());
+    List<RaftPeerProto> peers =
+        conf.map(RaftConfigurationProto::getPeersList)
+            .orElseGet(
+                () ->
+                    reply.getGroup().getPeers().stream().map(RaftPeer::getRaftPeerProto).toList());
     List<PeerAddress> members = new ArrayList<>();
     for (RaftPeerProto p : peers) {
       members.add(toPeerAddress(p.getId().toStringUtf8(), p.getAddress()));
@@ -336,8 +383,14 @@ public final class FencingAdmin implements AutoCloseable {
     try {
       return PeerAddress.parse(id + "@" + address);
     } catch (ConfigException e) {
-      throw new FencingException(new Result(Response.newBuilder().setCode(ResultCode.INTERNAL)
-          .setMessage("member " + id + " has an address this tool cannot read: '" + address + "'").build()), e);
+      throw new FencingException(
+          new Result(
+              Response.newBuilder()
+                  .setCode(ResultCode.INTERNAL)
+                  .setMessage(
+                      "member " + id + " has an address this tool cannot read: '" + address + "'")
+                  .build()),
+          e);
     }
   }
 
@@ -349,7 +402,8 @@ public final class FencingAdmin implements AutoCloseable {
 
   private void setConfiguration(Membership current, List<PeerAddress> next, String what) {
     try (RaftClient raft = adminClient(current)) {
-      // The List overload: the array overload of 3.3.0 never sets the servers (docs/design.md, Ratis facts).
+      // The List overload: the array overload of 3.3.0 never sets the servers (docs/design.md,
+      // Ratis facts).
       check(raft.admin().setConfiguration(raftPeers(next)), what);
     } catch (IOException | RuntimeException e) {
       throw failed(what, e);
@@ -363,7 +417,9 @@ public final class FencingAdmin implements AutoCloseable {
     while (System.nanoTime() < deadline) {
       try {
         seen = membership();
-        if (!seen.changing() && seen.members().size() == wanted.size() && seen.members().containsAll(wanted)
+        if (!seen.changing()
+            && seen.members().size() == wanted.size()
+            && seen.members().containsAll(wanted)
             && !seen.leaderId().isEmpty()) {
           return seen;
         }
@@ -379,8 +435,8 @@ public final class FencingAdmin implements AutoCloseable {
   }
 
   /**
-   * Waits up to {@code wait} until a leader is known that is {@code wanted} (or, with null, any leader at
-   * all); returns the last leader seen, "" if none.
+   * Waits up to {@code wait} until a leader is known that is {@code wanted} (or, with null, any
+   * leader at all); returns the last leader seen, "" if none.
    */
   private String awaitLeader(String wanted, Duration wait) {
     long deadline = System.nanoTime() + wait.toNanos();
@@ -410,46 +466,61 @@ public final class FencingAdmin implements AutoCloseable {
     }
   }
 
-  /** A client for admin calls over the members Raft reports, aimed at the leader if one is known. */
+  /**
+   * A client for admin calls over the members Raft reports, aimed at the leader if one is known.
+   */
   private RaftClient adminClient(Membership current) {
-    return client(raftPeers(current.members()),
+    return client(
+        raftPeers(current.members()),
         current.leaderId().isEmpty() ? null : RaftPeerId.valueOf(current.leaderId()),
-        // A few attempts for redirects and a member that is briefly away; the cluster bounds each call.
-        RetryPolicies.retryUpToMaximumCountWithFixedSleep(5, TimeDuration.valueOf(500, TimeUnit.MILLISECONDS)),
+        // A few attempts for redirects and a member that is briefly away; the cluster bounds each
+        // call.
+        RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+            5, TimeDuration.valueOf(500, TimeUnit.MILLISECONDS)),
         adminCallTimeout());
   }
 
-  /** Admin calls wait for Raft itself (a new member catching up, a leadership transfer): give them room. */
+  /**
+   * Admin calls wait for Raft itself (a new member catching up, a leadership transfer): give them
+   * room.
+   */
   private Duration adminCallTimeout() {
     return Duration.ofMillis(Math.max(ADMIN_CALL_TIMEOUT.toMillis(), timeoutMs + 5_000));
   }
 
-  private RaftClient client(List<RaftPeer> peers, RaftPeerId leader, RetryPolicy retry, Duration requestTimeout) {
+  private RaftClient client(
+      List<RaftPeer> peers, RaftPeerId leader, RetryPolicy retry, Duration requestTimeout) {
     RaftProperties properties = config.clientProperties();
-    RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
-        TimeDuration.valueOf(requestTimeout.toMillis(), TimeUnit.MILLISECONDS));
-    RaftClient.Builder builder = RaftClient.newBuilder()
-        .setRaftGroup(RaftGroup.valueOf(config.groupId(), peers))
-        .setProperties(properties)
-        .setParameters(config.ratisParameters())
-        .setRetryPolicy(LeaderRejection.notRetried(retry));
+    RaftClientConfigKeys.Rpc.setRequestTimeout(
+        properties, TimeDuration.valueOf(requestTimeout.toMillis(), TimeUnit.MILLISECONDS));
+    RaftClient.Builder builder =
+        RaftClient.newBuilder()
+            .setRaftGroup(RaftGroup.valueOf(config.groupId(), peers))
+            .setProperties(properties)
+            .setParameters(config.ratisParameters())
+            .setRetryPolicy(LeaderRejection.notRetried(retry));
     if (leader != null) {
       builder.setLeaderId(leader);
     }
     return builder.build();
   }
 
-  /** {@code e} as UNAVAILABLE, unless it already is a FencingException (thrown by a check inside). */
+  /**
+   * {@code e} as UNAVAILABLE, unless it already is a FencingException (thrown by a check inside).
+   */
   private static FencingException failed(String what, Exception e) {
     if (e instanceof FencingException f) {
       return f;
     }
     // A node's own refusal (PERMISSION_DENIED) is an answer, not an outage.
-    return LeaderRejection.decode(e).map(r -> new FencingException(new Result(r), e))
+    return LeaderRejection.decode(e)
+        .map(r -> new FencingException(new Result(r), e))
         .orElseGet(() -> unavailable(what + " failed: " + describe(e), e));
   }
 
-  /** The exception's message and its root cause's: gRPC's own says only "UNAVAILABLE: io exception". */
+  /**
+   * The exception's message and its root cause's: gRPC's own says only "UNAVAILABLE: io exception".
+   */
   private static String describe(Throwable e) {
     Throwable root = e;
     while (root.getCause() != null && root.getCause() != root) {
@@ -457,7 +528,10 @@ public final class FencingAdmin implements AutoCloseable {
     }
     String message = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     if (root != e) {
-      message += " (" + (root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName()) + ")";
+      message +=
+          " ("
+              + (root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName())
+              + ")";
     }
     return message;
   }

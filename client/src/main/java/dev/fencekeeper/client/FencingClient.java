@@ -71,32 +71,40 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Every call has a {@code CompletableFuture} twin ({@code ...Async}). Leader changes are absorbed
- * here: Ratis redirects and retries commands (its retry cache answers a retried command without applying
- * it again), and every write carries a request id so that even a retry the cache no longer remembers is
- * applied at most once. Reads that fail during an election are retried too.
+ * <p>Every call has a {@code CompletableFuture} twin ({@code ...Async}). Leader changes are
+ * absorbed here: Ratis redirects and retries commands (its retry cache answers a retried command
+ * without applying it again), and every write carries a request id so that even a retry the cache
+ * no longer remembers is applied at most once. Reads that fail during an election are retried too.
  */
 public final class FencingClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
-  /** The connection-state changes, on a logger of their own so that a caller can tune them apart. */
-  private static final Logger CONNECTION_LOG = LoggerFactory.getLogger("dev.fencekeeper.client.connection");
+
+  /**
+   * The connection-state changes, on a logger of their own so that a caller can tune them apart.
+   */
+  private static final Logger CONNECTION_LOG =
+      LoggerFactory.getLogger("dev.fencekeeper.client.connection");
+
   private static final int READ_ATTEMPTS = 20;
   private static final long READ_RETRY_SLEEP_MS = 50;
   // A full leader queue is retried a few times, 50 ms doubling to 800 ms (about 1.5 s in all), then
   // reported as OVERLOADED: beyond that, waiting longer only adds to the load.
-  private static final RetryPolicy OVERLOAD_RETRIES = ExponentialBackoffRetry.newBuilder()
-      .setBaseSleepTime(TimeDuration.valueOf(50, TimeUnit.MILLISECONDS))
-      .setMaxSleepTime(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS))
-      .setMaxAttempts(6)
-      .build();
-  // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (10 s default).
+  private static final RetryPolicy OVERLOAD_RETRIES =
+      ExponentialBackoffRetry.newBuilder()
+          .setBaseSleepTime(TimeDuration.valueOf(50, TimeUnit.MILLISECONDS))
+          .setMaxSleepTime(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS))
+          .setMaxAttempts(6)
+          .build();
+  // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (10 s
+  // default).
   private static final long WAITER_RESEND_MS = 1_000;
   private static final int DEFAULT_ENTRIES_IN_FLIGHT = 2;
   private static final java.util.concurrent.atomic.AtomicBoolean commonPoolChecked =
       new java.util.concurrent.atomic.AtomicBoolean();
 
   private final ClusterConfig config;
-  // Replaced when its ordered stream breaks (see replaceBroken); volatile so every sender sees the swap.
+  // Replaced when its ordered stream breaks (see replaceBroken); volatile so every sender sees the
+  // swap.
   private volatile RaftClient raft;
   // Long-polls (lease events, waiters) travel apart from everything else; created at the first one.
   private volatile RaftClient watchRaft;
@@ -122,34 +130,46 @@ public final class FencingClient implements AutoCloseable {
   // Calls not answered yet, with when they started: failed fast when no node can be reached at all.
   private final Map<CompletableFuture<Response>, Long> unanswered = new ConcurrentHashMap<>();
   private volatile ConnectionState connectionState = ConnectionState.CONNECTING;
-  // The limits a node said it enforces; null until one did. Writes wait for them (once), so that one too
-  // big for the cluster is refused here, before it is sent, and batches are sized by the cluster's rules.
+  // The limits a node said it enforces; null until one did. Writes wait for them (once), so that
+  // one too
+  // big for the cluster is refused here, before it is sent, and batches are sized by the cluster's
+  // rules.
   private volatile dev.fencekeeper.proto.ServerLimits serverLimits;
   private CompletableFuture<Void> learningLimits; // guarded by this
-  // When asking last failed (guarded by this): writes meanwhile go out unchecked rather than each waiting.
+  // When asking last failed (guarded by this): writes meanwhile go out unchecked rather than each
+  // waiting.
   private long limitsUnknownSinceNanos;
   private static final long LIMITS_RETRY_NANOS = TimeUnit.SECONDS.toNanos(10);
-  // A node answered without limits (an older version): nothing to learn, so writes never wait for it.
+  // A node answered without limits (an older version): nothing to learn, so writes never wait for
+  // it.
   private volatile boolean limitsNotServed;
   private final List<Map.Entry<Executor, Consumer<ConnectionState>>> connectionListeners =
       new CopyOnWriteArrayList<>();
-  // Ratis numbers one client's async requests in a single sequence and each node processes them in that
-  // order, so a request aimed at one node (node info, a stale read) sent through `raft` leaves a gap in
-  // the leader's sequence that stalls this client's commands until a retry seconds later. Such requests
+  // Ratis numbers one client's async requests in a single sequence and each node processes them in
+  // that
+  // order, so a request aimed at one node (node info, a stale read) sent through `raft` leaves a
+  // gap in
+  // the leader's sequence that stalls this client's commands until a retry seconds later. Such
+  // requests
   // go through a client of their node alone.
   private final Map<String, RaftClient> pinned = new ConcurrentHashMap<>();
   private final ClientMetrics metrics;
   private final org.apache.ratis.conf.Parameters ratisParameters;
   private final CommandCoalescer coalescer;
   private final String requestIdPrefix = UUID.randomUUID() + "-";
-  private final java.util.concurrent.atomic.AtomicLong requestIdCounter = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong requestIdCounter =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private FencingClient(Builder settings) {
     this.config = settings.effectiveConfig();
     this.defaultOwner = settings.owner != null ? settings.owner : defaultOwnerLabel();
-    // Long enough to ride out an election and a few slow attempts, short enough that a dead cluster is
+    // Long enough to ride out an election and a few slow attempts, short enough that a dead cluster
+    // is
     // reported rather than waited on forever.
-    this.callTimeout = settings.callTimeout != null ? settings.callTimeout : config.requestTimeout().multipliedBy(5);
+    this.callTimeout =
+        settings.callTimeout != null
+            ? settings.callTimeout
+            : config.requestTimeout().multipliedBy(5);
     this.unreachableTimeout = settings.unreachableTimeout;
     this.closeTimeout = settings.closeTimeout;
     this.followLeaseEvents = settings.followLeaseEvents;
@@ -157,8 +177,12 @@ public final class FencingClient implements AutoCloseable {
     this.ratisParameters = settings.ratisParameters(config);
     this.retryAttempts = Math.max(10, callTimeout.toMillis() / 50);
     this.raft = newOrderedClient();
-    this.coalescer = new CommandCoalescer(this::sendThroughLog, entriesInFlight(),
-        config.limits().maxRequestsPerBatch(), config.limits().maxValueBytes());
+    this.coalescer =
+        new CommandCoalescer(
+            this::sendThroughLog,
+            entriesInFlight(),
+            config.limits().maxRequestsPerBatch(),
+            config.limits().maxValueBytes());
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -166,41 +190,53 @@ public final class FencingClient implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
-    java.util.concurrent.atomic.AtomicInteger sender = new java.util.concurrent.atomic.AtomicInteger();
-    this.sendExecutor = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "fencekeeper-client-send-" + sender.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    java.util.concurrent.atomic.AtomicInteger sender =
+        new java.util.concurrent.atomic.AtomicInteger();
+    this.sendExecutor =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-client-send-" + sender.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
     if (settings.callbackExecutor != null) {
       this.callbackExecutor = settings.callbackExecutor;
       this.ownedCallbackExecutor = null;
     } else {
       java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-      this.ownedCallbackExecutor = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "fencekeeper-client-callbacks-" + n.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-      });
+      this.ownedCallbackExecutor =
+          Executors.newCachedThreadPool(
+              r -> {
+                Thread t = new Thread(r, "fencekeeper-client-callbacks-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+              });
       this.callbackExecutor = ownedCallbackExecutor;
     }
     long sweepMs = Math.max(50, Math.min(500, unreachableTimeout.toMillis() / 4));
-    scheduler.scheduleWithFixedDelay(this::failUnreachableCalls, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
+    scheduler.scheduleWithFixedDelay(
+        this::failUnreachableCalls, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
   }
 
   /**
-   * Log entries one client keeps outstanding before it coalesces further commands into batches. Two keep
-   * the Raft pipeline busy while the next batch fills; more only make each batch smaller, and the cost is
-   * per entry (docs/benchmarks.md, Coalescing). The system property exists for benchmarking.
+   * Log entries one client keeps outstanding before it coalesces further commands into batches. Two
+   * keep the Raft pipeline busy while the next batch fills; more only make each batch smaller, and
+   * the cost is per entry (docs/benchmarks.md, Coalescing). The system property exists for
+   * benchmarking.
    */
   private static int entriesInFlight() {
-    return Math.max(1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_ENTRIES_IN_FLIGHT));
+    return Math.max(
+        1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_ENTRIES_IN_FLIGHT));
   }
 
   private RaftClient newOrderedClient() {
     return raftClientBuilder()
-        .setRetryPolicy(observed(metrics.counting(LeaderRejection.notRetried(
-            LeaderRejection.backingOffWhenOverloaded(fixedSleepRetries(), OVERLOAD_RETRIES)))))
+        .setRetryPolicy(
+            observed(
+                metrics.counting(
+                    LeaderRejection.notRetried(
+                        LeaderRejection.backingOffWhenOverloaded(
+                            fixedSleepRetries(), OVERLOAD_RETRIES)))))
         .build();
   }
 
@@ -212,7 +248,10 @@ public final class FencingClient implements AutoCloseable {
     };
   }
 
-  /** Every Raft client of this FencingClient starts here, so none can miss the cluster's TLS settings. */
+  /**
+   * Every Raft client of this FencingClient starts here, so none can miss the cluster's TLS
+   * settings.
+   */
   private RaftClient.Builder raftClientBuilder() {
     return RaftClient.newBuilder()
         .setRaftGroup(config.raftGroup())
@@ -226,11 +265,12 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Once one ordered request runs out of retries (every node down for longer than the retry budget),
-   * Ratis fails that client's ordered stream for good: every later request fails at once with
-   * AlreadyClosedException. A long-lived client must outlive a full-cluster outage, so the broken Raft
-   * client is replaced by a new one (a new client id; writes carry their own request ids, so dedup does
-   * not depend on Ratis's retry cache). Only the first caller that sees {@code broken} replaces it.
+   * Once one ordered request runs out of retries (every node down for longer than the retry
+   * budget), Ratis fails that client's ordered stream for good: every later request fails at once
+   * with AlreadyClosedException. A long-lived client must outlive a full-cluster outage, so the
+   * broken Raft client is replaced by a new one (a new client id; writes carry their own request
+   * ids, so dedup does not depend on Ratis's retry cache). Only the first caller that sees {@code
+   * broken} replaces it.
    */
   private void replaceIfBroken(RaftClient broken, Throwable failure) {
     if (closed || !streamBroken(failure)) {
@@ -244,13 +284,16 @@ public final class FencingClient implements AutoCloseable {
     }
     LOG.info("Replaced the Raft client after its request stream failed: {}", failure.toString());
     // Closing waits for its channels to drain; never on a gRPC or caller thread.
-    Thread closer = new Thread(() -> {
-      try {
-        broken.close();
-      } catch (java.io.IOException | RuntimeException e) {
-        LOG.debug("Closing the replaced Raft client failed", e);
-      }
-    }, "fencekeeper-client-close-replaced");
+    Thread closer =
+        new Thread(
+            () -> {
+              try {
+                broken.close();
+              } catch (java.io.IOException | RuntimeException e) {
+                LOG.debug("Closing the replaced Raft client failed", e);
+              }
+            },
+            "fencekeeper-client-close-replaced");
     closer.setDaemon(true);
     closer.start();
   }
@@ -270,12 +313,18 @@ public final class FencingClient implements AutoCloseable {
     return builder().config(config).build();
   }
 
-  /** As {@link #connect(ClusterConfig)}, labelling leases with {@code owner} unless a call names one. */
+  /**
+   * As {@link #connect(ClusterConfig)}, labelling leases with {@code owner} unless a call names
+   * one.
+   */
   public static FencingClient connect(ClusterConfig config, String owner) {
     return builder().config(config).owner(owner).build();
   }
 
-  /** Settings for a new client: peers or a cluster file, TLS, timeouts, owner label, executor, metrics. */
+  /**
+   * Settings for a new client: peers or a cluster file, TLS, timeouts, owner label, executor,
+   * metrics.
+   */
   public static Builder builder() {
     return new Builder();
   }
@@ -303,8 +352,9 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Calls {@code listener} on {@code executor} with every later change of {@link #connectionState()}, in
-   * order. A change is noticed by a call: a renewal, or the application's own.
+   * Calls {@code listener} on {@code executor} with every later change of {@link
+   * #connectionState()}, in order. A change is noticed by a call: a renewal, or the application's
+   * own.
    */
   public void onConnectionStateChange(Executor executor, Consumer<ConnectionState> listener) {
     connectionListeners.add(Map.entry(executor, listener));
@@ -326,13 +376,15 @@ public final class FencingClient implements AutoCloseable {
     }
     for (Map.Entry<Executor, Consumer<ConnectionState>> l : connectionListeners) {
       try {
-        l.getKey().execute(() -> {
-          try {
-            l.getValue().accept(now);
-          } catch (RuntimeException e) {
-            LOG.warn("Connection-state listener failed on {}", now, e);
-          }
-        });
+        l.getKey()
+            .execute(
+                () -> {
+                  try {
+                    l.getValue().accept(now);
+                  } catch (RuntimeException e) {
+                    LOG.warn("Connection-state listener failed on {}", now, e);
+                  }
+                });
       } catch (RejectedExecutionException e) {
         LOG.warn("Connection-state listener not told of {}: its executor refused the task", now);
       }
@@ -357,7 +409,8 @@ public final class FencingClient implements AutoCloseable {
    *
    * @throws LeaseHeldException if another live lease holds it
    * @throws FencingException on invalid input or when no node answers
-   * @throws CancellationException if the calling thread is interrupted (its interrupt status is kept)
+   * @throws CancellationException if the calling thread is interrupted (its interrupt status is
+   *     kept)
    */
   public Lease acquire(String resource, Duration ttl) {
     return join(acquireAsync(resource, ttl, defaultOwner));
@@ -369,8 +422,9 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * The asynchronous form of {@link #acquire(String, Duration)}. Cancelling the future, or completing it
-   * first any other way ({@code orTimeout}), releases a grant that arrives afterwards at once.
+   * The asynchronous form of {@link #acquire(String, Duration)}. Cancelling the future, or
+   * completing it first any other way ({@code orTimeout}), releases a grant that arrives afterwards
+   * at once.
    */
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl) {
     return acquireAsync(resource, ttl, defaultOwner);
@@ -381,53 +435,66 @@ public final class FencingClient implements AutoCloseable {
    * served in arrival order; the queue is replicated, so a leader change keeps it.
    *
    * @throws LeaseHeldException if the wait ends first (the place in line is given up)
-   * @throws CancellationException if the calling thread is interrupted: the place in line is given up,
-   *     a grant that raced with it is released, and the thread's interrupt status is kept
+   * @throws CancellationException if the calling thread is interrupted: the place in line is given
+   *     up, a grant that raced with it is released, and the thread's interrupt status is kept
    */
   public Lease acquire(String resource, Duration ttl, Duration waitTimeout) {
-    return join(acquireAsync(resource, ttl, waitTimeout, AcquireOptions.defaults().owner(defaultOwner)));
+    return join(
+        acquireAsync(resource, ttl, waitTimeout, AcquireOptions.defaults().owner(defaultOwner)));
   }
 
   /**
-   * The asynchronous form of {@link #acquire(String, Duration, Duration)}. Cancelling the future (or
-   * completing it first, as {@code orTimeout} does) gives the place in line up and releases a grant that
-   * raced with it.
+   * The asynchronous form of {@link #acquire(String, Duration, Duration)}. Cancelling the future
+   * (or completing it first, as {@code orTimeout} does) gives the place in line up and releases a
+   * grant that raced with it.
    */
-  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration waitTimeout) {
+  public CompletableFuture<Lease> acquireAsync(
+      String resource, Duration ttl, Duration waitTimeout) {
     return acquireAsync(resource, ttl, waitTimeout, AcquireOptions.defaults().owner(defaultOwner));
   }
 
   /** The general form: owner, request id and lock-delay in {@code options}. */
-  public Lease acquire(String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
+  public Lease acquire(
+      String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
     return join(acquireAsync(resource, ttl, waitTimeout, options));
   }
 
   /** The general form: owner, request id and lock-delay in {@code options}. */
   public CompletableFuture<Lease> acquireAsync(
       String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
-    String requestId = options.requestId() != null ? options.requestId() : UUID.randomUUID().toString();
+    String requestId =
+        options.requestId() != null ? options.requestId() : UUID.randomUUID().toString();
     String owner = options.owner() != null ? options.owner() : defaultOwner;
-    Waiting waiting = new Waiting(resource, ttl, owner, requestId, options.lockDelay(),
-        System.nanoTime() + waitTimeout.toNanos());
+    Waiting waiting =
+        new Waiting(
+            resource,
+            ttl,
+            owner,
+            requestId,
+            options.lockDelay(),
+            System.nanoTime() + waitTimeout.toNanos());
     if (closing) {
       waiting.result.completeExceptionally(closedError());
       return waiting.result;
     }
     openWaits.add(waiting);
-    // Whoever completes the future first — the wait, a cancel, orTimeout, close() — the place is given up.
-    waiting.result.whenComplete((lease, error) -> {
-      openWaits.remove(waiting);
-      if (error != null && !waiting.leftQueue) {
-        track(cancelWait(resource, waiting.requestId));
-      }
-    });
+    // Whoever completes the future first — the wait, a cancel, orTimeout, close() — the place is
+    // given up.
+    waiting.result.whenComplete(
+        (lease, error) -> {
+          openWaits.remove(waiting);
+          if (error != null && !waiting.leftQueue) {
+            track(cancelWait(resource, waiting.requestId));
+          }
+        });
     waiting.attempt();
     return waiting.result;
   }
 
   /**
-   * Acquires {@code resource} if it is free now, with the same self-renewing {@link Lease} as {@link
-   * #acquire}; empty if another lease holds it (or waiters are queued, or a lock-delay runs).
+   * Acquires {@code resource} if it is free now, with the same self-renewing {@link Lease} as
+   * {@link #acquire}; empty if another lease holds it (or waiters are queued, or a lock-delay
+   * runs).
    *
    * @throws FencingException on invalid input or when no node answers
    */
@@ -435,7 +502,10 @@ public final class FencingClient implements AutoCloseable {
     return join(tryAcquireAsync(resource, ttl, AcquireOptions.defaults()));
   }
 
-  /** As {@link #tryAcquire(String, Duration)} with owner, request id and lock-delay in {@code options}. */
+  /**
+   * As {@link #tryAcquire(String, Duration)} with owner, request id and lock-delay in {@code
+   * options}.
+   */
   public Optional<Lease> tryAcquire(String resource, Duration ttl, AcquireOptions options) {
     return join(tryAcquireAsync(resource, ttl, options));
   }
@@ -456,39 +526,43 @@ public final class FencingClient implements AutoCloseable {
    * released at once otherwise.
    */
   @SuppressWarnings("unchecked")
-  private <T> CompletableFuture<T> leaseFrom(String resource, Duration ttl, AcquireOptions options,
-      boolean optional) {
+  private <T> CompletableFuture<T> leaseFrom(
+      String resource, Duration ttl, AcquireOptions options, boolean optional) {
     CompletableFuture<T> result = new CompletableFuture<>();
     if (closing) {
       result.completeExceptionally(closedError());
       return result;
     }
     String owner = options.owner() != null ? options.owner() : defaultOwner;
-    // The local deadline counts from before the request leaves, so it can only be early, never late.
+    // The local deadline counts from before the request leaves, so it can only be early, never
+    // late.
     long sentNanos = System.nanoTime();
     CompletableFuture<Result> attempt = acquireTokenAsync(resource, ttl, options.owner(owner));
     track(attempt);
-    attempt.whenComplete((r, error) -> {
-      if (error != null) {
-        result.completeExceptionally(error);
-      } else if (r.code() == ResultCode.GRANTED) {
-        Lease lease = new Lease(this, resource, owner, ttl, r.token(), sentNanos);
-        deliver((CompletableFuture<Object>) result, lease, optional ? Optional.of(lease) : lease);
-      } else if (optional && (r.code() == ResultCode.HELD || r.code() == ResultCode.LOCK_DELAYED)) {
-        result.complete((T) Optional.empty());
-      } else if (r.code() == ResultCode.HELD) {
-        result.completeExceptionally(new LeaseHeldException(r));
-      } else {
-        result.completeExceptionally(new FencingException(r));
-      }
-    });
+    attempt.whenComplete(
+        (r, error) -> {
+          if (error != null) {
+            result.completeExceptionally(error);
+          } else if (r.code() == ResultCode.GRANTED) {
+            Lease lease = new Lease(this, resource, owner, ttl, r.token(), sentNanos);
+            deliver(
+                (CompletableFuture<Object>) result, lease, optional ? Optional.of(lease) : lease);
+          } else if (optional
+              && (r.code() == ResultCode.HELD || r.code() == ResultCode.LOCK_DELAYED)) {
+            result.complete((T) Optional.empty());
+          } else if (r.code() == ResultCode.HELD) {
+            result.completeExceptionally(new LeaseHeldException(r));
+          } else {
+            result.completeExceptionally(new FencingException(r));
+          }
+        });
     return result;
   }
 
   /**
-   * Hands {@code lease} over by completing {@code result} with {@code value}; when the caller no longer
-   * waits (cancelled, timed out, the client closing), releases it instead, so no grant is left held, or
-   * renewed, by nobody.
+   * Hands {@code lease} over by completing {@code result} with {@code value}; when the caller no
+   * longer waits (cancelled, timed out, the client closing), releases it instead, so no grant is
+   * left held, or renewed, by nobody.
    */
   private void deliver(CompletableFuture<Object> result, Lease lease, Object value) {
     held.add(lease);
@@ -500,7 +574,10 @@ public final class FencingClient implements AutoCloseable {
     }
   }
 
-  /** Forgets a lease that is no longer held (lost, closed, abandoned): close() has nothing to release. */
+  /**
+   * Forgets a lease that is no longer held (lost, closed, abandoned): close() has nothing to
+   * release.
+   */
   void forget(Lease lease) {
     held.remove(lease);
   }
@@ -512,13 +589,18 @@ public final class FencingClient implements AutoCloseable {
   }
 
   private static FencingException closedError() {
-    return new FencingException(new Result(Response.newBuilder()
-        .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE).setMessage("the client is closed").build()));
+    return new FencingException(
+        new Result(
+            Response.newBuilder()
+                .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
+                .setMessage("the client is closed")
+                .build()));
   }
 
   /**
-   * One blocking acquire: re-sends the same acquire (same request id) to stay queued, and learns of its grant
-   * from the lease event that names its request id; gives its place up when the wait ends.
+   * One blocking acquire: re-sends the same acquire (same request id) to stay queued, and learns of
+   * its grant from the lease event that names its request id; gives its place up when the wait
+   * ends.
    */
   private final class Waiting {
     final String resource;
@@ -533,11 +615,18 @@ public final class FencingClient implements AutoCloseable {
     long watchIndex;
     int watchSeq = Integer.MAX_VALUE;
     volatile long lastSentNanos;
-    // When the acquire last answered WAITING was sent: the grant came after the node queued it, so a lease
+    // When the acquire last answered WAITING was sent: the grant came after the node queued it, so
+    // a lease
     // timed from here ends locally no later than in the cluster. 0 until an answer said WAITING.
     volatile long queuedSinceNanos;
 
-    Waiting(String resource, Duration ttl, String owner, String requestId, Duration lockDelay, long waitUntilNanos) {
+    Waiting(
+        String resource,
+        Duration ttl,
+        String owner,
+        String requestId,
+        Duration lockDelay,
+        long waitUntilNanos) {
       this.resource = resource;
       this.ttl = ttl;
       this.owner = owner;
@@ -564,11 +653,17 @@ public final class FencingClient implements AutoCloseable {
                       .setWaitMs(remainingMs)
                       .setLockDelayMs(lockDelay.toMillis()))
               .build();
-      track(command(request)).thenApply(Result::new).whenComplete((r, e) -> onAnswer(r, e, sentNanos));
+      track(command(request))
+          .thenApply(Result::new)
+          .whenComplete((r, e) -> onAnswer(r, e, sentNanos));
     }
 
     private void onAnswer(Result r, Throwable error, long sentNanos) {
-      LOG.debug("Waiting for {} ({}): {} after {} ms", resource, requestId, error != null ? error : r,
+      LOG.debug(
+          "Waiting for {} ({}): {} after {} ms",
+          resource,
+          requestId,
+          error != null ? error : r,
           (System.nanoTime() - sentNanos) / 1_000_000);
       if (error != null) {
         result.completeExceptionally(error);
@@ -577,23 +672,36 @@ public final class FencingClient implements AutoCloseable {
       switch (r.code()) {
         case GRANTED -> {
           if (!r.live()) {
-            // Granted while queued, but it ran out before this client heard of it (a stalled client, a
-            // slow leader change): that lease is gone. Queue again rather than hand back a dead lease.
-            LOG.debug("Grant {} of {} expired before it was picked up; queueing again", r.token(), resource);
+            // Granted while queued, but it ran out before this client heard of it (a stalled
+            // client, a
+            // slow leader change): that lease is gone. Queue again rather than hand back a dead
+            // lease.
+            LOG.debug(
+                "Grant {} of {} expired before it was picked up; queueing again",
+                r.token(),
+                resource);
             requestId = UUID.randomUUID().toString();
             attempt();
             return;
           }
           // A grant made while queued started before this request was sent: count only the time the
           // cluster says is left, from the send time.
-          grant(new Lease(FencingClient.this, resource, owner, ttl, r.token(),
-              leaseStart(sentNanos, r.expiresAtMs() - r.nowMs())));
+          grant(
+              new Lease(
+                  FencingClient.this,
+                  resource,
+                  owner,
+                  ttl,
+                  r.token(),
+                  leaseStart(sentNanos, r.expiresAtMs() - r.nowMs())));
         }
         case WAITING, UNAVAILABLE -> {
           if (r.code() == ResultCode.WAITING) {
             queuedSinceNanos = sentNanos;
-            // Nothing before the entry that answered WAITING can be this waiter's grant (it would have answered
-            // GRANTED), so the watch starts at that entry: a new waiter does not download the resource's
+            // Nothing before the entry that answered WAITING can be this waiter's grant (it would
+            // have answered
+            // GRANTED), so the watch starts at that entry: a new waiter does not download the
+            // resource's
             // history, which cost each W6 hand-off an O(history) watch answer.
             if (r.appliedIndex() - 1 >= watchIndex) {
               watchIndex = r.appliedIndex() - 1;
@@ -622,10 +730,10 @@ public final class FencingClient implements AutoCloseable {
     }
 
     /**
-     * Sleeps until an event on the resource that may concern this waiter, the re-send interval, or the end
-     * of the wait. Events that cannot (another waiter's grant) only move the watch on: if every queued client
-     * re-sent its acquire on every grant, each grant would cost one log entry per waiter, and the leader
-     * would spend its time on re-sends instead of grants.
+     * Sleeps until an event on the resource that may concern this waiter, the re-send interval, or
+     * the end of the wait. Events that cannot (another waiter's grant) only move the watch on: if
+     * every queued client re-sent its acquire on every grant, each grant would cost one log entry
+     * per waiter, and the leader would spend its time on re-sends instead of grants.
      */
     private void awaitChange() {
       if (result.isDone()) {
@@ -633,41 +741,53 @@ public final class FencingClient implements AutoCloseable {
       }
       long now = System.nanoTime();
       long leftMs = Math.max(1, (waitUntilNanos - now) / 1_000_000);
-      long resendInMs = Math.max(1, (lastSentNanos + WAITER_RESEND_MS * 1_000_000 - now) / 1_000_000);
+      long resendInMs =
+          Math.max(1, (lastSentNanos + WAITER_RESEND_MS * 1_000_000 - now) / 1_000_000);
       long timeoutMs = Math.min(leftMs, resendInMs);
-      watchOnce(WatchRequest.newBuilder().setResource(resource).setAfterIndex(watchIndex).setAfterSeq(watchSeq)
-              .setTimeoutMs(timeoutMs).setWaiterRequestId(requestId).build())
-          .whenComplete((w, e) -> {
-            boolean moved = false;
-            if (w != null && w.getAppliedIndex() > 0 && w.getCode() != dev.fencekeeper.proto.ResultCode.COMPACTED) {
-              if (w.getEventsCount() > 0) {
-                var last = w.getEvents(w.getEventsCount() - 1);
-                watchIndex = last.getIndex();
-                watchSeq = last.getSeq();
-                moved = true;
-              } else {
-                watchIndex = Math.max(watchIndex, w.getAppliedIndex());
-              }
-            }
-            if (e != null) {
-              later(this::attempt, 50, TimeUnit.MILLISECONDS);
-            } else if (moved && takeGrantFrom(w.getEventsList())) {
-              return;
-            } else if (moved && !WaiterWakeups.mayConcern(w.getEventsList(), requestId)
-                && System.nanoTime() - lastSentNanos < WAITER_RESEND_MS * 1_000_000
-                && System.nanoTime() < waitUntilNanos) {
-              awaitChange();
-            } else {
-              attempt();
-            }
-          });
+      watchOnce(
+              WatchRequest.newBuilder()
+                  .setResource(resource)
+                  .setAfterIndex(watchIndex)
+                  .setAfterSeq(watchSeq)
+                  .setTimeoutMs(timeoutMs)
+                  .setWaiterRequestId(requestId)
+                  .build())
+          .whenComplete(
+              (w, e) -> {
+                boolean moved = false;
+                if (w != null
+                    && w.getAppliedIndex() > 0
+                    && w.getCode() != dev.fencekeeper.proto.ResultCode.COMPACTED) {
+                  if (w.getEventsCount() > 0) {
+                    var last = w.getEvents(w.getEventsCount() - 1);
+                    watchIndex = last.getIndex();
+                    watchSeq = last.getSeq();
+                    moved = true;
+                  } else {
+                    watchIndex = Math.max(watchIndex, w.getAppliedIndex());
+                  }
+                }
+                if (e != null) {
+                  later(this::attempt, 50, TimeUnit.MILLISECONDS);
+                } else if (moved && takeGrantFrom(w.getEventsList())) {
+                  return;
+                } else if (moved
+                    && !WaiterWakeups.mayConcern(w.getEventsList(), requestId)
+                    && System.nanoTime() - lastSentNanos < WAITER_RESEND_MS * 1_000_000
+                    && System.nanoTime() < waitUntilNanos) {
+                  awaitChange();
+                } else {
+                  attempt();
+                }
+              });
     }
 
     /**
-     * Completes with the lease the events grant to this waiter, without the log entry a re-sent acquire
-     * would cost: the event carries the token and the lease's length. False (re-send, as before) when they
-     * grant nothing to it, when its lease already ended among them, or when this client cannot bound when
-     * the grant started (no WAITING answer yet) or that bound leaves nothing of the lease.
+     * Completes with the lease the events grant to this waiter, without the log entry a re-sent
+     * acquire would cost: the event carries the token and the lease's length. False (re-send, as
+     * before) when they grant nothing to it, when its lease already ended among them, or when this
+     * client cannot bound when the grant started (no WAITING answer yet) or that bound leaves
+     * nothing of the lease.
      */
     private boolean takeGrantFrom(List<dev.fencekeeper.proto.LeaseEvent> events) {
       dev.fencekeeper.proto.LeaseEvent grant = null;
@@ -675,7 +795,8 @@ public final class FencingClient implements AutoCloseable {
         if (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED
             && event.getRequestId().equals(requestId)) {
           grant = event;
-        } else if (grant != null && event.getToken() == grant.getToken()
+        } else if (grant != null
+            && event.getToken() == grant.getToken()
             && event.getType() != dev.fencekeeper.proto.LeaseEvent.Type.RENEWED) {
           return false; // released, expired or revoked before this client heard of it
         }
@@ -686,28 +807,36 @@ public final class FencingClient implements AutoCloseable {
       }
       long startNanos = leaseStart(since, grant.getExpiresAtMs() - grant.getAtMs());
       if (startNanos + ttl.toNanos() - System.nanoTime() < ttl.toNanos() / 2) {
-        return false; // too little left by this client's reckoning; the re-sent acquire tells exactly
+        return false; // too little left by this client's reckoning; the re-sent acquire tells
+        // exactly
       }
       grant(new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos));
       return true;
     }
 
     /**
-     * When, on this client's clock, to count the lease's TTL from: {@code boundNanos} is a moment no later
-     * than the cluster's view of the grant, {@code leftMs} what the cluster said was left of the lease then.
+     * When, on this client's clock, to count the lease's TTL from: {@code boundNanos} is a moment
+     * no later than the cluster's view of the grant, {@code leftMs} what the cluster said was left
+     * of the lease then.
      */
     private long leaseStart(long boundNanos, long leftMs) {
-      return boundNanos - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos();
+      return boundNanos
+          - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos();
     }
 
-    /** Hands the lease over; if the caller gave up meanwhile, its CancelWait is on its way and this releases. */
+    /**
+     * Hands the lease over; if the caller gave up meanwhile, its CancelWait is on its way and this
+     * releases.
+     */
     @SuppressWarnings("unchecked")
     private void grant(Lease lease) {
       leftQueue = true;
       deliver((CompletableFuture<Object>) (CompletableFuture<?>) result, lease, lease);
     }
 
-    /** The wait is over: leave the queue (which also releases a grant that raced with giving up). */
+    /**
+     * The wait is over: leave the queue (which also releases a grant that raced with giving up).
+     */
     private void giveUp(Result last) {
       leftQueue = true;
       track(cancelWait(resource, requestId))
@@ -716,15 +845,22 @@ public final class FencingClient implements AutoCloseable {
 
     /** The client is closing: fail the wait, which sends its CancelWait (see acquireAsync). */
     void abandon() {
-      result.completeExceptionally(new FencingException(new Result(Response.newBuilder()
-          .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE).setMessage("client closed while waiting").build())));
+      result.completeExceptionally(
+          new FencingException(
+              new Result(
+                  Response.newBuilder()
+                      .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
+                      .setMessage("client closed while waiting")
+                      .build())));
     }
   }
 
   private CompletableFuture<Response> cancelWait(String resource, String requestId) {
-    return command(Request.newBuilder()
-        .setCancelWait(CancelWaitRequest.newBuilder().setResource(resource).setRequestId(requestId))
-        .build());
+    return command(
+        Request.newBuilder()
+            .setCancelWait(
+                CancelWaitRequest.newBuilder().setResource(resource).setRequestId(requestId))
+            .build());
   }
 
   /** As {@link #acquire(String, Duration, String)}, asynchronously. */
@@ -736,8 +872,8 @@ public final class FencingClient implements AutoCloseable {
   // Raw commands: one request each, no background work. For tools and callers managing tokens.
 
   /**
-   * One acquire attempt: GRANTED with a token, or HELD naming the holder. Nothing renews it and nothing
-   * releases it: the caller manages the token (as the command line does).
+   * One acquire attempt: GRANTED with a token, or HELD naming the holder. Nothing renews it and
+   * nothing releases it: the caller manages the token (as the command line does).
    */
   public Result acquireToken(String resource, Duration ttl, String owner) {
     return join(acquireTokenAsync(resource, ttl, owner));
@@ -749,15 +885,17 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * One acquire attempt with options. Every attempt carries a request id (generated when the options
-   * name none), so a retry after a lost reply returns the same lease instead of a second one.
+   * One acquire attempt with options. Every attempt carries a request id (generated when the
+   * options name none), so a retry after a lost reply returns the same lease instead of a second
+   * one.
    */
   public Result acquireToken(String resource, Duration ttl, AcquireOptions options) {
     return join(acquireTokenAsync(resource, ttl, options));
   }
 
   /** The asynchronous form of {@link #acquireToken(String, Duration, AcquireOptions)}. */
-  public CompletableFuture<Result> acquireTokenAsync(String resource, Duration ttl, AcquireOptions options) {
+  public CompletableFuture<Result> acquireTokenAsync(
+      String resource, Duration ttl, AcquireOptions options) {
     Request request =
         Request.newBuilder()
             .setAcquire(
@@ -765,7 +903,10 @@ public final class FencingClient implements AutoCloseable {
                     .setResource(resource)
                     .setOwner(options.owner() == null ? defaultOwner : options.owner())
                     .setTtlMs(ttl.toMillis())
-                    .setRequestId(options.requestId() == null ? UUID.randomUUID().toString() : options.requestId())
+                    .setRequestId(
+                        options.requestId() == null
+                            ? UUID.randomUUID().toString()
+                            : options.requestId())
                     .setLockDelayMs(options.lockDelay().toMillis()))
             .build();
     return command(request).thenApply(Result::new);
@@ -805,9 +946,9 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Changes every key in {@code changes} atomically, fenced by {@code token}. {@code requestId} makes a
-   * retry of the same logical write safe; when null, a fresh id is generated for this call (its own
-   * transport retries are still deduplicated).
+   * Changes every key in {@code changes} atomically, fenced by {@code token}. {@code requestId}
+   * makes a retry of the same logical write safe; when null, a fresh id is generated for this call
+   * (its own transport retries are still deduplicated).
    */
   public WriteResult write(String resource, long token, List<KeyChange> changes, String requestId) {
     return join(writeAsync(resource, token, changes, requestId));
@@ -822,19 +963,28 @@ public final class FencingClient implements AutoCloseable {
     return learnLimits().thenCompose(known -> checkedWrite(resource, token, changes, requestId));
   }
 
-  /** The write, unless it is bigger than the cluster's limits allow: then refused without sending it. */
+  /**
+   * The write, unless it is bigger than the cluster's limits allow: then refused without sending
+   * it.
+   */
   private CompletableFuture<WriteResult> checkedWrite(
       String resource, long token, List<KeyChange> changes, String requestId) {
     String tooBig = tooBig(resource, changes);
     if (tooBig != null) {
-      return CompletableFuture.completedFuture(new WriteResult(Response.newBuilder()
-          .setCode(dev.fencekeeper.proto.ResultCode.INVALID_ARGUMENT).setSentToken(token)
-          .setMessage(tooBig + "; nothing was sent").build()));
+      return CompletableFuture.completedFuture(
+          new WriteResult(
+              Response.newBuilder()
+                  .setCode(dev.fencekeeper.proto.ResultCode.INVALID_ARGUMENT)
+                  .setSentToken(token)
+                  .setMessage(tooBig + "; nothing was sent")
+                  .build()));
     }
     return sendWrite(resource, token, changes, requestId);
   }
 
-  /** Why {@code changes} exceed the limits the cluster told, or null (also while they are unknown). */
+  /**
+   * Why {@code changes} exceed the limits the cluster told, or null (also while they are unknown).
+   */
   private String tooBig(String resource, List<KeyChange> changes) {
     dev.fencekeeper.proto.ServerLimits limits = serverLimits;
     if (limits == null) {
@@ -842,26 +992,40 @@ public final class FencingClient implements AutoCloseable {
     }
     int resourceBytes = utf8Length(resource);
     if (limits.getMaxResourceBytes() > 0 && resourceBytes > limits.getMaxResourceBytes()) {
-      return "resource: " + resourceBytes + " bytes exceed the cluster's limits.resource-name.max-bytes ("
-          + limits.getMaxResourceBytes() + ")";
+      return "resource: "
+          + resourceBytes
+          + " bytes exceed the cluster's limits.resource-name.max-bytes ("
+          + limits.getMaxResourceBytes()
+          + ")";
     }
     long total = 0;
     for (KeyChange change : changes) {
       int keyBytes = utf8Length(change.key());
       if (limits.getMaxKeyBytes() > 0 && keyBytes > limits.getMaxKeyBytes()) {
-        return "key: " + keyBytes + " bytes exceed the cluster's limits.key.max-bytes (" + limits.getMaxKeyBytes()
+        return "key: "
+            + keyBytes
+            + " bytes exceed the cluster's limits.key.max-bytes ("
+            + limits.getMaxKeyBytes()
             + ")";
       }
       int valueBytes = change.value() == null ? 0 : change.value().length;
       if (limits.getMaxValueBytes() > 0 && valueBytes > limits.getMaxValueBytes()) {
-        return "value: " + valueBytes + " bytes for key '" + change.key()
-            + "' exceed the cluster's limits.value.max-bytes (" + limits.getMaxValueBytes() + ")";
+        return "value: "
+            + valueBytes
+            + " bytes for key '"
+            + change.key()
+            + "' exceed the cluster's limits.value.max-bytes ("
+            + limits.getMaxValueBytes()
+            + ")";
       }
       total += valueBytes;
     }
     if (limits.getMaxValueBytes() > 0 && total > limits.getMaxValueBytes()) {
-      return "value: " + total + " bytes in one write exceed the cluster's limits.value.max-bytes ("
-          + limits.getMaxValueBytes() + ")";
+      return "value: "
+          + total
+          + " bytes in one write exceed the cluster's limits.value.max-bytes ("
+          + limits.getMaxValueBytes()
+          + ")";
     }
     return null;
   }
@@ -871,31 +1035,35 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Asks the nodes, one after another, for the limits they enforce (a node-info query, answered by the node
-   * itself). Completes normally either way, within the unreachable bound: without an answer the write goes
-   * out unchecked, the cluster still checks it, and the next write asks again.
+   * Asks the nodes, one after another, for the limits they enforce (a node-info query, answered by
+   * the node itself). Completes normally either way, within the unreachable bound: without an
+   * answer the write goes out unchecked, the cluster still checks it, and the next write asks
+   * again.
    */
   private CompletableFuture<Void> learnLimits() {
     synchronized (this) {
       if (serverLimits != null) {
         return CompletableFuture.completedFuture(null);
       }
-      if (learningLimits != null && learningLimits.isDone()
+      if (learningLimits != null
+          && learningLimits.isDone()
           && System.nanoTime() - limitsUnknownSinceNanos < LIMITS_RETRY_NANOS) {
         return learningLimits;
       }
       if (learningLimits == null || learningLimits.isDone()) {
-        CompletableFuture<Void> asking = askForLimits()
-            .orTimeout(unreachableTimeout.toMillis(), TimeUnit.MILLISECONDS)
-            .handle((ok, error) -> {
-              if (error != null) {
-                LOG.debug("The cluster's limits are not known yet: {}", error.toString());
-                synchronized (this) {
-                  limitsUnknownSinceNanos = System.nanoTime();
-                }
-              }
-              return null;
-            });
+        CompletableFuture<Void> asking =
+            askForLimits()
+                .orTimeout(unreachableTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .handle(
+                    (ok, error) -> {
+                      if (error != null) {
+                        LOG.debug("The cluster's limits are not known yet: {}", error.toString());
+                        synchronized (this) {
+                          limitsUnknownSinceNanos = System.nanoTime();
+                        }
+                      }
+                      return null;
+                    });
         learningLimits = asking;
       }
       return learningLimits;
@@ -903,31 +1071,37 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * One node-info query, through the long-poll client (unordered, so it leaves no gap in the ordered
-   * stream): whichever node answers it tells the limits, which every node of a cluster shares.
+   * One node-info query, through the long-poll client (unordered, so it leaves no gap in the
+   * ordered stream): whichever node answers it tells the limits, which every node of a cluster
+   * shares.
    */
   private CompletableFuture<Void> askForLimits() {
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
     CompletableFuture<Response> asked;
     try {
-      asked = watchClient().async().sendReadOnlyUnordered(message(request)).thenApply(FencingClient::parseReply);
+      asked =
+          watchClient()
+              .async()
+              .sendReadOnlyUnordered(message(request))
+              .thenApply(FencingClient::parseReply);
     } catch (RuntimeException e) {
       asked = CompletableFuture.failedFuture(e);
     }
-    return asked.thenAccept(response -> {
-      if (!response.hasNode() || !response.getNode().hasLimits()) {
-        limitsNotServed = true; // a node of a version that does not tell them
-        return;
-      }
-      synchronized (this) {
-        if (serverLimits == null) {
-          dev.fencekeeper.proto.ServerLimits limits = response.getNode().getLimits();
-          coalescer.limits(limits.getMaxRequestsPerBatch(), limits.getMaxValueBytes());
-          serverLimits = limits;
-          LOG.debug("The cluster enforces {}", limits);
-        }
-      }
-    });
+    return asked.thenAccept(
+        response -> {
+          if (!response.hasNode() || !response.getNode().hasLimits()) {
+            limitsNotServed = true; // a node of a version that does not tell them
+            return;
+          }
+          synchronized (this) {
+            if (serverLimits == null) {
+              dev.fencekeeper.proto.ServerLimits limits = response.getNode().getLimits();
+              coalescer.limits(limits.getMaxRequestsPerBatch(), limits.getMaxValueBytes());
+              serverLimits = limits;
+              LOG.debug("The cluster enforces {}", limits);
+            }
+          }
+        });
   }
 
   private CompletableFuture<WriteResult> sendWrite(
@@ -941,7 +1115,8 @@ public final class FencingClient implements AutoCloseable {
       write.addWrites(
           KeyWrite.newBuilder()
               .setKey(change.key())
-              // Copied: a coalesced write is serialized after this method returns, when the caller may
+              // Copied: a coalesced write is serialized after this method returns, when the caller
+              // may
               // already be reusing its array.
               .setValue(ByteString.copyFrom(change.value()))
               .setDelete(change.delete()));
@@ -957,7 +1132,9 @@ public final class FencingClient implements AutoCloseable {
     return read(resource, key, ReadConsistency.LINEARIZABLE);
   }
 
-  /** Reads a protected value with the given consistency (a stale read may be answered by any node). */
+  /**
+   * Reads a protected value with the given consistency (a stale read may be answered by any node).
+   */
   public ReadResult read(String resource, String key, ReadConsistency consistency) {
     return join(readAsync(resource, key, consistency));
   }
@@ -966,7 +1143,9 @@ public final class FencingClient implements AutoCloseable {
   public CompletableFuture<ReadResult> readAsync(
       String resource, String key, ReadConsistency consistency) {
     Request request =
-        Request.newBuilder().setRead(ReadRequest.newBuilder().setResource(resource).setKey(key)).build();
+        Request.newBuilder()
+            .setRead(ReadRequest.newBuilder().setResource(resource).setKey(key))
+            .build();
     return query(request, consistency).thenApply(ReadResult::new);
   }
 
@@ -983,8 +1162,9 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Whether {@code token} is the live lease of {@code resource}: CURRENT, STALE or EXPIRED (UNKNOWN_TOKEN
-   * if never issued) — for services that fence their own writes with fencekeeper's tokens.
+   * Whether {@code token} is the live lease of {@code resource}: CURRENT, STALE or EXPIRED
+   * (UNKNOWN_TOKEN if never issued) — for services that fence their own writes with fencekeeper's
+   * tokens.
    */
   public Result validate(String resource, long token) {
     return join(validateAsync(resource, token));
@@ -1000,35 +1180,47 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * One page of resources whose name starts with {@code prefix} (with their live lease, if any), after
-   * {@code after} in name order. The entries are for fencekeeper's own tools (the command line's {@code
-   * leases list}); applications read single leases with {@link #lease(String)}.
+   * One page of resources whose name starts with {@code prefix} (with their live lease, if any),
+   * after {@code after} in name order. The entries are for fencekeeper's own tools (the command
+   * line's {@code leases list}); applications read single leases with {@link #lease(String)}.
    */
   public Result listLeases(String prefix, String after, int limit) {
-    return send(Request.newBuilder()
-        .setList(ListRequest.newBuilder().setWhat(ListRequest.What.LEASES).setPrefix(prefix).setAfter(after)
-            .setLimit(limit))
-        .build());
+    return send(
+        Request.newBuilder()
+            .setList(
+                ListRequest.newBuilder()
+                    .setWhat(ListRequest.What.LEASES)
+                    .setPrefix(prefix)
+                    .setAfter(after)
+                    .setLimit(limit))
+            .build());
   }
 
   /** One page of the keys of {@code resource} starting with {@code prefix}, after {@code after}. */
   public Result listKeys(String resource, String prefix, String after, int limit) {
-    return send(Request.newBuilder()
-        .setList(ListRequest.newBuilder().setWhat(ListRequest.What.KEYS).setResource(resource).setPrefix(prefix)
-            .setAfter(after).setLimit(limit))
-        .build());
+    return send(
+        Request.newBuilder()
+            .setList(
+                ListRequest.newBuilder()
+                    .setWhat(ListRequest.What.KEYS)
+                    .setResource(resource)
+                    .setPrefix(prefix)
+                    .setAfter(after)
+                    .setLimit(limit))
+            .build());
   }
 
   /**
-   * Writes a consistent copy of the whole state — leases, values, receipts and the token sequence — to
-   * {@code file} (replaced atomically). The answer carries the backup's size in {@code totalBytes}, its
-   * newest token in {@code currentToken()} and its resource count in {@code version()}. Seed a new cluster
-   * from it with {@code fencekeeper restore}.
+   * Writes a consistent copy of the whole state — leases, values, receipts and the token sequence —
+   * to {@code file} (replaced atomically). The answer carries the backup's size in {@code
+   * totalBytes}, its newest token in {@code currentToken()} and its resource count in {@code
+   * version()}. Seed a new cluster from it with {@code fencekeeper restore}.
    */
   public Result backup(java.nio.file.Path file) {
     java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
     try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(tmp)) {
-      Result first = send(Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build());
+      Result first =
+          send(Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build());
       if (first.code() != ResultCode.FOUND) {
         return first;
       }
@@ -1036,9 +1228,12 @@ public final class FencingClient implements AutoCloseable {
       first.response.getChunk().writeTo(out);
       long written = r.getChunk().size();
       while (written < r.getTotalBytes()) {
-        Result next = send(Request.newBuilder()
-            .setBackup(BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written))
-            .build());
+        Result next =
+            send(
+                Request.newBuilder()
+                    .setBackup(
+                        BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written))
+                    .build());
         if (next.code() != ResultCode.FOUND || next.response.getChunk().isEmpty()) {
           return next;
         }
@@ -1046,12 +1241,18 @@ public final class FencingClient implements AutoCloseable {
         written += next.response.getChunk().size();
       }
       out.close();
-      java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+      java.nio.file.Files.move(
+          tmp,
+          file,
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING,
           java.nio.file.StandardCopyOption.ATOMIC_MOVE);
       return new Result(r.toBuilder().clearChunk().build());
     } catch (java.io.IOException e) {
-      return new Result(Response.newBuilder().setCode(dev.fencekeeper.proto.ResultCode.INTERNAL)
-          .setMessage("cannot write " + file + ": " + e.getMessage()).build());
+      return new Result(
+          Response.newBuilder()
+              .setCode(dev.fencekeeper.proto.ResultCode.INTERNAL)
+              .setMessage("cannot write " + file + ": " + e.getMessage())
+              .build());
     }
   }
 
@@ -1060,38 +1261,50 @@ public final class FencingClient implements AutoCloseable {
    * writes are rejected and its {@link Lease} reports the loss.
    */
   public Result revoke(String resource, String reason) {
-    return join(command(Request.newBuilder()
-            .setRevoke(RevokeRequest.newBuilder().setResource(resource).setReason(reason == null ? "" : reason))
-            .build())
-        .thenApply(Result::new));
+    return join(
+        command(
+                Request.newBuilder()
+                    .setRevoke(
+                        RevokeRequest.newBuilder()
+                            .setResource(resource)
+                            .setReason(reason == null ? "" : reason))
+                    .build())
+            .thenApply(Result::new));
   }
 
   /**
-   * Watches lease events on one resource ({@code prefix == false}) or on every resource starting with
-   * {@code name}, delivering them to {@code listener} in commit order from the position after ({@code
-   * afterIndex}, {@code afterSeq}); pass {@link Watch#FROM_NOW} to start with the next event. Resumes by
-   * itself after errors and leader changes, without gaps or duplicates.
+   * Watches lease events on one resource ({@code prefix == false}) or on every resource starting
+   * with {@code name}, delivering them to {@code listener} in commit order from the position after
+   * ({@code afterIndex}, {@code afterSeq}); pass {@link Watch#FROM_NOW} to start with the next
+   * event. Resumes by itself after errors and leader changes, without gaps or duplicates.
    */
   public Watch watch(String name, boolean prefix, long afterIndex, Consumer<LeaseEvent> listener) {
     return new Watch(this, name, prefix, afterIndex, e -> listener.accept(LeaseEvent.of(e)));
   }
 
   /**
-   * The events of one resource from the entry that granted {@code token} on, for a {@link Lease} that
-   * follows its own: a token is the log index of its grant (or above it, after a restore, when the watch
-   * starts where the node is), so nothing between the grant and the subscription is missed.
+   * The events of one resource from the entry that granted {@code token} on, for a {@link Lease}
+   * that follows its own: a token is the log index of its grant (or above it, after a restore, when
+   * the watch starts where the node is), so nothing between the grant and the subscription is
+   * missed.
    */
-  Watch watchEvents(String resource, long token, Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
+  Watch watchEvents(
+      String resource, long token, Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
     return Watch.fromGrant(this, resource, token, listener);
   }
 
   CompletableFuture<Response> watchOnce(WatchRequest request) {
     Message message = message(Request.newBuilder().setWatch(request).build());
     try {
-      // Unordered: a long-poll must not hold up this client's other requests behind it. And a client of its
-      // own: when a leader change cuts long-polls off, Ratis closes that client's channel to the old leader
+      // Unordered: a long-poll must not hold up this client's other requests behind it. And a
+      // client of its
+      // own: when a leader change cuts long-polls off, Ratis closes that client's channel to the
+      // old leader
       // (blocking for seconds), which must not happen to the channel renewals go through.
-      return watchClient().async().sendReadOnlyUnordered(message).thenApply(FencingClient::parseReply);
+      return watchClient()
+          .async()
+          .sendReadOnlyUnordered(message)
+          .thenApply(FencingClient::parseReply);
     } catch (RuntimeException e) {
       // Failing the future keeps every caller's retry loop alive; a throw would end it silently.
       return CompletableFuture.failedFuture(e);
@@ -1123,7 +1336,8 @@ public final class FencingClient implements AutoCloseable {
   /**
    * What node {@code peerId} says about itself, asked of that node alone (not through the leader).
    *
-   * @throws FencingException with {@link ResultCode#UNAVAILABLE} if it does not answer within {@code timeout}
+   * @throws FencingException with {@link ResultCode#UNAVAILABLE} if it does not answer within
+   *     {@code timeout}
    */
   public NodeStatus nodeStatus(String peerId, Duration timeout) {
     NodeInfo info;
@@ -1132,28 +1346,47 @@ public final class FencingClient implements AutoCloseable {
     } catch (FencingException e) {
       throw e;
     } catch (RuntimeException e) {
-      throw new FencingException(new Result(Response.newBuilder()
-          .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-          .setMessage("node " + peerId + " did not answer within " + timeout + ": " + e.getMessage())
-          .build()), e);
+      throw new FencingException(
+          new Result(
+              Response.newBuilder()
+                  .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
+                  .setMessage(
+                      "node "
+                          + peerId
+                          + " did not answer within "
+                          + timeout
+                          + ": "
+                          + e.getMessage())
+                  .build()),
+          e);
     }
-    return new NodeStatus(info.getId(), info.getAddress(), info.getRole(), info.getTerm(),
-        info.getLastAppliedIndex(), info.getCommitIndex(), info.getLeaderId());
+    return new NodeStatus(
+        info.getId(),
+        info.getAddress(),
+        info.getRole(),
+        info.getTerm(),
+        info.getLastAppliedIndex(),
+        info.getCommitIndex(),
+        info.getLeaderId());
   }
 
-  /** What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}. */
+  /**
+   * What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}.
+   */
   NodeInfo nodeInfo(String peerId, Duration timeout) {
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
     CompletableFuture<Response> f =
-        pinnedTo(peerId).async()
+        pinnedTo(peerId)
+            .async()
             .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peerId))
             .thenApply(FencingClient::parseReply);
     return join(f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)).getNode();
   }
 
   /**
-   * Sends any request envelope as built by the caller: queries as linearizable reads, everything else
-   * through the log. For tools and tests that need the wire's full range, malformed input included.
+   * Sends any request envelope as built by the caller: queries as linearizable reads, everything
+   * else through the log. For tools and tests that need the wire's full range, malformed input
+   * included.
    */
   Result send(Request request) {
     return join(sendAsync(request));
@@ -1165,7 +1398,8 @@ public final class FencingClient implements AutoCloseable {
           case READ, LEASE, VALIDATE, LIST, BACKUP -> true;
           default -> false;
         };
-    return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request)).thenApply(Result::new);
+    return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request))
+        .thenApply(Result::new);
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -1173,26 +1407,32 @@ public final class FencingClient implements AutoCloseable {
 
   CompletableFuture<Response> command(Request request) {
     CompletableFuture<Response> sent = coalescer.submit(request);
-    return metrics.timed(request.getCommandCase(),
-        settle(failingFastWhenUnreachable(sent).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), true));
+    return metrics.timed(
+        request.getCommandCase(),
+        settle(
+            failingFastWhenUnreachable(sent)
+                .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+            true));
   }
 
   /**
    * {@code sent}, failed early when no node can be reached at all: every attempt for {@link
-   * #unreachableTimeout} refused the connection or named a host that does not resolve. Nodes that answer
-   * anything (an election in progress, not the leader yet) keep the call waiting up to the call timeout.
+   * #unreachableTimeout} refused the connection or named a host that does not resolve. Nodes that
+   * answer anything (an election in progress, not the leader yet) keep the call waiting up to the
+   * call timeout.
    */
   private CompletableFuture<Response> failingFastWhenUnreachable(CompletableFuture<Response> sent) {
     CompletableFuture<Response> bounded = new CompletableFuture<>();
     unanswered.put(bounded, System.nanoTime());
-    sent.whenComplete((response, error) -> {
-      unanswered.remove(bounded);
-      if (error != null) {
-        bounded.completeExceptionally(error);
-      } else {
-        bounded.complete(response);
-      }
-    });
+    sent.whenComplete(
+        (response, error) -> {
+          unanswered.remove(bounded);
+          if (error != null) {
+            bounded.completeExceptionally(error);
+          } else {
+            bounded.complete(response);
+          }
+        });
     return bounded;
   }
 
@@ -1204,9 +1444,15 @@ public final class FencingClient implements AutoCloseable {
     for (Map.Entry<CompletableFuture<Response>, Long> call : unanswered.entrySet()) {
       if (reachability.unreachable(call.getValue(), unreachableTimeout)) {
         if (unanswered.remove(call.getKey()) != null) {
-          call.getKey().completeExceptionally(new UnreachableException(
-              "no node reachable within " + unreachableTimeout.toMillis() + " ms (" + reachability.lastRefusal()
-                  + ") at " + peerList()));
+          call.getKey()
+              .completeExceptionally(
+                  new UnreachableException(
+                      "no node reachable within "
+                          + unreachableTimeout.toMillis()
+                          + " ms ("
+                          + reachability.lastRefusal()
+                          + ") at "
+                          + peerList()));
         }
       }
     }
@@ -1230,7 +1476,10 @@ public final class FencingClient implements AutoCloseable {
     }
   }
 
-  /** One Raft message through the ordered stream: a command, or a batch of them (see CommandCoalescer). */
+  /**
+   * One Raft message through the ordered stream: a command, or a batch of them (see
+   * CommandCoalescer).
+   */
   private CompletableFuture<Response> sendThroughLog(Request request) {
     CompletableFuture<Response> sent;
     RaftClient ordered = raft;
@@ -1239,11 +1488,12 @@ public final class FencingClient implements AutoCloseable {
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     }
-    sent.whenComplete((response, error) -> {
-      if (error != null) {
-        replaceIfBroken(ordered, error);
-      }
-    });
+    sent.whenComplete(
+        (response, error) -> {
+          if (error != null) {
+            replaceIfBroken(ordered, error);
+          }
+        });
     return sent;
   }
 
@@ -1261,30 +1511,37 @@ public final class FencingClient implements AutoCloseable {
               RaftClient ordered = raft;
               CompletableFuture<Response> read =
                   ordered.async().sendReadOnly(message(request)).thenApply(this::parseLeaderReply);
-              read.whenComplete((response, error) -> {
-                if (error != null) {
-                  replaceIfBroken(ordered, error);
-                }
-              });
+              read.whenComplete(
+                  (response, error) -> {
+                    if (error != null) {
+                      replaceIfBroken(ordered, error);
+                    }
+                  });
               return read;
             }
             : () -> {
               List<PeerAddress> peers = config.peers();
               PeerAddress peer = peers.get(ThreadLocalRandom.current().nextInt(peers.size()));
-              return pinnedTo(peer.id()).async()
+              return pinnedTo(peer.id())
+                  .async()
                   .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()))
                   .thenApply(FencingClient::parseReply);
             };
-    return metrics.timed(request.getCommandCase(),
-        settle(failingFastWhenUnreachable(retrying(attempt, READ_ATTEMPTS))
-            .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS), false));
+    return metrics.timed(
+        request.getCommandCase(),
+        settle(
+            failingFastWhenUnreachable(retrying(attempt, READ_ATTEMPTS))
+                .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+            false));
   }
 
   /**
-   * Ratis retries commands itself but hands read failures (read index unavailable during an election,
-   * an unreachable replica) straight back; reads have no side effects, so retry them here.
+   * Ratis retries commands itself but hands read failures (read index unavailable during an
+   * election, an unreachable replica) straight back; reads have no side effects, so retry them
+   * here.
    */
-  private CompletableFuture<Response> retrying(Supplier<CompletableFuture<Response>> attempt, int attemptsLeft) {
+  private CompletableFuture<Response> retrying(
+      Supplier<CompletableFuture<Response>> attempt, int attemptsLeft) {
     CompletableFuture<Response> result = new CompletableFuture<>();
     attempt
         .get()
@@ -1297,14 +1554,18 @@ public final class FencingClient implements AutoCloseable {
               } else {
                 LOG.debug("Read failed, retrying: {}", error.toString());
                 later(
-                    () -> retrying(attempt, attemptsLeft - 1).whenComplete((r, e) -> {
-                      if (e == null) {
-                        result.complete(r);
-                      } else {
-                        result.completeExceptionally(e);
-                      }
-                    }),
-                    READ_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS);
+                    () ->
+                        retrying(attempt, attemptsLeft - 1)
+                            .whenComplete(
+                                (r, e) -> {
+                                  if (e == null) {
+                                    result.complete(r);
+                                  } else {
+                                    result.completeExceptionally(e);
+                                  }
+                                }),
+                    READ_RETRY_SLEEP_MS,
+                    TimeUnit.MILLISECONDS);
               }
             });
     return result;
@@ -1312,7 +1573,8 @@ public final class FencingClient implements AutoCloseable {
 
   /**
    * Turns failures into results: a rejection a node made before logging carries its full response;
-   * anything else means no node answered in time (UNAVAILABLE) — for a command, with an unknown outcome.
+   * anything else means no node answered in time (UNAVAILABLE) — for a command, with an unknown
+   * outcome.
    */
   private CompletableFuture<Response> settle(CompletableFuture<Response> sent, boolean command) {
     return sent.handle(
@@ -1322,7 +1584,10 @@ public final class FencingClient implements AutoCloseable {
             connectionIs(ConnectionState.CONNECTED);
             return response;
           }
-          Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          Throwable cause =
+              error instanceof CompletionException && error.getCause() != null
+                  ? error.getCause()
+                  : error;
           Optional<Response> rejection = LeaderRejection.decode(cause);
           if (rejection.isPresent()) {
             connectionIs(ConnectionState.CONNECTED);
@@ -1331,26 +1596,34 @@ public final class FencingClient implements AutoCloseable {
           connectionIs(ConnectionState.DISCONNECTED);
           return Response.newBuilder()
               .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-              .setMessage((cause instanceof TimeoutException
-                  ? "no node answered in time"
-                  : cause instanceof UnreachableException ? cause.getMessage()
-                  : "cluster unavailable: " + cause)
-                  + (command ? "; the command may or may not have been applied" : ""))
+              .setMessage(
+                  (cause instanceof TimeoutException
+                          ? "no node answered in time"
+                          : cause instanceof UnreachableException
+                              ? cause.getMessage()
+                              : "cluster unavailable: " + cause)
+                      + (command ? "; the command may or may not have been applied" : ""))
               .build();
         });
   }
 
-  /** The client for requests aimed at node {@code peerId} only; it retries as the main client does. */
+  /**
+   * The client for requests aimed at node {@code peerId} only; it retries as the main client does.
+   */
   private RaftClient pinnedTo(String peerId) {
-    return pinned.computeIfAbsent(peerId, id -> raftClientBuilder()
-        .setLeaderId(RaftPeerId.valueOf(id))
-        .setRetryPolicy(observed(fixedSleepRetries()))
-        .build());
+    return pinned.computeIfAbsent(
+        peerId,
+        id ->
+            raftClientBuilder()
+                .setLeaderId(RaftPeerId.valueOf(id))
+                .setRetryPolicy(observed(fixedSleepRetries()))
+                .build());
   }
 
   /**
-   * A request id no other call of any client has used: this client's random prefix and a counter. Cheaper
-   * than a random UUID per write, whose SecureRandom is shared by every thread of the process.
+   * A request id no other call of any client has used: this client's random prefix and a counter.
+   * Cheaper than a random UUID per write, whose SecureRandom is shared by every thread of the
+   * process.
    */
   private String freshRequestId() {
     return requestIdPrefix + Long.toString(requestIdCounter.incrementAndGet(), 36);
@@ -1372,9 +1645,9 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Waits for {@code future}, interruptibly: an interrupt cancels it (which gives up a place in line and
-   * releases a grant that arrives later), keeps the thread's interrupt status, and throws {@link
-   * CancellationException}.
+   * Waits for {@code future}, interruptibly: an interrupt cancels it (which gives up a place in
+   * line and releases a grant that arrives later), keeps the thread's interrupt status, and throws
+   * {@link CancellationException}.
    */
   static <T> T join(CompletableFuture<T> future) {
     try {
@@ -1382,7 +1655,8 @@ public final class FencingClient implements AutoCloseable {
     } catch (InterruptedException e) {
       future.cancel(true);
       Thread.currentThread().interrupt();
-      CancellationException cancelled = new CancellationException("interrupted while waiting for the cluster");
+      CancellationException cancelled =
+          new CancellationException("interrupted while waiting for the cluster");
       cancelled.initCause(e);
       throw cancelled;
     } catch (ExecutionException e) {
@@ -1405,18 +1679,22 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Runs {@code task} after {@code delay} on a sending thread. Anything that calls into Ratis goes this way,
-   * never runs on the scheduler itself: a Ratis send can block for seconds (closing a channel to a node that
-   * stopped leading), and the scheduler's one thread also times every lease's deadline.
+   * Runs {@code task} after {@code delay} on a sending thread. Anything that calls into Ratis goes
+   * this way, never runs on the scheduler itself: a Ratis send can block for seconds (closing a
+   * channel to a node that stopped leading), and the scheduler's one thread also times every
+   * lease's deadline.
    */
   java.util.concurrent.ScheduledFuture<?> later(Runnable task, long delay, TimeUnit unit) {
-    return scheduler.schedule(() -> {
-      try {
-        sendExecutor.execute(task);
-      } catch (RejectedExecutionException e) {
-        LOG.debug("Not run, the client is closed: {}", task);
-      }
-    }, delay, unit);
+    return scheduler.schedule(
+        () -> {
+          try {
+            sendExecutor.execute(task);
+          } catch (RejectedExecutionException e) {
+            LOG.debug("Not run, the client is closed: {}", task);
+          }
+        },
+        delay,
+        unit);
   }
 
   private void awaitInFlight(long deadlineNanos) {
@@ -1441,10 +1719,10 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Gives up every waiting acquire, releases every lease this client still holds (not the abandoned ones),
-   * and closes the connections. Waits for those answers at most the close timeout ({@link
-   * Builder#closeTimeout}, 5 s by default); a lease whose release is not answered by then expires by its
-   * TTL. Listeners are not told of leases released here.
+   * Gives up every waiting acquire, releases every lease this client still holds (not the abandoned
+   * ones), and closes the connections. Waits for those answers at most the close timeout ({@link
+   * Builder#closeTimeout}, 5 s by default); a lease whose release is not answered by then expires
+   * by its TTL. Listeners are not told of leases released here.
    */
   @Override
   public void close() {
@@ -1465,8 +1743,11 @@ public final class FencingClient implements AutoCloseable {
     }
     awaitInFlight(deadline);
     if (!inFlight.isEmpty()) {
-      LOG.warn("Closed with {} release(s) or cancel(s) unanswered after {} ms; those leases expire by their TTL",
-          inFlight.size(), closeTimeout.toMillis());
+      LOG.warn(
+          "Closed with {} release(s) or cancel(s) unanswered after {} ms; those leases expire by"
+              + " their TTL",
+          inFlight.size(),
+          closeTimeout.toMillis());
     }
     scheduler.shutdownNow();
     sendExecutor.shutdown();
@@ -1497,8 +1778,8 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Settings of a new {@link FencingClient}. Name the cluster with {@link #peers} or {@link #config};
-   * everything else has a default.
+   * Settings of a new {@link FencingClient}. Name the cluster with {@link #peers} or {@link
+   * #config}; everything else has a default.
    *
    * <pre>{@code
    * FencingClient client = FencingClient.builder()
@@ -1527,8 +1808,9 @@ public final class FencingClient implements AutoCloseable {
     private Builder() {}
 
     /**
-     * The cluster's members: {@code host:port,...} (ids n1, n2, ... in order) or {@code id@host:port,...},
-     * as the nodes' {@code peers=} line lists them. Replaces a {@link #config} given before.
+     * The cluster's members: {@code host:port,...} (ids n1, n2, ... in order) or {@code
+     * id@host:port,...}, as the nodes' {@code peers=} line lists them. Replaces a {@link #config}
+     * given before.
      */
     public Builder peers(String commaSeparated) {
       this.peers = java.util.Objects.requireNonNull(commaSeparated, "peers");
@@ -1537,23 +1819,31 @@ public final class FencingClient implements AutoCloseable {
     }
 
     /**
-     * The cluster's name (the nodes' {@code cluster.name}), from which its Raft group id derives; needed with
-     * {@link #peers} when the nodes do not use the default name ({@code fencekeeper}, as {@code up} does).
+     * The cluster's name (the nodes' {@code cluster.name}), from which its Raft group id derives;
+     * needed with {@link #peers} when the nodes do not use the default name ({@code fencekeeper},
+     * as {@code up} does).
      */
     public Builder clusterName(String name) {
       this.clusterName = java.util.Objects.requireNonNull(name, "clusterName");
       return this;
     }
 
-    /** A cluster description (e.g. {@code ClusterConfig.load(path)}), with its peers and TLS files. */
+    /**
+     * A cluster description (e.g. {@code ClusterConfig.load(path)}), with its peers and TLS files.
+     */
     public Builder config(ClusterConfig clusterConfig) {
       this.config = java.util.Objects.requireNonNull(clusterConfig, "config");
       this.peers = null;
       return this;
     }
 
-    /** Mutual TLS from PEM files: this client's certificate chain, its PKCS#8 key, the CA it trusts. */
-    public Builder tls(java.nio.file.Path certificate, java.nio.file.Path privateKey, java.nio.file.Path trustedCa) {
+    /**
+     * Mutual TLS from PEM files: this client's certificate chain, its PKCS#8 key, the CA it trusts.
+     */
+    public Builder tls(
+        java.nio.file.Path certificate,
+        java.nio.file.Path privateKey,
+        java.nio.file.Path trustedCa) {
       this.tlsFiles = new Security.TlsFiles(certificate, privateKey, trustedCa);
       this.keyManager = null;
       this.trustManager = null;
@@ -1561,26 +1851,32 @@ public final class FencingClient implements AutoCloseable {
     }
 
     /**
-     * Mutual TLS from key stores: {@code keyStore} holds this client's key and certificate chain (opened
-     * with {@code keyPassword}), {@code trustStore} the CA certificates it trusts for the nodes.
+     * Mutual TLS from key stores: {@code keyStore} holds this client's key and certificate chain
+     * (opened with {@code keyPassword}), {@code trustStore} the CA certificates it trusts for the
+     * nodes.
      */
-    public Builder tls(java.security.KeyStore keyStore, char[] keyPassword, java.security.KeyStore trustStore) {
+    public Builder tls(
+        java.security.KeyStore keyStore, char[] keyPassword, java.security.KeyStore trustStore) {
       try {
         javax.net.ssl.KeyManagerFactory kmf =
-            javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+            javax.net.ssl.KeyManagerFactory.getInstance(
+                javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
         kmf.init(keyStore, keyPassword);
         javax.net.ssl.TrustManagerFactory tmf =
-            javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            javax.net.ssl.TrustManagerFactory.getInstance(
+                javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
         tmf.init(trustStore);
         return tls(kmf.getKeyManagers()[0], tmf.getTrustManagers()[0]);
       } catch (java.security.GeneralSecurityException e) {
-        throw new IllegalArgumentException("cannot use the key stores for TLS: " + e.getMessage(), e);
+        throw new IllegalArgumentException(
+            "cannot use the key stores for TLS: " + e.getMessage(), e);
       }
     }
 
     /**
-     * Mutual TLS from a key manager and a trust manager — the parts an {@code SSLContext} is made of (the
-     * gRPC transport builds its own TLS engine from them, so an {@code SSLContext} itself cannot be used).
+     * Mutual TLS from a key manager and a trust manager — the parts an {@code SSLContext} is made
+     * of (the gRPC transport builds its own TLS engine from them, so an {@code SSLContext} itself
+     * cannot be used).
      */
     public Builder tls(javax.net.ssl.KeyManager keys, javax.net.ssl.TrustManager trust) {
       this.keyManager = java.util.Objects.requireNonNull(keys, "keys");
@@ -1589,15 +1885,18 @@ public final class FencingClient implements AutoCloseable {
       return this;
     }
 
-    /** How long one attempt at one node may take (the cluster file's {@code client.request.timeout}, 3 s). */
+    /**
+     * How long one attempt at one node may take (the cluster file's {@code client.request.timeout},
+     * 3 s).
+     */
     public Builder requestTimeout(Duration timeout) {
       this.requestTimeout = positive("requestTimeout", timeout);
       return this;
     }
 
     /**
-     * How long one call may take in all, retries through an election included, before it is answered
-     * {@code UNAVAILABLE}; default five request timeouts.
+     * How long one call may take in all, retries through an election included, before it is
+     * answered {@code UNAVAILABLE}; default five request timeouts.
      */
     public Builder callTimeout(Duration timeout) {
       this.callTimeout = positive("callTimeout", timeout);
@@ -1605,47 +1904,56 @@ public final class FencingClient implements AutoCloseable {
     }
 
     /**
-     * How soon a call is answered {@code UNAVAILABLE} when no node can be reached at all (every one refuses
-     * the connection or its host does not resolve); default 3 s. Nodes that answer anything, as during an
-     * election, keep a call waiting up to the call timeout instead.
+     * How soon a call is answered {@code UNAVAILABLE} when no node can be reached at all (every one
+     * refuses the connection or its host does not resolve); default 3 s. Nodes that answer
+     * anything, as during an election, keep a call waiting up to the call timeout instead.
      */
     public Builder unreachableTimeout(Duration timeout) {
       this.unreachableTimeout = positive("unreachableTimeout", timeout);
       return this;
     }
 
-    /** How long {@link FencingClient#close()} waits for the releases of the leases it holds; default 5 s. */
+    /**
+     * How long {@link FencingClient#close()} waits for the releases of the leases it holds; default
+     * 5 s.
+     */
     public Builder closeTimeout(Duration timeout) {
       this.closeTimeout = positive("closeTimeout", timeout);
       return this;
     }
 
     /**
-     * Whether each held {@link Lease} follows its resource's events (one long-poll per lease), so that a
-     * revoke or an expiry reaches it within about a second; default true. Without, the holder learns of a
-     * loss at its next renewal (up to a third of the TTL later) or by its local deadline.
+     * Whether each held {@link Lease} follows its resource's events (one long-poll per lease), so
+     * that a revoke or an expiry reaches it within about a second; default true. Without, the
+     * holder learns of a loss at its next renewal (up to a third of the TTL later) or by its local
+     * deadline.
      */
     public Builder followLeaseEvents(boolean follow) {
       this.followLeaseEvents = follow;
       return this;
     }
 
-    /** The owner label of this client's leases, unless a call names one; default {@code host:pid}. */
+    /**
+     * The owner label of this client's leases, unless a call names one; default {@code host:pid}.
+     */
     public Builder owner(String label) {
       this.owner = java.util.Objects.requireNonNull(label, "owner");
       return this;
     }
 
     /**
-     * Where listeners registered without an executor run ({@link Lease#onLost(Consumer)}); default a pool
-     * of daemon threads owned by the client. Never the thread that renews leases.
+     * Where listeners registered without an executor run ({@link Lease#onLost(Consumer)}); default
+     * a pool of daemon threads owned by the client. Never the thread that renews leases.
      */
     public Builder callbackExecutor(Executor executor) {
       this.callbackExecutor = java.util.Objects.requireNonNull(executor, "executor");
       return this;
     }
 
-    /** The registry the client's metrics go into (see {@link ClientMetrics}); default a registry of its own. */
+    /**
+     * The registry the client's metrics go into (see {@link ClientMetrics}); default a registry of
+     * its own.
+     */
     public Builder metricRegistry(com.codahale.metrics.MetricRegistry registry) {
       this.metricRegistry = java.util.Objects.requireNonNull(registry, "registry");
       return this;
@@ -1682,8 +1990,8 @@ public final class FencingClient implements AutoCloseable {
         return effective.ratisParameters();
       }
       org.apache.ratis.conf.Parameters p = new org.apache.ratis.conf.Parameters();
-      org.apache.ratis.grpc.GrpcConfigKeys.TLS.setConf(p,
-          new org.apache.ratis.grpc.GrpcTlsConfig(keyManager, trustManager, true));
+      org.apache.ratis.grpc.GrpcConfigKeys.TLS.setConf(
+          p, new org.apache.ratis.grpc.GrpcTlsConfig(keyManager, trustManager, true));
       return p;
     }
 

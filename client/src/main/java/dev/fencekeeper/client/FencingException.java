@@ -1,7 +1,8 @@
 package dev.fencekeeper.client;
 
-
-/** A call that could not produce the result asked for; {@link #result()} carries the full context. */
+/**
+ * A call that could not produce the result asked for; {@link #result()} carries the full context.
+ */
 public class FencingException extends RuntimeException {
   private final transient Result result;
 

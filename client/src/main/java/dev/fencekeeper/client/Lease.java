@@ -15,15 +15,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A held lease on one resource, identified by its fencing token. Renews itself in the background about
- * every TTL/3 and keeps a conservative local deadline: measured from when the acquire (or the latest
- * successful renewal) was <em>sent</em>, so the local view can only end before the cluster's, never
- * after. {@link #close()} releases it.
+ * A held lease on one resource, identified by its fencing token. Renews itself in the background
+ * about every TTL/3 and keeps a conservative local deadline: measured from when the acquire (or the
+ * latest successful renewal) was <em>sent</em>, so the local view can only end before the
+ * cluster's, never after. {@link #close()} releases it.
  *
  * <p>The hazard this exists for: a worker pauses (GC, stall, SIGSTOP) past its lease, another takes
- * over, and the first wakes up believing it still owns the resource. {@link #isValid()} cannot protect
- * it — it may be true one instruction before the pause. The token can: every {@link #write} carries it
- * and the cluster rejects it once a newer token exists.
+ * over, and the first wakes up believing it still owns the resource. {@link #isValid()} cannot
+ * protect it — it may be true one instruction before the pause. The token can: every {@link #write}
+ * carries it and the cluster rejects it once a newer token exists.
  *
  * <pre>
  *   time  worker A                         worker B
@@ -34,16 +34,17 @@ import org.slf4j.LoggerFactory;
  *   T6    resumes, writes with 41: STALE_TOKEN (41 &lt; 42), B's value kept
  * </pre>
  *
- * <p>A leader change is not a loss: renewals are retried through the new leader, whose takeover grace
- * keeps the lease alive meanwhile. The lease is lost only when the cluster says so or the local deadline
- * passes without a successful renewal. The cluster says so in two ways: the lease follows its own
- * resource's events (a revoke, an expiry, a release by someone holding the token, a newer grant), which
- * reach it within about a second of their commit; and a renewal answered {@code LEASE_LOST}. The
- * subscription starts at the grant's own log entry, so an end that comes before it is in place is not
- * missed (after a restore, where tokens run above the log index, it starts where the node is instead).
+ * <p>A leader change is not a loss: renewals are retried through the new leader, whose takeover
+ * grace keeps the lease alive meanwhile. The lease is lost only when the cluster says so or the
+ * local deadline passes without a successful renewal. The cluster says so in two ways: the lease
+ * follows its own resource's events (a revoke, an expiry, a release by someone holding the token, a
+ * newer grant), which reach it within about a second of their commit; and a renewal answered {@code
+ * LEASE_LOST}. The subscription starts at the grant's own log entry, so an end that comes before it
+ * is in place is not missed (after a restore, where tokens run above the log index, it starts where
+ * the node is instead).
  *
- * <p>Listeners ({@link #onLost}, {@link #onStateChange}) run on an executor, never on the thread that
- * renews this or any other lease, so a slow or throwing listener delays no renewal.
+ * <p>Listeners ({@link #onLost}, {@link #onStateChange}) run on an executor, never on the thread
+ * that renews this or any other lease, so a slow or throwing listener delays no renewal.
  */
 public final class Lease implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Lease.class);
@@ -51,11 +52,14 @@ public final class Lease implements AutoCloseable {
   /** Why a lease was lost. */
   public enum LossReason {
     /**
-     * The cluster said this token is no longer the live lease: it expired, was revoked or released, or a
-     * newer lease was granted.
+     * The cluster said this token is no longer the live lease: it expired, was revoked or released,
+     * or a newer lease was granted.
      */
     LEASE_LOST,
-    /** No renewal succeeded before the local deadline; the cluster has (or soon will have) expired it. */
+    /**
+     * No renewal succeeded before the local deadline; the cluster has (or soon will have) expired
+     * it.
+     */
     DEADLINE_PASSED
   }
 
@@ -64,10 +68,11 @@ public final class Lease implements AutoCloseable {
     /** Renewing normally. */
     HELD,
     /**
-     * Still valid, but in danger: the latest renewal did not succeed (no node answered, an overloaded or
-     * slow leader) or less than a third of the TTL is left without a successful renewal. Back to {@link
-     * #HELD} after the next successful renewal; to {@link #LOST} if none comes in time. Like Curator's
-     * SUSPENDED: stop starting work that needs the lease, and fence what is running with its token.
+     * Still valid, but in danger: the latest renewal did not succeed (no node answered, an
+     * overloaded or slow leader) or less than a third of the TTL is left without a successful
+     * renewal. Back to {@link #HELD} after the next successful renewal; to {@link #LOST} if none
+     * comes in time. Like Curator's SUSPENDED: stop starting work that needs the lease, and fence
+     * what is running with its token.
      */
     AT_RISK,
     /** Lost; {@link #onLost} listeners have been told why. Final. */
@@ -94,7 +99,13 @@ public final class Lease implements AutoCloseable {
   private ScheduledFuture<?> atRiskCheck;
   private Watch events;
 
-  Lease(FencingClient client, String resource, String owner, Duration ttl, long token, long sentNanos) {
+  Lease(
+      FencingClient client,
+      String resource,
+      String owner,
+      Duration ttl,
+      long token,
+      long sentNanos) {
     this.client = client;
     this.resource = resource;
     this.owner = owner;
@@ -105,8 +116,8 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Subscribes to this lease's own events. Called once the lease has been handed to its caller, so a lease
-   * released at once (a grant nobody waits for any more) costs no watch.
+   * Subscribes to this lease's own events. Called once the lease has been handed to its caller, so
+   * a lease released at once (a grant nobody waits for any more) costs no watch.
    */
   void followEvents() {
     Watch watch = client.watchEvents(resource, token, this::onEvent);
@@ -127,7 +138,10 @@ public final class Lease implements AutoCloseable {
     return resource;
   }
 
-  /** The fencing token: carried by every {@link #write}; the cluster rejects it once a newer one exists. */
+  /**
+   * The fencing token: carried by every {@link #write}; the cluster rejects it once a newer one
+   * exists.
+   */
   public long token() {
     return token;
   }
@@ -143,8 +157,9 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * True while the lease is neither lost, closed nor past its local deadline; false as soon as this client
-   * learns of a loss. Advisory: fence every protected write with {@link #token()} instead of trusting this.
+   * True while the lease is neither lost, closed nor past its local deadline; false as soon as this
+   * client learns of a loss. Advisory: fence every protected write with {@link #token()} instead of
+   * trusting this.
    */
   public synchronized boolean isValid() {
     return (state == State.HELD || state == State.AT_RISK) && System.nanoTime() < deadlineNanos;
@@ -161,9 +176,9 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Calls {@code listener} exactly once when this lease is lost, on the client's callback executor; if it
-   * already was lost, at once on the calling thread. Not called after a voluntary {@link #close()} or
-   * {@link #abandon()}.
+   * Calls {@code listener} exactly once when this lease is lost, on the client's callback executor;
+   * if it already was lost, at once on the calling thread. Not called after a voluntary {@link
+   * #close()} or {@link #abandon()}.
    */
   public void onLost(Consumer<LossReason> listener) {
     LossReason already;
@@ -178,8 +193,9 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Calls {@code listener} exactly once, on {@code executor}, when this lease is lost (at once, on {@code
-   * executor}, if it already was). Not called after a voluntary {@link #close()} or {@link #abandon()}.
+   * Calls {@code listener} exactly once, on {@code executor}, when this lease is lost (at once, on
+   * {@code executor}, if it already was). Not called after a voluntary {@link #close()} or {@link
+   * #abandon()}.
    */
   public void onLost(Executor executor, Consumer<LossReason> listener) {
     LossReason already;
@@ -194,8 +210,8 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Calls {@code listener} on {@code executor} with every later change of {@link #state()} to {@link
-   * State#AT_RISK}, back to {@link State#HELD}, or to {@link State#LOST}, in order.
+   * Calls {@code listener} on {@code executor} with every later change of {@link #state()} to
+   * {@link State#AT_RISK}, back to {@link State#HELD}, or to {@link State#LOST}, in order.
    */
   public synchronized void onStateChange(Executor executor, Consumer<State> listener) {
     stateListeners.add(new Registered<>(executor, listener));
@@ -266,8 +282,9 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * After a renewal that did not succeed (an election, a slow node) the next attempt comes sooner than the
-   * regular period: waiting a full third of the TTL again would leave only one more chance before expiry.
+   * After a renewal that did not succeed (an election, a slow node) the next attempt comes sooner
+   * than the regular period: waiting a full third of the TTL again would leave only one more chance
+   * before expiry.
    */
   private long retryAfterFailedRenewalMs() {
     return Math.max(1, Math.min(renewalPeriodMs(), Math.max(50, ttl.toMillis() / 10)));
@@ -279,18 +296,17 @@ public final class Lease implements AutoCloseable {
         return;
       }
       renewal =
-          client
-              .later(
-                  () ->
-                      renewAsync()
-                          .whenComplete(
-                              (result, failure) ->
-                                  scheduleRenewal(
-                                      result != null && result.code() == ResultCode.RENEWED
-                                          ? renewalPeriodMs()
-                                          : retryAfterFailedRenewalMs())),
-                  delayMs,
-                  TimeUnit.MILLISECONDS);
+          client.later(
+              () ->
+                  renewAsync()
+                      .whenComplete(
+                          (result, failure) ->
+                              scheduleRenewal(
+                                  result != null && result.code() == ResultCode.RENEWED
+                                      ? renewalPeriodMs()
+                                      : retryAfterFailedRenewalMs())),
+              delayMs,
+              TimeUnit.MILLISECONDS);
       scheduleDeadlineChecks();
     }
   }
@@ -305,8 +321,13 @@ public final class Lease implements AutoCloseable {
     long delayNanos = Math.max(0, deadlineNanos - System.nanoTime());
     deadlineCheck =
         client.scheduler().schedule(this::checkDeadline, delayNanos, TimeUnit.NANOSECONDS);
-    atRiskCheck = client.scheduler().schedule(this::checkDeadlineNear,
-        Math.max(0, delayNanos - atRiskMarginNanos()), TimeUnit.NANOSECONDS);
+    atRiskCheck =
+        client
+            .scheduler()
+            .schedule(
+                this::checkDeadlineNear,
+                Math.max(0, delayNanos - atRiskMarginNanos()),
+                TimeUnit.NANOSECONDS);
   }
 
   private long atRiskMarginNanos() {
@@ -337,7 +358,8 @@ public final class Lease implements AutoCloseable {
     if (result.code() == ResultCode.RENEWED) {
       synchronized (this) {
         // Still measured from the send time: the cluster's deadline is at least this late.
-        deadlineNanos = Math.max(deadlineNanos, sentNanos + Duration.ofMillis(result.ttlMs()).toNanos());
+        deadlineNanos =
+            Math.max(deadlineNanos, sentNanos + Duration.ofMillis(result.ttlMs()).toNanos());
       }
       changeState(State.AT_RISK, State.HELD);
     } else if (result.code() == ResultCode.LEASE_LOST) {
@@ -349,14 +371,24 @@ public final class Lease implements AutoCloseable {
     }
   }
 
-  /** A lease event of this lease's resource: any end of this token, or a newer grant, is the loss. */
+  /**
+   * A lease event of this lease's resource: any end of this token, or a newer grant, is the loss.
+   */
   private void onEvent(dev.fencekeeper.proto.LeaseEvent event) {
-    boolean ended = event.getToken() == token
-        && (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.RELEASED || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.EXPIRED
-            || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.REVOKED);
-    boolean superseded = event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED && event.getToken() > token;
+    boolean ended =
+        event.getToken() == token
+            && (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.RELEASED
+                || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.EXPIRED
+                || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.REVOKED);
+    boolean superseded =
+        event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED
+            && event.getToken() > token;
     if (ended || superseded) {
-      LOG.debug("Lease on {} (token {}) ended by event {} at index {}", resource, token, event.getType(),
+      LOG.debug(
+          "Lease on {} (token {}) ended by event {} at index {}",
+          resource,
+          token,
+          event.getType(),
           event.getIndex());
       markLost(LossReason.LEASE_LOST);
     }
@@ -372,7 +404,10 @@ public final class Lease implements AutoCloseable {
       toNotify = List.copyOf(stateListeners);
     }
     if (to == State.AT_RISK) {
-      LOG.info("Lease on {} (token {}) at risk: {} left without a successful renewal", resource, token,
+      LOG.info(
+          "Lease on {} (token {}) at risk: {} left without a successful renewal",
+          resource,
+          token,
           remaining());
     }
     dispatch(toNotify, to);
@@ -405,20 +440,33 @@ public final class Lease implements AutoCloseable {
     dispatch(stateToNotify, State.LOST);
   }
 
-  /** Runs each listener on its executor, each failure contained, so none can delay another or a renewal. */
+  /**
+   * Runs each listener on its executor, each failure contained, so none can delay another or a
+   * renewal.
+   */
   private <T> void dispatch(List<Registered<T>> listeners, T value) {
     for (Registered<T> r : listeners) {
       try {
-        r.executor().execute(() -> {
-          try {
-            r.listener().accept(value);
-          } catch (RuntimeException e) {
-            LOG.warn("Listener of the lease on {} (token {}) failed on {}", resource, token, value, e);
-          }
-        });
+        r.executor()
+            .execute(
+                () -> {
+                  try {
+                    r.listener().accept(value);
+                  } catch (RuntimeException e) {
+                    LOG.warn(
+                        "Listener of the lease on {} (token {}) failed on {}",
+                        resource,
+                        token,
+                        value,
+                        e);
+                  }
+                });
       } catch (RejectedExecutionException e) {
-        LOG.warn("Listener of the lease on {} (token {}) not told of {}: its executor refused the task",
-            resource, token, value);
+        LOG.warn(
+            "Listener of the lease on {} (token {}) not told of {}: its executor refused the task",
+            resource,
+            token,
+            value);
       }
     }
   }
@@ -454,9 +502,9 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Stops renewing and releases the lease; completes when the cluster has answered the release (at once
-   * if the lease was already lost, closed or abandoned). Never completes exceptionally: a release that
-   * fails (no node answered) leaves the lease to expire by its TTL, and is logged.
+   * Stops renewing and releases the lease; completes when the cluster has answered the release (at
+   * once if the lease was already lost, closed or abandoned). Never completes exceptionally: a
+   * release that fails (no node answered) leaves the lease to expire by its TTL, and is logged.
    */
   public CompletableFuture<Void> closeAsync() {
     Watch watch;
@@ -473,19 +521,27 @@ public final class Lease implements AutoCloseable {
       cancelTimers();
       watch = events;
       events = null;
-      closing = done = release ? new CompletableFuture<>() : CompletableFuture.completedFuture(null);
+      closing =
+          done = release ? new CompletableFuture<>() : CompletableFuture.completedFuture(null);
     }
     if (watch != null) {
       watch.close();
     }
     if (release) {
       client.forget(this);
-      client.releaseAsync(resource, token).whenComplete((result, error) -> {
-        if (error != null || result.code() != ResultCode.RELEASED) {
-          LOG.debug("Release of {} token {} answered {}", resource, token, error != null ? error : result);
-        }
-        done.complete(null);
-      });
+      client
+          .releaseAsync(resource, token)
+          .whenComplete(
+              (result, error) -> {
+                if (error != null || result.code() != ResultCode.RELEASED) {
+                  LOG.debug(
+                      "Release of {} token {} answered {}",
+                      resource,
+                      token,
+                      error != null ? error : result);
+                }
+                done.complete(null);
+              });
     }
     return done;
   }

@@ -1,6 +1,8 @@
 package dev.fencekeeper.client;
 
-/** An acquire found a live lease; {@link #result()} names the holder's token, owner and deadline. */
+/**
+ * An acquire found a live lease; {@link #result()} names the holder's token, owner and deadline.
+ */
 public final class LeaseHeldException extends FencingException {
   /** The HELD answer (or the last answer of a wait that ran out). */
   public LeaseHeldException(Result result) {

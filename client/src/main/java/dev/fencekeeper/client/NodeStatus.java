@@ -1,8 +1,8 @@
 package dev.fencekeeper.client;
 
 /**
- * What one node says about itself: its Raft role and term, how far it has applied the log, and the leader it
- * follows. A health check reads it to tell whether the cluster has a leader that answers.
+ * What one node says about itself: its Raft role and term, how far it has applied the log, and the
+ * leader it follows. A health check reads it to tell whether the cluster has a leader that answers.
  *
  * @param id the node's id, e.g. {@code n1}
  * @param address the node's Raft address, {@code host:port}
@@ -13,7 +13,13 @@ package dev.fencekeeper.client;
  * @param leaderId the leader it follows; empty when it knows of none
  */
 public record NodeStatus(
-    String id, String address, String role, long term, long appliedIndex, long commitIndex, String leaderId) {
+    String id,
+    String address,
+    String role,
+    long term,
+    long appliedIndex,
+    long commitIndex,
+    String leaderId) {
 
   /** Whether this node is the cluster's leader. */
   public boolean isLeader() {

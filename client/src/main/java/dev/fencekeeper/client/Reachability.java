@@ -6,11 +6,11 @@ import java.nio.channels.UnresolvedAddressException;
 import java.time.Duration;
 
 /**
- * Whether any node of the cluster can be reached at all, judged from the outcome of every attempt the
- * Raft clients make. A connection refused or a host that does not resolve is a refusal; anything else (an
- * answer, a node saying it is not the leader or not ready, a timeout) counts as contact, so an election,
- * where nodes answer but none leads yet, never looks unreachable. An attempt through a connection Ratis
- * has already closed counts as neither.
+ * Whether any node of the cluster can be reached at all, judged from the outcome of every attempt
+ * the Raft clients make. A connection refused or a host that does not resolve is a refusal;
+ * anything else (an answer, a node saying it is not the leader or not ready, a timeout) counts as
+ * contact, so an election, where nodes answer but none leads yet, never looks unreachable. An
+ * attempt through a connection Ratis has already closed counts as neither.
  */
 final class Reachability {
   private volatile long lastContactNanos;
@@ -27,7 +27,8 @@ final class Reachability {
   /** Records the outcome of one failed attempt. */
   void attemptFailed(Throwable cause) {
     if (isClosedProxy(cause)) {
-      // After a failed connection Ratis closes its proxy to that node, and the next attempt through it
+      // After a failed connection Ratis closes its proxy to that node, and the next attempt through
+      // it
       // fails with this before trying to connect again: it says nothing about the node.
       return;
     }
@@ -45,8 +46,8 @@ final class Reachability {
   }
 
   /**
-   * True when, over at least {@code bound} up to now and since {@code sinceNanos}, no node was contacted
-   * and at least one attempt was refused.
+   * True when, over at least {@code bound} up to now and since {@code sinceNanos}, no node was
+   * contacted and at least one attempt was refused.
    */
   boolean unreachable(long sinceNanos, Duration bound) {
     long contact = lastContactNanos;
@@ -82,7 +83,8 @@ final class Reachability {
         if (message.contains("Connection refused")) {
           return "connection refused";
         }
-        if (message.contains("Unable to resolve host") || message.contains("UnresolvedAddressException")) {
+        if (message.contains("Unable to resolve host")
+            || message.contains("UnresolvedAddressException")) {
           return "unknown host";
         }
       }

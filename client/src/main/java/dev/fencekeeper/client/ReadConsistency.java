@@ -4,6 +4,8 @@ package dev.fencekeeper.client;
 public enum ReadConsistency {
   /** Reflects every write acknowledged before the read started (Raft read index on the leader). */
   LINEARIZABLE,
-  /** Whatever one replica has applied; cheaper, possibly behind. Never use it to decide ownership. */
+  /**
+   * Whatever one replica has applied; cheaper, possibly behind. Never use it to decide ownership.
+   */
   STALE
 }

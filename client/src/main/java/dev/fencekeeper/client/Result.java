@@ -4,8 +4,9 @@ import dev.fencekeeper.proto.Response;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The answer to one fencekeeper call: a {@link ResultCode} and the context that explains it. Rejections
- * are results, not exceptions: a stale write is an expected outcome that a worker must handle.
+ * The answer to one fencekeeper call: a {@link ResultCode} and the context that explains it.
+ * Rejections are results, not exceptions: a stale write is an expected outcome that a worker must
+ * handle.
  */
 public class Result {
   final Response response;
@@ -19,7 +20,10 @@ public class Result {
     return ResultCode.of(response.getCode());
   }
 
-  /** True for every code that means "done as asked" (GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, ...). */
+  /**
+   * True for every code that means "done as asked" (GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND,
+   * ...).
+   */
   public boolean isSuccess() {
     return switch (code()) {
       case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, NOT_FOUND, CURRENT, REVOKED -> true;
@@ -67,12 +71,17 @@ public class Result {
     return response.getAlreadyEnded();
   }
 
-  /** For a lease query: a live lease exists; for an acquire retried by request id: it still runs. */
+  /**
+   * For a lease query: a live lease exists; for an acquire retried by request id: it still runs.
+   */
   public boolean live() {
     return response.getLive();
   }
 
-  /** For WAITING: the log index of the entry that answered; events before it cannot grant this waiter. */
+  /**
+   * For WAITING: the log index of the entry that answered; events before it cannot grant this
+   * waiter.
+   */
   public long appliedIndex() {
     return response.getAppliedIndex();
   }

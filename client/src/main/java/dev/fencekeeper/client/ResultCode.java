@@ -1,9 +1,9 @@
 package dev.fencekeeper.client;
 
 /**
- * The outcome of a call: what the cluster answered, or {@link #UNAVAILABLE} when no node did. Success
- * codes first, then rejections; {@link Result#isSuccess()} tells them apart. The command line's exit codes
- * follow these one to one (see the README).
+ * The outcome of a call: what the cluster answered, or {@link #UNAVAILABLE} when no node did.
+ * Success codes first, then rejections; {@link Result#isSuccess()} tells them apart. The command
+ * line's exit codes follow these one to one (see the README).
  */
 public enum ResultCode {
   /** Acquire: a new lease, its token in {@code token}. */
@@ -55,7 +55,9 @@ public enum ResultCode {
   /** Any: too many requests pending (leader or node bound). Nothing changed; retry later. */
   OVERLOADED;
 
-  /** The code of a wire answer; one this client does not know (a newer node) is {@link #INTERNAL}. */
+  /**
+   * The code of a wire answer; one this client does not know (a newer node) is {@link #INTERNAL}.
+   */
   static ResultCode of(dev.fencekeeper.proto.ResultCode wire) {
     return switch (wire) {
       case RESULT_CODE_UNSPECIFIED, UNRECOGNIZED, BATCH_ANSWERED -> INTERNAL;

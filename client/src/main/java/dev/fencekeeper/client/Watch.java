@@ -1,6 +1,5 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.WatchRequest;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -9,8 +8,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A running watch of lease events. Long-polls the cluster from the last position delivered, so a
- * reconnect or a leader change neither skips nor repeats an event: every replica numbers events by the
- * log index of the entry that caused them.
+ * reconnect or a leader change neither skips nor repeats an event: every replica numbers events by
+ * the log index of the entry that caused them.
  */
 public final class Watch implements AutoCloseable {
   /** Start with the next event committed after the watch begins. */
@@ -24,14 +23,19 @@ public final class Watch implements AutoCloseable {
   private final boolean prefix;
   private final Consumer<dev.fencekeeper.proto.LeaseEvent> listener;
   private volatile boolean closed;
-  private volatile Consumer<Result> compactedHandler = r -> { };
+  private volatile Consumer<Result> compactedHandler = r -> {};
   private long afterIndex;
   private int afterSeq;
-  // For a lease following its own events from its grant: a node whose applied index is below the start
+  // For a lease following its own events from its grant: a node whose applied index is below the
+  // start
   // (tokens above the log index, as in a restored cluster) moves the start down to it.
   private boolean startMayBeAhead;
 
-  Watch(FencingClient client, String name, boolean prefix, long afterIndex,
+  Watch(
+      FencingClient client,
+      String name,
+      boolean prefix,
+      long afterIndex,
       Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
     this.client = client;
     this.name = name;
@@ -42,14 +46,24 @@ public final class Watch implements AutoCloseable {
     poll(afterIndex == FROM_NOW ? 0 : POLL_MS);
   }
 
-  /** A watch of one resource from just before entry {@code startIndex}, for a lease granted there. */
-  static Watch fromGrant(FencingClient client, String resource, long startIndex,
+  /**
+   * A watch of one resource from just before entry {@code startIndex}, for a lease granted there.
+   */
+  static Watch fromGrant(
+      FencingClient client,
+      String resource,
+      long startIndex,
       Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
     return new Watch(client, resource, false, startIndex - 1, listener, true);
   }
 
-  private Watch(FencingClient client, String name, boolean prefix, long afterIndex,
-      Consumer<dev.fencekeeper.proto.LeaseEvent> listener, boolean startMayBeAhead) {
+  private Watch(
+      FencingClient client,
+      String name,
+      boolean prefix,
+      long afterIndex,
+      Consumer<dev.fencekeeper.proto.LeaseEvent> listener,
+      boolean startMayBeAhead) {
     this.client = client;
     this.name = name;
     this.prefix = prefix;
@@ -62,8 +76,8 @@ public final class Watch implements AutoCloseable {
   }
 
   /**
-   * Called with the COMPACTED answer when the position fell out of the cluster's event window; the watch
-   * then stops. Re-read the state and start a new watch.
+   * Called with the COMPACTED answer when the position fell out of the cluster's event window; the
+   * watch then stops. Re-read the state and start a new watch.
    */
   public Watch onCompacted(Consumer<Result> handler) {
     this.compactedHandler = handler;
@@ -80,67 +94,78 @@ public final class Watch implements AutoCloseable {
       return;
     }
     // From now: a position past every event asks only for the node's applied index, to start there.
-    WatchRequest.Builder request = WatchRequest.newBuilder()
-        .setAfterIndex(afterIndex == FROM_NOW ? Long.MAX_VALUE : afterIndex)
-        .setAfterSeq(afterSeq)
-        .setTimeoutMs(timeoutMs);
+    WatchRequest.Builder request =
+        WatchRequest.newBuilder()
+            .setAfterIndex(afterIndex == FROM_NOW ? Long.MAX_VALUE : afterIndex)
+            .setAfterSeq(afterSeq)
+            .setTimeoutMs(timeoutMs);
     if (prefix) {
       request.setPrefix(name);
     } else {
       request.setResource(name);
     }
-    client.watchOnce(request.build()).whenComplete((response, error) -> {
-      if (closed) {
-        return;
-      }
-      if (error != null) {
-        LOG.debug("Watch of {} failed, resuming from {}: {}", name, afterIndex, error.toString());
-        client.later(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
-        return;
-      }
-      if (response.getCode() == dev.fencekeeper.proto.ResultCode.OVERLOADED) {
-        // Too many of this identity's watches, or reads, wait on that node: back off, keep the position.
-        LOG.debug("Watch of {} refused: {}", name, response.getMessage());
-        client.later(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
-        return;
-      }
-      if (afterIndex == FROM_NOW) {
-        synchronized (this) {
-          afterIndex = response.getAppliedIndex();
-        }
-        poll(POLL_MS);
-        return;
-      }
-      if (response.getCode() == dev.fencekeeper.proto.ResultCode.COMPACTED) {
-        closed = true;
-        compactedHandler.accept(new Result(response));
-        return;
-      }
-      if (startMayBeAhead && response.getEventsCount() == 0 && response.getAppliedIndex() > 0) {
-        synchronized (this) {
-          if (response.getAppliedIndex() < afterIndex) {
-            afterIndex = response.getAppliedIndex();
-            afterSeq = Integer.MAX_VALUE;
-          }
-        }
-        startMayBeAhead = false;
-      }
-      for (dev.fencekeeper.proto.LeaseEvent e : response.getEventsList()) {
-        synchronized (this) {
-          afterIndex = e.getIndex();
-          afterSeq = e.getSeq();
-        }
-        try {
-          listener.accept(e);
-        } catch (RuntimeException ex) {
-          LOG.warn("Watch listener failed on {}", e, ex);
-        }
-      }
-      poll(POLL_MS);
-    });
+    client
+        .watchOnce(request.build())
+        .whenComplete(
+            (response, error) -> {
+              if (closed) {
+                return;
+              }
+              if (error != null) {
+                LOG.debug(
+                    "Watch of {} failed, resuming from {}: {}", name, afterIndex, error.toString());
+                client.later(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
+                return;
+              }
+              if (response.getCode() == dev.fencekeeper.proto.ResultCode.OVERLOADED) {
+                // Too many of this identity's watches, or reads, wait on that node: back off, keep
+                // the position.
+                LOG.debug("Watch of {} refused: {}", name, response.getMessage());
+                client.later(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
+                return;
+              }
+              if (afterIndex == FROM_NOW) {
+                synchronized (this) {
+                  afterIndex = response.getAppliedIndex();
+                }
+                poll(POLL_MS);
+                return;
+              }
+              if (response.getCode() == dev.fencekeeper.proto.ResultCode.COMPACTED) {
+                closed = true;
+                compactedHandler.accept(new Result(response));
+                return;
+              }
+              if (startMayBeAhead
+                  && response.getEventsCount() == 0
+                  && response.getAppliedIndex() > 0) {
+                synchronized (this) {
+                  if (response.getAppliedIndex() < afterIndex) {
+                    afterIndex = response.getAppliedIndex();
+                    afterSeq = Integer.MAX_VALUE;
+                  }
+                }
+                startMayBeAhead = false;
+              }
+              for (dev.fencekeeper.proto.LeaseEvent e : response.getEventsList()) {
+                synchronized (this) {
+                  afterIndex = e.getIndex();
+                  afterSeq = e.getSeq();
+                }
+                try {
+                  listener.accept(e);
+                } catch (RuntimeException ex) {
+                  LOG.warn("Watch listener failed on {}", e, ex);
+                }
+              }
+              poll(POLL_MS);
+            });
   }
 
-  /** Stops the watch; no event is delivered after this returns (one already being delivered may finish). */
+  /**
+   * Stops the watch; no event is delivered after this returns (one already being delivered may
+   * finish).
+   */
   @Override
   public void close() {
     closed = true;

@@ -36,7 +36,11 @@ final class WireAccess implements Wire.Access {
   }
 
   @Override
-  public Watch watch(FencingClient client, String name, boolean prefix, long afterIndex,
+  public Watch watch(
+      FencingClient client,
+      String name,
+      boolean prefix,
+      long afterIndex,
       Consumer<LeaseEvent> listener) {
     return new Watch(client, name, prefix, afterIndex, listener);
   }

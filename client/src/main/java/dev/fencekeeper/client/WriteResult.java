@@ -14,8 +14,8 @@ public final class WriteResult extends Result {
   }
 
   /**
-   * A newer token exists: someone else owns the resource now. Stop; retrying with the same token can
-   * never succeed.
+   * A newer token exists: someone else owns the resource now. Stop; retrying with the same token
+   * can never succeed.
    */
   public boolean isStale() {
     return code() == ResultCode.STALE_TOKEN;

@@ -25,7 +25,8 @@ class CommandCoalescerTest {
   /** A transport whose answers the test gives; records what was sent, in order. */
   private static final class Transport {
     final List<Request> sent = Collections.synchronizedList(new ArrayList<>());
-    final List<CompletableFuture<Response>> replies = Collections.synchronizedList(new ArrayList<>());
+    final List<CompletableFuture<Response>> replies =
+        Collections.synchronizedList(new ArrayList<>());
 
     CompletableFuture<Response> send(Request request) {
       CompletableFuture<Response> reply = new CompletableFuture<>();
@@ -34,13 +35,19 @@ class CommandCoalescerTest {
       return reply;
     }
 
-    /** Answers entry {@code i} as a node would: each command, or each command of a batch, by its token. */
+    /**
+     * Answers entry {@code i} as a node would: each command, or each command of a batch, by its
+     * token.
+     */
     void answer(int i) {
       replies.get(i).complete(answerTo(sent.get(i)));
     }
   }
 
-  /** One entry in flight (write 1) and writes 2 and 3 waiting behind it, to leave together as one batch. */
+  /**
+   * One entry in flight (write 1) and writes 2 and 3 waiting behind it, to leave together as one
+   * batch.
+   */
   private static final class TwoQueued {
     final Transport transport = new Transport();
     final CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
@@ -56,7 +63,10 @@ class CommandCoalescerTest {
 
   static Response answerTo(Request request) {
     if (request.getCommandCase() != Request.CommandCase.BATCH) {
-      return Response.newBuilder().setCode(ResultCode.ACCEPTED).setToken(request.getWrite().getToken()).build();
+      return Response.newBuilder()
+          .setCode(ResultCode.ACCEPTED)
+          .setToken(request.getWrite().getToken())
+          .build();
     }
     Response.Builder batch = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED);
     for (Request inner : request.getBatch().getRequestsList()) {
@@ -70,8 +80,16 @@ class CommandCoalescerTest {
   }
 
   private static Request write(long token, int valueBytes) {
-    return Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource("r").setToken(token)
-        .addWrites(KeyWrite.newBuilder().setKey("k").setValue(ByteString.copyFrom(new byte[valueBytes])))).build();
+    return Request.newBuilder()
+        .setWrite(
+            WriteRequest.newBuilder()
+                .setResource("r")
+                .setToken(token)
+                .addWrites(
+                    KeyWrite.newBuilder()
+                        .setKey("k")
+                        .setValue(ByteString.copyFrom(new byte[valueBytes]))))
+        .build();
   }
 
   private static Request revoke() {
@@ -103,10 +121,12 @@ class CommandCoalescerTest {
     transport.answer(0);
 
     assertThat(transport.sent).hasSize(2);
-    assertThat(transport.sent.get(1).getBatch().getRequestsList()).containsExactly(write(2), write(3), write(4));
+    assertThat(transport.sent.get(1).getBatch().getRequestsList())
+        .containsExactly(write(2), write(3), write(4));
     transport.answer(1);
     assertThat(answers).allMatch(CompletableFuture::isDone);
-    assertThat(answers.stream().map(a -> a.join().getToken()).toList()).containsExactly(1L, 2L, 3L, 4L);
+    assertThat(answers.stream().map(a -> a.join().getToken()).toList())
+        .containsExactly(1L, 2L, 3L, 4L);
   }
 
   @Test
@@ -125,16 +145,22 @@ class CommandCoalescerTest {
       transport.answer(i);
     }
 
-    List<List<Request>> entries = transport.sent.stream()
-        .map(r -> r.getCommandCase() == Request.CommandCase.BATCH ? r.getBatch().getRequestsList() : List.of(r))
-        .toList();
-    assertThat(entries).containsExactly(
-        List.of(write(1)),
-        List.of(write(2), write(3), write(4)), // at most 3 commands
-        List.of(write(5), write(6)),           // a revoke is not batched: it ends the batch
-        List.of(revoke()),
-        List.of(write(7, 600)),                // 1,200 value bytes would exceed 1,000
-        List.of(write(8, 600)));
+    List<List<Request>> entries =
+        transport.sent.stream()
+            .map(
+                r ->
+                    r.getCommandCase() == Request.CommandCase.BATCH
+                        ? r.getBatch().getRequestsList()
+                        : List.of(r))
+            .toList();
+    assertThat(entries)
+        .containsExactly(
+            List.of(write(1)),
+            List.of(write(2), write(3), write(4)), // at most 3 commands
+            List.of(write(5), write(6)), // a revoke is not batched: it ends the batch
+            List.of(revoke()),
+            List.of(write(7, 600)), // 1,200 value bytes would exceed 1,000
+            List.of(write(8, 600)));
   }
 
   @Test
@@ -155,15 +181,18 @@ class CommandCoalescerTest {
     CompletableFuture<Response> third = queued.third;
     queued.transport.answer(0);
 
-    Response overloaded = Response.newBuilder().setCode(ResultCode.OVERLOADED).setMessage("full").build();
+    Response overloaded =
+        Response.newBuilder().setCode(ResultCode.OVERLOADED).setMessage("full").build();
     queued.transport.replies.get(1).complete(overloaded);
 
     assertThat(second.join()).isEqualTo(overloaded);
     assertThat(third.join()).isEqualTo(overloaded);
   }
 
-  // Guarantee: a batch the leader answered as a whole without a log entry (every command refused, say
-  // each write's token superseded) arrives as a node's refusal, and each command still gets its own answer.
+  // Guarantee: a batch the leader answered as a whole without a log entry (every command refused,
+  // say
+  // each write's token superseded) arrives as a node's refusal, and each command still gets its own
+  // answer.
   @Test
   void aBatchRefusedWholeByTheLeaderStillAnswersEachCommandItsOwn() {
     TwoQueued queued = new TwoQueued();
@@ -173,10 +202,19 @@ class CommandCoalescerTest {
 
     Response stale2 = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).setSentToken(2).build();
     Response stale3 = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).setSentToken(3).build();
-    Response refused = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED).addBatch(stale2).addBatch(stale3)
-        .build();
-    queued.transport.replies.get(1).completeExceptionally(new java.util.concurrent.CompletionException(
-        new java.io.IOException(LeaderRejection.encode(refused))));
+    Response refused =
+        Response.newBuilder()
+            .setCode(ResultCode.BATCH_ANSWERED)
+            .addBatch(stale2)
+            .addBatch(stale3)
+            .build();
+    queued
+        .transport
+        .replies
+        .get(1)
+        .completeExceptionally(
+            new java.util.concurrent.CompletionException(
+                new java.io.IOException(LeaderRejection.encode(refused))));
 
     assertThat(second.join()).isEqualTo(stale2);
     assertThat(third.join()).isEqualTo(stale3);
@@ -188,36 +226,50 @@ class CommandCoalescerTest {
     CompletableFuture<Response> second = queued.second;
     queued.transport.answer(0);
 
-    queued.transport.replies.get(1).complete(Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED)
-        .addBatch(answerTo(write(2))).build());
+    queued
+        .transport
+        .replies
+        .get(1)
+        .complete(
+            Response.newBuilder()
+                .setCode(ResultCode.BATCH_ANSWERED)
+                .addBatch(answerTo(write(2)))
+                .build());
 
     assertThat(second).isCompletedExceptionally();
   }
 
   @Test
   @Timeout(60)
-  void underConcurrencyEveryCommandIsAnsweredAndEachThreadsCommandsLeaveInItsOrder() throws Exception {
+  void underConcurrencyEveryCommandIsAnsweredAndEachThreadsCommandsLeaveInItsOrder()
+      throws Exception {
     // Answers arrive on other threads, and some inline (a transport that fails or answers at once).
     ExecutorService repliers = Executors.newFixedThreadPool(3);
     ConcurrentLinkedQueue<Request> sent = new ConcurrentLinkedQueue<>();
-    CommandCoalescer coalescer = new CommandCoalescer(request -> {
-      sent.add(request);
-      if (sent.size() % 5 == 0) {
-        return CompletableFuture.completedFuture(answerTo(request));
-      }
-      return CompletableFuture.supplyAsync(() -> answerTo(request), repliers);
-    }, 2, 16, 1 << 20);
+    CommandCoalescer coalescer =
+        new CommandCoalescer(
+            request -> {
+              sent.add(request);
+              if (sent.size() % 5 == 0) {
+                return CompletableFuture.completedFuture(answerTo(request));
+              }
+              return CompletableFuture.supplyAsync(() -> answerTo(request), repliers);
+            },
+            2,
+            16,
+            1 << 20);
     int threads = 8;
     int perThread = 500;
     ExecutorService submitters = Executors.newFixedThreadPool(threads);
     List<CompletableFuture<Response>> answers = Collections.synchronizedList(new ArrayList<>());
     for (int t = 0; t < threads; t++) {
       long base = (t + 1) * 1_000_000L;
-      submitters.execute(() -> {
-        for (int i = 1; i <= perThread; i++) {
-          answers.add(coalescer.submit(write(base + i)));
-        }
-      });
+      submitters.execute(
+          () -> {
+            for (int i = 1; i <= perThread; i++) {
+              answers.add(coalescer.submit(write(base + i)));
+            }
+          });
     }
     submitters.shutdown();
     assertThat(submitters.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
@@ -225,11 +277,15 @@ class CommandCoalescerTest {
     repliers.shutdown();
 
     assertThat(answers).hasSize(threads * perThread);
-    List<Long> order = sent.stream()
-        .flatMap(r -> r.getCommandCase() == Request.CommandCase.BATCH
-            ? r.getBatch().getRequestsList().stream() : java.util.stream.Stream.of(r))
-        .map(r -> r.getWrite().getToken())
-        .toList();
+    List<Long> order =
+        sent.stream()
+            .flatMap(
+                r ->
+                    r.getCommandCase() == Request.CommandCase.BATCH
+                        ? r.getBatch().getRequestsList().stream()
+                        : java.util.stream.Stream.of(r))
+            .map(r -> r.getWrite().getToken())
+            .toList();
     assertThat(order).hasSize(threads * perThread).doesNotHaveDuplicates();
     for (int t = 0; t < threads; t++) {
       long base = (t + 1) * 1_000_000L;

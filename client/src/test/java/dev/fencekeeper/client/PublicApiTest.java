@@ -17,10 +17,11 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * The client's public API speaks fencekeeper's own types only: no generated protobuf class, no protobuf
- * runtime type and no Ratis type in any public or protected signature of a public type of {@code
- * dev.fencekeeper.client}, so an application never compiles against them and their versions can change
- * (or be shaded) underneath it. {@code dev.fencekeeper.client.wire} is internal and exempt.
+ * The client's public API speaks fencekeeper's own types only: no generated protobuf class, no
+ * protobuf runtime type and no Ratis type in any public or protected signature of a public type of
+ * {@code dev.fencekeeper.client}, so an application never compiles against them and their versions
+ * can change (or be shaded) underneath it. {@code dev.fencekeeper.client.wire} is internal and
+ * exempt.
  */
 class PublicApiTest {
   private static final List<String> FORBIDDEN =
@@ -29,9 +30,10 @@ class PublicApiTest {
   // Guarantee: no public signature of the client API mentions a wire, protobuf or Ratis type.
   @Test
   void publicSignaturesMentionNoWireOrRatisType() {
-    JavaClasses classes = new ClassFileImporter()
-        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .importPackages("dev.fencekeeper.client");
+    JavaClasses classes =
+        new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.fencekeeper.client");
     List<String> violations = new ArrayList<>();
     int checked = 0;
     for (JavaClass type : classes) {
@@ -39,7 +41,8 @@ class PublicApiTest {
         continue;
       }
       checked++;
-      for (JavaClass superType : involved(type.getRawSuperclass().map(JavaType.class::cast).orElse(null))) {
+      for (JavaClass superType :
+          involved(type.getRawSuperclass().map(JavaType.class::cast).orElse(null))) {
         check(violations, type.getName() + " extends", superType);
       }
       for (JavaMember member : type.getMembers()) {

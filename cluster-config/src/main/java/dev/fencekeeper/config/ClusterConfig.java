@@ -80,11 +80,13 @@ import org.apache.ratis.util.TimeDuration;
  * overload.pending-reads.max        4096             reads (watches too) a node holds at once; beyond: OVERLOADED
  * </pre>
  *
- * <p>Durations are written as in {@link Durations}: {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h}.
+ * <p>Durations are written as in {@link Durations}: {@code 250ms}, {@code 5s}, {@code 2m}, {@code
+ * 1h}.
  */
 public final class ClusterConfig {
 
   public static final int DEFAULT_BASE_PORT = 7301;
+
   /** The prefix of the environment variables that {@link #load(Path, Map)} reads. */
   public static final String ENVIRONMENT_PREFIX = "FENCEKEEPER_";
 
@@ -98,7 +100,8 @@ public final class ClusterConfig {
   static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(400);
   static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(800);
   static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(3);
-  // Ratis' default of 100 blocks callers long before the server is saturated (docs/design.md, Ratis facts).
+  // Ratis' default of 100 blocks callers long before the server is saturated (docs/design.md, Ratis
+  // facts).
   static final int CLIENT_ASYNC_OUTSTANDING_MAX = 1024;
   // One to serve and one to fall back to if the newest turns out unreadable.
   static final int SNAPSHOT_RETENTION_FILES = 2;
@@ -108,12 +111,13 @@ public final class ClusterConfig {
   private static final Pattern CLUSTER_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
   private static final Pattern SIZE = Pattern.compile("([+-]?\\d+)\\s*(KiB|MiB)?");
   private static final Pattern WHOLE_NUMBER = Pattern.compile("[+-]?\\d+");
-  private static final String PEERS_EXAMPLE = "n1@127.0.0.1:7301,n2@127.0.0.1:7302,n3@127.0.0.1:7303";
+  private static final String PEERS_EXAMPLE =
+      "n1@127.0.0.1:7301,n2@127.0.0.1:7302,n3@127.0.0.1:7303";
 
   private final String clusterName;
   private final List<PeerAddress> peers;
-  private final String nodeId;            // null: this config does not say which member we are
-  private final Path explicitStorageDir;  // null: derived from node.id, so withNodeId moves it too
+  private final String nodeId; // null: this config does not say which member we are
+  private final Path explicitStorageDir; // null: derived from node.id, so withNodeId moves it too
   private final Limits limits;
   private final long snapshotAutoTriggerEntries;
   private final Duration electionTimeoutMin;
@@ -121,16 +125,26 @@ public final class ClusterConfig {
   private final Duration requestTimeout;
   private final long clockOffsetMs;
   private final int metricsPort;
-  private final String bindHost;         // null: the node's own host from peers
-  private final String metricsBindHost;  // null: the same as the Raft port's
+  private final String bindHost; // null: the node's own host from peers
+  private final String metricsBindHost; // null: the same as the Raft port's
   private final Security security;
   private final RaftGroupId groupId;
 
-  private ClusterConfig(String clusterName, List<PeerAddress> peers, String nodeId,
-                        Path explicitStorageDir, Limits limits, long snapshotAutoTriggerEntries,
-                        Duration electionTimeoutMin, Duration electionTimeoutMax,
-                        Duration requestTimeout, long clockOffsetMs, int metricsPort, String bindHost,
-                        String metricsBindHost, Security security) {
+  private ClusterConfig(
+      String clusterName,
+      List<PeerAddress> peers,
+      String nodeId,
+      Path explicitStorageDir,
+      Limits limits,
+      long snapshotAutoTriggerEntries,
+      Duration electionTimeoutMin,
+      Duration electionTimeoutMax,
+      Duration requestTimeout,
+      long clockOffsetMs,
+      int metricsPort,
+      String bindHost,
+      String metricsBindHost,
+      Security security) {
     this.clusterName = checkClusterName(clusterName);
     this.peers = checkPeers(peers);
     this.nodeId = checkNodeId(nodeId, this.peers);
@@ -138,26 +152,37 @@ public final class ClusterConfig {
     this.limits = Objects.requireNonNull(limits, "limits");
     this.snapshotAutoTriggerEntries = snapshotAutoTriggerEntries;
     if (snapshotAutoTriggerEntries <= 0) {
-      throw new ConfigException(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES + ": '" + snapshotAutoTriggerEntries
-          + "' must be positive");
+      throw new ConfigException(
+          Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES
+              + ": '"
+              + snapshotAutoTriggerEntries
+              + "' must be positive");
     }
     this.electionTimeoutMin = positive(Keys.ELECTION_TIMEOUT_MIN, electionTimeoutMin);
     this.electionTimeoutMax = positive(Keys.ELECTION_TIMEOUT_MAX, electionTimeoutMax);
     // Ratis randomises each election timeout within [min, max); an empty range means colliding
     // candidates keep splitting the vote.
     if (electionTimeoutMax.compareTo(electionTimeoutMin) <= 0) {
-      throw new ConfigException(Keys.ELECTION_TIMEOUT_MAX + ": '" + Durations.describe(electionTimeoutMax)
-          + "' must be greater than " + Keys.ELECTION_TIMEOUT_MIN + " '"
-          + Durations.describe(electionTimeoutMin) + "'");
+      throw new ConfigException(
+          Keys.ELECTION_TIMEOUT_MAX
+              + ": '"
+              + Durations.describe(electionTimeoutMax)
+              + "' must be greater than "
+              + Keys.ELECTION_TIMEOUT_MIN
+              + " '"
+              + Durations.describe(electionTimeoutMin)
+              + "'");
     }
     this.requestTimeout = positive(Keys.CLIENT_REQUEST_TIMEOUT, requestTimeout);
     this.clockOffsetMs = checkClockOffset(clockOffsetMs);
     this.metricsPort = checkMetricsPort(metricsPort, this.nodeId, this.peers);
     this.bindHost = bindHost == null ? null : PeerAddress.checkHost(Keys.BIND, bindHost);
-    this.metricsBindHost = metricsBindHost == null ? null : PeerAddress.checkHost(Keys.METRICS_BIND, metricsBindHost);
+    this.metricsBindHost =
+        metricsBindHost == null ? null : PeerAddress.checkHost(Keys.METRICS_BIND, metricsBindHost);
     this.security = Objects.requireNonNull(security, "security");
-    this.groupId = RaftGroupId.valueOf(
-        UUID.nameUUIDFromBytes(("fencekeeper:" + this.clusterName).getBytes(UTF_8)));
+    this.groupId =
+        RaftGroupId.valueOf(
+            UUID.nameUUIDFromBytes(("fencekeeper:" + this.clusterName).getBytes(UTF_8)));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -180,7 +205,10 @@ public final class ClusterConfig {
     }
   }
 
-  /** The file's properties, unvalidated; unreadable files and keys set twice are errors naming the file. */
+  /**
+   * The file's properties, unvalidated; unreadable files and keys set twice are errors naming the
+   * file.
+   */
   private static Properties readFile(Path file) {
     DuplicateRejectingProperties p = new DuplicateRejectingProperties();
     try (Reader in = Files.newBufferedReader(file, UTF_8)) {
@@ -200,12 +228,13 @@ public final class ClusterConfig {
   }
 
   /**
-   * The environment variable that sets {@code key}: {@code FENCEKEEPER_} and the key in upper case with
-   * {@code .} and {@code -} as {@code _}, e.g. {@code node.id} is {@code FENCEKEEPER_NODE_ID} and {@code
-   * limits.value.max-bytes} is {@code FENCEKEEPER_LIMITS_VALUE_MAX_BYTES}.
+   * The environment variable that sets {@code key}: {@code FENCEKEEPER_} and the key in upper case
+   * with {@code .} and {@code -} as {@code _}, e.g. {@code node.id} is {@code FENCEKEEPER_NODE_ID}
+   * and {@code limits.value.max-bytes} is {@code FENCEKEEPER_LIMITS_VALUE_MAX_BYTES}.
    */
   public static String environmentVariable(String key) {
-    return ENVIRONMENT_PREFIX + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+    return ENVIRONMENT_PREFIX
+        + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
   }
 
   /** Every key's environment variable, in {@link #store} order. */
@@ -214,10 +243,10 @@ public final class ClusterConfig {
   }
 
   /**
-   * A server's config: the properties file (if {@code file} is not null), each key overridden by its
-   * environment variable ({@link #environmentVariable}) when that is set, as container platforms expect.
-   * Other {@code FENCEKEEPER_} variables (the command line's own, such as {@code FENCEKEEPER_DATA_DIR})
-   * are not keys and are left alone.
+   * A server's config: the properties file (if {@code file} is not null), each key overridden by
+   * its environment variable ({@link #environmentVariable}) when that is set, as container
+   * platforms expect. Other {@code FENCEKEEPER_} variables (the command line's own, such as {@code
+   * FENCEKEEPER_DATA_DIR}) are not keys and are left alone.
    *
    * @throws ConfigException naming the file and the variables used, and the key and value at fault
    */
@@ -233,8 +262,12 @@ public final class ClusterConfig {
       }
     }
     if (file == null && used.isEmpty()) {
-      throw new ConfigException("no config: give a properties file, or set " + environmentVariable(Keys.PEERS)
-          + " and " + environmentVariable(Keys.NODE_ID) + " (every key has a FENCEKEEPER_ variable)");
+      throw new ConfigException(
+          "no config: give a properties file, or set "
+              + environmentVariable(Keys.PEERS)
+              + " and "
+              + environmentVariable(Keys.NODE_ID)
+              + " (every key has a FENCEKEEPER_ variable)");
     }
     if (used.isEmpty()) {
       return load(file);
@@ -247,8 +280,13 @@ public final class ClusterConfig {
     try {
       return fromProperties(p);
     } catch (ConfigException e) {
-      throw new ConfigException((file == null ? "" : file + " with ") + "environment "
-          + String.join(", ", used) + ": " + e.getMessage(), e);
+      throw new ConfigException(
+          (file == null ? "" : file + " with ")
+              + "environment "
+              + String.join(", ", used)
+              + ": "
+              + e.getMessage(),
+          e);
     }
   }
 
@@ -271,64 +309,119 @@ public final class ClusterConfig {
     }
     KeyReader r = new KeyReader(p, problems);
 
-    String clusterName = r.get(Keys.CLUSTER_NAME, DEFAULT_CLUSTER_NAME, ClusterConfig::checkClusterName);
+    String clusterName =
+        r.get(Keys.CLUSTER_NAME, DEFAULT_CLUSTER_NAME, ClusterConfig::checkClusterName);
     String nodeId = r.get(Keys.NODE_ID, null, Function.identity());
     List<PeerAddress> peers = r.get(Keys.PEERS, null, text -> parsePeers(Keys.PEERS, text, false));
     if (peers == null && p.getProperty(Keys.PEERS) == null) {
-      problems.add(Keys.PEERS + ": missing; list every member as id@host:port, e.g. " + PEERS_EXAMPLE);
+      problems.add(
+          Keys.PEERS + ": missing; list every member as id@host:port, e.g. " + PEERS_EXAMPLE);
     }
     Path storageDir = r.get(Keys.STORAGE_DIR, null, text -> parsePath(Keys.STORAGE_DIR, text));
 
     Limits d = Limits.defaults();
     Duration minTtl = r.get(Keys.LEASE_TTL_MIN, d.minTtl(), positiveDuration(Keys.LEASE_TTL_MIN));
     Duration maxTtl = r.get(Keys.LEASE_TTL_MAX, d.maxTtl(), positiveDuration(Keys.LEASE_TTL_MAX));
-    Duration grace = r.get(Keys.LEASE_TAKEOVER_GRACE, d.takeoverGrace(),
-        positiveDuration(Keys.LEASE_TAKEOVER_GRACE));
-    int resourceBytes = r.get(Keys.RESOURCE_NAME_MAX_BYTES, d.maxResourceBytes(), size(Keys.RESOURCE_NAME_MAX_BYTES));
+    Duration grace =
+        r.get(
+            Keys.LEASE_TAKEOVER_GRACE,
+            d.takeoverGrace(),
+            positiveDuration(Keys.LEASE_TAKEOVER_GRACE));
+    int resourceBytes =
+        r.get(
+            Keys.RESOURCE_NAME_MAX_BYTES, d.maxResourceBytes(), size(Keys.RESOURCE_NAME_MAX_BYTES));
     int keyBytes = r.get(Keys.KEY_MAX_BYTES, d.maxKeyBytes(), size(Keys.KEY_MAX_BYTES));
     int ownerBytes = r.get(Keys.OWNER_MAX_BYTES, d.maxOwnerBytes(), size(Keys.OWNER_MAX_BYTES));
     int valueBytes = r.get(Keys.VALUE_MAX_BYTES, d.maxValueBytes(), size(Keys.VALUE_MAX_BYTES));
-    int keysPerWrite = r.get(Keys.KEYS_PER_WRITE_MAX, d.maxKeysPerWrite(), count(Keys.KEYS_PER_WRITE_MAX));
-    int requestIdBytes = r.get(Keys.REQUEST_ID_MAX_BYTES, d.maxRequestIdBytes(), size(Keys.REQUEST_ID_MAX_BYTES));
-    int requestIds = r.get(Keys.REQUEST_IDS_PER_LEASE_MAX, d.maxRequestIdsPerLease(),
-        count(Keys.REQUEST_IDS_PER_LEASE_MAX));
-    Duration idleTimeout = r.get(Keys.RESOURCES_IDLE_TIMEOUT, d.idleTimeout(),
-        positiveDuration(Keys.RESOURCES_IDLE_TIMEOUT));
-    Duration waiterLiveness = r.get(Keys.LEASE_WAITER_LIVENESS, d.waiterLiveness(),
-        positiveDuration(Keys.LEASE_WAITER_LIVENESS));
-    int waiters = r.get(Keys.WAITERS_PER_RESOURCE_MAX, d.maxWaitersPerResource(),
-        count(Keys.WAITERS_PER_RESOURCE_MAX));
-    int keysPerResource = r.get(Keys.KEYS_PER_RESOURCE_MAX, d.maxKeysPerResource(),
-        count(Keys.KEYS_PER_RESOURCE_MAX));
+    int keysPerWrite =
+        r.get(Keys.KEYS_PER_WRITE_MAX, d.maxKeysPerWrite(), count(Keys.KEYS_PER_WRITE_MAX));
+    int requestIdBytes =
+        r.get(Keys.REQUEST_ID_MAX_BYTES, d.maxRequestIdBytes(), size(Keys.REQUEST_ID_MAX_BYTES));
+    int requestIds =
+        r.get(
+            Keys.REQUEST_IDS_PER_LEASE_MAX,
+            d.maxRequestIdsPerLease(),
+            count(Keys.REQUEST_IDS_PER_LEASE_MAX));
+    Duration idleTimeout =
+        r.get(
+            Keys.RESOURCES_IDLE_TIMEOUT,
+            d.idleTimeout(),
+            positiveDuration(Keys.RESOURCES_IDLE_TIMEOUT));
+    Duration waiterLiveness =
+        r.get(
+            Keys.LEASE_WAITER_LIVENESS,
+            d.waiterLiveness(),
+            positiveDuration(Keys.LEASE_WAITER_LIVENESS));
+    int waiters =
+        r.get(
+            Keys.WAITERS_PER_RESOURCE_MAX,
+            d.maxWaitersPerResource(),
+            count(Keys.WAITERS_PER_RESOURCE_MAX));
+    int keysPerResource =
+        r.get(
+            Keys.KEYS_PER_RESOURCE_MAX, d.maxKeysPerResource(), count(Keys.KEYS_PER_RESOURCE_MAX));
     int resourcesMax = r.get(Keys.RESOURCES_MAX, d.maxResources(), count(Keys.RESOURCES_MAX));
-    int watchesPerClient = r.get(Keys.WATCHES_PER_CLIENT_MAX, d.maxWatchesPerClient(),
-        count(Keys.WATCHES_PER_CLIENT_MAX));
-    int requestsPerBatch = r.get(Keys.REQUESTS_PER_BATCH_MAX, d.maxRequestsPerBatch(),
-        count(Keys.REQUESTS_PER_BATCH_MAX));
+    int watchesPerClient =
+        r.get(
+            Keys.WATCHES_PER_CLIENT_MAX,
+            d.maxWatchesPerClient(),
+            count(Keys.WATCHES_PER_CLIENT_MAX));
+    int requestsPerBatch =
+        r.get(
+            Keys.REQUESTS_PER_BATCH_MAX,
+            d.maxRequestsPerBatch(),
+            count(Keys.REQUESTS_PER_BATCH_MAX));
 
-    long snapshotEntries = r.get(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES,
-        text -> parsePositiveLong(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, text));
-    Duration electionMin = r.get(Keys.ELECTION_TIMEOUT_MIN, DEFAULT_ELECTION_TIMEOUT_MIN,
-        positiveDuration(Keys.ELECTION_TIMEOUT_MIN));
-    Duration electionMax = r.get(Keys.ELECTION_TIMEOUT_MAX, DEFAULT_ELECTION_TIMEOUT_MAX,
-        positiveDuration(Keys.ELECTION_TIMEOUT_MAX));
-    Duration requestTimeout = r.get(Keys.CLIENT_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
-        positiveDuration(Keys.CLIENT_REQUEST_TIMEOUT));
-    Duration clockOffset = r.get(Keys.CLOCK_OFFSET, Duration.ZERO,
-        text -> checkedClockOffset(Keys.CLOCK_OFFSET, text));
-    int metricsPort = r.get(Keys.METRICS_PORT, 0, text -> parseMetricsPort(Keys.METRICS_PORT, text));
+    long snapshotEntries =
+        r.get(
+            Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES,
+            DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES,
+            text -> parsePositiveLong(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES, text));
+    Duration electionMin =
+        r.get(
+            Keys.ELECTION_TIMEOUT_MIN,
+            DEFAULT_ELECTION_TIMEOUT_MIN,
+            positiveDuration(Keys.ELECTION_TIMEOUT_MIN));
+    Duration electionMax =
+        r.get(
+            Keys.ELECTION_TIMEOUT_MAX,
+            DEFAULT_ELECTION_TIMEOUT_MAX,
+            positiveDuration(Keys.ELECTION_TIMEOUT_MAX));
+    Duration requestTimeout =
+        r.get(
+            Keys.CLIENT_REQUEST_TIMEOUT,
+            DEFAULT_REQUEST_TIMEOUT,
+            positiveDuration(Keys.CLIENT_REQUEST_TIMEOUT));
+    Duration clockOffset =
+        r.get(
+            Keys.CLOCK_OFFSET, Duration.ZERO, text -> checkedClockOffset(Keys.CLOCK_OFFSET, text));
+    int metricsPort =
+        r.get(Keys.METRICS_PORT, 0, text -> parseMetricsPort(Keys.METRICS_PORT, text));
     String bind = r.get(Keys.BIND, null, text -> PeerAddress.checkHost(Keys.BIND, text));
-    String metricsBind = r.get(Keys.METRICS_BIND, null, text -> PeerAddress.checkHost(Keys.METRICS_BIND, text));
+    String metricsBind =
+        r.get(Keys.METRICS_BIND, null, text -> PeerAddress.checkHost(Keys.METRICS_BIND, text));
     Path tlsCert = r.get(Keys.TLS_CERT, null, text -> parsePath(Keys.TLS_CERT, text));
     Path tlsKey = r.get(Keys.TLS_KEY, null, text -> parsePath(Keys.TLS_KEY, text));
     Path tlsTrust = r.get(Keys.TLS_TRUST, null, text -> parsePath(Keys.TLS_TRUST, text));
     Security defaults = Security.none();
-    Set<String> admins = r.get(Keys.AUTHZ_ADMINS, defaults.admins(), text -> Security.parseCns(Keys.AUTHZ_ADMINS, text));
-    Set<String> nodeCns = r.get(Keys.AUTHZ_NODES, defaults.nodes(), text -> Security.parseCns(Keys.AUTHZ_NODES, text));
-    int pendingWrites = r.get(Keys.OVERLOAD_PENDING_WRITES_MAX, defaults.maxPendingWrites(),
-        count(Keys.OVERLOAD_PENDING_WRITES_MAX));
-    int pendingReads = r.get(Keys.OVERLOAD_PENDING_READS_MAX, defaults.maxPendingReads(),
-        count(Keys.OVERLOAD_PENDING_READS_MAX));
+    Set<String> admins =
+        r.get(
+            Keys.AUTHZ_ADMINS,
+            defaults.admins(),
+            text -> Security.parseCns(Keys.AUTHZ_ADMINS, text));
+    Set<String> nodeCns =
+        r.get(
+            Keys.AUTHZ_NODES, defaults.nodes(), text -> Security.parseCns(Keys.AUTHZ_NODES, text));
+    int pendingWrites =
+        r.get(
+            Keys.OVERLOAD_PENDING_WRITES_MAX,
+            defaults.maxPendingWrites(),
+            count(Keys.OVERLOAD_PENDING_WRITES_MAX));
+    int pendingReads =
+        r.get(
+            Keys.OVERLOAD_PENDING_READS_MAX,
+            defaults.maxPendingReads(),
+            count(Keys.OVERLOAD_PENDING_READS_MAX));
     Security.TlsFiles tls = null;
     if (tlsCert != null || tlsKey != null || tlsTrust != null) {
       try {
@@ -342,12 +435,40 @@ public final class ClusterConfig {
       throw new ConfigException(joinProblems(problems));
     }
     // Cross-key rules (min <= max, node.id among peers, ...) only make sense once every key parsed.
-    Limits limits = new Limits(minTtl, maxTtl, grace, resourceBytes, keyBytes, ownerBytes, valueBytes,
-        keysPerWrite, requestIdBytes, requestIds, idleTimeout, waiterLiveness, waiters, keysPerResource, resourcesMax,
-        watchesPerClient, requestsPerBatch);
+    Limits limits =
+        new Limits(
+            minTtl,
+            maxTtl,
+            grace,
+            resourceBytes,
+            keyBytes,
+            ownerBytes,
+            valueBytes,
+            keysPerWrite,
+            requestIdBytes,
+            requestIds,
+            idleTimeout,
+            waiterLiveness,
+            waiters,
+            keysPerResource,
+            resourcesMax,
+            watchesPerClient,
+            requestsPerBatch);
     Security security = new Security(tls, admins, nodeCns, pendingWrites, pendingReads);
-    return new ClusterConfig(clusterName, peers, nodeId, storageDir, limits, snapshotEntries,
-        electionMin, electionMax, requestTimeout, clockOffset.toMillis(), metricsPort, bind, metricsBind,
+    return new ClusterConfig(
+        clusterName,
+        peers,
+        nodeId,
+        storageDir,
+        limits,
+        snapshotEntries,
+        electionMin,
+        electionMax,
+        requestTimeout,
+        clockOffset.toMillis(),
+        metricsPort,
+        bind,
+        metricsBind,
         security);
   }
 
@@ -356,10 +477,14 @@ public final class ClusterConfig {
     return local(DEFAULT_BASE_PORT);
   }
 
-  /** Three members n1, n2, n3 on 127.0.0.1:basePort..basePort+2, otherwise as {@link #localDefaults}. */
+  /**
+   * Three members n1, n2, n3 on 127.0.0.1:basePort..basePort+2, otherwise as {@link
+   * #localDefaults}.
+   */
   public static ClusterConfig local(int basePort) {
     if (basePort < 1 || basePort > 65533) {
-      throw new ConfigException("base port: '" + basePort + "' must be in 1..65533 (three consecutive ports)");
+      throw new ConfigException(
+          "base port: '" + basePort + "' must be in 1..65533 (three consecutive ports)");
     }
     List<PeerAddress> peers = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
@@ -370,16 +495,29 @@ public final class ClusterConfig {
 
   /**
    * The CLI's {@code --peers}: either all {@code host:port} (ids n1, n2, ... assigned in order) or
-   * all {@code id@host:port}. Mixing the two is refused: an assigned id could collide with a given one.
+   * all {@code id@host:port}. Mixing the two is refused: an assigned id could collide with a given
+   * one.
    */
   public static ClusterConfig forPeers(String commaSeparated) {
     return withDefaults(parsePeers(Keys.PEERS, commaSeparated, true));
   }
 
   private static ClusterConfig withDefaults(List<PeerAddress> peers) {
-    return new ClusterConfig(DEFAULT_CLUSTER_NAME, peers, null, null, Limits.defaults(),
-        DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES, DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_ELECTION_TIMEOUT_MAX,
-        DEFAULT_REQUEST_TIMEOUT, 0, 0, null, null, Security.none());
+    return new ClusterConfig(
+        DEFAULT_CLUSTER_NAME,
+        peers,
+        null,
+        null,
+        Limits.defaults(),
+        DEFAULT_SNAPSHOT_AUTO_TRIGGER_ENTRIES,
+        DEFAULT_ELECTION_TIMEOUT_MIN,
+        DEFAULT_ELECTION_TIMEOUT_MAX,
+        DEFAULT_REQUEST_TIMEOUT,
+        0,
+        0,
+        null,
+        null,
+        Security.none());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -405,8 +543,10 @@ public final class ClusterConfig {
   /** The member this process is. */
   public PeerAddress self() {
     if (nodeId == null) {
-      throw new ConfigException(Keys.NODE_ID + ": missing; set it to the peer this process runs as, one of "
-          + peerIds(peers));
+      throw new ConfigException(
+          Keys.NODE_ID
+              + ": missing; set it to the peer this process runs as, one of "
+              + peerIds(peers));
     }
     return peers.stream().filter(peer -> peer.id().equals(nodeId)).findFirst().orElseThrow();
   }
@@ -448,9 +588,9 @@ public final class ClusterConfig {
   }
 
   /**
-   * The address this node's Raft port (server, client and admin services) listens on: {@code bind} if
-   * set ({@code 0.0.0.0} or {@code ::} for every interface), else this node's own host in {@code peers},
-   * so a node listens only where its peers and clients are told to reach it.
+   * The address this node's Raft port (server, client and admin services) listens on: {@code bind}
+   * if set ({@code 0.0.0.0} or {@code ::} for every interface), else this node's own host in {@code
+   * peers}, so a node listens only where its peers and clients are told to reach it.
    *
    * @throws ConfigException if no node id is set
    */
@@ -458,22 +598,51 @@ public final class ClusterConfig {
     return bindHost != null ? bindHost : self().host();
   }
 
-  /** The address {@code /metrics} and {@code /health} listen on: {@code metrics.bind}, else {@link #bindHost()}. */
+  /**
+   * The address {@code /metrics} and {@code /health} listen on: {@code metrics.bind}, else {@link
+   * #bindHost()}.
+   */
   public String metricsBindHost() {
     return metricsBindHost != null ? metricsBindHost : bindHost();
   }
 
   /** This config with {@code bind} set ({@code null}: the node's own host again). */
   public ClusterConfig withBindHost(String host) {
-    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, host, metricsBindHost,
+    return new ClusterConfig(
+        clusterName,
+        peers,
+        nodeId,
+        explicitStorageDir,
+        limits,
+        snapshotAutoTriggerEntries,
+        electionTimeoutMin,
+        electionTimeoutMax,
+        requestTimeout,
+        clockOffsetMs,
+        metricsPort,
+        host,
+        metricsBindHost,
         security);
   }
 
-  /** This config with {@code metrics.bind} set ({@code null}: the same as the Raft port's again). */
+  /**
+   * This config with {@code metrics.bind} set ({@code null}: the same as the Raft port's again).
+   */
   public ClusterConfig withMetricsBindHost(String host) {
-    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, host,
+    return new ClusterConfig(
+        clusterName,
+        peers,
+        nodeId,
+        explicitStorageDir,
+        limits,
+        snapshotAutoTriggerEntries,
+        electionTimeoutMin,
+        electionTimeoutMax,
+        requestTimeout,
+        clockOffsetMs,
+        metricsPort,
+        bindHost,
+        host,
         security);
   }
 
@@ -508,7 +677,8 @@ public final class ClusterConfig {
     // Ratis' default is /tmp/raft-server, shared by every server that forgets to set it.
     RaftServerConfigKeys.setStorageDir(p, List.of(storageDir().toFile()));
     GrpcConfigKeys.Server.setPort(p, self.port());
-    // Ratis listens on every interface unless given a host; the client and admin services share this
+    // Ratis listens on every interface unless given a host; the client and admin services share
+    // this
     // port (their own ports are unset), and their hosts are set too in case they ever get one.
     String host = bindHost();
     GrpcConfigKeys.Server.setHost(p, host);
@@ -525,22 +695,33 @@ public final class ClusterConfig {
     RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(p, true);
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(electionTimeoutMin));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(electionTimeoutMax));
-    // By default every advance of the commit index appends a METADATA entry: about two log entries and
-    // fsyncs per command at low concurrency (docs/design.md, Ratis facts: about 2.2x writes without). The
-    // cost of turning it off: a restarted node learns the commit index from the leader instead of its own
+    // By default every advance of the commit index appends a METADATA entry: about two log entries
+    // and
+    // fsyncs per command at low concurrency (docs/design.md, Ratis facts: about 2.2x writes
+    // without). The
+    // cost of turning it off: a restarted node learns the commit index from the leader instead of
+    // its own
     // log, so it applies its entries only once a leader is elected, which Raft requires anyway.
     RaftServerConfigKeys.Log.setLogMetadataEnabled(p, false);
-    // Ratis keeps the entries of up to six closed 32 MB log segments in heap (up to 200 MB) so a lagging
-    // follower can be fed without a disk read. Our state already holds every value those entries wrote:
-    // at 1,000,000 keys the cache was a quarter of the heap (docs/benchmarks.md). Two segments, at most
-    // LOG_CACHE_MAX_BYTES, still cover any follower a few seconds behind; one further back reads the disk.
+    // Ratis keeps the entries of up to six closed 32 MB log segments in heap (up to 200 MB) so a
+    // lagging
+    // follower can be fed without a disk read. Our state already holds every value those entries
+    // wrote:
+    // at 1,000,000 keys the cache was a quarter of the heap (docs/benchmarks.md). Two segments, at
+    // most
+    // LOG_CACHE_MAX_BYTES, still cover any follower a few seconds behind; one further back reads
+    // the disk.
     RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, LOG_CACHE_SEGMENTS);
     RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, SizeInBytes.valueOf(LOG_CACHE_MAX_BYTES));
-    // The state machine refuses commands beyond overload.pending-writes.max with OVERLOADED, one by one.
-    // Ratis's own bound stays above it as a backstop only: its ResourceUnavailableException fails every
+    // The state machine refuses commands beyond overload.pending-writes.max with OVERLOADED, one by
+    // one.
+    // Ratis's own bound stays above it as a backstop only: its ResourceUnavailableException fails
+    // every
     // request of a client's ordered stream at once, accepted ones included (docs/security.md).
-    RaftServerConfigKeys.Write.setElementLimit(p,
-        Math.max(RaftServerConfigKeys.Write.ELEMENT_LIMIT_DEFAULT, security.maxPendingWrites() * 2));
+    RaftServerConfigKeys.Write.setElementLimit(
+        p,
+        Math.max(
+            RaftServerConfigKeys.Write.ELEMENT_LIMIT_DEFAULT, security.maxPendingWrites() * 2));
     return p;
   }
 
@@ -560,32 +741,98 @@ public final class ClusterConfig {
     if (id == null) {
       throw new ConfigException(Keys.NODE_ID + ": missing; expected one of " + peerIds(peers));
     }
-    return new ClusterConfig(clusterName, peers, id, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, metricsBindHost, security);
+    return new ClusterConfig(
+        clusterName,
+        peers,
+        id,
+        explicitStorageDir,
+        limits,
+        snapshotAutoTriggerEntries,
+        electionTimeoutMin,
+        electionTimeoutMax,
+        requestTimeout,
+        clockOffsetMs,
+        metricsPort,
+        bindHost,
+        metricsBindHost,
+        security);
   }
 
   public ClusterConfig withStorageDir(Path dir) {
     if (dir == null) {
       throw new ConfigException(Keys.STORAGE_DIR + ": missing");
     }
-    return new ClusterConfig(clusterName, peers, nodeId, dir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, metricsBindHost, security);
+    return new ClusterConfig(
+        clusterName,
+        peers,
+        nodeId,
+        dir,
+        limits,
+        snapshotAutoTriggerEntries,
+        electionTimeoutMin,
+        electionTimeoutMax,
+        requestTimeout,
+        clockOffsetMs,
+        metricsPort,
+        bindHost,
+        metricsBindHost,
+        security);
   }
 
   public ClusterConfig withClockOffsetMs(long offsetMs) {
-    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, offsetMs, metricsPort, bindHost, metricsBindHost, security);
+    return new ClusterConfig(
+        clusterName,
+        peers,
+        nodeId,
+        explicitStorageDir,
+        limits,
+        snapshotAutoTriggerEntries,
+        electionTimeoutMin,
+        electionTimeoutMax,
+        requestTimeout,
+        offsetMs,
+        metricsPort,
+        bindHost,
+        metricsBindHost,
+        security);
   }
 
   public ClusterConfig withMetricsPort(int port) {
-    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, port, bindHost, metricsBindHost, security);
+    return new ClusterConfig(
+        clusterName,
+        peers,
+        nodeId,
+        explicitStorageDir,
+        limits,
+        snapshotAutoTriggerEntries,
+        electionTimeoutMin,
+        electionTimeoutMax,
+        requestTimeout,
+        clockOffsetMs,
+        port,
+        bindHost,
+        metricsBindHost,
+        security);
   }
 
-  /** This config with other TLS files, admins or overload bounds (e.g. a client's own certificate). */
+  /**
+   * This config with other TLS files, admins or overload bounds (e.g. a client's own certificate).
+   */
   public ClusterConfig withSecurity(Security newSecurity) {
-    return new ClusterConfig(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, metricsBindHost,
+    return new ClusterConfig(
+        clusterName,
+        peers,
+        nodeId,
+        explicitStorageDir,
+        limits,
+        snapshotAutoTriggerEntries,
+        electionTimeoutMin,
+        electionTimeoutMax,
+        requestTimeout,
+        clockOffsetMs,
+        metricsPort,
+        bindHost,
+        metricsBindHost,
         Objects.requireNonNull(newSecurity, "security"));
   }
 
@@ -603,7 +850,8 @@ public final class ClusterConfig {
     if (nodeId != null) {
       p.setProperty(Keys.NODE_ID, nodeId);
     }
-    p.setProperty(Keys.PEERS, peers.stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
+    p.setProperty(
+        Keys.PEERS, peers.stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
     if (explicitStorageDir != null) {
       p.setProperty(Keys.STORAGE_DIR, explicitStorageDir.toString());
     }
@@ -651,18 +899,21 @@ public final class ClusterConfig {
   }
 
   /**
-   * Writes {@link #toProperties()} as UTF-8, keys in a fixed order and without the timestamp
-   * {@link Properties#store} adds, so regenerating an unchanged config leaves the file unchanged.
-   * The file is replaced atomically where the file system allows, so a crash never leaves half a
-   * config behind.
+   * Writes {@link #toProperties()} as UTF-8, keys in a fixed order and without the timestamp {@link
+   * Properties#store} adds, so regenerating an unchanged config leaves the file unchanged. The file
+   * is replaced atomically where the file system allows, so a crash never leaves half a config
+   * behind.
    *
    * @throws ConfigException naming the file if it cannot be written
    */
   public void store(Path file) {
-    StringBuilder text = new StringBuilder()
-        .append("# fencekeeper cluster configuration\n")
-        .append("# Durations: 250ms, 5s, 2m, 1h. Sizes: bytes, or with a KiB/MiB suffix.\n")
-        .append("# node.id and storage.dir may be set per node; peers and cluster.name must match on all.\n");
+    StringBuilder text =
+        new StringBuilder()
+            .append("# fencekeeper cluster configuration\n")
+            .append("# Durations: 250ms, 5s, 2m, 1h. Sizes: bytes, or with a KiB/MiB suffix.\n")
+            .append(
+                "# node.id and storage.dir may be set per node; peers and cluster.name must match"
+                    + " on all.\n");
     Properties p = toProperties();
     for (String key : Keys.ALL) {
       String value = p.getProperty(key);
@@ -678,7 +929,8 @@ public final class ClusterConfig {
       Files.createDirectories(target.getParent());
       Files.writeString(tmp, text, UTF_8);
       try {
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(
+            tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       } catch (AtomicMoveNotSupportedException e) {
         Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
       }
@@ -726,48 +978,108 @@ public final class ClusterConfig {
 
   @Override
   public boolean equals(Object o) {
-    return this == o || (o instanceof ClusterConfig c
-        && clusterName.equals(c.clusterName)
-        && peers.equals(c.peers)
-        && Objects.equals(nodeId, c.nodeId)
-        && Objects.equals(explicitStorageDir, c.explicitStorageDir)
-        && limits.equals(c.limits)
-        && snapshotAutoTriggerEntries == c.snapshotAutoTriggerEntries
-        && electionTimeoutMin.equals(c.electionTimeoutMin)
-        && electionTimeoutMax.equals(c.electionTimeoutMax)
-        && requestTimeout.equals(c.requestTimeout)
-        && clockOffsetMs == c.clockOffsetMs
-        && metricsPort == c.metricsPort
-        && Objects.equals(bindHost, c.bindHost)
-        && Objects.equals(metricsBindHost, c.metricsBindHost)
-        && security.equals(c.security));
+    return this == o
+        || (o instanceof ClusterConfig c
+            && clusterName.equals(c.clusterName)
+            && peers.equals(c.peers)
+            && Objects.equals(nodeId, c.nodeId)
+            && Objects.equals(explicitStorageDir, c.explicitStorageDir)
+            && limits.equals(c.limits)
+            && snapshotAutoTriggerEntries == c.snapshotAutoTriggerEntries
+            && electionTimeoutMin.equals(c.electionTimeoutMin)
+            && electionTimeoutMax.equals(c.electionTimeoutMax)
+            && requestTimeout.equals(c.requestTimeout)
+            && clockOffsetMs == c.clockOffsetMs
+            && metricsPort == c.metricsPort
+            && Objects.equals(bindHost, c.bindHost)
+            && Objects.equals(metricsBindHost, c.metricsBindHost)
+            && security.equals(c.security));
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(clusterName, peers, nodeId, explicitStorageDir, limits, snapshotAutoTriggerEntries,
-        electionTimeoutMin, electionTimeoutMax, requestTimeout, clockOffsetMs, metricsPort, bindHost, metricsBindHost, security);
+    return Objects.hash(
+        clusterName,
+        peers,
+        nodeId,
+        explicitStorageDir,
+        limits,
+        snapshotAutoTriggerEntries,
+        electionTimeoutMin,
+        electionTimeoutMax,
+        requestTimeout,
+        clockOffsetMs,
+        metricsPort,
+        bindHost,
+        metricsBindHost,
+        security);
   }
 
   @Override
   public String toString() {
-    return "ClusterConfig{" + Keys.CLUSTER_NAME + "=" + clusterName
-        + ", " + Keys.NODE_ID + "=" + (nodeId == null ? "(none)" : nodeId)
-        + ", " + Keys.PEERS + "=" + peers
-        + ", " + Keys.STORAGE_DIR + "=" + storageDir()
-        + ", " + limits
-        + ", " + Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES + "=" + snapshotAutoTriggerEntries
-        + ", raft.election.timeout=" + Durations.format(electionTimeoutMin)
-        + ".." + Durations.format(electionTimeoutMax)
-        + ", " + Keys.CLIENT_REQUEST_TIMEOUT + "=" + Durations.format(requestTimeout)
-        + ", " + Keys.CLOCK_OFFSET + "=" + Durations.format(Duration.ofMillis(clockOffsetMs))
-        + ", " + Keys.METRICS_PORT + "=" + metricsPort
-        + ", " + Keys.BIND + "=" + (bindHost == null ? "(own peer host)" : bindHost)
-        + ", " + Keys.METRICS_BIND + "=" + (metricsBindHost == null ? "(as " + Keys.BIND + ")" : metricsBindHost)
-        + ", " + Keys.TLS_CERT + "=" + (security.tls() == null ? "(plaintext)" : security.tls().cert())
-        + ", " + Keys.AUTHZ_ADMINS + "=" + security.admins()
-        + ", " + Keys.OVERLOAD_PENDING_WRITES_MAX + "=" + security.maxPendingWrites()
-        + ", " + Keys.OVERLOAD_PENDING_READS_MAX + "=" + security.maxPendingReads() + "}";
+    return "ClusterConfig{"
+        + Keys.CLUSTER_NAME
+        + "="
+        + clusterName
+        + ", "
+        + Keys.NODE_ID
+        + "="
+        + (nodeId == null ? "(none)" : nodeId)
+        + ", "
+        + Keys.PEERS
+        + "="
+        + peers
+        + ", "
+        + Keys.STORAGE_DIR
+        + "="
+        + storageDir()
+        + ", "
+        + limits
+        + ", "
+        + Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES
+        + "="
+        + snapshotAutoTriggerEntries
+        + ", raft.election.timeout="
+        + Durations.format(electionTimeoutMin)
+        + ".."
+        + Durations.format(electionTimeoutMax)
+        + ", "
+        + Keys.CLIENT_REQUEST_TIMEOUT
+        + "="
+        + Durations.format(requestTimeout)
+        + ", "
+        + Keys.CLOCK_OFFSET
+        + "="
+        + Durations.format(Duration.ofMillis(clockOffsetMs))
+        + ", "
+        + Keys.METRICS_PORT
+        + "="
+        + metricsPort
+        + ", "
+        + Keys.BIND
+        + "="
+        + (bindHost == null ? "(own peer host)" : bindHost)
+        + ", "
+        + Keys.METRICS_BIND
+        + "="
+        + (metricsBindHost == null ? "(as " + Keys.BIND + ")" : metricsBindHost)
+        + ", "
+        + Keys.TLS_CERT
+        + "="
+        + (security.tls() == null ? "(plaintext)" : security.tls().cert())
+        + ", "
+        + Keys.AUTHZ_ADMINS
+        + "="
+        + security.admins()
+        + ", "
+        + Keys.OVERLOAD_PENDING_WRITES_MAX
+        + "="
+        + security.maxPendingWrites()
+        + ", "
+        + Keys.OVERLOAD_PENDING_READS_MAX
+        + "="
+        + security.maxPendingReads()
+        + "}";
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -778,15 +1090,16 @@ public final class ClusterConfig {
       throw new ConfigException(Keys.CLUSTER_NAME + ": missing");
     }
     if (!CLUSTER_NAME.matcher(name).matches()) {
-      throw new ConfigException(Keys.CLUSTER_NAME + ": '" + name + "' must match [A-Za-z0-9._-]{1,64}");
+      throw new ConfigException(
+          Keys.CLUSTER_NAME + ": '" + name + "' must match [A-Za-z0-9._-]{1,64}");
     }
     return name;
   }
 
   private static List<PeerAddress> checkPeers(List<PeerAddress> peers) {
     if (peers == null || peers.isEmpty()) {
-      throw new ConfigException(Keys.PEERS + ": missing; list every member as id@host:port, e.g. "
-          + PEERS_EXAMPLE);
+      throw new ConfigException(
+          Keys.PEERS + ": missing; list every member as id@host:port, e.g. " + PEERS_EXAMPLE);
     }
     List<PeerAddress> copy = List.copyOf(peers);
     String listed = copy.stream().map(PeerAddress::toString).collect(Collectors.joining(","));
@@ -794,12 +1107,22 @@ public final class ClusterConfig {
     Map<String, PeerAddress> byEndpoint = new HashMap<>();
     for (PeerAddress peer : copy) {
       if (!ids.add(peer.id())) {
-        throw new ConfigException(Keys.PEERS + ": duplicate peer id '" + peer.id() + "' in '" + listed + "'");
+        throw new ConfigException(
+            Keys.PEERS + ": duplicate peer id '" + peer.id() + "' in '" + listed + "'");
       }
       PeerAddress other = byEndpoint.putIfAbsent(peer.endpointKey(), peer);
       if (other != null) {
-        throw new ConfigException(Keys.PEERS + ": '" + other.id() + "' and '" + peer.id()
-            + "' both use address " + peer.address() + " in '" + listed + "'");
+        throw new ConfigException(
+            Keys.PEERS
+                + ": '"
+                + other.id()
+                + "' and '"
+                + peer.id()
+                + "' both use address "
+                + peer.address()
+                + " in '"
+                + listed
+                + "'");
       }
     }
     return copy;
@@ -807,7 +1130,8 @@ public final class ClusterConfig {
 
   private static String checkNodeId(String nodeId, List<PeerAddress> peers) {
     if (nodeId != null && peers.stream().noneMatch(peer -> peer.id().equals(nodeId))) {
-      throw new ConfigException(Keys.NODE_ID + ": '" + nodeId + "' is not one of the peers " + peerIds(peers));
+      throw new ConfigException(
+          Keys.NODE_ID + ": '" + nodeId + "' is not one of the peers " + peerIds(peers));
     }
     return nodeId;
   }
@@ -827,23 +1151,35 @@ public final class ClusterConfig {
 
   private static long checkClockOffset(long offsetMs) {
     if (offsetMs < -MAX_CLOCK_OFFSET_MS || offsetMs > MAX_CLOCK_OFFSET_MS) {
-      throw new ConfigException(Keys.CLOCK_OFFSET + ": '" + Durations.describe(Duration.ofMillis(offsetMs))
-          + "' is outside -24h..24h");
+      throw new ConfigException(
+          Keys.CLOCK_OFFSET
+              + ": '"
+              + Durations.describe(Duration.ofMillis(offsetMs))
+              + "' is outside -24h..24h");
     }
     return offsetMs;
   }
 
   private static int checkMetricsPort(int port, String nodeId, List<PeerAddress> peers) {
     if (port < 0 || port > 65535) {
-      throw new ConfigException(Keys.METRICS_PORT + ": '" + port + "' must be in 0..65535 (0 disables)");
+      throw new ConfigException(
+          Keys.METRICS_PORT + ": '" + port + "' must be in 0..65535 (0 disables)");
     }
     if (port != 0 && nodeId != null) {
       // Two listeners on one host:port: whichever starts second fails, at startup rather than here.
-      PeerAddress self = peers.stream().filter(peer -> peer.id().equals(nodeId)).findFirst().orElseThrow();
+      PeerAddress self =
+          peers.stream().filter(peer -> peer.id().equals(nodeId)).findFirst().orElseThrow();
       for (PeerAddress peer : peers) {
         if (peer.port() == port && peer.host().equalsIgnoreCase(self.host())) {
-          throw new ConfigException(Keys.METRICS_PORT + ": '" + port + "' is already the Raft port of peer "
-              + peer.id() + " (" + peer.address() + ")");
+          throw new ConfigException(
+              Keys.METRICS_PORT
+                  + ": '"
+                  + port
+                  + "' is already the Raft port of peer "
+                  + peer.id()
+                  + " ("
+                  + peer.address()
+                  + ")");
         }
       }
     }
@@ -852,8 +1188,12 @@ public final class ClusterConfig {
 
   static List<PeerAddress> parsePeers(String key, String text, boolean allowBareHostPort) {
     if (text == null || text.isBlank()) {
-      throw new ConfigException(key + ": '" + (text == null ? "" : text)
-          + "' lists no peers; expected id@host:port,... e.g. " + PEERS_EXAMPLE);
+      throw new ConfigException(
+          key
+              + ": '"
+              + (text == null ? "" : text)
+              + "' lists no peers; expected id@host:port,... e.g. "
+              + PEERS_EXAMPLE);
     }
     String[] entries = text.split(",", -1);
     List<PeerAddress> peers = new ArrayList<>(entries.length);
@@ -861,19 +1201,24 @@ public final class ClusterConfig {
     for (int i = 0; i < entries.length; i++) {
       String entry = entries[i].trim();
       if (entry.isEmpty()) {
-        throw new ConfigException(key + ": '" + text + "' has an empty entry at position " + (i + 1));
+        throw new ConfigException(
+            key + ": '" + text + "' has an empty entry at position " + (i + 1));
       }
       boolean hasId = entry.indexOf('@') >= 0;
       if (hasId || !allowBareHostPort) {
         peers.add(PeerAddress.parse(key, entry));
       } else {
-        PeerAddress.HostPort hp = PeerAddress.hostPort(key, entry, entry,
-            "; expected host:port or id@host:port (e.g. 127.0.0.1:7301)");
+        PeerAddress.HostPort hp =
+            PeerAddress.hostPort(
+                key, entry, entry, "; expected host:port or id@host:port (e.g. 127.0.0.1:7301)");
         peers.add(new PeerAddress("n" + (i + 1), hp.host(), hp.port()));
       }
       if (withIds != null && withIds != hasId) {
-        throw new ConfigException(key + ": '" + text
-            + "' mixes host:port and id@host:port entries; use one form for all");
+        throw new ConfigException(
+            key
+                + ": '"
+                + text
+                + "' mixes host:port and id@host:port entries; use one form for all");
       }
       withIds = hasId;
     }
@@ -884,7 +1229,8 @@ public final class ClusterConfig {
     try {
       return Path.of(text);
     } catch (InvalidPathException e) {
-      throw new ConfigException(key + ": '" + text + "' is not a valid path (" + e.getReason() + ")");
+      throw new ConfigException(
+          key + ": '" + text + "' is not a valid path (" + e.getReason() + ")");
     }
   }
 
@@ -911,7 +1257,8 @@ public final class ClusterConfig {
     return text -> {
       Matcher m = SIZE.matcher(text);
       if (!m.matches()) {
-        throw new ConfigException(key + ": '" + text + "' is not a size (use e.g. 512, 64KiB, 1MiB)");
+        throw new ConfigException(
+            key + ": '" + text + "' is not a size (use e.g. 512, 64KiB, 1MiB)");
       }
       long unit = m.group(2) == null ? 1 : "KiB".equals(m.group(2)) ? 1L << 10 : 1L << 20;
       long bytes;
@@ -944,7 +1291,8 @@ public final class ClusterConfig {
       throw new ConfigException(key + ": '" + text + "' must be positive");
     }
     if (n > Integer.MAX_VALUE) {
-      throw new ConfigException(key + ": '" + text + "' is too large (at most " + Integer.MAX_VALUE + ")");
+      throw new ConfigException(
+          key + ": '" + text + "' is too large (at most " + Integer.MAX_VALUE + ")");
     }
     return (int) n;
   }
@@ -966,7 +1314,8 @@ public final class ClusterConfig {
 
   private static int parseMetricsPort(String key, String text) {
     if (!WHOLE_NUMBER.matcher(text).matches()) {
-      throw new ConfigException(key + ": '" + text + "' is not a port number (0..65535, 0 disables)");
+      throw new ConfigException(
+          key + ": '" + text + "' is not a port number (0..65535, 0 disables)");
     }
     try {
       int port = Integer.parseInt(text);
@@ -992,7 +1341,8 @@ public final class ClusterConfig {
     String message = key + ": unknown key (value '" + value + "')";
     // Up to three edits catches transpositions and dropped or doubled letters without suggesting
     // unrelated keys.
-    return best <= 3 ? message + "; did you mean '" + closest + "'?"
+    return best <= 3
+        ? message + "; did you mean '" + closest + "'?"
         : message + "; known keys: " + String.join(", ", Keys.ALL);
   }
 

@@ -6,8 +6,8 @@ import java.util.regex.Pattern;
 
 /**
  * The one duration syntax used in config files and on the command line: an optionally signed
- * integer followed by {@code ms}, {@code s}, {@code m} or {@code h}, e.g. {@code 250ms}, {@code 5s},
- * {@code 2m}, {@code -3s}. {@link #format} is its exact inverse.
+ * integer followed by {@code ms}, {@code s}, {@code m} or {@code h}, e.g. {@code 250ms}, {@code
+ * 5s}, {@code 2m}, {@code -3s}. {@link #format} is its exact inverse.
  *
  * <p>Fractions ("1.5s") and bare numbers other than {@code 0} are refused: a bare "5" is exactly
  * the ambiguity (seconds? milliseconds?) that makes TTL settings wrong by a factor of 1000.
@@ -34,13 +34,16 @@ public final class Durations {
     if (!m.matches() || (m.group(3) == null && !isZero(m.group(2)))) {
       throw new ConfigException(key + ": '" + text + "' is not a duration " + HINT);
     }
-    long millisPerUnit = m.group(3) == null ? 1 : switch (m.group(3)) {
-      case "ms" -> 1L;
-      case "s" -> 1_000L;
-      case "m" -> 60_000L;
-      case "h" -> 3_600_000L;
-      default -> throw new AssertionError(m.group(3));
-    };
+    long millisPerUnit =
+        m.group(3) == null
+            ? 1
+            : switch (m.group(3)) {
+              case "ms" -> 1L;
+              case "s" -> 1_000L;
+              case "m" -> 60_000L;
+              case "h" -> 3_600_000L;
+              default -> throw new AssertionError(m.group(3));
+            };
     try {
       long millis = Math.multiplyExact(Long.parseLong(m.group(2)), millisPerUnit);
       return Duration.ofMillis("-".equals(m.group(1)) ? -millis : millis);

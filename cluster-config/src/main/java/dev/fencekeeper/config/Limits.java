@@ -18,15 +18,17 @@ import java.time.Duration;
  *     one log entry ({@code limits.value.max-bytes})
  * @param maxKeysPerWrite keys changed by one atomic write ({@code limits.keys-per-write.max})
  * @param maxRequestIdBytes write request id length ({@code limits.request-id.max-bytes})
- * @param maxRequestIdsPerLease request ids remembered per lease for deduplication
- *     ({@code limits.request-ids-per-lease.max})
+ * @param maxRequestIdsPerLease request ids remembered per lease for deduplication ({@code
+ *     limits.request-ids-per-lease.max})
  * @param idleTimeout how long a resource with no lease, waiters or values is kept before it is
  *     forgotten; the token sequence is group-wide, so forgetting never lets a token go backwards
  *     ({@code resources.idle-timeout})
  * @param waiterLiveness how long a queued acquire stays eligible without its client re-sending it
  *     ({@code lease.waiter-liveness})
- * @param maxWaitersPerResource queued acquires per resource ({@code limits.waiters-per-resource.max})
- * @param maxKeysPerResource protected values one resource may hold ({@code limits.keys-per-resource.max})
+ * @param maxWaitersPerResource queued acquires per resource ({@code
+ *     limits.waiters-per-resource.max})
+ * @param maxKeysPerResource protected values one resource may hold ({@code
+ *     limits.keys-per-resource.max})
  * @param maxResources resources the cluster keeps at once; an acquire that would create one more is
  *     refused with OVERLOADED ({@code limits.resources.max})
  * @param maxWatchesPerClient watches one client identity may have waiting on a node at once ({@code
@@ -34,44 +36,126 @@ import java.time.Duration;
  * @param maxRequestsPerBatch commands one batch (one log entry) may carry ({@code
  *     limits.requests-per-batch.max}); their values together are bounded like one write's
  */
-public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
-                     int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
-                     int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease,
-                     Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource,
-                     int maxKeysPerResource, int maxResources, int maxWatchesPerClient,
-                     int maxRequestsPerBatch) {
+public record Limits(
+    Duration minTtl,
+    Duration maxTtl,
+    Duration takeoverGrace,
+    int maxResourceBytes,
+    int maxKeyBytes,
+    int maxOwnerBytes,
+    int maxValueBytes,
+    int maxKeysPerWrite,
+    int maxRequestIdBytes,
+    int maxRequestIdsPerLease,
+    Duration idleTimeout,
+    Duration waiterLiveness,
+    int maxWaitersPerResource,
+    int maxKeysPerResource,
+    int maxResources,
+    int maxWatchesPerClient,
+    int maxRequestsPerBatch) {
   public static final int DEFAULT_MAX_KEYS_PER_RESOURCE = 10_000;
   public static final int DEFAULT_MAX_RESOURCES = 1_000_000;
   public static final int DEFAULT_MAX_WATCHES_PER_CLIENT = 1_024;
   public static final int DEFAULT_MAX_REQUESTS_PER_BATCH = 256;
 
   /** Limits with the default batch size. */
-  public Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
-                int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
-                int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease,
-                Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource,
-                int maxKeysPerResource, int maxResources, int maxWatchesPerClient) {
-    this(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
-        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
-        maxWaitersPerResource, maxKeysPerResource, maxResources, maxWatchesPerClient, DEFAULT_MAX_REQUESTS_PER_BATCH);
+  public Limits(
+      Duration minTtl,
+      Duration maxTtl,
+      Duration takeoverGrace,
+      int maxResourceBytes,
+      int maxKeyBytes,
+      int maxOwnerBytes,
+      int maxValueBytes,
+      int maxKeysPerWrite,
+      int maxRequestIdBytes,
+      int maxRequestIdsPerLease,
+      Duration idleTimeout,
+      Duration waiterLiveness,
+      int maxWaitersPerResource,
+      int maxKeysPerResource,
+      int maxResources,
+      int maxWatchesPerClient) {
+    this(
+        minTtl,
+        maxTtl,
+        takeoverGrace,
+        maxResourceBytes,
+        maxKeyBytes,
+        maxOwnerBytes,
+        maxValueBytes,
+        maxKeysPerWrite,
+        maxRequestIdBytes,
+        maxRequestIdsPerLease,
+        idleTimeout,
+        waiterLiveness,
+        maxWaitersPerResource,
+        maxKeysPerResource,
+        maxResources,
+        maxWatchesPerClient,
+        DEFAULT_MAX_REQUESTS_PER_BATCH);
   }
 
   /** Limits with the default key, resource and watch counts. */
-  public Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
-                int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
-                int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease,
-                Duration idleTimeout, Duration waiterLiveness, int maxWaitersPerResource) {
-    this(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
-        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
-        maxWaitersPerResource, DEFAULT_MAX_KEYS_PER_RESOURCE, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_WATCHES_PER_CLIENT);
+  public Limits(
+      Duration minTtl,
+      Duration maxTtl,
+      Duration takeoverGrace,
+      int maxResourceBytes,
+      int maxKeyBytes,
+      int maxOwnerBytes,
+      int maxValueBytes,
+      int maxKeysPerWrite,
+      int maxRequestIdBytes,
+      int maxRequestIdsPerLease,
+      Duration idleTimeout,
+      Duration waiterLiveness,
+      int maxWaitersPerResource) {
+    this(
+        minTtl,
+        maxTtl,
+        takeoverGrace,
+        maxResourceBytes,
+        maxKeyBytes,
+        maxOwnerBytes,
+        maxValueBytes,
+        maxKeysPerWrite,
+        maxRequestIdBytes,
+        maxRequestIdsPerLease,
+        idleTimeout,
+        waiterLiveness,
+        maxWaitersPerResource,
+        DEFAULT_MAX_KEYS_PER_RESOURCE,
+        DEFAULT_MAX_RESOURCES,
+        DEFAULT_MAX_WATCHES_PER_CLIENT);
   }
 
   /** Limits with the default idle timeout, waiter liveness and waiter count. */
-  public Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
-                int maxResourceBytes, int maxKeyBytes, int maxOwnerBytes, int maxValueBytes,
-                int maxKeysPerWrite, int maxRequestIdBytes, int maxRequestIdsPerLease) {
-    this(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
-        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, Duration.ofMinutes(10), Duration.ofSeconds(30),
+  public Limits(
+      Duration minTtl,
+      Duration maxTtl,
+      Duration takeoverGrace,
+      int maxResourceBytes,
+      int maxKeyBytes,
+      int maxOwnerBytes,
+      int maxValueBytes,
+      int maxKeysPerWrite,
+      int maxRequestIdBytes,
+      int maxRequestIdsPerLease) {
+    this(
+        minTtl,
+        maxTtl,
+        takeoverGrace,
+        maxResourceBytes,
+        maxKeyBytes,
+        maxOwnerBytes,
+        maxValueBytes,
+        maxKeysPerWrite,
+        maxRequestIdBytes,
+        maxRequestIdsPerLease,
+        Duration.ofMinutes(10),
+        Duration.ofSeconds(30),
         1024);
   }
 
@@ -81,8 +165,15 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
     // A grace of zero would let any election cost a live holder its lease (docs/design.md, Time).
     positiveMillis(Keys.LEASE_TAKEOVER_GRACE, takeoverGrace);
     if (minTtl.compareTo(maxTtl) > 0) {
-      throw new ConfigException(Keys.LEASE_TTL_MIN + ": '" + Durations.describe(minTtl)
-          + "' is greater than " + Keys.LEASE_TTL_MAX + " '" + Durations.describe(maxTtl) + "'");
+      throw new ConfigException(
+          Keys.LEASE_TTL_MIN
+              + ": '"
+              + Durations.describe(minTtl)
+              + "' is greater than "
+              + Keys.LEASE_TTL_MAX
+              + " '"
+              + Durations.describe(maxTtl)
+              + "'");
     }
     positive(Keys.RESOURCE_NAME_MAX_BYTES, maxResourceBytes);
     positive(Keys.KEY_MAX_BYTES, maxKeyBytes);
@@ -101,44 +192,125 @@ public record Limits(Duration minTtl, Duration maxTtl, Duration takeoverGrace,
   }
 
   public Limits withMaxResources(int max) {
-    return new Limits(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
-        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
-        maxWaitersPerResource, maxKeysPerResource, max, maxWatchesPerClient, maxRequestsPerBatch);
+    return new Limits(
+        minTtl,
+        maxTtl,
+        takeoverGrace,
+        maxResourceBytes,
+        maxKeyBytes,
+        maxOwnerBytes,
+        maxValueBytes,
+        maxKeysPerWrite,
+        maxRequestIdBytes,
+        maxRequestIdsPerLease,
+        idleTimeout,
+        waiterLiveness,
+        maxWaitersPerResource,
+        maxKeysPerResource,
+        max,
+        maxWatchesPerClient,
+        maxRequestsPerBatch);
   }
 
   public Limits withMaxKeysPerResource(int max) {
-    return new Limits(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
-        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
-        maxWaitersPerResource, max, maxResources, maxWatchesPerClient, maxRequestsPerBatch);
+    return new Limits(
+        minTtl,
+        maxTtl,
+        takeoverGrace,
+        maxResourceBytes,
+        maxKeyBytes,
+        maxOwnerBytes,
+        maxValueBytes,
+        maxKeysPerWrite,
+        maxRequestIdBytes,
+        maxRequestIdsPerLease,
+        idleTimeout,
+        waiterLiveness,
+        maxWaitersPerResource,
+        max,
+        maxResources,
+        maxWatchesPerClient,
+        maxRequestsPerBatch);
   }
 
   public Limits withMaxRequestsPerBatch(int max) {
-    return new Limits(minTtl, maxTtl, takeoverGrace, maxResourceBytes, maxKeyBytes, maxOwnerBytes, maxValueBytes,
-        maxKeysPerWrite, maxRequestIdBytes, maxRequestIdsPerLease, idleTimeout, waiterLiveness,
-        maxWaitersPerResource, maxKeysPerResource, maxResources, maxWatchesPerClient, max);
+    return new Limits(
+        minTtl,
+        maxTtl,
+        takeoverGrace,
+        maxResourceBytes,
+        maxKeyBytes,
+        maxOwnerBytes,
+        maxValueBytes,
+        maxKeysPerWrite,
+        maxRequestIdBytes,
+        maxRequestIdsPerLease,
+        idleTimeout,
+        waiterLiveness,
+        maxWaitersPerResource,
+        maxKeysPerResource,
+        maxResources,
+        maxWatchesPerClient,
+        max);
   }
 
   /**
-   * minTtl 100ms, maxTtl 1h, takeoverGrace 2s, resource name 256 B, key 512 B, owner 256 B,
-   * value 1 MiB, 64 keys per write, request id 128 B, 1024 request ids per lease, idle resources
-   * forgotten after 10m, waiters kept 30s without a re-send, 1024 waiters per resource.
+   * minTtl 100ms, maxTtl 1h, takeoverGrace 2s, resource name 256 B, key 512 B, owner 256 B, value 1
+   * MiB, 64 keys per write, request id 128 B, 1024 request ids per lease, idle resources forgotten
+   * after 10m, waiters kept 30s without a re-send, 1024 waiters per resource.
    */
   public static Limits defaults() {
-    return new Limits(Duration.ofMillis(100), Duration.ofHours(1), Duration.ofSeconds(2),
-        256, 512, 256, 1 << 20, 64, 128, 1024);
+    return new Limits(
+        Duration.ofMillis(100),
+        Duration.ofHours(1),
+        Duration.ofSeconds(2),
+        256,
+        512,
+        256,
+        1 << 20,
+        64,
+        128,
+        1024);
   }
 
   /** Durations in config syntax ("100ms", not "PT0.1S"), since this ends up in startup logs. */
   @Override
   public String toString() {
-    return "Limits[minTtl=" + Durations.describe(minTtl) + ", maxTtl=" + Durations.describe(maxTtl)
-        + ", takeoverGrace=" + Durations.describe(takeoverGrace) + ", maxResourceBytes=" + maxResourceBytes
-        + ", maxKeyBytes=" + maxKeyBytes + ", maxOwnerBytes=" + maxOwnerBytes + ", maxValueBytes=" + maxValueBytes
-        + ", maxKeysPerWrite=" + maxKeysPerWrite + ", maxRequestIdBytes=" + maxRequestIdBytes
-        + ", maxRequestIdsPerLease=" + maxRequestIdsPerLease + ", idleTimeout=" + Durations.describe(idleTimeout)
-        + ", waiterLiveness=" + Durations.describe(waiterLiveness) + ", maxWaitersPerResource="
-        + maxWaitersPerResource + ", maxKeysPerResource=" + maxKeysPerResource + ", maxResources=" + maxResources
-        + ", maxWatchesPerClient=" + maxWatchesPerClient + ", maxRequestsPerBatch=" + maxRequestsPerBatch + "]";
+    return "Limits[minTtl="
+        + Durations.describe(minTtl)
+        + ", maxTtl="
+        + Durations.describe(maxTtl)
+        + ", takeoverGrace="
+        + Durations.describe(takeoverGrace)
+        + ", maxResourceBytes="
+        + maxResourceBytes
+        + ", maxKeyBytes="
+        + maxKeyBytes
+        + ", maxOwnerBytes="
+        + maxOwnerBytes
+        + ", maxValueBytes="
+        + maxValueBytes
+        + ", maxKeysPerWrite="
+        + maxKeysPerWrite
+        + ", maxRequestIdBytes="
+        + maxRequestIdBytes
+        + ", maxRequestIdsPerLease="
+        + maxRequestIdsPerLease
+        + ", idleTimeout="
+        + Durations.describe(idleTimeout)
+        + ", waiterLiveness="
+        + Durations.describe(waiterLiveness)
+        + ", maxWaitersPerResource="
+        + maxWaitersPerResource
+        + ", maxKeysPerResource="
+        + maxKeysPerResource
+        + ", maxResources="
+        + maxResources
+        + ", maxWatchesPerClient="
+        + maxWatchesPerClient
+        + ", maxRequestsPerBatch="
+        + maxRequestsPerBatch
+        + "]";
   }
 
   private static void positiveMillis(String key, Duration d) {

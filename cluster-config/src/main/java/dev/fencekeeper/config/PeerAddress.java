@@ -49,11 +49,12 @@ public record PeerAddress(String id, String host, int port) {
     String s = text.trim();
     int at = s.indexOf('@');
     if (at < 0) {
-      throw new ConfigException(key + ": '" + text + "' has no peer id; expected id@host:port (e.g. "
-          + EXAMPLE + ")");
+      throw new ConfigException(
+          key + ": '" + text + "' has no peer id; expected id@host:port (e.g. " + EXAMPLE + ")");
     }
     String id = s.substring(0, at);
-    HostPort hp = hostPort(key, text, s.substring(at + 1), "; expected id@host:port (e.g. " + EXAMPLE + ")");
+    HostPort hp =
+        hostPort(key, text, s.substring(at + 1), "; expected id@host:port (e.g. " + EXAMPLE + ")");
     validate(key, id, hp.host, hp.port);
     return new PeerAddress(id, hp.host, hp.port);
   }
@@ -72,19 +73,25 @@ public record PeerAddress(String id, String host, int port) {
     if (host.startsWith("[") && host.endsWith("]") && host.length() > 2) {
       host = host.substring(1, host.length() - 1);
       if (!IPV6.matcher(host).matches() || host.indexOf(':') < 0) {
-        throw new ConfigException(key + ": '" + whole + "' has an invalid IPv6 address '" + host + "'");
+        throw new ConfigException(
+            key + ": '" + whole + "' has an invalid IPv6 address '" + host + "'");
       }
     } else if (host.indexOf(':') >= 0) {
-      throw new ConfigException(key + ": '" + whole
-          + "' is ambiguous; write IPv6 addresses in brackets, e.g. n1@[::1]:7301");
+      throw new ConfigException(
+          key
+              + ": '"
+              + whole
+              + "' is ambiguous; write IPv6 addresses in brackets, e.g. n1@[::1]:7301");
     } else if (!HOST.matcher(host).matches()) {
-      throw new ConfigException(key + ": '" + whole + "' has an invalid host '" + host + "'" + hint);
+      throw new ConfigException(
+          key + ": '" + whole + "' has an invalid host '" + host + "'" + hint);
     }
     int port;
     try {
       port = Integer.parseInt(portText);
     } catch (NumberFormatException e) {
-      throw new ConfigException(key + ": '" + whole + "' has an invalid port '" + portText + "'" + hint);
+      throw new ConfigException(
+          key + ": '" + whole + "' has an invalid port '" + portText + "'" + hint);
     }
     if (port < 1 || port > 65535) {
       throw new ConfigException(key + ": '" + whole + "' has port " + port + " outside 1..65535");
@@ -96,8 +103,9 @@ public record PeerAddress(String id, String host, int port) {
     if (id == null || !ID.matcher(id).matches()) {
       throw new ConfigException(key + ": peer id '" + id + "' must match [A-Za-z0-9_-]{1,64}");
     }
-    if (host == null || !(HOST.matcher(host).matches()
-        || (host.indexOf(':') >= 0 && IPV6.matcher(host).matches()))) {
+    if (host == null
+        || !(HOST.matcher(host).matches()
+            || (host.indexOf(':') >= 0 && IPV6.matcher(host).matches()))) {
       throw new ConfigException(key + ": peer " + id + " has an invalid host '" + host + "'");
     }
     if (port < 1 || port > 65535) {
@@ -105,13 +113,21 @@ public record PeerAddress(String id, String host, int port) {
     }
   }
 
-  /** {@code host} if it is a host name, an IPv4 or an (unbracketed) IPv6 literal, as in {@code peers}. */
+  /**
+   * {@code host} if it is a host name, an IPv4 or an (unbracketed) IPv6 literal, as in {@code
+   * peers}.
+   */
   static String checkHost(String key, String host) {
     // Every IPv6 literal has at least two colons; one colon is a host:port given by mistake.
-    if (host == null || !(HOST.matcher(host).matches()
-        || (host.chars().filter(c -> c == ':').count() >= 2 && IPV6.matcher(host).matches()))) {
-      throw new ConfigException(key + ": '" + host
-          + "' is not a host name or IP address (e.g. 10.0.0.1, 0.0.0.0 for every interface, ::)");
+    if (host == null
+        || !(HOST.matcher(host).matches()
+            || (host.chars().filter(c -> c == ':').count() >= 2 && IPV6.matcher(host).matches()))) {
+      throw new ConfigException(
+          key
+              + ": '"
+              + host
+              + "' is not a host name or IP address (e.g. 10.0.0.1, 0.0.0.0 for every interface,"
+              + " ::)");
     }
     return host;
   }

@@ -41,28 +41,29 @@ class ClusterConfigTest {
   }
 
   private static ClusterConfig everythingChanged() {
-    return ClusterConfig.fromProperties(props(
-        "cluster.name", "orders-eu",
-        "node.id", "n2",
-        "peers", "n1@10.0.0.1:9001,n2@10.0.0.2:9001,n3@[fd00::3]:9001",
-        "storage.dir", "/var/lib/fencekeeper",
-        "lease.ttl.min", "250ms",
-        "lease.ttl.max", "10m",
-        "lease.takeover-grace", "1500ms",
-        "limits.resource-name.max-bytes", "100",
-        "limits.key.max-bytes", "1KiB",
-        "limits.owner.max-bytes", "64",
-        "limits.value.max-bytes", "4MiB",
-        "limits.keys-per-write.max", "8",
-        "limits.request-id.max-bytes", "36",
-        "limits.request-ids-per-lease.max", "16",
-        "snapshot.auto-trigger.entries", "500",
-        "raft.election.timeout.min", "1s",
-        "raft.election.timeout.max", "2s",
-        "client.request.timeout", "10s",
-        "clock.offset", "-3s",
-        "metrics.port", "9100",
-        "overload.pending-reads.max", "64"));
+    return ClusterConfig.fromProperties(
+        props(
+            "cluster.name", "orders-eu",
+            "node.id", "n2",
+            "peers", "n1@10.0.0.1:9001,n2@10.0.0.2:9001,n3@[fd00::3]:9001",
+            "storage.dir", "/var/lib/fencekeeper",
+            "lease.ttl.min", "250ms",
+            "lease.ttl.max", "10m",
+            "lease.takeover-grace", "1500ms",
+            "limits.resource-name.max-bytes", "100",
+            "limits.key.max-bytes", "1KiB",
+            "limits.owner.max-bytes", "64",
+            "limits.value.max-bytes", "4MiB",
+            "limits.keys-per-write.max", "8",
+            "limits.request-id.max-bytes", "36",
+            "limits.request-ids-per-lease.max", "16",
+            "snapshot.auto-trigger.entries", "500",
+            "raft.election.timeout.min", "1s",
+            "raft.election.timeout.max", "2s",
+            "client.request.timeout", "10s",
+            "clock.offset", "-3s",
+            "metrics.port", "9100",
+            "overload.pending-reads.max", "64"));
   }
 
   // Every key is read into the typed field it names, including size suffixes and negative offsets.
@@ -72,11 +73,23 @@ class ClusterConfigTest {
     assertThat(c.clusterName()).isEqualTo("orders-eu");
     assertThat(c.nodeId()).contains("n2");
     assertThat(c.self()).isEqualTo(new PeerAddress("n2", "10.0.0.2", 9001));
-    assertThat(c.peers()).extracting(PeerAddress::address)
+    assertThat(c.peers())
+        .extracting(PeerAddress::address)
         .containsExactly("10.0.0.1:9001", "10.0.0.2:9001", "[fd00::3]:9001");
     assertThat(c.storageDir()).isEqualTo(Path.of("/var/lib/fencekeeper"));
-    assertThat(c.limits()).isEqualTo(new Limits(Duration.ofMillis(250), Duration.ofMinutes(10),
-        Duration.ofMillis(1500), 100, 1024, 64, 4 << 20, 8, 36, 16));
+    assertThat(c.limits())
+        .isEqualTo(
+            new Limits(
+                Duration.ofMillis(250),
+                Duration.ofMinutes(10),
+                Duration.ofMillis(1500),
+                100,
+                1024,
+                64,
+                4 << 20,
+                8,
+                36,
+                16));
     assertThat(c.snapshotAutoTriggerEntries()).isEqualTo(500);
     assertThat(c.electionTimeoutMin()).isEqualTo(Duration.ofSeconds(1));
     assertThat(c.electionTimeoutMax()).isEqualTo(Duration.ofSeconds(2));
@@ -89,8 +102,14 @@ class ClusterConfigTest {
   // toProperties -> fromProperties reproduces an equal config, for non-default and default values.
   @Test
   void propertiesRoundTrip() {
-    for (ClusterConfig c : List.of(everythingChanged(), ClusterConfig.localDefaults(),
-        ClusterConfig.localDefaults().withNodeId("n3").withClockOffsetMs(1).withMetricsPort(9200))) {
+    for (ClusterConfig c :
+        List.of(
+            everythingChanged(),
+            ClusterConfig.localDefaults(),
+            ClusterConfig.localDefaults()
+                .withNodeId("n3")
+                .withClockOffsetMs(1)
+                .withMetricsPort(9200))) {
       ClusterConfig back = ClusterConfig.fromProperties(c.toProperties());
       assertThat(back).isEqualTo(c).hasSameHashCodeAs(c);
       assertThat(back.storageDir()).isEqualTo(c.storageDir());
@@ -108,20 +127,25 @@ class ClusterConfigTest {
     String first = Files.readString(file, UTF_8);
     c.store(file);
     assertThat(Files.readString(file, UTF_8)).isEqualTo(first);
-    assertThat(first.lines().filter(l -> !l.startsWith("#")).map(l -> l.substring(0, l.indexOf('='))))
+    assertThat(
+            first.lines().filter(l -> !l.startsWith("#")).map(l -> l.substring(0, l.indexOf('='))))
         .startsWith("cluster.name", "node.id", "peers", "storage.dir");
     assertThat(dir.resolve("sub")).isDirectoryNotContaining("glob:**.tmp");
   }
 
-  // Characters that are special in properties syntax survive store -> load, and peers stay readable.
+  // Characters that are special in properties syntax survive store -> load, and peers stay
+  // readable.
   @Test
   void fileRoundTripKeepsSpecialCharacters(@TempDir Path dir) throws Exception {
-    ClusterConfig c = ClusterConfig.localDefaults().withNodeId("n1")
-        .withStorageDir(Path.of("/srv/fk data/#1=a:b!\\x/\u00e9t\u00e9"));
+    ClusterConfig c =
+        ClusterConfig.localDefaults()
+            .withNodeId("n1")
+            .withStorageDir(Path.of("/srv/fk data/#1=a:b!\\x/\u00e9t\u00e9"));
     Path file = dir.resolve("c.properties");
     c.store(file);
     assertThat(ClusterConfig.load(file)).isEqualTo(c);
-    assertThat(Files.readString(file, UTF_8)).contains("peers=n1@127.0.0.1:7301,n2@127.0.0.1:7302,");
+    assertThat(Files.readString(file, UTF_8))
+        .contains("peers=n1@127.0.0.1:7301,n2@127.0.0.1:7302,");
   }
 
   // Keys left out take the documented defaults.
@@ -145,63 +169,117 @@ class ClusterConfigTest {
   // localDefaults is three nodes n1..n3 on 127.0.0.1 from 7301, and local() shifts only the ports.
   @Test
   void localClusters() {
-    assertThat(ClusterConfig.localDefaults().peers()).containsExactly(
-        new PeerAddress("n1", "127.0.0.1", 7301), new PeerAddress("n2", "127.0.0.1", 7302),
-        new PeerAddress("n3", "127.0.0.1", 7303));
-    assertThat(ClusterConfig.local(17000).peers()).extracting(PeerAddress::port).containsExactly(17000, 17001, 17002);
-    assertThat(ClusterConfig.local(17000).groupId()).isEqualTo(ClusterConfig.localDefaults().groupId());
-    assertThatThrownBy(() -> ClusterConfig.local(65534)).isInstanceOf(ConfigException.class)
+    assertThat(ClusterConfig.localDefaults().peers())
+        .containsExactly(
+            new PeerAddress("n1", "127.0.0.1", 7301),
+            new PeerAddress("n2", "127.0.0.1", 7302),
+            new PeerAddress("n3", "127.0.0.1", 7303));
+    assertThat(ClusterConfig.local(17000).peers())
+        .extracting(PeerAddress::port)
+        .containsExactly(17000, 17001, 17002);
+    assertThat(ClusterConfig.local(17000).groupId())
+        .isEqualTo(ClusterConfig.localDefaults().groupId());
+    assertThatThrownBy(() -> ClusterConfig.local(65534))
+        .isInstanceOf(ConfigException.class)
         .hasMessageContaining("65534");
   }
 
-  // Without storage.dir each node gets its own ./data/<node.id>, so a local cluster's nodes never share a dir.
+  // Without storage.dir each node gets its own ./data/<node.id>, so a local cluster's nodes never
+  // share a dir.
   @Test
   void storageDirFollowsNodeIdUnlessSet() {
     ClusterConfig local = ClusterConfig.localDefaults();
     assertThat(local.withNodeId("n1").storageDir()).isEqualTo(Path.of("./data/n1"));
     assertThat(local.withNodeId("n2").storageDir()).isEqualTo(Path.of("./data/n2"));
-    assertThat(local.withStorageDir(Path.of("/srv/fk")).withNodeId("n2").storageDir()).isEqualTo(Path.of("/srv/fk"));
+    assertThat(local.withStorageDir(Path.of("/srv/fk")).withNodeId("n2").storageDir())
+        .isEqualTo(Path.of("/srv/fk"));
   }
 
   static Stream<Arguments> badInputs() {
     return Stream.of(
         Arguments.of("bad duration", Map.of("lease.ttl.min", "5x"), "lease.ttl.min", "'5x'"),
-        Arguments.of("unitless duration", Map.of("client.request.timeout", "3000"), "client.request.timeout", "'3000'"),
-        Arguments.of("negative size", Map.of("limits.value.max-bytes", "-1"), "limits.value.max-bytes", "'-1'"),
-        Arguments.of("zero count", Map.of("limits.keys-per-write.max", "0"), "limits.keys-per-write.max", "'0'"),
-        Arguments.of("bad size unit", Map.of("limits.key.max-bytes", "12kb"), "limits.key.max-bytes", "'12kb'"),
-        Arguments.of("size over int", Map.of("limits.value.max-bytes", "4096MiB"), "limits.value.max-bytes", "'4096MiB'"),
+        Arguments.of(
+            "unitless duration",
+            Map.of("client.request.timeout", "3000"),
+            "client.request.timeout",
+            "'3000'"),
+        Arguments.of(
+            "negative size",
+            Map.of("limits.value.max-bytes", "-1"),
+            "limits.value.max-bytes",
+            "'-1'"),
+        Arguments.of(
+            "zero count",
+            Map.of("limits.keys-per-write.max", "0"),
+            "limits.keys-per-write.max",
+            "'0'"),
+        Arguments.of(
+            "bad size unit",
+            Map.of("limits.key.max-bytes", "12kb"),
+            "limits.key.max-bytes",
+            "'12kb'"),
+        Arguments.of(
+            "size over int",
+            Map.of("limits.value.max-bytes", "4096MiB"),
+            "limits.value.max-bytes",
+            "'4096MiB'"),
         Arguments.of("min > max TTL", Map.of("lease.ttl.min", "2h"), "lease.ttl.min", "'2h'"),
         Arguments.of("zero TTL", Map.of("lease.ttl.max", "0ms"), "lease.ttl.max", "'0ms'"),
         Arguments.of("unknown key", Map.of("lease.ttl.mni", "5s"), "lease.ttl.mni", "'5s'"),
-        Arguments.of("duplicate peer id", Map.of("peers", "n1@127.0.0.1:7301,n1@127.0.0.1:7302"), "peers", "'n1'"),
-        Arguments.of("duplicate address", Map.of("peers", "n1@127.0.0.1:7301,n2@127.0.0.1:7301"), "peers",
+        Arguments.of(
+            "duplicate peer id",
+            Map.of("peers", "n1@127.0.0.1:7301,n1@127.0.0.1:7302"),
+            "peers",
+            "'n1'"),
+        Arguments.of(
+            "duplicate address",
+            Map.of("peers", "n1@127.0.0.1:7301,n2@127.0.0.1:7301"),
+            "peers",
             "127.0.0.1:7301"),
         Arguments.of("node.id not a peer", Map.of("node.id", "n9"), "node.id", "'n9'"),
         Arguments.of("port out of range", Map.of("peers", "n1@127.0.0.1:70000"), "peers", "70000"),
         Arguments.of("port not a number", Map.of("peers", "n1@127.0.0.1:73o1"), "peers", "'73o1'"),
-        Arguments.of("peer without port", Map.of("peers", "n1@127.0.0.1"), "peers", "'n1@127.0.0.1'"),
-        Arguments.of("peer without id", Map.of("peers", "127.0.0.1:7301"), "peers", "'127.0.0.1:7301'"),
-        Arguments.of("empty peer entry", Map.of("peers", "n1@h:1,,n2@h:2"), "peers", "'n1@h:1,,n2@h:2'"),
+        Arguments.of(
+            "peer without port", Map.of("peers", "n1@127.0.0.1"), "peers", "'n1@127.0.0.1'"),
+        Arguments.of(
+            "peer without id", Map.of("peers", "127.0.0.1:7301"), "peers", "'127.0.0.1:7301'"),
+        Arguments.of(
+            "empty peer entry", Map.of("peers", "n1@h:1,,n2@h:2"), "peers", "'n1@h:1,,n2@h:2'"),
         Arguments.of("bad peer id", Map.of("peers", "n/1@h:1"), "peers", "'n/1'"),
-        Arguments.of("election max <= min", Map.of("raft.election.timeout.max", "400ms"),
-            "raft.election.timeout.max", "'400ms'"),
-        Arguments.of("zero snapshot trigger", Map.of("snapshot.auto-trigger.entries", "0"),
-            "snapshot.auto-trigger.entries", "'0'"),
-        Arguments.of("metrics port range", Map.of("metrics.port", "65536"), "metrics.port", "'65536'"),
-        Arguments.of("metrics port on Raft port", Map.of("node.id", "n1", "metrics.port", "7302"), "metrics.port",
+        Arguments.of(
+            "election max <= min",
+            Map.of("raft.election.timeout.max", "400ms"),
+            "raft.election.timeout.max",
+            "'400ms'"),
+        Arguments.of(
+            "zero snapshot trigger",
+            Map.of("snapshot.auto-trigger.entries", "0"),
+            "snapshot.auto-trigger.entries",
+            "'0'"),
+        Arguments.of(
+            "metrics port range", Map.of("metrics.port", "65536"), "metrics.port", "'65536'"),
+        Arguments.of(
+            "metrics port on Raft port",
+            Map.of("node.id", "n1", "metrics.port", "7302"),
+            "metrics.port",
             "'7302'"),
-        Arguments.of("clock offset too far", Map.of("clock.offset", "25h"), "clock.offset", "'25h'"),
-        Arguments.of("cluster name", Map.of("cluster.name", "my cluster"), "cluster.name", "'my cluster'"),
+        Arguments.of(
+            "clock offset too far", Map.of("clock.offset", "25h"), "clock.offset", "'25h'"),
+        Arguments.of(
+            "cluster name", Map.of("cluster.name", "my cluster"), "cluster.name", "'my cluster'"),
         Arguments.of("empty value", Map.of("storage.dir", " "), "storage.dir", "is empty"),
-        Arguments.of("zero pending reads", Map.of("overload.pending-reads.max", "0"), "overload.pending-reads.max",
+        Arguments.of(
+            "zero pending reads",
+            Map.of("overload.pending-reads.max", "0"),
+            "overload.pending-reads.max",
             "'0'"));
   }
 
   // Each bad setting is rejected with a message naming both the key and the offending value.
   @ParameterizedTest(name = "{0}")
   @MethodSource("badInputs")
-  void badInputNamesKeyAndValue(String description, Map<String, String> settings, String key, String fragment) {
+  void badInputNamesKeyAndValue(
+      String description, Map<String, String> settings, String key, String fragment) {
     Properties p = props();
     settings.forEach(p::setProperty);
     assertThatThrownBy(() -> ClusterConfig.fromProperties(p))
@@ -215,7 +293,8 @@ class ClusterConfigTest {
   @Test
   void peersAreRequired() {
     assertThatThrownBy(() -> ClusterConfig.fromProperties(new Properties()))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("peers: missing");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("peers: missing");
   }
 
   // A near-miss typo gets the intended key suggested.
@@ -228,7 +307,9 @@ class ClusterConfigTest {
   // All bad keys are reported in one go, so fixing a file takes one round trip.
   @Test
   void reportsEveryProblemAtOnce() {
-    assertThatThrownBy(() -> ClusterConfig.fromProperties(props("lease.ttl.min", "5x", "metrics.port", "http")))
+    assertThatThrownBy(
+            () ->
+                ClusterConfig.fromProperties(props("lease.ttl.min", "5x", "metrics.port", "http")))
         .hasMessageContaining("2 problems")
         .hasMessageContaining("lease.ttl.min: '5x'")
         .hasMessageContaining("metrics.port: 'http'");
@@ -239,7 +320,8 @@ class ClusterConfigTest {
   void loadNamesUnreadableFile(@TempDir Path dir) {
     Path missing = dir.resolve("nope.properties");
     assertThatThrownBy(() -> ClusterConfig.load(missing))
-        .isInstanceOf(ConfigException.class).hasMessageContaining(missing.toString());
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(missing.toString());
   }
 
   // Validation errors from a file name the file as well as the key and value.
@@ -248,7 +330,8 @@ class ClusterConfigTest {
     Path file = dir.resolve("node1.properties");
     Files.writeString(file, "peers=" + PEERS + "\nlease.ttl.min=5x\n", UTF_8);
     assertThatThrownBy(() -> ClusterConfig.load(file))
-        .hasMessageContaining(file.toString()).hasMessageContaining("lease.ttl.min: '5x'");
+        .hasMessageContaining(file.toString())
+        .hasMessageContaining("lease.ttl.min: '5x'");
   }
 
   // A key set twice in a file is an error rather than last-one-wins.
@@ -257,27 +340,33 @@ class ClusterConfigTest {
     Path file = dir.resolve("node1.properties");
     Files.writeString(file, "peers=" + PEERS + "\nlease.ttl.max=1m\nlease.ttl.max=2m\n", UTF_8);
     assertThatThrownBy(() -> ClusterConfig.load(file))
-        .hasMessageContaining("lease.ttl.max").hasMessageContaining("'1m'").hasMessageContaining("'2m'");
+        .hasMessageContaining("lease.ttl.max")
+        .hasMessageContaining("'1m'")
+        .hasMessageContaining("'2m'");
   }
 
   // Trailing blanks, invisible in an editor, do not change a value's meaning.
   @Test
   void valuesAreTrimmed(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("node1.properties");
-    Files.writeString(file, "peers = " + PEERS + "  \nnode.id = n1\t\nlease.ttl.max = 2m \n", UTF_8);
+    Files.writeString(
+        file, "peers = " + PEERS + "  \nnode.id = n1\t\nlease.ttl.max = 2m \n", UTF_8);
     ClusterConfig c = ClusterConfig.load(file);
     assertThat(c.self().id()).isEqualTo("n1");
     assertThat(c.limits().maxTtl()).isEqualTo(Duration.ofMinutes(2));
   }
 
-  // The group id is a pure function of the cluster name, as specified, so every process agrees on it.
+  // The group id is a pure function of the cluster name, as specified, so every process agrees on
+  // it.
   @Test
   void groupIdIsDeterministic() {
-    RaftGroupId expected = RaftGroupId.valueOf(UUID.nameUUIDFromBytes("fencekeeper:fencekeeper".getBytes(UTF_8)));
+    RaftGroupId expected =
+        RaftGroupId.valueOf(UUID.nameUUIDFromBytes("fencekeeper:fencekeeper".getBytes(UTF_8)));
     assertThat(ClusterConfig.localDefaults().groupId()).isEqualTo(expected);
     assertThat(ClusterConfig.forPeers("10.0.0.1:1").groupId()).isEqualTo(expected);
     ClusterConfig other = ClusterConfig.fromProperties(props("cluster.name", "other"));
-    assertThat(other.groupId()).isNotEqualTo(expected)
+    assertThat(other.groupId())
+        .isNotEqualTo(expected)
         .isEqualTo(ClusterConfig.fromProperties(props("cluster.name", "other")).groupId());
     assertThat(other.raftGroup().getGroupId()).isEqualTo(other.groupId());
   }
@@ -285,17 +374,21 @@ class ClusterConfigTest {
   // Server properties carry this node's storage dir and port plus the documented Ratis settings.
   @Test
   void serverPropertiesForSelf() {
-    ClusterConfig c = ClusterConfig.localDefaults().withNodeId("n2").withStorageDir(Path.of("/tmp/fk-n2"));
+    ClusterConfig c =
+        ClusterConfig.localDefaults().withNodeId("n2").withStorageDir(Path.of("/tmp/fk-n2"));
     RaftProperties p = c.serverProperties();
     assertThat(RaftServerConfigKeys.storageDir(p)).containsExactly(Path.of("/tmp/fk-n2").toFile());
     assertThat(GrpcConfigKeys.Server.port(p)).isEqualTo(7302);
-    assertThat(RaftServerConfigKeys.Read.option(p)).isEqualTo(RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+    assertThat(RaftServerConfigKeys.Read.option(p))
+        .isEqualTo(RaftServerConfigKeys.Read.Option.LINEARIZABLE);
     assertThat(RaftServerConfigKeys.Snapshot.autoTriggerEnabled(p)).isTrue();
     assertThat(RaftServerConfigKeys.Snapshot.autoTriggerThreshold(p)).isEqualTo(10_000);
     assertThat(RaftServerConfigKeys.Snapshot.retentionFileNum(p)).isEqualTo(2);
     assertThat(RaftServerConfigKeys.Snapshot.triggerWhenStopEnabled(p)).isTrue();
-    assertThat(RaftServerConfigKeys.Rpc.timeoutMin(p)).isEqualTo(TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
-    assertThat(RaftServerConfigKeys.Rpc.timeoutMax(p)).isEqualTo(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
+    assertThat(RaftServerConfigKeys.Rpc.timeoutMin(p))
+        .isEqualTo(TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
+    assertThat(RaftServerConfigKeys.Rpc.timeoutMax(p))
+        .isEqualTo(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
     assertThat(RaftServerConfigKeys.Log.logMetadataEnabled(p)).isFalse();
     assertThat(GrpcConfigKeys.Server.port(c.withNodeId("n3").serverProperties())).isEqualTo(7303);
   }
@@ -304,9 +397,12 @@ class ClusterConfigTest {
   @Test
   void serverPropertiesRequireNodeId() {
     assertThatThrownBy(() -> ClusterConfig.localDefaults().serverProperties())
-        .isInstanceOf(ConfigException.class).hasMessageContaining("node.id: missing").hasMessageContaining("n1");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("node.id: missing")
+        .hasMessageContaining("n1");
     assertThatThrownBy(() -> ClusterConfig.localDefaults().withNodeId("n4"))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("'n4'");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("'n4'");
   }
 
   // Client properties carry the request timeout and the raised async outstanding limit.
@@ -314,7 +410,8 @@ class ClusterConfigTest {
   void clientProperties() {
     ClusterConfig c = ClusterConfig.fromProperties(props("client.request.timeout", "7s"));
     RaftProperties p = c.clientProperties();
-    assertThat(RaftClientConfigKeys.Rpc.requestTimeout(p)).isEqualTo(TimeDuration.valueOf(7000, TimeUnit.MILLISECONDS));
+    assertThat(RaftClientConfigKeys.Rpc.requestTimeout(p))
+        .isEqualTo(TimeDuration.valueOf(7000, TimeUnit.MILLISECONDS));
     assertThat(RaftClientConfigKeys.Async.outstandingRequestsMax(p)).isEqualTo(1024);
   }
 
@@ -322,27 +419,35 @@ class ClusterConfigTest {
   @Test
   void raftPeersMirrorPeers() {
     List<RaftPeer> peers = ClusterConfig.localDefaults().raftPeers();
-    assertThat(peers).extracting(RaftPeer::getId)
-        .containsExactly(RaftPeerId.valueOf("n1"), RaftPeerId.valueOf("n2"), RaftPeerId.valueOf("n3"));
-    assertThat(peers).extracting(RaftPeer::getAddress)
+    assertThat(peers)
+        .extracting(RaftPeer::getId)
+        .containsExactly(
+            RaftPeerId.valueOf("n1"), RaftPeerId.valueOf("n2"), RaftPeerId.valueOf("n3"));
+    assertThat(peers)
+        .extracting(RaftPeer::getAddress)
         .containsExactly("127.0.0.1:7301", "127.0.0.1:7302", "127.0.0.1:7303");
   }
 
   // --peers accepts bare host:port (ids n1, n2, ... in order) or explicit ids, but not a mix.
   @Test
   void forPeersParsing() {
-    assertThat(ClusterConfig.forPeers("127.0.0.1:7301, 127.0.0.1:7302").peers()).containsExactly(
-        new PeerAddress("n1", "127.0.0.1", 7301), new PeerAddress("n2", "127.0.0.1", 7302));
-    assertThat(ClusterConfig.forPeers("a@h1:1,b@h2:2").peers()).containsExactly(
-        new PeerAddress("a", "h1", 1), new PeerAddress("b", "h2", 2));
+    assertThat(ClusterConfig.forPeers("127.0.0.1:7301, 127.0.0.1:7302").peers())
+        .containsExactly(
+            new PeerAddress("n1", "127.0.0.1", 7301), new PeerAddress("n2", "127.0.0.1", 7302));
+    assertThat(ClusterConfig.forPeers("a@h1:1,b@h2:2").peers())
+        .containsExactly(new PeerAddress("a", "h1", 1), new PeerAddress("b", "h2", 2));
     assertThat(ClusterConfig.forPeers("127.0.0.1:7301,127.0.0.1:7302,127.0.0.1:7303"))
         .isEqualTo(ClusterConfig.localDefaults());
     assertThatThrownBy(() -> ClusterConfig.forPeers("a@h1:1,h2:2"))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("'a@h1:1,h2:2'").hasMessageContaining("mixes");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("'a@h1:1,h2:2'")
+        .hasMessageContaining("mixes");
     assertThatThrownBy(() -> ClusterConfig.forPeers("h1"))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("'h1'");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("'h1'");
     assertThatThrownBy(() -> ClusterConfig.forPeers(""))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("peers");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("peers");
   }
 
   // with* copies are validated like files, so a drill cannot set an out-of-range knob.
@@ -350,14 +455,18 @@ class ClusterConfigTest {
   void copiesAreValidated() {
     ClusterConfig c = ClusterConfig.localDefaults();
     assertThat(c.withClockOffsetMs(-3000).clockOffsetMs()).isEqualTo(-3000);
-    assertThatThrownBy(() -> c.withClockOffsetMs(Long.MIN_VALUE)).isInstanceOf(ConfigException.class)
+    assertThatThrownBy(() -> c.withClockOffsetMs(Long.MIN_VALUE))
+        .isInstanceOf(ConfigException.class)
         .hasMessageContaining("clock.offset");
-    assertThatThrownBy(() -> c.withMetricsPort(-1)).isInstanceOf(ConfigException.class)
-        .hasMessageContaining("metrics.port").hasMessageContaining("'-1'");
+    assertThatThrownBy(() -> c.withMetricsPort(-1))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("metrics.port")
+        .hasMessageContaining("'-1'");
     assertThat(c.withMetricsPort(9100).metricsPort()).isEqualTo(9100);
   }
 
-  // A node listens on its own peer host unless `bind` / `metrics.bind` say otherwise; the keys survive a
+  // A node listens on its own peer host unless `bind` / `metrics.bind` say otherwise; the keys
+  // survive a
   // store/load round trip and a bad address names the key.
   @Test
   void bindAddresses() {
@@ -366,47 +475,77 @@ class ClusterConfigTest {
     assertThat(node.metricsBindHost()).isEqualTo(node.self().host());
     assertThat(node.serverProperties().get("raft.grpc.server.host")).isEqualTo(node.self().host());
 
-    ClusterConfig open = ClusterConfig.fromProperties(props("node.id", "n2", "bind", "0.0.0.0",
-        "metrics.bind", "::"));
+    ClusterConfig open =
+        ClusterConfig.fromProperties(
+            props("node.id", "n2", "bind", "0.0.0.0", "metrics.bind", "::"));
     assertThat(open.bindHost()).isEqualTo("0.0.0.0");
     assertThat(open.metricsBindHost()).isEqualTo("::");
     assertThat(open.serverProperties().get("raft.grpc.server.host")).isEqualTo("0.0.0.0");
     assertThat(ClusterConfig.fromProperties(open.toProperties())).isEqualTo(open);
     assertThat(node.withBindHost("10.0.0.7").metricsBindHost()).isEqualTo("10.0.0.7");
 
-    assertThatThrownBy(() -> ClusterConfig.fromProperties(props("node.id", "n2", "bind", "10.0.0.1:7301")))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("bind: '10.0.0.1:7301'");
+    assertThatThrownBy(
+            () -> ClusterConfig.fromProperties(props("node.id", "n2", "bind", "10.0.0.1:7301")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("bind: '10.0.0.1:7301'");
     assertThatThrownBy(() -> ClusterConfig.fromProperties(props("metrics.bind", "a host")))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("metrics.bind");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("metrics.bind");
   }
 
-  // Server settings from FENCEKEEPER_<KEY> variables: they override the file key by key, make a whole
-  // config without one, leave non-key FENCEKEEPER_ variables alone, and a bad value names its variable.
+  // Server settings from FENCEKEEPER_<KEY> variables: they override the file key by key, make a
+  // whole
+  // config without one, leave non-key FENCEKEEPER_ variables alone, and a bad value names its
+  // variable.
   @Test
   void environmentVariablesSetAndOverrideKeys(@TempDir Path dir) {
     assertThat(ClusterConfig.environmentVariable("limits.value.max-bytes"))
         .isEqualTo("FENCEKEEPER_LIMITS_VALUE_MAX_BYTES");
-    assertThat(ClusterConfig.environmentVariables()).doesNotHaveDuplicates().contains("FENCEKEEPER_NODE_ID",
-        "FENCEKEEPER_PEERS", "FENCEKEEPER_STORAGE_DIR", "FENCEKEEPER_BIND", "FENCEKEEPER_METRICS_PORT");
+    assertThat(ClusterConfig.environmentVariables())
+        .doesNotHaveDuplicates()
+        .contains(
+            "FENCEKEEPER_NODE_ID",
+            "FENCEKEEPER_PEERS",
+            "FENCEKEEPER_STORAGE_DIR",
+            "FENCEKEEPER_BIND",
+            "FENCEKEEPER_METRICS_PORT");
 
     Path file = dir.resolve("node.properties");
     ClusterConfig.fromProperties(props("node.id", "n1", "metrics.port", "9301")).store(file);
-    ClusterConfig overridden = ClusterConfig.load(file, Map.of("FENCEKEEPER_NODE_ID", "n2",
-        "FENCEKEEPER_BIND", "0.0.0.0", "FENCEKEEPER_DATA_DIR", "/not/a/key"));
+    ClusterConfig overridden =
+        ClusterConfig.load(
+            file,
+            Map.of(
+                "FENCEKEEPER_NODE_ID",
+                "n2",
+                "FENCEKEEPER_BIND",
+                "0.0.0.0",
+                "FENCEKEEPER_DATA_DIR",
+                "/not/a/key"));
     assertThat(overridden.self().id()).isEqualTo("n2");
     assertThat(overridden.bindHost()).isEqualTo("0.0.0.0");
     assertThat(overridden.metricsPort()).isEqualTo(9301); // from the file
     assertThat(ClusterConfig.load(file, Map.of())).isEqualTo(ClusterConfig.load(file));
 
-    ClusterConfig fromEnvOnly = ClusterConfig.load(null, Map.of("FENCEKEEPER_PEERS", PEERS,
-        "FENCEKEEPER_NODE_ID", "n3", "FENCEKEEPER_STORAGE_DIR", "/var/lib/fencekeeper"));
+    ClusterConfig fromEnvOnly =
+        ClusterConfig.load(
+            null,
+            Map.of(
+                "FENCEKEEPER_PEERS",
+                PEERS,
+                "FENCEKEEPER_NODE_ID",
+                "n3",
+                "FENCEKEEPER_STORAGE_DIR",
+                "/var/lib/fencekeeper"));
     assertThat(fromEnvOnly.self().id()).isEqualTo("n3");
     assertThat(fromEnvOnly.storageDir()).isEqualTo(Path.of("/var/lib/fencekeeper"));
 
     assertThatThrownBy(() -> ClusterConfig.load(file, Map.of("FENCEKEEPER_METRICS_PORT", "nine")))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("FENCEKEEPER_METRICS_PORT")
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("FENCEKEEPER_METRICS_PORT")
         .hasMessageContaining("metrics.port: 'nine'");
     assertThatThrownBy(() -> ClusterConfig.load(null, Map.of("FENCEKEEPER_BASE_PORT", "7301")))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("FENCEKEEPER_PEERS");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("FENCEKEEPER_PEERS");
   }
 }

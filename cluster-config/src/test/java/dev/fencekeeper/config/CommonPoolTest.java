@@ -23,8 +23,10 @@ class CommonPoolTest {
 
   @Test
   void warnsWithTheFlagThatFixesIt() {
-    assertThat(CommonPool.threadPerStageWarning(1)).hasValueSatisfying(w ->
-        assertThat(w).contains("-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"));
+    assertThat(CommonPool.threadPerStageWarning(1))
+        .hasValueSatisfying(
+            w ->
+                assertThat(w).contains("-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"));
     assertThat(CommonPool.threadPerStageWarning(2)).isEmpty();
   }
 }

@@ -11,15 +11,37 @@ class LimitsTest {
   // The defaults are the documented values other modules rely on.
   @Test
   void defaultsAreTheDocumentedValues() {
-    assertThat(Limits.defaults()).isEqualTo(new Limits(Duration.ofMillis(100), Duration.ofHours(1),
-        Duration.ofSeconds(2), 256, 512, 256, 1_048_576, 64, 128, 1024));
+    assertThat(Limits.defaults())
+        .isEqualTo(
+            new Limits(
+                Duration.ofMillis(100),
+                Duration.ofHours(1),
+                Duration.ofSeconds(2),
+                256,
+                512,
+                256,
+                1_048_576,
+                64,
+                128,
+                1024));
   }
 
   // minTtl above maxTtl is refused, naming the key and both values.
   @Test
   void rejectsMinTtlAboveMax() {
-    assertThatThrownBy(() -> new Limits(Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofSeconds(2),
-        256, 512, 256, 1024, 64, 128, 1024))
+    assertThatThrownBy(
+            () ->
+                new Limits(
+                    Duration.ofSeconds(5),
+                    Duration.ofSeconds(1),
+                    Duration.ofSeconds(2),
+                    256,
+                    512,
+                    256,
+                    1024,
+                    64,
+                    128,
+                    1024))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("lease.ttl.min")
         .hasMessageContaining("'5s'")
@@ -29,13 +51,35 @@ class LimitsTest {
   // Zero or negative sizes and counts are refused under their config key.
   @Test
   void rejectsNonPositiveNumbers() {
-    assertThatThrownBy(() -> new Limits(Duration.ofMillis(100), Duration.ofHours(1), Duration.ofSeconds(2),
-        256, 512, 256, 0, 64, 128, 1024))
+    assertThatThrownBy(
+            () ->
+                new Limits(
+                    Duration.ofMillis(100),
+                    Duration.ofHours(1),
+                    Duration.ofSeconds(2),
+                    256,
+                    512,
+                    256,
+                    0,
+                    64,
+                    128,
+                    1024))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("limits.value.max-bytes")
         .hasMessageContaining("'0'");
-    assertThatThrownBy(() -> new Limits(Duration.ofMillis(100), Duration.ofHours(1), Duration.ofSeconds(2),
-        256, 512, 256, 1024, 64, 128, -5))
+    assertThatThrownBy(
+            () ->
+                new Limits(
+                    Duration.ofMillis(100),
+                    Duration.ofHours(1),
+                    Duration.ofSeconds(2),
+                    256,
+                    512,
+                    256,
+                    1024,
+                    64,
+                    128,
+                    -5))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("limits.request-ids-per-lease.max")
         .hasMessageContaining("'-5'");
@@ -44,14 +88,51 @@ class LimitsTest {
   // Durations must be positive whole milliseconds, so every Limits can be stored and read back.
   @Test
   void rejectsDurationsAFileCouldNotHold() {
-    assertThatThrownBy(() -> new Limits(Duration.ZERO, Duration.ofHours(1), Duration.ofSeconds(2),
-        256, 512, 256, 1024, 64, 128, 1024))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("lease.ttl.min").hasMessageContaining("'0ms'");
-    assertThatThrownBy(() -> new Limits(Duration.ofMillis(100), Duration.ofHours(1), Duration.ofNanos(1_500_000),
-        256, 512, 256, 1024, 64, 128, 1024))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("lease.takeover-grace");
-    assertThatThrownBy(() -> new Limits(Duration.ofMillis(100), null, Duration.ofSeconds(2),
-        256, 512, 256, 1024, 64, 128, 1024))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("lease.ttl.max");
+    assertThatThrownBy(
+            () ->
+                new Limits(
+                    Duration.ZERO,
+                    Duration.ofHours(1),
+                    Duration.ofSeconds(2),
+                    256,
+                    512,
+                    256,
+                    1024,
+                    64,
+                    128,
+                    1024))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("lease.ttl.min")
+        .hasMessageContaining("'0ms'");
+    assertThatThrownBy(
+            () ->
+                new Limits(
+                    Duration.ofMillis(100),
+                    Duration.ofHours(1),
+                    Duration.ofNanos(1_500_000),
+                    256,
+                    512,
+                    256,
+                    1024,
+                    64,
+                    128,
+                    1024))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("lease.takeover-grace");
+    assertThatThrownBy(
+            () ->
+                new Limits(
+                    Duration.ofMillis(100),
+                    null,
+                    Duration.ofSeconds(2),
+                    256,
+                    512,
+                    256,
+                    1024,
+                    64,
+                    128,
+                    1024))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("lease.ttl.max");
   }
 }

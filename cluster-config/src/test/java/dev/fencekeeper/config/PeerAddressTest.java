@@ -29,17 +29,21 @@ class PeerAddressTest {
 
   // Malformed text fails with a message quoting the offending part.
   @ParameterizedTest
-  @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
-      "127.0.0.1:7301|127.0.0.1:7301",
-      "n1@127.0.0.1|n1@127.0.0.1",
-      "n1@127.0.0.1:0|0",
-      "n1@127.0.0.1:65536|65536",
-      "n1@127.0.0.1:http|http",
-      "n 1@127.0.0.1:7301|n 1",
-      "@127.0.0.1:7301|''",
-      "n1@::1:7301|n1@::1:7301",
-      "n1@bad host:7301|bad host",
-      "n1@:7301|''"})
+  @CsvSource(
+      delimiter = '|',
+      quoteCharacter = '"',
+      value = {
+        "127.0.0.1:7301|127.0.0.1:7301",
+        "n1@127.0.0.1|n1@127.0.0.1",
+        "n1@127.0.0.1:0|0",
+        "n1@127.0.0.1:65536|65536",
+        "n1@127.0.0.1:http|http",
+        "n 1@127.0.0.1:7301|n 1",
+        "@127.0.0.1:7301|''",
+        "n1@::1:7301|n1@::1:7301",
+        "n1@bad host:7301|bad host",
+        "n1@:7301|''"
+      })
   void rejectsMalformed(String text, String quoted) {
     assertThatThrownBy(() -> PeerAddress.parse(text))
         .isInstanceOf(ConfigException.class)
@@ -50,8 +54,10 @@ class PeerAddressTest {
   @Test
   void constructorValidates() {
     assertThatThrownBy(() -> new PeerAddress("n1", "127.0.0.1", 70000))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("70000");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("70000");
     assertThatThrownBy(() -> new PeerAddress("x".repeat(65), "h", 1))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("x".repeat(65));
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("x".repeat(65));
   }
 }

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The tarball as an operator gets it: unpacked into a fresh directory, three nodes started from its
- * {@code bin/fencekeeper} with an environment holding nothing but a PATH with {@code java} on it, the
- * README's tour run against them with the same launcher, and the nodes stopped with SIGTERM.
+ * {@code bin/fencekeeper} with an environment holding nothing but a PATH with {@code java} on it,
+ * the README's tour run against them with the same launcher, and the nodes stopped with SIGTERM.
  */
 @Timeout(300)
 class DistributionIT {
@@ -47,9 +47,12 @@ class DistributionIT {
     }
   }
 
-  // Guarantee: `./mvnw package` builds fencekeeper-<version>.tar.gz holding bin/fencekeeper, lib/, a commented
-  // three-host conf/ and systemd/fencekeeper.service; from it alone, with only java on the PATH, three nodes
-  // form a cluster, the README tour gives its results (B's write accepted, A's stale write refused with exit 6,
+  // Guarantee: `./mvnw package` builds fencekeeper-<version>.tar.gz holding bin/fencekeeper, lib/,
+  // a commented
+  // three-host conf/ and systemd/fencekeeper.service; from it alone, with only java on the PATH,
+  // three nodes
+  // form a cluster, the README tour gives its results (B's write accepted, A's stale write refused
+  // with exit 6,
   // B's value intact), and each node stops cleanly (exit 0) on SIGTERM.
   @Test
   void threeNodesFromTheTarballRunTheTour() throws Exception {
@@ -60,30 +63,37 @@ class DistributionIT {
     home = dir.resolve("fencekeeper-" + version);
     assertThat(home.resolve("bin/fencekeeper")).isExecutable();
     assertThat(home.resolve("lib/fencekeeper-" + version + ".jar")).isRegularFile();
-    assertThat(home.resolve("systemd/fencekeeper.service")).content()
+    assertThat(home.resolve("systemd/fencekeeper.service"))
+        .content()
         .contains("ExecStart=/opt/fencekeeper/bin/fencekeeper server --config");
     String example = Files.readString(home.resolve("conf/fencekeeper.properties"));
-    assertThat(example).contains("peers=n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301").contains("\n# ");
+    assertThat(example)
+        .contains("peers=n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301")
+        .contains("\n# ");
 
     pathWithJavaOnly = Files.createDirectories(dir.resolve("path"));
     String java = ProcessHandle.current().info().command().orElseThrow();
     Files.createSymbolicLink(pathWithJavaOnly.resolve("java"), Path.of(java));
 
-    // The shipped example, with this machine's loopback ports and directories in place of the three hosts.
+    // The shipped example, with this machine's loopback ports and directories in place of the three
+    // hosts.
     int[] ports = {freePort(), freePort(), freePort()};
     peers = "n1@127.0.0.1:" + ports[0] + ",n2@127.0.0.1:" + ports[1] + ",n3@127.0.0.1:" + ports[2];
     for (int i = 1; i <= 3; i++) {
-      String config = example
-          .replace("node.id=n1", "node.id=n" + i)
-          .replace("peers=n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301", "peers=" + peers)
-          .replace("storage.dir=/var/lib/fencekeeper", "storage.dir=" + dir.resolve("data/n" + i))
-          .replace("metrics.port=9301", "metrics.port=" + freePort());
+      String config =
+          example
+              .replace("node.id=n1", "node.id=n" + i)
+              .replace("peers=n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301", "peers=" + peers)
+              .replace(
+                  "storage.dir=/var/lib/fencekeeper", "storage.dir=" + dir.resolve("data/n" + i))
+              .replace("metrics.port=9301", "metrics.port=" + freePort());
       Path file = dir.resolve("n" + i + ".properties");
       Files.writeString(file, config);
-      nodes.add(launcher(List.of("server", "--config", file.toString()))
-          .redirectErrorStream(true)
-          .redirectOutput(dir.resolve("n" + i + ".log").toFile())
-          .start());
+      nodes.add(
+          launcher(List.of("server", "--config", file.toString()))
+              .redirectErrorStream(true)
+              .redirectOutput(dir.resolve("n" + i + ".log").toFile())
+              .start());
     }
 
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
@@ -101,24 +111,34 @@ class DistributionIT {
     assertThat(status.exit()).as("status: %s %s", status.out(), status.err()).isZero();
 
     // The README's tour.
-    Run a = client("lease", "acquire", "daily-sales-report", "--ttl", "2s", "--owner", "worker-a", "-q");
+    Run a =
+        client(
+            "lease", "acquire", "daily-sales-report", "--ttl", "2s", "--owner", "worker-a", "-q");
     assertThat(a.exit()).as(a.err()).isZero();
     String tokenA = a.out().trim();
     Thread.sleep(3000);
-    Run b = client("lease", "acquire", "daily-sales-report", "--ttl", "30s", "--owner", "worker-b", "-q");
+    Run b =
+        client(
+            "lease", "acquire", "daily-sales-report", "--ttl", "30s", "--owner", "worker-b", "-q");
     assertThat(b.exit()).as(b.err()).isZero();
     String tokenB = b.out().trim();
     assertThat(Long.parseLong(tokenB)).isGreaterThan(Long.parseLong(tokenA));
-    assertThat(client("lease", "show", "daily-sales-report").out()).contains("FOUND daily-sales-report token=" + tokenB);
-    Run accepted = client("write", "daily-sales-report", "2026-11-29", "totals by worker-b", "--token", tokenB);
+    assertThat(client("lease", "show", "daily-sales-report").out())
+        .contains("FOUND daily-sales-report token=" + tokenB);
+    Run accepted =
+        client(
+            "write", "daily-sales-report", "2026-11-29", "totals by worker-b", "--token", tokenB);
     assertThat(accepted.exit()).as(accepted.err()).isZero();
     assertThat(accepted.out()).startsWith("ACCEPTED daily-sales-report/2026-11-29 token=" + tokenB);
-    Run stale = client("write", "daily-sales-report", "2026-11-29", "totals by worker-a", "--token", tokenA);
+    Run stale =
+        client(
+            "write", "daily-sales-report", "2026-11-29", "totals by worker-a", "--token", tokenA);
     assertThat(stale.exit()).isEqualTo(6);
     assertThat(stale.out() + stale.err()).contains("STALE_TOKEN");
     assertThat(client("read", "daily-sales-report", "2026-11-29").out())
         .contains("FOUND daily-sales-report/2026-11-29 = \"totals by worker-b\"");
-    assertThat(client("lease", "release", "daily-sales-report", tokenB).out()).startsWith("RELEASED");
+    assertThat(client("lease", "release", "daily-sales-report", tokenB).out())
+        .startsWith("RELEASED");
     assertThat(client("status").out()).contains("LEADER");
 
     for (Process p : nodes) {
@@ -150,14 +170,17 @@ class DistributionIT {
     Process p = launcher(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     if (!p.waitFor(COMMAND_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
       p.destroyForcibly();
-      throw new AssertionError("fencekeeper " + String.join(" ", args) + " did not finish in " + COMMAND_TIMEOUT);
+      throw new AssertionError(
+          "fencekeeper " + String.join(" ", args) + " did not finish in " + COMMAND_TIMEOUT);
     }
     return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
   }
 
   private void unpack(Path tarball) throws IOException, InterruptedException {
-    Process tar = new ProcessBuilder("tar", "-xzf", tarball.toString(), "-C", dir.toString())
-        .redirectErrorStream(true).start();
+    Process tar =
+        new ProcessBuilder("tar", "-xzf", tarball.toString(), "-C", dir.toString())
+            .redirectErrorStream(true)
+            .start();
     String output = new String(tar.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(tar.waitFor()).as("tar: %s", output).isZero();
   }

@@ -1,8 +1,8 @@
 package dev.fencekeeper.core;
 
 /**
- * Every outcome of a command or query. Mirrors {@code ResultCode} in fencing.proto; the two are mapped in
- * exactly one place, the state machine's codec, so the core stays free of wire types.
+ * Every outcome of a command or query. Mirrors {@code ResultCode} in fencing.proto; the two are
+ * mapped in exactly one place, the state machine's codec, so the core stays free of wire types.
  */
 public enum Code {
   GRANTED,
@@ -29,8 +29,8 @@ public enum Code {
   OVERLOADED;
 
   /**
-   * True for outcomes that changed (or, for queries, answered) as the caller asked. WAITING is neither:
-   * the request was queued, not granted.
+   * True for outcomes that changed (or, for queries, answered) as the caller asked. WAITING is
+   * neither: the request was queued, not granted.
    */
   public boolean isSuccess() {
     return ordinal() <= OK.ordinal();

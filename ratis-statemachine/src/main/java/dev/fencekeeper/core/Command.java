@@ -9,19 +9,33 @@ import java.util.OptionalLong;
 public sealed interface Command {
 
   /**
-   * Grant a lease on {@code resource} if nobody holds a live one and nobody waits ahead. A non-empty
-   * {@code requestId} makes a retry return the same lease; {@code waitMs > 0} queues the request behind
-   * the holder (re-send it with the same id to stay queued); {@code lockDelayMs} keeps the resource
-   * ungrantable for that long after this lease ends involuntarily (expiry or revoke).
+   * Grant a lease on {@code resource} if nobody holds a live one and nobody waits ahead. A
+   * non-empty {@code requestId} makes a retry return the same lease; {@code waitMs > 0} queues the
+   * request behind the holder (re-send it with the same id to stay queued); {@code lockDelayMs}
+   * keeps the resource ungrantable for that long after this lease ends involuntarily (expiry or
+   * revoke).
    */
-  record Acquire(String resource, String owner, long ttlMs, String requestId, long waitMs, long lockDelayMs,
-                 String caller) implements Command {
+  record Acquire(
+      String resource,
+      String owner,
+      long ttlMs,
+      String requestId,
+      long waitMs,
+      long lockDelayMs,
+      String caller)
+      implements Command {
     public Acquire {
       requestId = requestId == null ? "" : requestId;
       caller = caller == null ? "" : caller;
     }
 
-    public Acquire(String resource, String owner, long ttlMs, String requestId, long waitMs, long lockDelayMs) {
+    public Acquire(
+        String resource,
+        String owner,
+        long ttlMs,
+        String requestId,
+        long waitMs,
+        long lockDelayMs) {
       this(resource, owner, ttlMs, requestId, waitMs, lockDelayMs, "");
     }
 
@@ -45,8 +59,8 @@ public sealed interface Command {
   record Revoke(String resource, String reason) implements Command {}
 
   /**
-   * Extend the live lease {@code token}; {@code ttlMs == 0} keeps the lease's own TTL. {@code caller} is
-   * the identity that sent it (see {@link LeaseRecord#identity}).
+   * Extend the live lease {@code token}; {@code ttlMs == 0} keeps the lease's own TTL. {@code
+   * caller} is the identity that sent it (see {@link LeaseRecord#identity}).
    */
   record Renew(String resource, long token, long ttlMs, String caller) implements Command {
     public Renew {
@@ -71,7 +85,8 @@ public sealed interface Command {
 
   /**
    * Change several keys of {@code resource} atomically, fenced by {@code token}. A non-empty {@code
-   * requestId} makes a retry under the same lease return the first outcome instead of applying again.
+   * requestId} makes a retry under the same lease return the first outcome instead of applying
+   * again.
    */
   record Write(String resource, long token, List<KeyWrite> writes, String requestId, String caller)
       implements Command {
@@ -87,12 +102,13 @@ public sealed interface Command {
   }
 
   /**
-   * Committed by every new leader before it serves: gives each lease that was live at the last known
-   * state-machine time a short grace, so an election never costs a renewing holder its lease.
+   * Committed by every new leader before it serves: gives each lease that was live at the last
+   * known state-machine time a short grace, so an election never costs a renewing holder its lease.
    *
-   * <p>It also names the leader's {@link FencingState#lineage() lineage}, so a replica that applies the
-   * log onto a different starting state (a member added to a restored cluster without the seed) stops
-   * at the first takeover instead of diverging. Empty in entries written before lineages existed.
+   * <p>It also names the leader's {@link FencingState#lineage() lineage}, so a replica that applies
+   * the log onto a different starting state (a member added to a restored cluster without the seed)
+   * stops at the first takeover instead of diverging. Empty in entries written before lineages
+   * existed.
    */
   record Takeover(OptionalLong lineage) implements Command {
     public Takeover {
@@ -112,9 +128,10 @@ public sealed interface Command {
   record Tick() implements Command {}
 
   /**
-   * Several client commands in one log entry, applied by {@link FencingState#applyBatch} one after the
-   * other at the entry's time, each answered as if it had been sent alone. Lets a client put many
-   * concurrent requests through one Raft round. Only {@link #isBatchable batchable} commands may be in one.
+   * Several client commands in one log entry, applied by {@link FencingState#applyBatch} one after
+   * the other at the entry's time, each answered as if it had been sent alone. Lets a client put
+   * many concurrent requests through one Raft round. Only {@link #isBatchable batchable} commands
+   * may be in one.
    */
   record Batch(List<Command> commands) implements Command {
     public Batch {
@@ -122,13 +139,16 @@ public sealed interface Command {
     }
 
     /**
-     * Acquire, renew, release, write and cancel-wait: the commands any client sends at a high rate, each
-     * judged on its own. Revoke needs an admin check before it is logged; takeovers and ticks are the
-     * leader's own; and a batch in a batch would only make the limits harder to state.
+     * Acquire, renew, release, write and cancel-wait: the commands any client sends at a high rate,
+     * each judged on its own. Revoke needs an admin check before it is logged; takeovers and ticks
+     * are the leader's own; and a batch in a batch would only make the limits harder to state.
      */
     public static boolean isBatchable(Command command) {
-      return command instanceof Acquire || command instanceof Renew || command instanceof Release
-          || command instanceof Write || command instanceof CancelWait;
+      return command instanceof Acquire
+          || command instanceof Renew
+          || command instanceof Release
+          || command instanceof Write
+          || command instanceof CancelWait;
     }
   }
 

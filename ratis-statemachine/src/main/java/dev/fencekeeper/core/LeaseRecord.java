@@ -1,12 +1,13 @@
 package dev.fencekeeper.core;
 
 /**
- * One acquisition of a resource. {@code graceUsed} is set when a leader takeover extended the lease and
- * cleared by a renewal: a lease gets at most one grace per renewal, so back-to-back elections cannot
- * keep a dead holder's lease alive (the etcd bug this design avoids). {@code requestId} is the acquire's
- * idempotency key; {@code lockDelayMs} how long the resource stays ungrantable after this lease ends
- * involuntarily. {@code identity} is the authenticated caller that acquired it (its TLS certificate's
- * CN; empty without TLS): when set, only that caller may renew, release or write with the lease.
+ * One acquisition of a resource. {@code graceUsed} is set when a leader takeover extended the lease
+ * and cleared by a renewal: a lease gets at most one grace per renewal, so back-to-back elections
+ * cannot keep a dead holder's lease alive (the etcd bug this design avoids). {@code requestId} is
+ * the acquire's idempotency key; {@code lockDelayMs} how long the resource stays ungrantable after
+ * this lease ends involuntarily. {@code identity} is the authenticated caller that acquired it (its
+ * TLS certificate's CN; empty without TLS): when set, only that caller may renew, release or write
+ * with the lease.
  */
 public record LeaseRecord(
     long token,
@@ -22,8 +23,14 @@ public record LeaseRecord(
     identity = identity == null ? "" : identity;
   }
 
-  public LeaseRecord(long token, String owner, long ttlMs, long expiresAtMs, boolean graceUsed,
-                     String requestId, long lockDelayMs) {
+  public LeaseRecord(
+      long token,
+      String owner,
+      long ttlMs,
+      long expiresAtMs,
+      boolean graceUsed,
+      String requestId,
+      long lockDelayMs) {
     this(token, owner, ttlMs, expiresAtMs, graceUsed, requestId, lockDelayMs, "");
   }
 
@@ -32,8 +39,8 @@ public record LeaseRecord(
   }
 
   /**
-   * True when {@code caller} may act on this lease: the lease was acquired without an identity (no TLS),
-   * or by this very caller.
+   * True when {@code caller} may act on this lease: the lease was acquired without an identity (no
+   * TLS), or by this very caller.
    */
   public boolean permits(String caller) {
     return identity.isEmpty() || identity.equals(caller);
@@ -44,6 +51,7 @@ public record LeaseRecord(
   }
 
   LeaseRecord withExpiry(long newExpiresAtMs, boolean newGraceUsed) {
-    return new LeaseRecord(token, owner, ttlMs, newExpiresAtMs, newGraceUsed, requestId, lockDelayMs, identity);
+    return new LeaseRecord(
+        token, owner, ttlMs, newExpiresAtMs, newGraceUsed, requestId, lockDelayMs, identity);
   }
 }

@@ -1,9 +1,9 @@
 package dev.fencekeeper.core;
 
 /**
- * The answer to a command or query: a {@link Code} plus the context a caller needs to act on it or to
- * diagnose a rejection (the token it sent, the newest token, the holder's owner label). Immutable; the
- * value bytes are never mutated after construction.
+ * The answer to a command or query: a {@link Code} plus the context a caller needs to act on it or
+ * to diagnose a rejection (the token it sent, the newest token, the holder's owner label).
+ * Immutable; the value bytes are never mutated after construction.
  *
  * <p>Fields that do not apply to a code are zero, empty or false.
  */

@@ -8,25 +8,28 @@ import java.util.NavigableMap;
 import java.util.TreeMap;
 
 /**
- * Everything the state knows about one resource. Mutated only by {@link FencingState}; other code sees
- * it through the read-only accessors.
+ * Everything the state knows about one resource. Mutated only by {@link FencingState}; other code
+ * sees it through the read-only accessors.
  */
 public final class ResourceRecord {
   private final String name;
   private long lastToken;
   private LeaseRecord lease;
   private final TreeMap<String, ValueRecord> values = new TreeMap<>();
-  // Receipts of accepted writes under the lease `lastToken`, oldest first; cleared by the next grant.
+  // Receipts of accepted writes under the lease `lastToken`, oldest first; cleared by the next
+  // grant.
   private final WriteReceipts receipts = new WriteReceipts();
   // Queued acquires by request id, in arrival order.
   private final LinkedHashMap<String, Waiter> waiters = new LinkedHashMap<>();
-  // Until when no grant may happen: set by an involuntary end of a lease that asked for a lock-delay.
+  // Until when no grant may happen: set by an involuntary end of a lease that asked for a
+  // lock-delay.
   private long blockedUntilMs;
   // Whether the current lease's expiry has been observed (and announced) already.
   private boolean expiryObserved;
   // When the record last became empty (no lease, waiters or values); 0 while it is not.
   private long idleSinceMs;
-  // The time this record is filed under in the state's wake-up index; Long.MAX_VALUE when not filed.
+  // The time this record is filed under in the state's wake-up index; Long.MAX_VALUE when not
+  // filed.
   long filedWakeupMs = Long.MAX_VALUE;
 
   ResourceRecord(String name) {
@@ -60,7 +63,10 @@ public final class ResourceRecord {
     return receipts.inOrder();
   }
 
-  /** The receipt of the accepted write under {@link #lastToken()} that carried {@code requestId}, or null. */
+  /**
+   * The receipt of the accepted write under {@link #lastToken()} that carried {@code requestId}, or
+   * null.
+   */
   public WriteReceipt receipt(String requestId) {
     return receipts.find(requestId);
   }
@@ -81,9 +87,14 @@ public final class ResourceRecord {
     return idleSinceMs;
   }
 
-  /** No lease (live or not yet observed as ended), no waiters, no values: a candidate for removal. */
+  /**
+   * No lease (live or not yet observed as ended), no waiters, no values: a candidate for removal.
+   */
   boolean isEmptyAt(long nowMs) {
-    return liveLease(nowMs) == null && waiters.isEmpty() && values.isEmpty() && blockedUntilMs <= nowMs;
+    return liveLease(nowMs) == null
+        && waiters.isEmpty()
+        && values.isEmpty()
+        && blockedUntilMs <= nowMs;
   }
 
   LinkedHashMap<String, Waiter> mutableWaiters() {

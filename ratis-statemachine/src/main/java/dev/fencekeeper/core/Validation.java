@@ -6,9 +6,9 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * Checks every command and query against the configured limits before anything is touched, so that a
- * rejected request is answered {@code INVALID_ARGUMENT} with a message and changes nothing. Run by the
- * leader before logging (cheap refusal) and again in apply (the log is input too).
+ * Checks every command and query against the configured limits before anything is touched, so that
+ * a rejected request is answered {@code INVALID_ARGUMENT} with a message and changes nothing. Run
+ * by the leader before logging (cheap refusal) and again in apply (the log is input too).
  */
 final class Validation {
   private final Limits limits;
@@ -29,7 +29,8 @@ final class Validation {
           within("lockDelay", a.lockDelayMs()));
     }
     if (command instanceof Command.CancelWait c) {
-      return first(resource(c.resource()), text("requestId", c.requestId(), 1, limits.maxRequestIdBytes()));
+      return first(
+          resource(c.resource()), text("requestId", c.requestId(), 1, limits.maxRequestIdBytes()));
     }
     if (command instanceof Command.Revoke r) {
       return first(resource(r.resource()), text("reason", r.reason(), 0, limits.maxOwnerBytes()));
@@ -54,8 +55,8 @@ final class Validation {
   }
 
   /**
-   * The batch as a whole; each command in it is checked on its own when applied, so one bad command is
-   * answered INVALID_ARGUMENT without failing the others.
+   * The batch as a whole; each command in it is checked on its own when applied, so one bad command
+   * is answered INVALID_ARGUMENT without failing the others.
    */
   private String batch(Command.Batch b) {
     int size = b.commands().size();
@@ -69,7 +70,10 @@ final class Validation {
     for (int i = 0; i < size; i++) {
       Command c = b.commands().get(i);
       if (!Command.Batch.isBatchable(c)) {
-        return "batch: request " + (i + 1) + " is a " + c.getClass().getSimpleName().toLowerCase()
+        return "batch: request "
+            + (i + 1)
+            + " is a "
+            + c.getClass().getSimpleName().toLowerCase()
             + "; only acquire, renew, release, write and cancel-wait may be batched";
       }
       if (c instanceof Command.Write w) {
@@ -80,7 +84,10 @@ final class Validation {
     }
     // A batch is one log entry, bounded like one write (see writes()).
     if (totalValueBytes > limits.maxValueBytes()) {
-      return "batch: " + totalValueBytes + " value bytes in one batch exceed the limit of " + limits.maxValueBytes();
+      return "batch: "
+          + totalValueBytes
+          + " value bytes in one batch exceed the limit of "
+          + limits.maxValueBytes();
     }
     return null;
   }
@@ -104,7 +111,14 @@ final class Validation {
     long min = limits.minTtl().toMillis();
     long max = limits.maxTtl().toMillis();
     if (ttlMs < min || ttlMs > max) {
-      return field + ": " + ttlMs + "ms is outside the configured bounds [" + min + "ms, " + max + "ms]";
+      return field
+          + ": "
+          + ttlMs
+          + "ms is outside the configured bounds ["
+          + min
+          + "ms, "
+          + max
+          + "ms]";
     }
     return null;
   }
@@ -123,7 +137,10 @@ final class Validation {
       return "writes: at least one key is required";
     }
     if (w.writes().size() > limits.maxKeysPerWrite()) {
-      return "writes: " + w.writes().size() + " keys exceed the limit of " + limits.maxKeysPerWrite();
+      return "writes: "
+          + w.writes().size()
+          + " keys exceed the limit of "
+          + limits.maxKeysPerWrite();
     }
     Set<String> seen = new HashSet<>();
     long totalValueBytes = 0;
@@ -139,23 +156,31 @@ final class Validation {
         return "value: a delete of '" + kw.key() + "' must not carry a value";
       }
       if (kw.value().length > limits.maxValueBytes()) {
-        return "value: " + kw.value().length + " bytes for key '" + kw.key() + "' exceed the limit of "
+        return "value: "
+            + kw.value().length
+            + " bytes for key '"
+            + kw.key()
+            + "' exceed the limit of "
             + limits.maxValueBytes();
       }
       totalValueBytes += kw.value().length;
     }
-    // One write is one log entry; bounding its total keeps every entry well inside what Ratis replicates
+    // One write is one log entry; bounding its total keeps every entry well inside what Ratis
+    // replicates
     // in one append (its appender buffer is 4 MB), whatever the keys-per-write limit.
     if (totalValueBytes > limits.maxValueBytes()) {
-      return "value: " + totalValueBytes + " bytes in one write exceed the limit of " + limits.maxValueBytes();
+      return "value: "
+          + totalValueBytes
+          + " bytes in one write exceed the limit of "
+          + limits.maxValueBytes();
     }
     return null;
   }
 
   /**
-   * Length in UTF-8 bytes within [minBytes, maxBytes], no control characters and no format characters
-   * (Unicode category Cf: bidi overrides and isolates, zero-width characters, the byte-order mark), which
-   * change how a name is shown without being shown themselves.
+   * Length in UTF-8 bytes within [minBytes, maxBytes], no control characters and no format
+   * characters (Unicode category Cf: bidi overrides and isolates, zero-width characters, the
+   * byte-order mark), which change how a name is shown without being shown themselves.
    */
   static String textWithin(String field, String value, int minBytes, int maxBytes) {
     if (value == null) {
@@ -174,7 +199,9 @@ final class Validation {
         return field + ": contains control character U+" + String.format("%04X", cp);
       }
       if (Character.getType(cp) == Character.FORMAT) {
-        return field + ": contains invisible format character U+" + String.format("%04X", cp)
+        return field
+            + ": contains invisible format character U+"
+            + String.format("%04X", cp)
             + " (bidi overrides, zero-width and other Unicode format characters are refused)";
       }
       if (Character.isSurrogate(value.charAt(i)) && !Character.isSupplementaryCodePoint(cp)) {

@@ -5,27 +5,29 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The receipts of one resource's accepted writes under its newest lease, oldest first, at most as many as
- * the caller allows.
+ * The receipts of one resource's accepted writes under its newest lease, oldest first, at most as
+ * many as the caller allows.
  *
- * <p>They live in flat arrays, not as a map entry, a record and a request-id string per write: under
- * steady writes a receipt lives for seconds, long enough for several young collections to copy it, and
- * those copies were most of the leader's young-collection pauses, which stall every write in flight
- * (docs/benchmarks.md, GC). A request id is kept split into a prefix and a
- * decimal counter, because the client library's ids are a per-process prefix and a counter: one
- * resource's receipts share one prefix string (and, when they keep writing one key, one key string), so
- * a receipt adds no objects. An id without such a counter is kept whole, as its own prefix. Lookups go
- * through an open-addressing table of slot numbers, because a write looks its id up among as many as a
- * thousand receipts.
+ * <p>They live in flat arrays, not as a map entry, a record and a request-id string per write:
+ * under steady writes a receipt lives for seconds, long enough for several young collections to
+ * copy it, and those copies were most of the leader's young-collection pauses, which stall every
+ * write in flight (docs/benchmarks.md, GC). A request id is kept split into a prefix and a decimal
+ * counter, because the client library's ids are a per-process prefix and a counter: one resource's
+ * receipts share one prefix string (and, when they keep writing one key, one key string), so a
+ * receipt adds no objects. An id without such a counter is kept whole, as its own prefix. Lookups
+ * go through an open-addressing table of slot numbers, because a write looks its id up among as
+ * many as a thousand receipts.
  */
 final class WriteReceipts {
   private static final long NO_COUNTER = -1;
   // Long.MAX_VALUE has 19 digits: 18 always parse.
   private static final int MAX_COUNTER_DIGITS = 18;
-  // Arrays up to this size are kept across clear(); larger ones are dropped so an idle resource holds little.
+  // Arrays up to this size are kept across clear(); larger ones are dropped so an idle resource
+  // holds little.
   private static final int KEPT_CAPACITY = 8;
 
-  // The ring of receipts: slot (oldest + i) & (capacity - 1) holds the i-th oldest; capacity is a power of two.
+  // The ring of receipts: slot (oldest + i) & (capacity - 1) holds the i-th oldest; capacity is a
+  // power of two.
   private String[] prefixes = new String[0];
   private long[] counters = new long[0];
   private int[] hashes = new int[0];
@@ -71,8 +73,10 @@ final class WriteReceipts {
         grow(Math.max(KEPT_CAPACITY, prefixes.length * 2));
       }
       slot = (oldest + size) & (prefixes.length - 1);
-      prefixes[slot] = hasPrefix(requestId, counterStart, newestPrefix)
-          ? newestPrefix : requestId.substring(0, counterStart);
+      prefixes[slot] =
+          hasPrefix(requestId, counterStart, newestPrefix)
+              ? newestPrefix
+              : requestId.substring(0, counterStart);
       counters[slot] = counter;
       hashes[slot] = hash;
       size++;
@@ -81,7 +85,8 @@ final class WriteReceipts {
     firstKeys[slot] = firstKey.equals(newestKey) ? newestKey : firstKey;
     versions[slot] = version;
     writtenAtMs[slot] = writtenAt;
-    // Only when the limit was lowered since these receipts were taken (a restart with a new config).
+    // Only when the limit was lowered since these receipts were taken (a restart with a new
+    // config).
     while (size > max) {
       dropOldest();
     }
@@ -115,7 +120,8 @@ final class WriteReceipts {
   }
 
   private WriteReceipt receiptAt(int slot) {
-    String requestId = counters[slot] == NO_COUNTER ? prefixes[slot] : prefixes[slot] + counters[slot];
+    String requestId =
+        counters[slot] == NO_COUNTER ? prefixes[slot] : prefixes[slot] + counters[slot];
     return new WriteReceipt(requestId, firstKeys[slot], versions[slot], writtenAtMs[slot]);
   }
 
@@ -123,7 +129,9 @@ final class WriteReceipts {
     int mask = index.length - 1;
     for (int i = hash & mask; index[i] != 0; i = (i + 1) & mask) {
       int slot = index[i] - 1;
-      if (hashes[slot] == hash && counters[slot] == counter && hasPrefix(requestId, counterStart, prefixes[slot])) {
+      if (hashes[slot] == hash
+          && counters[slot] == counter
+          && hasPrefix(requestId, counterStart, prefixes[slot])) {
         return slot;
       }
     }
@@ -161,7 +169,8 @@ final class WriteReceipts {
     }
     for (int i = (hole + 1) & mask; index[i] != 0; i = (i + 1) & mask) {
       int home = hashes[index[i] - 1] & mask;
-      boolean reachableWithoutHole = hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
+      boolean reachableWithoutHole =
+          hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
       if (!reachableWithoutHole) {
         index[hole] = index[i];
         hole = i;
@@ -217,8 +226,9 @@ final class WriteReceipts {
   }
 
   /**
-   * Where the id's decimal counter starts: its trailing ASCII digits, when there are 1 to 18 of them
-   * without a leading zero (so that prefix and counter give back exactly the id), else the id's length.
+   * Where the id's decimal counter starts: its trailing ASCII digits, when there are 1 to 18 of
+   * them without a leading zero (so that prefix and counter give back exactly the id), else the
+   * id's length.
    */
   static int counterStart(String requestId) {
     int end = requestId.length();
@@ -227,7 +237,9 @@ final class WriteReceipts {
       start--;
     }
     int digits = end - start;
-    if (digits == 0 || digits > MAX_COUNTER_DIGITS || (digits > 1 && requestId.charAt(start) == '0')) {
+    if (digits == 0
+        || digits > MAX_COUNTER_DIGITS
+        || (digits > 1 && requestId.charAt(start) == '0')) {
       return end;
     }
     return start;

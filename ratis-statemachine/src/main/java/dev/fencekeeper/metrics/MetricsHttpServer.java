@@ -15,20 +15,21 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * One node's HTTP endpoint: {@code /metrics} is the node's {@link PrometheusRegistry} in the Prometheus
- * text format (OpenMetrics or protobuf when the scraper asks for them), served by the Prometheus Java
- * client's HTTP server; {@code /health} is the readiness check ({@link NodeMetrics#health()}); {@code
- * /-/healthy} is the exporter's liveness check (200 while the process serves HTTP).
+ * One node's HTTP endpoint: {@code /metrics} is the node's {@link PrometheusRegistry} in the
+ * Prometheus text format (OpenMetrics or protobuf when the scraper asks for them), served by the
+ * Prometheus Java client's HTTP server; {@code /health} is the readiness check ({@link
+ * NodeMetrics#health()}); {@code /-/healthy} is the exporter's liveness check (200 while the
+ * process serves HTTP).
  *
- * <p>Slow clients: the JDK server behind it reads a request on a worker thread, so a connection that
- * sends half a request holds a worker until it sends the rest. Two bounds keep a few such sockets from
- * silencing {@code /health}: {@value #WORKERS} workers (the client library's default of ten, with a queue
- * behind them, let ten stalled sockets block every later probe), and the JDK server's own request and
- * response time limits ({@link #REQUEST_TIME_LIMIT_PROPERTY}, {@link #RESPONSE_TIME_LIMIT_PROPERTY}), which
- * close a connection that has not finished its request in {@value #REQUEST_TIME_LIMIT_SECONDS} s.
- * Those limits are JVM-wide settings read when the JVM's first HTTP server starts. The client library
- * sets 60 s for both when they are unset; this class is initialised first and sets its own, and an
- * operator's {@code -D} value wins over both.
+ * <p>Slow clients: the JDK server behind it reads a request on a worker thread, so a connection
+ * that sends half a request holds a worker until it sends the rest. Two bounds keep a few such
+ * sockets from silencing {@code /health}: {@value #WORKERS} workers (the client library's default
+ * of ten, with a queue behind them, let ten stalled sockets block every later probe), and the JDK
+ * server's own request and response time limits ({@link #REQUEST_TIME_LIMIT_PROPERTY}, {@link
+ * #RESPONSE_TIME_LIMIT_PROPERTY}), which close a connection that has not finished its request in
+ * {@value #REQUEST_TIME_LIMIT_SECONDS} s. Those limits are JVM-wide settings read when the JVM's
+ * first HTTP server starts. The client library sets 60 s for both when they are unset; this class
+ * is initialised first and sets its own, and an operator's {@code -D} value wins over both.
  */
 final class MetricsHttpServer implements AutoCloseable {
   static final String REQUEST_TIME_LIMIT_PROPERTY = "sun.net.httpserver.maxReqTime";
@@ -42,7 +43,8 @@ final class MetricsHttpServer implements AutoCloseable {
       System.setProperty(REQUEST_TIME_LIMIT_PROPERTY, Integer.toString(REQUEST_TIME_LIMIT_SECONDS));
     }
     if (System.getProperty(RESPONSE_TIME_LIMIT_PROPERTY) == null) {
-      System.setProperty(RESPONSE_TIME_LIMIT_PROPERTY, Integer.toString(RESPONSE_TIME_LIMIT_SECONDS));
+      System.setProperty(
+          RESPONSE_TIME_LIMIT_PROPERTY, Integer.toString(RESPONSE_TIME_LIMIT_SECONDS));
     }
   }
 
@@ -54,8 +56,9 @@ final class MetricsHttpServer implements AutoCloseable {
     this.workers = workers;
   }
 
-  static MetricsHttpServer start(String host, int port, PrometheusRegistry registry,
-                                 Supplier<NodeMetrics.Health> health) throws IOException {
+  static MetricsHttpServer start(
+      String host, int port, PrometheusRegistry registry, Supplier<NodeMetrics.Health> health)
+      throws IOException {
     ExecutorService workers = workers(host + ":" + port);
     try {
       HTTPServer server =
@@ -74,15 +77,21 @@ final class MetricsHttpServer implements AutoCloseable {
   }
 
   /**
-   * Threads are made as connections need them, up to {@link #WORKERS}; past that the server's accept
-   * thread waits for a free worker (the time limits free stalled ones) rather than refusing or queueing
-   * behind them.
+   * Threads are made as connections need them, up to {@link #WORKERS}; past that the server's
+   * accept thread waits for a free worker (the time limits free stalled ones) rather than refusing
+   * or queueing behind them.
    */
   private static ExecutorService workers(String endpoint) {
     AtomicInteger n = new AtomicInteger();
-    return new ThreadPoolExecutor(1, WORKERS, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+    return new ThreadPoolExecutor(
+        1,
+        WORKERS,
+        60,
+        TimeUnit.SECONDS,
+        new SynchronousQueue<>(),
         r -> {
-          Thread t = new Thread(r, "fencekeeper-metrics-http-" + endpoint + "-" + n.incrementAndGet());
+          Thread t =
+              new Thread(r, "fencekeeper-metrics-http-" + endpoint + "-" + n.incrementAndGet());
           t.setDaemon(true);
           return t;
         },
@@ -104,15 +113,21 @@ final class MetricsHttpServer implements AutoCloseable {
     return server.getPort();
   }
 
-  /** Everything the exporter does not serve itself ({@code /metrics}, {@code /-/healthy}) comes here. */
-  private static void route(HttpExchange exchange, Supplier<NodeMetrics.Health> health) throws IOException {
+  /**
+   * Everything the exporter does not serve itself ({@code /metrics}, {@code /-/healthy}) comes
+   * here.
+   */
+  private static void route(HttpExchange exchange, Supplier<NodeMetrics.Health> health)
+      throws IOException {
     String path = exchange.getRequestURI().getPath();
     switch (path) {
       case "/health", "/health/" -> {
         NodeMetrics.Health h = health.get();
         respond(exchange, h.ready() ? 200 : 503, h.message());
       }
-      case "/" -> respond(exchange, 200, "fencekeeper node: /metrics (Prometheus text), /health (readiness)");
+      case "/" ->
+          respond(
+              exchange, 200, "fencekeeper node: /metrics (Prometheus text), /health (readiness)");
       default -> respond(exchange, 404, "not found: " + path);
     }
   }

@@ -21,14 +21,14 @@ import io.prometheus.metrics.model.snapshots.Labels;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
-import java.util.ArrayList;
-import java.util.Properties;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -41,23 +41,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node's metrics: a Dropwizard {@link MetricRegistry} holding fencekeeper's own figures and a live
- * mirror of Ratis's, exposed over JMX (domain {@code fencekeeper.<nodeId>}) and, when a port is
- * configured, over HTTP ({@code /metrics} in Prometheus text format, {@code /health}).
+ * One node's metrics: a Dropwizard {@link MetricRegistry} holding fencekeeper's own figures and a
+ * live mirror of Ratis's, exposed over JMX (domain {@code fencekeeper.<nodeId>}) and, when a port
+ * is configured, over HTTP ({@code /metrics} in Prometheus text format, {@code /health}).
  *
- * <p>Naming: in the Dropwizard registry (and so over JMX) every metric is {@code fencekeeper.<thing>}, a
- * reason or command being a segment of the name ({@code fencekeeper.writes.rejected.STALE_TOKEN}, {@code
- * fencekeeper.request.WRITE.seconds}). Over HTTP the same figures follow Prometheus's conventions
- * ({@link PrometheusFamilies}): reasons and commands are labels ({@code
- * fencekeeper_writes_rejected_total{reason="STALE_TOKEN"}}), latencies are histograms in seconds ({@code
- * fencekeeper_request_duration_seconds{type="WRITE"}}, kept beside the Dropwizard timers because a
- * Dropwizard reservoir cannot give cumulative buckets), with {@code fencekeeper_build_info}, the client
- * library's JVM metrics and Ratis's metrics in snake case. docs/operations.md lists every name.
+ * <p>Naming: in the Dropwizard registry (and so over JMX) every metric is {@code
+ * fencekeeper.<thing>}, a reason or command being a segment of the name ({@code
+ * fencekeeper.writes.rejected.STALE_TOKEN}, {@code fencekeeper.request.WRITE.seconds}). Over HTTP
+ * the same figures follow Prometheus's conventions ({@link PrometheusFamilies}): reasons and
+ * commands are labels ({@code fencekeeper_writes_rejected_total{reason="STALE_TOKEN"}}), latencies
+ * are histograms in seconds ({@code fencekeeper_request_duration_seconds{type="WRITE"}}, kept
+ * beside the Dropwizard timers because a Dropwizard reservoir cannot give cumulative buckets), with
+ * {@code fencekeeper_build_info}, the client library's JVM metrics and Ratis's metrics in snake
+ * case. docs/operations.md lists every name.
  *
- * <p>Where counts come from: outcomes and lease events are counted as this replica applies log entries,
- * so every replica counts every committed command once (replays after a restart included — counters
- * start from zero with the process, as Prometheus expects). Refusals answered on the leader without a
- * log entry, and request latencies, are counted only by the node that was leader at the time.
+ * <p>Where counts come from: outcomes and lease events are counted as this replica applies log
+ * entries, so every replica counts every committed command once (replays after a restart included —
+ * counters start from zero with the process, as Prometheus expects). Refusals answered on the
+ * leader without a log entry, and request latencies, are counted only by the node that was leader
+ * at the time.
  */
 public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(NodeMetrics.class);
@@ -95,14 +97,23 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public static final String SNAPSHOT_TIMESTAMP = "fencekeeper.snapshot.timestamp.seconds";
 
   /** Request latency buckets, seconds: sub-millisecond applies up to multi-second stalls. */
-  private static final double[] REQUEST_SECONDS_BUCKETS =
-      {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  private static final double[] REQUEST_SECONDS_BUCKETS = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
+  };
+
   /** Apply-time buckets, seconds: one command's apply is microseconds unless something is wrong. */
-  private static final double[] APPLY_SECONDS_BUCKETS =
-      {0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.1};
+  private static final double[] APPLY_SECONDS_BUCKETS = {
+    0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.1
+  };
+
   private static final double[] BATCH_COMMANDS_BUCKETS = {2, 4, 8, 16, 32, 64, 128, 256};
-  /** 1 while the node's storage has at least its free-space reserve, 0 once the node stopped for want of it. */
+
+  /**
+   * 1 while the node's storage has at least its free-space reserve, 0 once the node stopped for
+   * want of it.
+   */
   public static final String STORAGE_WRITABLE = "fencekeeper.storage.writable";
+
   public static final String STORAGE_FREE_BYTES = "fencekeeper.storage.free.bytes";
 
   /** The write rejections counted by reason. */
@@ -115,6 +126,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
 
   /** How long {@code /health} waits for the applied index to reach the commit index it read. */
   static final Duration HEALTH_CATCH_UP_WAIT = Duration.ofMillis(250);
+
   /** How long one pass over the resources (live leases, waiters) serves the gauges. */
   private static final long CENSUS_TTL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -140,7 +152,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Timer applyTimer;
   private final Map<String, Timer> requestTimers = new LinkedHashMap<>();
   private final StoredValues stored = new StoredValues();
-  // What /metrics serves; a registry of our own, not the JVM-wide default, as several nodes may share a JVM.
+  // What /metrics serves; a registry of our own, not the JVM-wide default, as several nodes may
+  // share a JVM.
   private final PrometheusRegistry prometheus = new PrometheusRegistry();
   private final io.prometheus.metrics.core.metrics.Histogram requestSeconds;
   private final io.prometheus.metrics.core.metrics.Histogram applySeconds;
@@ -181,14 +194,22 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     gauge(LEASES_LIVE, () -> census().map(Census::liveLeases));
     gauge(WAITERS, () -> census().map(Census::waiters));
     gauge(RESOURCES, () -> census().map(Census::resources));
-    gauge(KEYS, () -> readState(state -> {
-      stored.track(state);
-      return stored.keys();
-    }));
-    gauge(STORED_BYTES, () -> readState(state -> {
-      stored.track(state);
-      return stored.bytes();
-    }));
+    gauge(
+        KEYS,
+        () ->
+            readState(
+                state -> {
+                  stored.track(state);
+                  return stored.keys();
+                }));
+    gauge(
+        STORED_BYTES,
+        () ->
+            readState(
+                state -> {
+                  stored.track(state);
+                  return stored.bytes();
+                }));
     gauge(TERM, () -> division(d -> d.getInfo().getCurrentTerm()));
     gauge(LEADER_KNOWN, () -> division(d -> d.getInfo().getLeaderId() != null ? 1L : 0L));
     gauge(LEADING, () -> division(d -> d.getInfo().isLeader() ? 1L : 0L));
@@ -197,36 +218,61 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     gauge(SNAPSHOT_INDEX, () -> snapshot().map(SnapshotInfo::getIndex));
     gauge(SNAPSHOT_TIMESTAMP, () -> snapshot().flatMap(NodeMetrics::snapshotTimestampSeconds));
 
-    requestSeconds = io.prometheus.metrics.core.metrics.Histogram.builder()
-        .name("fencekeeper_request_duration_seconds")
-        .help("On the leader, from the request reaching the state machine until its entry is applied")
-        .labelNames("type").classicOnly().classicUpperBounds(REQUEST_SECONDS_BUCKETS).register(prometheus);
+    requestSeconds =
+        io.prometheus.metrics.core.metrics.Histogram.builder()
+            .name("fencekeeper_request_duration_seconds")
+            .help(
+                "On the leader, from the request reaching the state machine until its entry is"
+                    + " applied")
+            .labelNames("type")
+            .classicOnly()
+            .classicUpperBounds(REQUEST_SECONDS_BUCKETS)
+            .register(prometheus);
     for (String command : COMMANDS) {
       requestSeconds.labelValues(command); // every type is exported from the start, at zero
     }
-    applySeconds = io.prometheus.metrics.core.metrics.Histogram.builder()
-        .name("fencekeeper_apply_duration_seconds")
-        .help("Time inside the state machine's apply per command, on every replica")
-        .classicOnly().classicUpperBounds(APPLY_SECONDS_BUCKETS).register(prometheus);
-    batchCommandsHistogram = io.prometheus.metrics.core.metrics.Histogram.builder()
-        .name("fencekeeper_batch_commands")
-        .help("Commands per batched log entry, on every replica")
-        .classicOnly().classicUpperBounds(BATCH_COMMANDS_BUCKETS).register(prometheus);
+    applySeconds =
+        io.prometheus.metrics.core.metrics.Histogram.builder()
+            .name("fencekeeper_apply_duration_seconds")
+            .help("Time inside the state machine's apply per command, on every replica")
+            .classicOnly()
+            .classicUpperBounds(APPLY_SECONDS_BUCKETS)
+            .register(prometheus);
+    batchCommandsHistogram =
+        io.prometheus.metrics.core.metrics.Histogram.builder()
+            .name("fencekeeper_batch_commands")
+            .help("Commands per batched log entry, on every replica")
+            .classicOnly()
+            .classicUpperBounds(BATCH_COMMANDS_BUCKETS)
+            .register(prometheus);
     prometheus.register(families());
     Properties build = buildProperties();
-    Info.builder().name("fencekeeper_build_info").help("The fencekeeper build this node runs")
-        .labelNames("version", "ratis_version").register(prometheus)
-        .setLabelValues(build.getProperty("version", "unknown"), build.getProperty("ratis.version", "unknown"));
+    Info.builder()
+        .name("fencekeeper_build_info")
+        .help("The fencekeeper build this node runs")
+        .labelNames("version", "ratis_version")
+        .register(prometheus)
+        .setLabelValues(
+            build.getProperty("version", "unknown"), build.getProperty("ratis.version", "unknown"));
     JvmMetrics.builder().register(prometheus);
-    // Last: from here on Ratis registries of this peer are mirrored, so build the RaftServer after this.
+    // Last: from here on Ratis registries of this peer are mirrored, so build the RaftServer after
+    // this.
     this.ratisMirror = RatisMetricsBridge.attach(nodeId, registry);
   }
 
-  /** fencekeeper's own Dropwizard counters and gauges as Prometheus families, labelled where they are one family. */
+  /**
+   * fencekeeper's own Dropwizard counters and gauges as Prometheus families, labelled where they
+   * are one family.
+   */
   private PrometheusFamilies families() {
     PrometheusFamilies f = new PrometheusFamilies(registry);
-    f.counter("fencekeeper_acquisitions_granted", "Leases granted, grants to queued waiters included", granted);
-    f.counter("fencekeeper_acquisitions_held", "Acquires refused because the resource is held or in lock-delay",
+    f.counter(
+        "fencekeeper_acquisitions_granted",
+        "Leases granted, grants to queued waiters included",
+        granted);
+    f.counter(
+        "fencekeeper_acquisitions_held",
+        "Acquires refused because the resource is held or in lock-delay",
         held);
     f.counter("fencekeeper_acquisitions_waited", "Acquires queued behind the holder", waited);
     f.counter("fencekeeper_renewals", "Leases renewed", renewals);
@@ -234,32 +280,56 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     f.counter("fencekeeper_expiries", "Leases that ran out", expiries);
     f.counter("fencekeeper_revocations", "Leases ended by an operator's revoke", revocations);
     f.counter("fencekeeper_writes_accepted", "Fenced writes applied", writesAccepted);
-    f.counter("fencekeeper_writes_deduplicated", "Retried writes answered from their receipt", writesDeduplicated);
+    f.counter(
+        "fencekeeper_writes_deduplicated",
+        "Retried writes answered from their receipt",
+        writesDeduplicated);
     List<PrometheusFamilies.Series> rejected = new ArrayList<>();
-    writesRejected.forEach((reason, counter) ->
-        rejected.add(new PrometheusFamilies.Series(Labels.of("reason", reason.name()), counter::getCount)));
+    writesRejected.forEach(
+        (reason, counter) ->
+            rejected.add(
+                new PrometheusFamilies.Series(
+                    Labels.of("reason", reason.name()), counter::getCount)));
     f.counter("fencekeeper_writes_rejected", "Fenced writes refused, by result code", rejected);
-    f.counter("fencekeeper_requests_invalid", "Other commands refused as INVALID_ARGUMENT", invalidRequests);
-    f.counter("fencekeeper_requests_denied", "Requests refused as PERMISSION_DENIED", deniedRequests);
-    f.counter("fencekeeper_requests_overloaded", "Requests refused as OVERLOADED, reads included",
+    f.counter(
+        "fencekeeper_requests_invalid",
+        "Other commands refused as INVALID_ARGUMENT",
+        invalidRequests);
+    f.counter(
+        "fencekeeper_requests_denied", "Requests refused as PERMISSION_DENIED", deniedRequests);
+    f.counter(
+        "fencekeeper_requests_overloaded",
+        "Requests refused as OVERLOADED, reads included",
         overloadedRequests);
     f.counter("fencekeeper_reads_overloaded", "Reads refused as OVERLOADED", overloadedReads);
-    f.counter("fencekeeper_raft_leader_changes", "Times this node learned of a leader", leaderChanges);
-    f.counter("fencekeeper_raft_elections_on_leader_loss",
-        "Elections started at once because the leader's process was gone", electionsOnLeaderLoss);
+    f.counter(
+        "fencekeeper_raft_leader_changes", "Times this node learned of a leader", leaderChanges);
+    f.counter(
+        "fencekeeper_raft_elections_on_leader_loss",
+        "Elections started at once because the leader's process was gone",
+        electionsOnLeaderLoss);
     gaugeFamily(f, "fencekeeper_leases_live", "Leases live at state-machine time", LEASES_LIVE);
     gaugeFamily(f, "fencekeeper_waiters", "Acquires queued, over all resources", WAITERS);
     gaugeFamily(f, "fencekeeper_resources", "Resource records held", RESOURCES);
     gaugeFamily(f, "fencekeeper_keys", "Protected keys stored", KEYS);
     gaugeFamily(f, "fencekeeper_stored_bytes", "Value bytes stored", STORED_BYTES);
     gaugeFamily(f, "fencekeeper_raft_term", "This node's current Raft term", TERM);
-    gaugeFamily(f, "fencekeeper_raft_leader_known", "1 if this node knows a leader, else 0", LEADER_KNOWN);
+    gaugeFamily(
+        f, "fencekeeper_raft_leader_known", "1 if this node knows a leader, else 0", LEADER_KNOWN);
     gaugeFamily(f, "fencekeeper_raft_leading", "1 on the leader, else 0", LEADING);
-    gaugeFamily(f, "fencekeeper_raft_applied_index", "Last log index this node applied", APPLIED_INDEX);
+    gaugeFamily(
+        f, "fencekeeper_raft_applied_index", "Last log index this node applied", APPLIED_INDEX);
     gaugeFamily(f, "fencekeeper_raft_commit_index", "Commit index this node knows", COMMIT_INDEX);
-    gaugeFamily(f, "fencekeeper_snapshot_last_index", "Log index of this node's newest snapshot", SNAPSHOT_INDEX);
-    gaugeFamily(f, "fencekeeper_snapshot_last_timestamp_seconds",
-        "When this node's newest snapshot was written (Unix time)", SNAPSHOT_TIMESTAMP);
+    gaugeFamily(
+        f,
+        "fencekeeper_snapshot_last_index",
+        "Log index of this node's newest snapshot",
+        SNAPSHOT_INDEX);
+    gaugeFamily(
+        f,
+        "fencekeeper_snapshot_last_timestamp_seconds",
+        "When this node's newest snapshot was written (Unix time)",
+        SNAPSHOT_TIMESTAMP);
     return f;
   }
 
@@ -281,8 +351,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   }
 
   /**
-   * Creates the metrics of node {@code nodeId} and starts mirroring its Ratis metrics. Call before that
-   * node's RaftServer is built, so none of Ratis's registries is missed.
+   * Creates the metrics of node {@code nodeId} and starts mirroring its Ratis metrics. Call before
+   * that node's RaftServer is built, so none of Ratis's registries is missed.
    */
   public static NodeMetrics create(String nodeId) {
     return new NodeMetrics(nodeId);
@@ -299,8 +369,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private volatile Supplier<String> storageProblem = () -> null;
 
   /**
-   * Where {@code /health} and the storage gauges learn whether the node can persist: {@code problem} is
-   * null while it can, else why not; {@code freeBytes} the free space last measured.
+   * Where {@code /health} and the storage gauges learn whether the node can persist: {@code
+   * problem} is null while it can, else why not; {@code freeBytes} the free space last measured.
    */
   public void watchStorage(Supplier<String> problem, java.util.function.LongSupplier freeBytes) {
     this.storageProblem = problem;
@@ -324,7 +394,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     }
     if (httpPort > 0 && http == null) {
       http = MetricsHttpServer.start(host, httpPort, prometheus, this::health);
-      LOG.info("{}: metrics on http://{}:{}/metrics, readiness on /health", nodeId, host, http.port());
+      LOG.info(
+          "{}: metrics on http://{}:{}/metrics, readiness on /health", nodeId, host, http.port());
     }
   }
 
@@ -332,7 +403,10 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     return registry;
   }
 
-  /** What {@code /metrics} serves: fencekeeper's families, latency histograms, JVM and Ratis metrics. */
+  /**
+   * What {@code /metrics} serves: fencekeeper's families, latency histograms, JVM and Ratis
+   * metrics.
+   */
   public PrometheusRegistry prometheusRegistry() {
     return prometheus;
   }
@@ -352,7 +426,9 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     return http == null ? -1 : http.port();
   }
 
-  /** Stops the HTTP endpoint and the JMX reporter (unregistering its beans) and the Ratis mirror. */
+  /**
+   * Stops the HTTP endpoint and the JMX reporter (unregistering its beans) and the Ratis mirror.
+   */
   @Override
   public synchronized void close() {
     if (closed) {
@@ -382,9 +458,9 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
 
   /**
    * Ready when this node knows a leader and has applied everything it knows to be committed. The
-   * commit index is read first; the applied index is then given up to {@link #HEALTH_CATCH_UP_WAIT} to
-   * reach it, so a node that is merely mid-apply under load still reads as ready, while one that is
-   * really behind (or cut off from the leader) does not.
+   * commit index is read first; the applied index is then given up to {@link #HEALTH_CATCH_UP_WAIT}
+   * to reach it, so a node that is merely mid-apply under load still reads as ready, while one that
+   * is really behind (or cut off from the leader) does not.
    */
   public Health health() {
     String storage = storageProblem.get();
@@ -406,8 +482,13 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     }
     RaftPeerId leader = d.getInfo().getLeaderId();
     if (leader == null) {
-      return new Health(false, "not ready: no leader known (" + d.getInfo().getCurrentRole() + ", term "
-          + d.getInfo().getCurrentTerm() + ")");
+      return new Health(
+          false,
+          "not ready: no leader known ("
+              + d.getInfo().getCurrentRole()
+              + ", term "
+              + d.getInfo().getCurrentTerm()
+              + ")");
     }
     long commit = d.getRaftLog().getLastCommittedIndex();
     long deadline = System.nanoTime() + HEALTH_CATCH_UP_WAIT.toNanos();
@@ -422,7 +503,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       applied = d.getInfo().getLastAppliedIndex();
     }
     if (applied < commit) {
-      return new Health(false, "not ready: applied index " + applied + " is behind commit index " + commit);
+      return new Health(
+          false, "not ready: applied index " + applied + " is behind commit index " + commit);
     }
     return new Health(true, "ready");
   }
@@ -455,14 +537,19 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     LOG.warn("{}: PERMISSION_DENIED {} from '{}': {}", nodeId, operation, caller, message);
   }
 
-  /** Counted twice: among all overloaded requests, and among the reads, so operators see which bound bit. */
+  /**
+   * Counted twice: among all overloaded requests, and among the reads, so operators see which bound
+   * bit.
+   */
   @Override
   public void readOverloaded(String caller) {
     overloadedRequests.inc();
     overloadedReads.inc();
   }
 
-  /** Counts the refusal, and logs it when it is a write's (only the leader refuses before the log). */
+  /**
+   * Counts the refusal, and logs it when it is a write's (only the leader refuses before the log).
+   */
   @Override
   public void refusedEarly(Command command, Response response) {
     if (response.getCode() == ResultCode.OVERLOADED) {
@@ -476,8 +563,13 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     refusedEarly(command, response.getCode());
     if (command instanceof Command.Write w) {
       try {
-        RejectionLog.log(w, response.getCode().name(), response.getSentToken(), response.getCurrentToken(),
-            response.getHolderOwner(), response.getKey());
+        RejectionLog.log(
+            w,
+            response.getCode().name(),
+            response.getSentToken(),
+            response.getCurrentToken(),
+            response.getHolderOwner(),
+            response.getKey());
       } catch (RuntimeException e) {
         LOG.warn("{}: logging a rejected write failed", nodeId, e);
       }
@@ -485,7 +577,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   }
 
   @Override
-  public Outcome apply(Command command, FencingState state, Object requestContext, Supplier<Outcome> delegate) {
+  public Outcome apply(
+      Command command, FencingState state, Object requestContext, Supplier<Outcome> delegate) {
     StoredValues.Probe probe = null;
     boolean retriedWrite = false;
     boolean alreadyQueued = false;
@@ -518,10 +611,16 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       if (requestContext instanceof RequestStart s) {
         requestTimers.get(commandName(command)).update(end - s.nanos(), TimeUnit.NANOSECONDS);
         requestSeconds.labelValues(commandName(command)).observe((end - s.nanos()) / 1e9);
-        // A context means this node stamped the entry as leader: exactly one replica logs the rejection.
+        // A context means this node stamped the entry as leader: exactly one replica logs the
+        // rejection.
         if (command instanceof Command.Write w && !outcome.isSuccess()) {
-          RejectionLog.log(w, outcome.code().name(), outcome.sentToken(), outcome.currentToken(),
-              outcome.holderOwner(), outcome.key());
+          RejectionLog.log(
+              w,
+              outcome.code().name(),
+              outcome.sentToken(),
+              outcome.currentToken(),
+              outcome.holderOwner(),
+              outcome.key());
         }
       }
     } catch (RuntimeException e) {
@@ -545,7 +644,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
         case RELEASED -> releases.inc();
         case EXPIRED -> expiries.inc();
         case REVOKED -> revocations.inc();
-        default -> { }
+        default -> {}
       }
     }
   }
@@ -555,7 +654,9 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     leaderChanges.inc();
   }
 
-  /** This node started an election at once because its leader's process was gone (LeaderLossWatch). */
+  /**
+   * This node started an election at once because its leader's process was gone (LeaderLossWatch).
+   */
   public void electionStartedOnLeaderLoss() {
     electionsOnLeaderLoss.inc();
   }
@@ -581,11 +682,15 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
         waited.inc(); // a queued client re-sends its acquire to stay queued: that is not a new wait
       }
     }
-    // Grants, renewals, releases, expiries and revocations are counted from lease events: a grant to a
+    // Grants, renewals, releases, expiries and revocations are counted from lease events: a grant
+    // to a
     // waiter has no GRANTED outcome of its own, and a retried acquire's GRANTED is not a new lease.
   }
 
-  /** Whether apply will answer {@code w} from its receipt (a retry of an applied write), as the core does. */
+  /**
+   * Whether apply will answer {@code w} from its receipt (a retry of an applied write), as the core
+   * does.
+   */
   private static boolean isRetriedWrite(FencingState state, Command.Write w) {
     if (w.requestId().isEmpty()) {
       return false;
@@ -639,13 +744,16 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private record Census(long liveLeases, long waiters, long resources, long takenAtNanos) {}
 
   private void gauge(String name, Supplier<Optional<Long>> value) {
-    registry.register(name, (Gauge<Long>) () -> {
-      try {
-        return value.get().orElse(null);
-      } catch (RuntimeException e) {
-        return null; // no value: the Prometheus bridge skips it, JMX shows null
-      }
-    });
+    registry.register(
+        name,
+        (Gauge<Long>)
+            () -> {
+              try {
+                return value.get().orElse(null);
+              } catch (RuntimeException e) {
+                return null; // no value: the Prometheus bridge skips it, JMX shows null
+              }
+            });
   }
 
   private Optional<Census> census() {
@@ -653,18 +761,20 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     if (c != null && System.nanoTime() - c.takenAtNanos() < CENSUS_TTL_NANOS) {
       return Optional.of(c);
     }
-    Optional<Census> fresh = readState(state -> {
-      long live = 0;
-      long waiting = 0;
-      long now = state.nowMs();
-      for (ResourceRecord r : state.resources().values()) {
-        if (r.liveLease(now) != null) {
-          live++;
-        }
-        waiting += r.waiters().size();
-      }
-      return new Census(live, waiting, state.resources().size(), System.nanoTime());
-    });
+    Optional<Census> fresh =
+        readState(
+            state -> {
+              long live = 0;
+              long waiting = 0;
+              long now = state.nowMs();
+              for (ResourceRecord r : state.resources().values()) {
+                if (r.liveLease(now) != null) {
+                  live++;
+                }
+                waiting += r.waiters().size();
+              }
+              return new Census(live, waiting, state.resources().size(), System.nanoTime());
+            });
     fresh.ifPresent(value -> census = value);
     return fresh;
   }
@@ -681,7 +791,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       return Optional.empty();
     }
     try {
-      return Optional.ofNullable(b.server().getDivision(b.groupId()).getStateMachine().getLatestSnapshot());
+      return Optional.ofNullable(
+          b.server().getDivision(b.groupId()).getStateMachine().getLatestSnapshot());
     } catch (IOException e) {
       return Optional.empty();
     }

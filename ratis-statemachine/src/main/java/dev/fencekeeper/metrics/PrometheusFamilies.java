@@ -30,13 +30,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Dropwizard registry (the node's JMX registry) as Prometheus families, collected at each scrape.
+ * The Dropwizard registry (the node's JMX registry) as Prometheus families, collected at each
+ * scrape.
  *
  * <p>fencekeeper's own counters and gauges are declared here one family at a time, so that several
  * Dropwizard metrics can be one labelled family ({@code fencekeeper.writes.rejected.STALE_TOKEN} is
- * {@code fencekeeper_writes_rejected_total{reason="STALE_TOKEN"}}). Ratis's mirrored metrics ({@code ratis.*})
- * are converted by rule: names in snake case, counters and meters as counters, numeric gauges as gauges,
- * timers as summaries in seconds, histograms as summaries.
+ * {@code fencekeeper_writes_rejected_total{reason="STALE_TOKEN"}}). Ratis's mirrored metrics
+ * ({@code ratis.*}) are converted by rule: names in snake case, counters and meters as counters,
+ * numeric gauges as gauges, timers as summaries in seconds, histograms as summaries.
  */
 final class PrometheusFamilies implements MultiCollector {
   private static final Logger LOG = LoggerFactory.getLogger(PrometheusFamilies.class);
@@ -47,10 +48,15 @@ final class PrometheusFamilies implements MultiCollector {
   private static final double NANOS_PER_SECOND = 1e9;
   private static final double[] QUANTILES = {0.5, 0.75, 0.95, 0.98, 0.99, 0.999};
 
-  /** One sample of a declared family: its labels and where its value comes from (null: no sample now). */
+  /**
+   * One sample of a declared family: its labels and where its value comes from (null: no sample
+   * now).
+   */
   record Series(Labels labels, Supplier<Number> value) {}
 
-  /** A declared family: {@code name} without the {@code _total} a counter gets in the text format. */
+  /**
+   * A declared family: {@code name} without the {@code _total} a counter gets in the text format.
+   */
   record Family(String name, String help, boolean counter, List<Series> series) {}
 
   private final MetricRegistry registry;
@@ -61,7 +67,8 @@ final class PrometheusFamilies implements MultiCollector {
   }
 
   void counter(String name, String help, Counter counter) {
-    declared.add(new Family(name, help, true, List.of(new Series(Labels.EMPTY, counter::getCount))));
+    declared.add(
+        new Family(name, help, true, List.of(new Series(Labels.EMPTY, counter::getCount))));
   }
 
   void counter(String name, String help, List<Series> series) {
@@ -124,8 +131,11 @@ final class PrometheusFamilies implements MultiCollector {
       for (Series s : f.series()) {
         Number v = value(s.value());
         if (v != null) {
-          b.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(s.labels())
-              .value(v.doubleValue()).build());
+          b.dataPoint(
+              CounterSnapshot.CounterDataPointSnapshot.builder()
+                  .labels(s.labels())
+                  .value(v.doubleValue())
+                  .build());
           any = true;
         }
       }
@@ -136,7 +146,11 @@ final class PrometheusFamilies implements MultiCollector {
     for (Series s : f.series()) {
       Number v = value(s.value());
       if (v != null) {
-        b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().labels(s.labels()).value(v.doubleValue()).build());
+        b.dataPoint(
+            GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                .labels(s.labels())
+                .value(v.doubleValue())
+                .build());
         any = true;
       }
     }
@@ -171,25 +185,38 @@ final class PrometheusFamilies implements MultiCollector {
       } else {
         return null; // text-valued gauges have no Prometheus form
       }
-      return GaugeSnapshot.builder().name(ratisName(name, false)).help(help)
-          .dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().value(d).build()).build();
+      return GaugeSnapshot.builder()
+          .name(ratisName(name, false))
+          .help(help)
+          .dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().value(d).build())
+          .build();
     }
     return null;
   }
 
   private static CounterSnapshot counter(String name, String help, long count) {
-    return CounterSnapshot.builder().name(name).help(help)
-        .dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().value(count).build()).build();
+    return CounterSnapshot.builder()
+        .name(name)
+        .help(help)
+        .dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().value(count).build())
+        .build();
   }
 
   /** Dropwizard keeps no sum, so the summary has quantiles and a count only. */
-  private static SummarySnapshot summary(String name, String help, long count, Snapshot snapshot, double divisor) {
+  private static SummarySnapshot summary(
+      String name, String help, long count, Snapshot snapshot, double divisor) {
     Quantiles.Builder q = Quantiles.builder();
     for (double quantile : QUANTILES) {
       q.quantile(new Quantile(quantile, snapshot.getValue(quantile) / divisor));
     }
-    return SummarySnapshot.builder().name(name).help(help)
-        .dataPoint(SummarySnapshot.SummaryDataPointSnapshot.builder().count(count).quantiles(q.build()).build())
+    return SummarySnapshot.builder()
+        .name(name)
+        .help(help)
+        .dataPoint(
+            SummarySnapshot.SummaryDataPointSnapshot.builder()
+                .count(count)
+                .quantiles(q.build())
+                .build())
         .build();
   }
 }

@@ -20,18 +20,19 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@code ratis-metrics-default} keeps its metrics in shaded Dropwizard registries that are not
  * type-compatible with ours, one per (component, member) and all in one JVM-wide {@link
- * MetricRegistries#global()}. This bridge registers one reporter hook there, once per JVM and before
- * the first RaftServer is built, and routes each Ratis registry to the node it belongs to: a registry's
- * prefix is the peer id ({@code n1}) or the group member id ({@code n1@group-…}), so several nodes in one
- * JVM (as in tests) never see each other's metrics. Registries of Ratis clients ({@code client-…->n1})
- * belong to no node and are left alone.
+ * MetricRegistries#global()}. This bridge registers one reporter hook there, once per JVM and
+ * before the first RaftServer is built, and routes each Ratis registry to the node it belongs to: a
+ * registry's prefix is the peer id ({@code n1}) or the group member id ({@code n1@group-…}), so
+ * several nodes in one JVM (as in tests) never see each other's metrics. Registries of Ratis
+ * clients ({@code client-…->n1}) belong to no node and are left alone.
  *
- * <p>Each shaded metric appears in the node's registry as a live read-only view ({@link ShadedMetrics})
- * named {@code <application>.<component>.<metric>}, e.g. {@code ratis.state_machine.appliedIndex}: the
- * member prefix is dropped because the registry already belongs to one node of one group. Should that
- * ever collide (a node in two groups), the full Ratis name is used instead. Two names that Prometheus
- * would render identically are never both exported (the second is skipped and logged at debug), since a
- * duplicate family would fail the whole scrape.
+ * <p>Each shaded metric appears in the node's registry as a live read-only view ({@link
+ * ShadedMetrics}) named {@code <application>.<component>.<metric>}, e.g. {@code
+ * ratis.state_machine.appliedIndex}: the member prefix is dropped because the registry already
+ * belongs to one node of one group. Should that ever collide (a node in two groups), the full Ratis
+ * name is used instead. Two names that Prometheus would render identically are never both exported
+ * (the second is skipped and logged at debug), since a duplicate family would fail the whole
+ * scrape.
  */
 final class RatisMetricsBridge {
   private static final Logger LOG = LoggerFactory.getLogger(RatisMetricsBridge.class);
@@ -43,16 +44,18 @@ final class RatisMetricsBridge {
   private RatisMetricsBridge() {}
 
   /**
-   * Starts mirroring the Ratis metrics of peer {@code peerId} into {@code target}: those that exist now
-   * and those Ratis creates later. Call before building that peer's RaftServer. Closing the handle stops
-   * the mirror and removes what it added.
+   * Starts mirroring the Ratis metrics of peer {@code peerId} into {@code target}: those that exist
+   * now and those Ratis creates later. Call before building that peer's RaftServer. Closing the
+   * handle stops the mirror and removes what it added.
    */
   static AutoCloseable attach(String peerId, MetricRegistry target) {
     install();
     NodeMirror mirror = new NodeMirror(peerId, target);
     NodeMirror previous = NODES.put(peerId, mirror);
     if (previous != null) {
-      LOG.warn("Ratis metrics of {} were still mirrored for an earlier node with that id; moving them", peerId);
+      LOG.warn(
+          "Ratis metrics of {} were still mirrored for an earlier node with that id; moving them",
+          peerId);
       previous.close();
     }
     for (RatisMetricRegistry r : MetricRegistries.global().getMetricRegistries()) {
@@ -94,7 +97,10 @@ final class RatisMetricsBridge {
     }
   }
 
-  /** The name Prometheus would give {@code name}: two metrics with the same one cannot both be exported. */
+  /**
+   * The name Prometheus would give {@code name}: two metrics with the same one cannot both be
+   * exported.
+   */
   static String prometheusName(String name) {
     return PrometheusFamilies.ratisName(name, false);
   }
@@ -103,8 +109,9 @@ final class RatisMetricsBridge {
   private static final class NodeMirror {
     private final String peerId;
     private final MetricRegistry target;
-    private final Map<org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry, RegistryMirror> mirrors =
-        new ConcurrentHashMap<>();
+    private final Map<
+            org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry, RegistryMirror>
+        mirrors = new ConcurrentHashMap<>();
     private final Set<String> claimedNames = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -118,19 +125,23 @@ final class RatisMetricsBridge {
         return;
       }
       if (!(registry instanceof RatisMetricRegistryImpl impl)) {
-        LOG.debug("{}: cannot mirror Ratis registry of type {}", peerId, registry.getClass().getName());
+        LOG.debug(
+            "{}: cannot mirror Ratis registry of type {}", peerId, registry.getClass().getName());
         return;
       }
-      org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry shaded = impl.getDropWizardMetricRegistry();
+      org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry shaded =
+          impl.getDropWizardMetricRegistry();
       RegistryMirror m = new RegistryMirror(this, impl.getMetricRegistryInfo());
       if (mirrors.putIfAbsent(shaded, m) == null) {
-        shaded.addListener(m); // replays the metrics already there, then follows additions and removals
+        shaded.addListener(
+            m); // replays the metrics already there, then follows additions and removals
       }
     }
 
     void remove(RatisMetricRegistry registry) {
       if (registry instanceof RatisMetricRegistryImpl impl) {
-        org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry shaded = impl.getDropWizardMetricRegistry();
+        org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry shaded =
+            impl.getDropWizardMetricRegistry();
         RegistryMirror m = mirrors.remove(shaded);
         if (m != null) {
           shaded.removeListener(m);
@@ -141,15 +152,18 @@ final class RatisMetricsBridge {
 
     void close() {
       closed = true;
-      for (Map.Entry<org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry, RegistryMirror> e
-          : mirrors.entrySet()) {
+      for (Map.Entry<
+              org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry, RegistryMirror>
+          e : mirrors.entrySet()) {
         e.getKey().removeListener(e.getValue());
         e.getValue().unmirrorAll();
       }
       mirrors.clear();
     }
 
-    /** Registers {@code view} under the first free candidate name; returns the name used, or null. */
+    /**
+     * Registers {@code view} under the first free candidate name; returns the name used, or null.
+     */
     String register(Set<String> candidates, Metric view) {
       for (String name : candidates) {
         String exported = prometheusName(name);
@@ -177,17 +191,23 @@ final class RatisMetricsBridge {
     private final NodeMirror node;
     private final String fullPrefix;
     private final String shortPrefix;
-    private final Map<String, String> mirrored = new ConcurrentHashMap<>(); // Ratis name -> our name
+    private final Map<String, String> mirrored =
+        new ConcurrentHashMap<>(); // Ratis name -> our name
 
     RegistryMirror(NodeMirror node, MetricRegistryInfo info) {
       this.node = node;
-      this.fullPrefix = org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry.name(
-          info.getApplicationName(), info.getMetricsComponentName(), info.getPrefix()) + ".";
-      this.shortPrefix = org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry.name(
-          info.getApplicationName(), info.getMetricsComponentName()) + ".";
+      this.fullPrefix =
+          org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry.name(
+                  info.getApplicationName(), info.getMetricsComponentName(), info.getPrefix())
+              + ".";
+      this.shortPrefix =
+          org.apache.ratis.thirdparty.com.codahale.metrics.MetricRegistry.name(
+                  info.getApplicationName(), info.getMetricsComponentName())
+              + ".";
     }
 
-    private void mirror(String ratisName, org.apache.ratis.thirdparty.com.codahale.metrics.Metric metric) {
+    private void mirror(
+        String ratisName, org.apache.ratis.thirdparty.com.codahale.metrics.Metric metric) {
       Metric view = ShadedMetrics.view(metric);
       if (view == null) {
         return;
@@ -219,7 +239,8 @@ final class RatisMetricsBridge {
     }
 
     @Override
-    public void onGaugeAdded(String name, org.apache.ratis.thirdparty.com.codahale.metrics.Gauge<?> gauge) {
+    public void onGaugeAdded(
+        String name, org.apache.ratis.thirdparty.com.codahale.metrics.Gauge<?> gauge) {
       mirror(name, gauge);
     }
 
@@ -229,7 +250,8 @@ final class RatisMetricsBridge {
     }
 
     @Override
-    public void onCounterAdded(String name, org.apache.ratis.thirdparty.com.codahale.metrics.Counter counter) {
+    public void onCounterAdded(
+        String name, org.apache.ratis.thirdparty.com.codahale.metrics.Counter counter) {
       mirror(name, counter);
     }
 
@@ -239,7 +261,8 @@ final class RatisMetricsBridge {
     }
 
     @Override
-    public void onHistogramAdded(String name, org.apache.ratis.thirdparty.com.codahale.metrics.Histogram h) {
+    public void onHistogramAdded(
+        String name, org.apache.ratis.thirdparty.com.codahale.metrics.Histogram h) {
       mirror(name, h);
     }
 
@@ -249,7 +272,8 @@ final class RatisMetricsBridge {
     }
 
     @Override
-    public void onMeterAdded(String name, org.apache.ratis.thirdparty.com.codahale.metrics.Meter meter) {
+    public void onMeterAdded(
+        String name, org.apache.ratis.thirdparty.com.codahale.metrics.Meter meter) {
       mirror(name, meter);
     }
 
@@ -259,7 +283,8 @@ final class RatisMetricsBridge {
     }
 
     @Override
-    public void onTimerAdded(String name, org.apache.ratis.thirdparty.com.codahale.metrics.Timer timer) {
+    public void onTimerAdded(
+        String name, org.apache.ratis.thirdparty.com.codahale.metrics.Timer timer) {
       mirror(name, timer);
     }
 

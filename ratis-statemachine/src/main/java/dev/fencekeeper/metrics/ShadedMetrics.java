@@ -11,13 +11,15 @@ import com.codahale.metrics.UniformReservoir;
 import java.io.OutputStream;
 
 /**
- * Read-only views of Ratis's shaded Dropwizard metrics ({@code org.apache.ratis.thirdparty.com.codahale})
- * as ordinary Dropwizard 4.2 metrics, so they can sit in a node's {@code MetricRegistry} and reach JMX
- * and Prometheus through the same reporters as fencekeeper's own. Each view reads the live shaded
- * metric on every call; nothing is copied or sampled here. Writes through a view (inc, mark, update) are
- * not forwarded: Ratis owns these metrics.
+ * Read-only views of Ratis's shaded Dropwizard metrics ({@code
+ * org.apache.ratis.thirdparty.com.codahale}) as ordinary Dropwizard 4.2 metrics, so they can sit in
+ * a node's {@code MetricRegistry} and reach JMX and Prometheus through the same reporters as
+ * fencekeeper's own. Each view reads the live shaded metric on every call; nothing is copied or
+ * sampled here. Writes through a view (inc, mark, update) are not forwarded: Ratis owns these
+ * metrics.
  *
- * <p>This compiles against Ratis's shaded classes, which are internal to Ratis: re-check on upgrade.
+ * <p>This compiles against Ratis's shaded classes, which are internal to Ratis: re-check on
+ * upgrade.
  */
 final class ShadedMetrics {
   private ShadedMetrics() {}
@@ -43,8 +45,8 @@ final class ShadedMetrics {
   }
 
   /**
-   * A gauge whose failure reads as "no value" (the Prometheus bridge skips it, JMX shows null): a gauge
-   * of a division that is shutting down must not fail the whole scrape.
+   * A gauge whose failure reads as "no value" (the Prometheus bridge skips it, JMX shows null): a
+   * gauge of a division that is shutting down must not fail the whole scrape.
    */
   static Gauge<Object> gauge(org.apache.ratis.thirdparty.com.codahale.metrics.Gauge<?> g) {
     return () -> {

@@ -4,8 +4,9 @@ import dev.fencekeeper.core.FencingState;
 import java.util.function.Function;
 
 /**
- * How the gauges read the replicated state: under the state machine's read lock, without the metrics naming
- * the state machine (which reports to the metrics, so the dependency points from it to here only).
+ * How the gauges read the replicated state: under the state machine's read lock, without the
+ * metrics naming the state machine (which reports to the metrics, so the dependency points from it
+ * to here only).
  */
 @FunctionalInterface
 public interface StateReader {

@@ -11,10 +11,11 @@ import java.util.Map;
  * How many protected keys the state holds and how many value bytes they take, kept up to date per
  * write instead of counted per scrape.
  *
- * <p>Values change only when a write is applied, and only under the keys that write names; a resource
- * record is forgotten only once it holds no values. So the figures move by the difference between the
- * named keys' records before and after each write — O(keys in the write). When the state object itself
- * is replaced (a snapshot loaded or installed), the next call recounts it once, O(keys).
+ * <p>Values change only when a write is applied, and only under the keys that write names; a
+ * resource record is forgotten only once it holds no values. So the figures move by the difference
+ * between the named keys' records before and after each write — O(keys in the write). When the
+ * state object itself is replaced (a snapshot loaded or installed), the next call recounts it once,
+ * O(keys).
  *
  * <p>Callers hold the state machine's lock (the write lock around a write, at least the read lock
  * otherwise); this class synchronises only its own figures.

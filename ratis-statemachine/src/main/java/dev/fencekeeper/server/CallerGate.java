@@ -38,27 +38,33 @@ import org.apache.ratis.thirdparty.io.grpc.Status;
 /**
  * Establishes who is calling a node from the TLS session, on every gRPC call, before Ratis sees it.
  *
- * <p>Ratis hands client requests to the state machine on its own threads and offers no hook that sees the
- * connection, so the identity travels inside the request: for every message on the client service this
- * gate appends the {@code caller} field of {@link Request} carrying the certificate's CN (empty without
- * TLS). Protobuf keeps the last occurrence of a field, so whatever a client wrote there itself is
- * overwritten, and the leader logs the request with the identity it verified — every replica then judges
- * lease ownership on the same bytes.
+ * <p>Ratis hands client requests to the state machine on its own threads and offers no hook that
+ * sees the connection, so the identity travels inside the request: for every message on the client
+ * service this gate appends the {@code caller} field of {@link Request} carrying the certificate's
+ * CN (empty without TLS). Protobuf keeps the last occurrence of a field, so whatever a client wrote
+ * there itself is overwritten, and the leader logs the request with the identity it verified —
+ * every replica then judges lease ownership on the same bytes.
  *
- * <p>It also bounds the reads the node holds at once ({@link ReadsInFlight}, {@code overload.pending-reads.max}):
- * a read that finds no free slot is marked {@code read_overloaded} and turned into a stale read, which Ratis
- * hands to the state machine at once, without the read-index round, and the state machine answers it
- * OVERLOADED. The gate cannot answer it itself: on a client's ordered stream Ratis answers requests strictly
- * in sequence, so a request that never reached Ratis would hold up every later one of that stream.
+ * <p>It also bounds the reads the node holds at once ({@link ReadsInFlight}, {@code
+ * overload.pending-reads.max}): a read that finds no free slot is marked {@code read_overloaded}
+ * and turned into a stale read, which Ratis hands to the state machine at once, without the
+ * read-index round, and the state machine answers it OVERLOADED. The gate cannot answer it itself:
+ * on a client's ordered stream Ratis answers requests strictly in sequence, so a request that never
+ * reached Ratis would hold up every later one of that stream.
  *
- * <p>Admin operations that Ratis serves itself (membership, leader moves, snapshots, elections, group
- * changes) never reach the state machine, so they are refused here unless the caller is in {@code
- * authz.admins}; the server-to-server protocol is refused unless the caller is in {@code authz.nodes}.
- * Without TLS there is no identity and nothing is refused.
+ * <p>Admin operations that Ratis serves itself (membership, leader moves, snapshots, elections,
+ * group changes) never reach the state machine, so they are refused here unless the caller is in
+ * {@code authz.admins}; the server-to-server protocol is refused unless the caller is in {@code
+ * authz.nodes}. Without TLS there is no identity and nothing is refused.
  */
 final class CallerGate implements ServerInterceptor {
-  private static final Set<String> ADMIN_ONLY = Set.of(
-      "setConfiguration", "transferLeadership", "groupManagement", "snapshotManagement", "leaderElectionManagement");
+  private static final Set<String> ADMIN_ONLY =
+      Set.of(
+          "setConfiguration",
+          "transferLeadership",
+          "groupManagement",
+          "snapshotManagement",
+          "leaderElectionManagement");
 
   private final Security security;
   private final StateMachineMetrics metrics;
@@ -71,12 +77,13 @@ final class CallerGate implements ServerInterceptor {
   }
 
   @Override
-  public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
-                                                    ServerCallHandler<Q, A> next) {
+  public <Q, A> ServerCall.Listener<Q> interceptCall(
+      ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
     String caller = callerOf(call);
     String service = call.getMethodDescriptor().getServiceName();
     String method = call.getMethodDescriptor().getBareMethodName();
-    if (AdminProtocolServiceGrpc.SERVICE_NAME.equals(service) && ADMIN_ONLY.contains(method)
+    if (AdminProtocolServiceGrpc.SERVICE_NAME.equals(service)
+        && ADMIN_ONLY.contains(method)
         && !security.isAdmin(caller)) {
       return refuse(call, method, caller, "is not in authz.admins");
     }
@@ -85,29 +92,32 @@ final class CallerGate implements ServerInterceptor {
     }
     if (RaftClientProtocolServiceGrpc.SERVICE_NAME.equals(service)) {
       ReadsInFlight.Stream stream = reads.openStream();
-      ServerCall<Q, A> answering = new SimpleForwardingServerCall<>(call) {
-        @Override
-        public void sendMessage(A message) {
-          try {
-            super.sendMessage(message);
-          } finally {
-            if (message instanceof RaftClientReplyProto reply) {
-              stream.answered(reply.getRpcReply().getCallId());
+      ServerCall<Q, A> answering =
+          new SimpleForwardingServerCall<>(call) {
+            @Override
+            public void sendMessage(A message) {
+              try {
+                super.sendMessage(message);
+              } finally {
+                if (message instanceof RaftClientReplyProto reply) {
+                  stream.answered(reply.getRpcReply().getCallId());
+                }
+              }
             }
-          }
-        }
 
-        @Override
-        public void close(Status status, Metadata trailers) {
-          stream.close();
-          super.close(status, trailers);
-        }
-      };
+            @Override
+            public void close(Status status, Metadata trailers) {
+              stream.close();
+              super.close(status, trailers);
+            }
+          };
       return new SimpleForwardingServerCallListener<Q>(next.startCall(answering, headers)) {
         @Override
         public void onMessage(Q message) {
-          super.onMessage(message instanceof RaftClientRequestProto request
-              ? cast(admit(request, caller, stream)) : message);
+          super.onMessage(
+              message instanceof RaftClientRequestProto request
+                  ? cast(admit(request, caller, stream))
+                  : message);
         }
 
         @Override
@@ -120,8 +130,12 @@ final class CallerGate implements ServerInterceptor {
     return next.startCall(call, headers);
   }
 
-  /** {@code request} as Ratis should see it: stamped with its caller, and for a read, with the bound's verdict. */
-  private RaftClientRequestProto admit(RaftClientRequestProto request, String caller, ReadsInFlight.Stream stream) {
+  /**
+   * {@code request} as Ratis should see it: stamped with its caller, and for a read, with the
+   * bound's verdict.
+   */
+  private RaftClientRequestProto admit(
+      RaftClientRequestProto request, String caller, ReadsInFlight.Stream stream) {
     if (!isRead(request)) {
       return stamp(request, caller);
     }
@@ -130,12 +144,14 @@ final class CallerGate implements ServerInterceptor {
     }
     metrics.readOverloaded(caller);
     return stampRead(request, caller, true).toBuilder()
-        .setStaleRead(StaleReadRequestTypeProto.getDefaultInstance()).build();
+        .setStaleRead(StaleReadRequestTypeProto.getDefaultInstance())
+        .build();
   }
 
   /**
-   * A read, linearizable or stale (fencekeeper's watches included). Ratis's own probe is a watch-type
-   * request, not one of these; a read with its content still waits for a read index, so it counts.
+   * A read, linearizable or stale (fencekeeper's watches included). Ratis's own probe is a
+   * watch-type request, not one of these; a read with its content still waits for a read index, so
+   * it counts.
    */
   static boolean isRead(RaftClientRequestProto request) {
     return request.hasRead() || request.hasStaleRead();
@@ -146,35 +162,46 @@ final class CallerGate implements ServerInterceptor {
     return (Q) message;
   }
 
-  private <Q, A> ServerCall.Listener<Q> refuse(ServerCall<Q, A> call, String method, String caller, String why) {
+  private <Q, A> ServerCall.Listener<Q> refuse(
+      ServerCall<Q, A> call, String method, String caller, String why) {
     String message = "identity '" + caller + "' may not call " + method + ": it " + why;
     metrics.denied(method, caller, message);
-    // The whole Response rides in the status description, so clients report it as an ordinary result.
-    Response response = Response.newBuilder().setCode(ResultCode.PERMISSION_DENIED).setMessage(message).build();
-    call.close(Status.PERMISSION_DENIED.withDescription(LeaderRejection.encode(response)), new Metadata());
+    // The whole Response rides in the status description, so clients report it as an ordinary
+    // result.
+    Response response =
+        Response.newBuilder().setCode(ResultCode.PERMISSION_DENIED).setMessage(message).build();
+    call.close(
+        Status.PERMISSION_DENIED.withDescription(LeaderRejection.encode(response)), new Metadata());
     return new ServerCall.Listener<>() {};
   }
 
   /**
-   * {@code request} with the caller field appended to its content; the last occurrence wins on decode.
+   * {@code request} with the caller field appended to its content; the last occurrence wins on
+   * decode.
    *
-   * <p>Writes (commands, to {@code startTransaction}), linearizable reads (to {@code query}) and stale reads
-   * (to {@code queryStale}) carry a fencekeeper request; everything else passes as it came. So does Ratis's
-   * own probe, a watch whose content is {@link OrderedAsync#DUMMY}: each new ordered stream of a Ratis
-   * client starts with it, and Ratis answers it at once only while its content is exactly that (in {@code
-   * RaftServerImpl.watchAsync}). Stamped, it became a real watch, which only a leader answers; a node that
-   * was not leader then failed it, and the stale read queued behind it on the same stream never came. That
-   * is why stale reads were once left unstamped.
+   * <p>Writes (commands, to {@code startTransaction}), linearizable reads (to {@code query}) and
+   * stale reads (to {@code queryStale}) carry a fencekeeper request; everything else passes as it
+   * came. So does Ratis's own probe, a watch whose content is {@link OrderedAsync#DUMMY}: each new
+   * ordered stream of a Ratis client starts with it, and Ratis answers it at once only while its
+   * content is exactly that (in {@code RaftServerImpl.watchAsync}). Stamped, it became a real
+   * watch, which only a leader answers; a node that was not leader then failed it, and the stale
+   * read queued behind it on the same stream never came. That is why stale reads were once left
+   * unstamped.
    */
   static RaftClientRequestProto stamp(RaftClientRequestProto request, String caller) {
-    if (!(request.hasWrite() || request.hasRead() || request.hasStaleRead()) || isRatisDummy(request)) {
+    if (!(request.hasWrite() || request.hasRead() || request.hasStaleRead())
+        || isRatisDummy(request)) {
       return request;
     }
     return appended(request, callerField(caller));
   }
 
-  /** As {@link #stamp}, and the bound's verdict on the read, which likewise overrides what the client wrote. */
-  static RaftClientRequestProto stampRead(RaftClientRequestProto request, String caller, boolean overloaded) {
+  /**
+   * As {@link #stamp}, and the bound's verdict on the read, which likewise overrides what the
+   * client wrote.
+   */
+  static RaftClientRequestProto stampRead(
+      RaftClientRequestProto request, String caller, boolean overloaded) {
     return appended(request, callerField(caller), overloadedField(overloaded));
   }
 
@@ -187,7 +214,9 @@ final class CallerGate implements ServerInterceptor {
     for (byte[] field : fields) {
       content = content.concat(ByteString.copyFrom(field));
     }
-    return request.toBuilder().setMessage(request.getMessage().toBuilder().setContent(content)).build();
+    return request.toBuilder()
+        .setMessage(request.getMessage().toBuilder().setContent(content))
+        .build();
   }
 
   /** The encoded {@code caller} field, written even when empty so that it always overrides. */
@@ -195,7 +224,9 @@ final class CallerGate implements ServerInterceptor {
     return encoded(out -> out.writeString(Request.CALLER_FIELD_NUMBER, caller));
   }
 
-  /** The encoded {@code read_overloaded} field, written even when false so that it always overrides. */
+  /**
+   * The encoded {@code read_overloaded} field, written even when false so that it always overrides.
+   */
   static byte[] overloadedField(boolean overloaded) {
     return encoded(out -> out.writeBool(Request.READ_OVERLOADED_FIELD_NUMBER, overloaded));
   }

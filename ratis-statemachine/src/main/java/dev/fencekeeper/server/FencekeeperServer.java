@@ -29,24 +29,34 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One fencekeeper node: a Ratis server hosting the {@link FencingStateMachine}, plus the leader's duties
- * that live outside the log but only ever act through it — committing the takeover grace when it becomes
- * leader, and committing a tick when a lease falls due so expiry does not wait for traffic.
+ * One fencekeeper node: a Ratis server hosting the {@link FencingStateMachine}, plus the leader's
+ * duties that live outside the log but only ever act through it — committing the takeover grace
+ * when it becomes leader, and committing a tick when a lease falls due so expiry does not wait for
+ * traffic.
  */
 public final class FencekeeperServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencekeeperServer.class);
   private static final long TICK_CHECK_INTERVAL_MS = 10;
+
   /**
-   * TEST ONLY, UNSAFE: {@code -Dfencekeeper.testing.unsafe.skip-fencing-check=true} makes this node accept
-   * stale writes — the deliberately broken build a drill must catch (docs/drills.md). Never in production.
+   * TEST ONLY, UNSAFE: {@code -Dfencekeeper.testing.unsafe.skip-fencing-check=true} makes this node
+   * accept stale writes — the deliberately broken build a drill must catch (docs/drills.md). Never
+   * in production.
    */
-  public static final String UNSAFE_SKIP_FENCING_CHECK_PROPERTY = "fencekeeper.testing.unsafe.skip-fencing-check";
+  public static final String UNSAFE_SKIP_FENCING_CHECK_PROPERTY =
+      "fencekeeper.testing.unsafe.skip-fencing-check";
+
   /**
-   * TEST ONLY: {@code -Dfencekeeper.testing.clock-step-file=<file>} makes this node's wall clock follow a
-   * step (in ms) written into that file while it runs — how the clock-skew drill steps a leader's clock.
+   * TEST ONLY: {@code -Dfencekeeper.testing.clock-step-file=<file>} makes this node's wall clock
+   * follow a step (in ms) written into that file while it runs — how the clock-skew drill steps a
+   * leader's clock.
    */
   public static final String CLOCK_STEP_FILE_PROPERTY = WallClock.STEP_FILE_PROPERTY;
-  /** TEST ONLY: {@code -Dfencekeeper.testing.storage-reserve-bytes=N} lowers the free-space reserve for a small tmpfs. */
+
+  /**
+   * TEST ONLY: {@code -Dfencekeeper.testing.storage-reserve-bytes=N} lowers the free-space reserve
+   * for a small tmpfs.
+   */
   public static final String STORAGE_RESERVE_PROPERTY = StorageGuard.RESERVE_PROPERTY;
 
   private final ClusterConfig config;
@@ -58,7 +68,8 @@ public final class FencekeeperServer implements AutoCloseable {
   private final RaftClient internalClient;
   private final ScheduledExecutorService leaderTimer;
   private final StorageGuard storageGuard;
-  private final CompletableFuture<StorageFullException> storageExhausted = new CompletableFuture<>();
+  private final CompletableFuture<StorageFullException> storageExhausted =
+      new CompletableFuture<>();
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
   private volatile ScheduledFuture<?> ticker;
 
@@ -68,28 +79,32 @@ public final class FencekeeperServer implements AutoCloseable {
     this.stateMachine = new FencingStateMachine(config.limits(), wallClock, System::nanoTime);
     CommonPool.threadPerStageWarning().ifPresent(w -> LOG.warn("Slower than it could be: {}", w));
     if (Boolean.getBoolean(UNSAFE_SKIP_FENCING_CHECK_PROPERTY)) {
-      LOG.warn("UNSAFE TEST BUILD: {}=true, this node ACCEPTS STALE WRITES (fencing check skipped)."
-          + " Only for proving that the drills' checker fails; never run a real cluster like this.",
+      LOG.warn(
+          "UNSAFE TEST BUILD: {}=true, this node ACCEPTS STALE WRITES (fencing check skipped). Only"
+              + " for proving that the drills' checker fails; never run a real cluster like this.",
           UNSAFE_SKIP_FENCING_CHECK_PROPERTY);
       stateMachine.skipFencingCheckUnsafely();
     }
     RaftPeerId self = RaftPeerId.valueOf(config.self().id());
     // Before anything is written: a node does not start on storage below its reserve.
     this.storageGuard = StorageGuard.start(config.storageDir(), self.toString());
-    // Before any Ratis object of this node exists: it hooks Ratis's metric registries as they are created.
+    // Before any Ratis object of this node exists: it hooks Ratis's metric registries as they are
+    // created.
     this.metrics = NodeMetrics.create(self.toString());
     metrics.watchStorage(storageGuard::problem, storageGuard::freeBytes);
     stateMachine.setMetrics(metrics);
     stateMachine.setSecurity(config.security());
     Parameters parameters = config.ratisParameters();
     this.reads = new ReadsInFlight(config.security().maxPendingReads());
-    this.leaderLossWatch = new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
+    this.leaderLossWatch =
+        new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
     CallerGate gate = new CallerGate(config.security(), metrics, reads);
-    GrpcConfigKeys.Server.setServicesCustomizer(parameters,
-        (builder, types) -> builder.intercept(gate).intercept(leaderLossWatch));
+    GrpcConfigKeys.Server.setServicesCustomizer(
+        parameters, (builder, types) -> builder.intercept(gate).intercept(leaderLossWatch));
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
-    // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new leader
+    // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new
+    // leader
     // runs its own duties.
     this.internalClient =
         RaftClient.newBuilder()
@@ -115,7 +130,8 @@ public final class FencekeeperServer implements AutoCloseable {
             .setParameters(parameters)
             .setStateMachine(stateMachine)
             .setOption(RaftStorage.StartupOption.RECOVER);
-    // Without a group, Ratis still recovers every group already in the storage dir; a joining node has
+    // Without a group, Ratis still recovers every group already in the storage dir; a joining node
+    // has
     // none and waits for the cluster to add it (FencingAdmin.addMember).
     this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
     metrics.bind(server, config.groupId(), stateMachine::read);
@@ -124,29 +140,33 @@ public final class FencekeeperServer implements AutoCloseable {
   }
 
   /**
-   * The storage fell below its reserve: the Raft server stops now, while there is room left for what
-   * stopping writes, so that nothing it needs to start again is torn. The metrics and {@code /health}
-   * (not ready, saying why) stay up until the process exits; {@link #storageExhausted} completes.
+   * The storage fell below its reserve: the Raft server stops now, while there is room left for
+   * what stopping writes, so that nothing it needs to start again is torn. The metrics and {@code
+   * /health} (not ready, saying why) stay up until the process exits; {@link #storageExhausted}
+   * completes.
    */
   private void stopForStorage(String why) {
-    Thread stopper = new Thread(() -> {
-      stopTicker();
-      try {
-        server.close();
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("Stopping the Raft server after the storage ran low failed", e);
-      }
-      storageExhausted.complete(new StorageFullException(why));
-    }, "fencekeeper-storage-stop-" + config.self().id());
+    Thread stopper =
+        new Thread(
+            () -> {
+              stopTicker();
+              try {
+                server.close();
+              } catch (IOException | RuntimeException e) {
+                LOG.warn("Stopping the Raft server after the storage ran low failed", e);
+              }
+              storageExhausted.complete(new StorageFullException(why));
+            },
+            "fencekeeper-storage-stop-" + config.self().id());
     stopper.setDaemon(true);
     stopper.start();
   }
 
   /**
-   * Completes when this node stopped its Raft server because its storage directory's free space fell
-   * below the reserve (one log line says so; {@code /health} is not ready, and the gauge {@value
-   * NodeMetrics#STORAGE_WRITABLE} is 0): the node process should exit, and be started again once space
-   * has been freed.
+   * Completes when this node stopped its Raft server because its storage directory's free space
+   * fell below the reserve (one log line says so; {@code /health} is not ready, and the gauge
+   * {@value NodeMetrics#STORAGE_WRITABLE} is 0): the node process should exit, and be started again
+   * once space has been freed.
    */
   public CompletableFuture<StorageFullException> storageExhausted() {
     return storageExhausted;
@@ -158,17 +178,19 @@ public final class FencekeeperServer implements AutoCloseable {
   }
 
   /**
-   * Starts the node described by {@code config} without creating the group, so that a running cluster can
-   * add it as a new member ({@code fencekeeper members add}, {@code FencingAdmin.addMember}): the group is
-   * then created on it with the configuration the cluster sends, and it catches up from the leader. On a
-   * storage dir that already holds the group (a restart after it was added) the node simply recovers it.
-   * {@code config}'s {@code peers} should list the cluster as it will be once this node is added.
+   * Starts the node described by {@code config} without creating the group, so that a running
+   * cluster can add it as a new member ({@code fencekeeper members add}, {@code
+   * FencingAdmin.addMember}): the group is then created on it with the configuration the cluster
+   * sends, and it catches up from the leader. On a storage dir that already holds the group (a
+   * restart after it was added) the node simply recovers it. {@code config}'s {@code peers} should
+   * list the cluster as it will be once this node is added.
    */
   public static FencekeeperServer join(ClusterConfig config) throws IOException {
     return start(config, false);
   }
 
-  private static FencekeeperServer start(ClusterConfig config, boolean withGroup) throws IOException {
+  private static FencekeeperServer start(ClusterConfig config, boolean withGroup)
+      throws IOException {
     FencekeeperServer s = new FencekeeperServer(config, withGroup);
     s.server.start();
     try {
@@ -182,12 +204,22 @@ public final class FencekeeperServer implements AutoCloseable {
       throw e;
     }
     if (withGroup) {
-      LOG.info("fencekeeper node {} serving on {} (group {}, data {})", config.self().id(),
-          config.self().address(), config.groupId(), config.storageDir());
+      LOG.info(
+          "fencekeeper node {} serving on {} (group {}, data {})",
+          config.self().id(),
+          config.self().address(),
+          config.groupId(),
+          config.storageDir());
     } else {
-      LOG.info("fencekeeper node {} listening on {} to join group {} (data {}); add it with"
-              + " `fencekeeper members add {}={}`", config.self().id(), config.self().address(), config.groupId(),
-          config.storageDir(), config.self().id(), config.self().address());
+      LOG.info(
+          "fencekeeper node {} listening on {} to join group {} (data {}); add it with"
+              + " `fencekeeper members add {}={}`",
+          config.self().id(),
+          config.self().address(),
+          config.groupId(),
+          config.storageDir(),
+          config.self().id(),
+          config.self().address());
     }
     return s;
   }
@@ -209,7 +241,10 @@ public final class FencekeeperServer implements AutoCloseable {
     return metrics;
   }
 
-  /** The reads this node has received and not yet answered (at most {@code overload.pending-reads.max}). */
+  /**
+   * The reads this node has received and not yet answered (at most {@code
+   * overload.pending-reads.max}).
+   */
   public int readsInFlight() {
     return reads.inUse();
   }
@@ -234,22 +269,27 @@ public final class FencekeeperServer implements AutoCloseable {
   private void propose(InternalRequest request, AtomicBoolean inFlight) {
     internalClient
         .async()
-        .send(Message.valueOf(org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations
-            .unsafeWrap(request.toByteArray())))
+        .send(
+            Message.valueOf(
+                org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(
+                    request.toByteArray())))
         .whenComplete(
             (reply, error) -> {
               if (inFlight != null) {
                 inFlight.set(false);
               }
               if (error != null) {
-                LOG.debug("Leader duty {} not committed: {}", request.getBodyCase(), error.toString());
+                LOG.debug(
+                    "Leader duty {} not committed: {}", request.getBodyCase(), error.toString());
               }
             });
   }
 
   private void checkExpiries() {
-    if (stateMachine.leaderTimeMs() >= stateMachine.nextExpiryMs() && tickInFlight.compareAndSet(false, true)) {
-      propose(InternalRequest.newBuilder().setTick(Tick.getDefaultInstance()).build(), tickInFlight);
+    if (stateMachine.leaderTimeMs() >= stateMachine.nextExpiryMs()
+        && tickInFlight.compareAndSet(false, true)) {
+      propose(
+          InternalRequest.newBuilder().setTick(Tick.getDefaultInstance()).build(), tickInFlight);
     }
   }
 
@@ -258,9 +298,13 @@ public final class FencekeeperServer implements AutoCloseable {
     try {
       ticker =
           leaderTimer.scheduleWithFixedDelay(
-              this::checkExpiries, TICK_CHECK_INTERVAL_MS, TICK_CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+              this::checkExpiries,
+              TICK_CHECK_INTERVAL_MS,
+              TICK_CHECK_INTERVAL_MS,
+              TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException closing) {
-      // This node is closing as it becomes leader. The exception must not reach Ratis: thrown from its
+      // This node is closing as it becomes leader. The exception must not reach Ratis: thrown from
+      // its
       // apply thread, it leaves that thread spinning and close() waiting for it forever.
       LOG.debug("{} became leader while closing: no expiry ticker", config.self().id());
     }
@@ -277,7 +321,8 @@ public final class FencekeeperServer implements AutoCloseable {
     @Override
     public void onLeaderReady() {
       LOG.info("{} is leader: committing the takeover grace for live leases", config.self().id());
-      propose(InternalRequest.newBuilder().setTakeover(Takeover.getDefaultInstance()).build(), null);
+      propose(
+          InternalRequest.newBuilder().setTakeover(Takeover.getDefaultInstance()).build(), null);
       startTicker();
     }
 

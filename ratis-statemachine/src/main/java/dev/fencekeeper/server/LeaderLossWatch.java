@@ -32,25 +32,29 @@ import org.slf4j.LoggerFactory;
 /**
  * Starts an election as soon as the leader's process is gone, instead of an election timeout later.
  *
- * <p>A follower learns that its leader crashed only when no append has arrived for an election timeout
- * (400-800 ms by default), which was most of the time from a leader kill to writes succeeding again
- * (docs/benchmarks.md). But a crashed process's sockets are closed by its kernel at once: the leader's
- * append stream to this node is cancelled within milliseconds, and its port refuses connections. ZooKeeper's
- * followers act on the same signal (their leader's socket closes) and so does this watch: when an append
- * stream ends, it tries the leader's address, and only if the connection is <em>refused</em> (no
- * process listens there; a slow, paused or cut-off leader still accepts or times out) does it start an
- * election on this node at once, skipping pre-vote.
+ * <p>A follower learns that its leader crashed only when no append has arrived for an election
+ * timeout (400-800 ms by default), which was most of the time from a leader kill to writes
+ * succeeding again (docs/benchmarks.md). But a crashed process's sockets are closed by its kernel
+ * at once: the leader's append stream to this node is cancelled within milliseconds, and its port
+ * refuses connections. ZooKeeper's followers act on the same signal (their leader's socket closes)
+ * and so does this watch: when an append stream ends, it tries the leader's address, and only if
+ * the connection is <em>refused</em> (no process listens there; a slow, paused or cut-off leader
+ * still accepts or times out) does it start an election on this node at once, skipping pre-vote.
  *
- * <p>Only one follower acts, the leader's designated successor (the next voting member after it in id
- * order): two followers starting elections in the same instant would split the votes and both wait out a
- * timeout. If the successor is down too, or its log is behind and it loses, the ordinary timeout elects a
- * leader as before. Safety never depends on this: Raft's votes and the fencing checks decide; this only
- * decides when an election begins.
+ * <p>Only one follower acts, the leader's designated successor (the next voting member after it in
+ * id order): two followers starting elections in the same instant would split the votes and both
+ * wait out a timeout. If the successor is down too, or its log is behind and it loses, the ordinary
+ * timeout elects a leader as before. Safety never depends on this: Raft's votes and the fencing
+ * checks decide; this only decides when an election begins.
  */
 final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaderLossWatch.class);
-  /** A dying process may still be closing its sockets when the first stream breaks: try a few times. */
+
+  /**
+   * A dying process may still be closing its sockets when the first stream breaks: try a few times.
+   */
   private static final int PROBES = 4;
+
   private static final long PROBE_INTERVAL_MS = 40;
   private static final int CONNECT_TIMEOUT_MS = 200;
 
@@ -65,42 +69,56 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
     this.self = self;
     this.groupId = groupId;
     this.onElectionStarted = onElectionStarted;
-    this.probes = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "fencekeeper-leader-loss-" + self);
-      t.setDaemon(true);
-      return t;
-    });
+    this.probes =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-leader-loss-" + self);
+              t.setDaemon(true);
+              return t;
+            });
   }
 
-  /** The Ratis server to watch over; its gRPC services (and so this interceptor) exist before it does. */
+  /**
+   * The Ratis server to watch over; its gRPC services (and so this interceptor) exist before it
+   * does.
+   */
   void watch(RaftServer raftServer) {
     this.server = raftServer;
   }
 
   /**
-   * The member that starts the election when {@code leader} is gone: the next voting member after it in id
-   * order, wrapping around; empty when there is no other voter.
+   * The member that starts the election when {@code leader} is gone: the next voting member after
+   * it in id order, wrapping around; empty when there is no other voter.
    */
   static Optional<RaftPeerId> successor(Collection<RaftPeerId> voters, RaftPeerId leader) {
-    List<String> others = voters.stream().map(RaftPeerId::toString).filter(id -> !id.equals(leader.toString()))
-        .sorted().toList();
+    List<String> others =
+        voters.stream()
+            .map(RaftPeerId::toString)
+            .filter(id -> !id.equals(leader.toString()))
+            .sorted()
+            .toList();
     if (others.isEmpty()) {
       return Optional.empty();
     }
-    String next = others.stream().filter(id -> id.compareTo(leader.toString()) > 0).findFirst()
-        .orElse(others.get(0));
+    String next =
+        others.stream()
+            .filter(id -> id.compareTo(leader.toString()) > 0)
+            .findFirst()
+            .orElse(others.get(0));
     return Optional.of(RaftPeerId.valueOf(next));
   }
 
   @Override
-  public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
-                                                    ServerCallHandler<Q, A> next) {
+  public <Q, A> ServerCall.Listener<Q> interceptCall(
+      ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
     ServerCall.Listener<Q> listener = next.startCall(call, headers);
-    if (!RaftServerProtocolServiceGrpc.SERVICE_NAME.equals(call.getMethodDescriptor().getServiceName())
+    if (!RaftServerProtocolServiceGrpc.SERVICE_NAME.equals(
+            call.getMethodDescriptor().getServiceName())
         || !"appendEntries".equals(call.getMethodDescriptor().getBareMethodName())) {
       return listener;
     }
-    // A killed leader's streams are cancelled; a closing one's are half-closed. Either way the port tells.
+    // A killed leader's streams are cancelled; a closing one's are half-closed. Either way the port
+    // tells.
     return new SimpleForwardingServerCallListener<>(listener) {
       @Override
       public void onCancel() {
@@ -148,7 +166,10 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
     }
   }
 
-  /** True when nothing more is to be done: an election was started, or this node is not the one to start it. */
+  /**
+   * True when nothing more is to be done: an election was started, or this node is not the one to
+   * start it.
+   */
   private boolean tryStartElection() throws IOException {
     RaftServer.Division division = server.getDivision(groupId);
     DivisionInfo info = division.getInfo();
@@ -157,10 +178,13 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
       return true;
     }
     Collection<RaftPeer> voters = division.getRaftConf().getCurrentPeers();
-    if (!successor(voters.stream().map(RaftPeer::getId).toList(), leader).map(self::equals).orElse(false)) {
+    if (!successor(voters.stream().map(RaftPeer::getId).toList(), leader)
+        .map(self::equals)
+        .orElse(false)) {
       return true;
     }
-    RaftPeer leaderPeer = voters.stream().filter(p -> p.getId().equals(leader)).findFirst().orElse(null);
+    RaftPeer leaderPeer =
+        voters.stream().filter(p -> p.getId().equals(leader)).findFirst().orElse(null);
     if (leaderPeer == null || !refusesConnections(leaderPeer.getAddress())) {
       return false;
     }
@@ -168,17 +192,26 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
     if (last == null) {
       return true;
     }
-    // Ratis starts an election on a follower when its leader asks it to (leadership transfer); the request
-    // names the leader and the leader's last entry. Here it names the gone leader and this node's own last
+    // Ratis starts an election on a follower when its leader asks it to (leadership transfer); the
+    // request
+    // names the leader and the leader's last entry. Here it names the gone leader and this node's
+    // own last
     // entry in the current term, so Ratis's checks pass exactly when this node is a fit candidate.
-    StartLeaderElectionRequestProto request = StartLeaderElectionRequestProto.newBuilder()
-        .setServerRequest(ClientProtoUtils.toRaftRpcRequestProtoBuilder(RaftGroupMemberId.valueOf(leader, groupId), self))
-        .setLeaderLastEntry(TermIndex.valueOf(info.getCurrentTerm(), last.getIndex()).toProto())
-        .build();
+    StartLeaderElectionRequestProto request =
+        StartLeaderElectionRequestProto.newBuilder()
+            .setServerRequest(
+                ClientProtoUtils.toRaftRpcRequestProtoBuilder(
+                    RaftGroupMemberId.valueOf(leader, groupId), self))
+            .setLeaderLastEntry(TermIndex.valueOf(info.getCurrentTerm(), last.getIndex()).toProto())
+            .build();
     boolean started = server.startLeaderElection(request).getServerReply().getSuccess();
     if (started) {
-      LOG.info("{}: leader {} refuses connections at {} (its process is gone): starting an election now"
-          + " instead of after the election timeout", self, leader, leaderPeer.getAddress());
+      LOG.info(
+          "{}: leader {} refuses connections at {} (its process is gone): starting an election now"
+              + " instead of after the election timeout",
+          self,
+          leader,
+          leaderPeer.getAddress());
       onElectionStarted.run();
     }
     return true;
@@ -190,7 +223,9 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
       return false;
     }
     try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1))),
+      socket.connect(
+          new InetSocketAddress(
+              address.substring(0, colon), Integer.parseInt(address.substring(colon + 1))),
           CONNECT_TIMEOUT_MS);
       return false;
     } catch (ConnectException e) {

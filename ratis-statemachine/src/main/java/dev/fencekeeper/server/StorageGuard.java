@@ -12,24 +12,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps a node from filling its storage. Ratis writes its vote and term ({@code raft-meta}) through a
- * temp file that is renamed over the old one when the stream closes — also after a write to it failed
- * for want of space, which leaves {@code raft-meta} empty and the node unable to start ("'term' not
- * found"). Ratis's own {@code raft.server.storage.free-space.min} is checked only when storage is
- * opened at start, never before an append or a metadata write. So this guard watches the free space of
- * the storage directory and, before it falls under {@link #RESERVE_BYTES}, stops the node while there is
- * still room for every file it must write to stop and to start again; a node does not start below the
- * reserve either. A supervisor restarts it; the start succeeds once space has been freed.
+ * Keeps a node from filling its storage. Ratis writes its vote and term ({@code raft-meta}) through
+ * a temp file that is renamed over the old one when the stream closes — also after a write to it
+ * failed for want of space, which leaves {@code raft-meta} empty and the node unable to start
+ * ("'term' not found"). Ratis's own {@code raft.server.storage.free-space.min} is checked only when
+ * storage is opened at start, never before an append or a metadata write. So this guard watches the
+ * free space of the storage directory and, before it falls under {@link #RESERVE_BYTES}, stops the
+ * node while there is still room for every file it must write to stop and to start again; a node
+ * does not start below the reserve either. A supervisor restarts it; the start succeeds once space
+ * has been freed.
  */
 final class StorageGuard implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(StorageGuard.class);
+
   /**
-   * Free space below which a node stops appending. Well above what the node writes between two checks
-   * (a 4 MB log-segment preallocation, an 8 MB write-buffer flush) and what stopping needs.
+   * Free space below which a node stops appending. Well above what the node writes between two
+   * checks (a 4 MB log-segment preallocation, an 8 MB write-buffer flush) and what stopping needs.
    */
   static final long RESERVE_BYTES = 64L << 20;
+
   /** TEST ONLY: a smaller reserve, for drills on a small tmpfs. Never set in production. */
   static final String RESERVE_PROPERTY = "fencekeeper.testing.storage-reserve-bytes";
+
   private static final long CHECK_INTERVAL_MS = 50;
 
   private final Path dir;
@@ -41,11 +45,13 @@ final class StorageGuard implements AutoCloseable {
   private StorageGuard(Path dir, long reserveBytes, String nodeId) {
     this.dir = dir;
     this.reserveBytes = reserveBytes;
-    this.checker = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "fencekeeper-storage-guard-" + nodeId);
-      t.setDaemon(true);
-      return t;
-    });
+    this.checker =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-storage-guard-" + nodeId);
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   static long reserveBytes() {
@@ -65,11 +71,15 @@ final class StorageGuard implements AutoCloseable {
       guard.checker.shutdownNow();
       throw new StorageFullException(guard.why());
     }
-    guard.checker.scheduleWithFixedDelay(guard::check, CHECK_INTERVAL_MS, CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    guard.checker.scheduleWithFixedDelay(
+        guard::check, CHECK_INTERVAL_MS, CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
     return guard;
   }
 
-  /** Completes, once, with the reason when the free space fell below the reserve: the node must stop. */
+  /**
+   * Completes, once, with the reason when the free space fell below the reserve: the node must
+   * stop.
+   */
   CompletableFuture<String> exhausted() {
     return exhausted;
   }
@@ -98,9 +108,14 @@ final class StorageGuard implements AutoCloseable {
   }
 
   private String why() {
-    return "storage " + dir + " has " + freeBytes + " bytes free, below the reserve of " + reserveBytes
-        + " bytes this node keeps so that its Raft metadata and log are never left torn; free space and"
-        + " start it again (it refuses to start until then)";
+    return "storage "
+        + dir
+        + " has "
+        + freeBytes
+        + " bytes free, below the reserve of "
+        + reserveBytes
+        + " bytes this node keeps so that its Raft metadata and log are never left torn; free space"
+        + " and start it again (it refuses to start until then)";
   }
 
   private long measure() throws IOException {

@@ -10,16 +10,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A node's wall clock: the system clock plus the configured {@code clock.offset}, and, for the clock-step
- * drill only, a step read from the file named by {@link #STEP_FILE_PROPERTY} (milliseconds, e.g. {@code
- * 30000} or {@code -30000}; missing or empty means 0). The step changes what this clock reads while the
- * node runs, as an operator or a broken NTP setting the system clock would, without touching the node's
- * monotonic clock.
+ * A node's wall clock: the system clock plus the configured {@code clock.offset}, and, for the
+ * clock-step drill only, a step read from the file named by {@link #STEP_FILE_PROPERTY}
+ * (milliseconds, e.g. {@code 30000} or {@code -30000}; missing or empty means 0). The step changes
+ * what this clock reads while the node runs, as an operator or a broken NTP setting the system
+ * clock would, without touching the node's monotonic clock.
  */
 final class WallClock {
   private static final Logger LOG = LoggerFactory.getLogger(WallClock.class);
+
   /** TEST ONLY: the file a drill writes a wall-clock step into; never set in production. */
   static final String STEP_FILE_PROPERTY = "fencekeeper.testing.clock-step-file";
+
   private static final long STEP_POLL_MS = 20;
 
   private WallClock() {}
@@ -29,7 +31,9 @@ final class WallClock {
     if (stepFile == null || stepFile.isBlank()) {
       return () -> System.currentTimeMillis() + offsetMs;
     }
-    LOG.warn("TEST ONLY: {}={}: this node's wall clock follows the step written there", STEP_FILE_PROPERTY,
+    LOG.warn(
+        "TEST ONLY: {}={}: this node's wall clock follows the step written there",
+        STEP_FILE_PROPERTY,
         stepFile);
     SteppedClock stepped = new SteppedClock(Path.of(stepFile), offsetMs);
     Thread poller = new Thread(stepped::poll, "fencekeeper-clock-step");
@@ -57,7 +61,10 @@ final class WallClock {
       while (true) {
         long step = read(stepMs);
         if (step != stepMs) {
-          LOG.warn("TEST ONLY: wall clock stepped by {} ms (now {} ms from the system clock)", step - stepMs, step);
+          LOG.warn(
+              "TEST ONLY: wall clock stepped by {} ms (now {} ms from the system clock)",
+              step - stepMs,
+              step);
           stepMs = step;
         }
         try {

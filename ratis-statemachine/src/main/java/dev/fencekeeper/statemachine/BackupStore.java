@@ -20,9 +20,10 @@ import java.util.function.Function;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
- * Serves backups: the first request freezes the state into a file (in snapshot format, token sequence
- * included) on the node that answers; later requests read it in chunks, so a backup of any size fits
- * through bounded messages. A backup nobody finishes fetching is deleted after {@link #ABANDONED_AFTER_MS}.
+ * Serves backups: the first request freezes the state into a file (in snapshot format, token
+ * sequence included) on the node that answers; later requests read it in chunks, so a backup of any
+ * size fits through bounded messages. A backup nobody finishes fetching is deleted after {@link
+ * #ABANDONED_AFTER_MS}.
  */
 final class BackupStore {
   static final int MAX_CHUNK = 4 << 20;
@@ -54,8 +55,7 @@ final class BackupStore {
         }
         long size = Files.size(file);
         pending.put(id, new Pending(file, size, System.currentTimeMillis()));
-        return chunk(id, request.toBuilder().setBackupId(id).build())
-            .toBuilder()
+        return chunk(id, request.toBuilder().setBackupId(id).build()).toBuilder()
             .setCurrentToken(state.lastIssuedToken())
             .setVersion(state.resourceCount())
             .build();
@@ -69,8 +69,10 @@ final class BackupStore {
   private Response chunk(String id, BackupRequest request) throws IOException {
     Pending p = pending.get(id);
     if (p == null) {
-      return Response.newBuilder().setCode(ResultCode.NOT_FOUND)
-          .setMessage("backup " + id + " is not on this node (the leader changed?): start the backup again")
+      return Response.newBuilder()
+          .setCode(ResultCode.NOT_FOUND)
+          .setMessage(
+              "backup " + id + " is not on this node (the leader changed?): start the backup again")
           .build();
     }
     int max = request.getMaxBytes() <= 0 ? MAX_CHUNK : Math.min(request.getMaxBytes(), MAX_CHUNK);

@@ -15,10 +15,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The recent lease events of one replica, in commit order, for watchers. Events are derived from applied
- * entries, so every replica holds the same events at the same positions (index, seq) and a watcher can
- * resume on any of them from the last position it saw. Bounded: a watcher that falls further behind than
- * the log keeps is told COMPACTED and must re-read state, as with etcd's compacted revisions.
+ * The recent lease events of one replica, in commit order, for watchers. Events are derived from
+ * applied entries, so every replica holds the same events at the same positions (index, seq) and a
+ * watcher can resume on any of them from the last position it saw. Bounded: a watcher that falls
+ * further behind than the log keeps is told COMPACTED and must re-read state, as with etcd's
+ * compacted revisions.
  */
 final class EventLog implements AutoCloseable {
   static final int DEFAULT_CAPACITY = 100_000;
@@ -54,7 +55,9 @@ final class EventLog implements AutoCloseable {
     appliedIndex = index;
   }
 
-  /** Records the events of the entry at {@code index} (possibly none) and wakes matching watchers. */
+  /**
+   * Records the events of the entry at {@code index} (possibly none) and wakes matching watchers.
+   */
   void append(long index, List<dev.fencekeeper.core.LeaseEvent> applied) {
     List<PendingWatch> ready = new ArrayList<>();
     synchronized (this) {
@@ -91,8 +94,8 @@ final class EventLog implements AutoCloseable {
   }
 
   /**
-   * Answers at once if there are matching events (or the position is compacted), else waits for some;
-   * OVERLOADED when {@code caller} already has {@code maxWaiting} watches waiting here.
+   * Answers at once if there are matching events (or the position is compacted), else waits for
+   * some; OVERLOADED when {@code caller} already has {@code maxWaiting} watches waiting here.
    */
   CompletableFuture<Response> watch(WatchRequest request, String caller, int maxWaiting) {
     synchronized (this) {
@@ -106,10 +109,17 @@ final class EventLog implements AutoCloseable {
       }
       int waiting = waitingByCaller.getOrDefault(caller, 0);
       if (waiting >= maxWaiting) {
-        return CompletableFuture.completedFuture(Response.newBuilder().setCode(ResultCode.OVERLOADED)
-            .setMessage("identity '" + caller + "' already has " + waiting + " watches waiting on this node"
-                + " (limits.watches-per-client.max); nothing is watched, retry later")
-            .build());
+        return CompletableFuture.completedFuture(
+            Response.newBuilder()
+                .setCode(ResultCode.OVERLOADED)
+                .setMessage(
+                    "identity '"
+                        + caller
+                        + "' already has "
+                        + waiting
+                        + " watches waiting on this node"
+                        + " (limits.watches-per-client.max); nothing is watched, retry later")
+                .build());
       }
       PendingWatch w = new PendingWatch(request, caller, new CompletableFuture<>(), null);
       pending.add(w);
@@ -135,8 +145,12 @@ final class EventLog implements AutoCloseable {
     if (before(request.getAfterIndex(), request.getAfterSeq(), horizonIndex, horizonSeq)) {
       return Response.newBuilder()
           .setCode(ResultCode.COMPACTED)
-          .setMessage("events up to index " + horizonIndex + " are no longer kept on this node; re-read the "
-              + "state and watch from index " + appliedIndex)
+          .setMessage(
+              "events up to index "
+                  + horizonIndex
+                  + " are no longer kept on this node; re-read the "
+                  + "state and watch from index "
+                  + appliedIndex)
           .setAppliedIndex(appliedIndex)
           .build();
     }
@@ -154,13 +168,15 @@ final class EventLog implements AutoCloseable {
     if (found.getEventsCount() == 0) {
       return null;
     }
-    // Collected newest first; deliver in commit order, and only the oldest `max` so none is skipped.
+    // Collected newest first; deliver in commit order, and only the oldest `max` so none is
+    // skipped.
     List<LeaseEvent> inOrder = new ArrayList<>(found.getEventsList());
     java.util.Collections.reverse(inOrder);
     List<LeaseEvent> batch = inOrder.subList(0, Math.min(max, inOrder.size()));
     if (!request.getWaiterRequestId().isEmpty()
         && !WaiterWakeups.mayConcern(batch, request.getWaiterRequestId())) {
-      return null; // another waiter's grant: this one sleeps on, and at the timeout learns the applied index
+      return null; // another waiter's grant: this one sleeps on, and at the timeout learns the
+      // applied index
     }
     return Response.newBuilder()
         .setCode(ResultCode.FOUND)
@@ -170,7 +186,10 @@ final class EventLog implements AutoCloseable {
   }
 
   private Response empty() {
-    return Response.newBuilder().setCode(ResultCode.NOT_FOUND).setAppliedIndex(appliedIndex).build();
+    return Response.newBuilder()
+        .setCode(ResultCode.NOT_FOUND)
+        .setAppliedIndex(appliedIndex)
+        .build();
   }
 
   private static boolean matches(WatchRequest request, LeaseEvent e) {
@@ -194,8 +213,8 @@ final class EventLog implements AutoCloseable {
     waitingByCaller.computeIfPresent(w.caller, (caller, n) -> n > 1 ? n - 1 : null);
   }
 
-  private record PendingWatch(WatchRequest request, String caller, CompletableFuture<Response> future,
-                              Response answer) {
+  private record PendingWatch(
+      WatchRequest request, String caller, CompletableFuture<Response> future, Response answer) {
     PendingWatch withAnswer(Response a) {
       return new PendingWatch(request, caller, future, a);
     }

@@ -59,12 +59,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Ratis adapter around {@link FencingState}: it decodes, stamps time, delegates and encodes, and
- * nothing else. Business outcomes — rejections included — are ordinary responses; nothing thrown by
- * business logic ever reaches Ratis, because an exception out of apply shuts the server down.
+ * The Ratis adapter around {@link FencingState}: it decodes, stamps time, delegates and encodes,
+ * and nothing else. Business outcomes — rejections included — are ordinary responses; nothing
+ * thrown by business logic ever reaches Ratis, because an exception out of apply shuts the server
+ * down.
  *
- * <p>Time: the leader stamps its clock into each entry in {@link #startTransaction}; apply reads only
- * that stamp. While it leads, that clock is monotonic from the takeover ({@link LeaderClock}). Tokens: derived from the entry's log index inside the core.
+ * <p>Time: the leader stamps its clock into each entry in {@link #startTransaction}; apply reads
+ * only that stamp. While it leads, that clock is monotonic from the takeover ({@link LeaderClock}).
+ * Tokens: derived from the entry's log index inside the core.
  */
 public class FencingStateMachine extends BaseStateMachine {
   private static final Logger LOG = LoggerFactory.getLogger(FencingStateMachine.class);
@@ -73,7 +75,8 @@ public class FencingStateMachine extends BaseStateMachine {
   private final LeaderClock leaderClock;
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   private final SnapshotStore snapshots;
-  private final java.util.concurrent.atomic.AtomicLong snapshotGeneration = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong snapshotGeneration =
+      new java.util.concurrent.atomic.AtomicLong();
   private volatile long noSnapshotInGeneration = -1;
   // Apply mutates under the write lock; queries and snapshots read under the read lock.
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -86,12 +89,14 @@ public class FencingStateMachine extends BaseStateMachine {
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
   private volatile Security security = Security.none();
-  private volatile PendingSlots pendingSlots = new PendingSlots(Security.DEFAULT_MAX_PENDING_WRITES);
+  private volatile PendingSlots pendingSlots =
+      new PendingSlots(Security.DEFAULT_MAX_PENDING_WRITES);
   private volatile boolean fencingCheckSkipped;
 
   /**
-   * A state machine that stamps entries with {@code wallClock} as it reads at each request: for tests
-   * that drive stamps directly. Nodes use {@link #FencingStateMachine(Limits, LongSupplier, LongSupplier)}.
+   * A state machine that stamps entries with {@code wallClock} as it reads at each request: for
+   * tests that drive stamps directly. Nodes use {@link #FencingStateMachine(Limits, LongSupplier,
+   * LongSupplier)}.
    */
   public FencingStateMachine(Limits limits, LongSupplier wallClock) {
     this(limits, LeaderClock.wallOnly(wallClock));
@@ -99,8 +104,9 @@ public class FencingStateMachine extends BaseStateMachine {
 
   /**
    * @param wallClock this node's wall clock (the clock-skew drill shifts and steps it)
-   * @param monotonicNanos its monotonic clock ({@code System::nanoTime}); while this node leads, stamps are
-   *     its wall clock at takeover advanced by this clock (see {@link LeaderClock}); never read in apply
+   * @param monotonicNanos its monotonic clock ({@code System::nanoTime}); while this node leads,
+   *     stamps are its wall clock at takeover advanced by this clock (see {@link LeaderClock});
+   *     never read in apply
    */
   public FencingStateMachine(Limits limits, LongSupplier wallClock, LongSupplier monotonicNanos) {
     this(limits, new LeaderClock(wallClock, monotonicNanos));
@@ -113,7 +119,9 @@ public class FencingStateMachine extends BaseStateMachine {
     this.state = new FencingState(limits);
   }
 
-  /** Requests from this client id may carry internal commands (takeover, tick); from others, never. */
+  /**
+   * Requests from this client id may carry internal commands (takeover, tick); from others, never.
+   */
   public void setInternalClientId(ClientId id) {
     this.internalClientId = id;
   }
@@ -122,16 +130,19 @@ public class FencingStateMachine extends BaseStateMachine {
     this.leaderDuties = duties;
   }
 
-  /** Who counts as an admin (revoke, backup); without TLS everyone does. Set before the server starts. */
+  /**
+   * Who counts as an admin (revoke, backup); without TLS everyone does. Set before the server
+   * starts.
+   */
   public void setSecurity(Security security) {
     this.security = security;
     this.pendingSlots = new PendingSlots(security.maxPendingWrites());
   }
 
   /**
-   * TEST ONLY, UNSAFE: every state this node holds, now and after loading a snapshot or seed, accepts
-   * writes without the fencing check (see {@link FencingState#skipFencingCheckUnsafely}). Set before the
-   * server starts.
+   * TEST ONLY, UNSAFE: every state this node holds, now and after loading a snapshot or seed,
+   * accepts writes without the fencing check (see {@link FencingState#skipFencingCheckUnsafely}).
+   * Set before the server starts.
    */
   public void skipFencingCheckUnsafely() {
     fencingCheckSkipped = true;
@@ -145,14 +156,18 @@ public class FencingStateMachine extends BaseStateMachine {
     return s;
   }
 
-  /** Observes requests, outcomes and lease events; never changes them. Set before the server starts. */
+  /**
+   * Observes requests, outcomes and lease events; never changes them. Set before the server starts.
+   */
   public void setMetrics(StateMachineMetrics metrics) {
     this.metrics = metrics;
   }
 
   // -----------------------------------------------------------------------------------------------
-  // Lifecycle. Ratis asserts PAUSED before installing a snapshot from the leader, so the LifeCycle must
-  // be driven here; BaseStateMachine leaves it at NEW and a follower would die on its first install.
+  // Lifecycle. Ratis asserts PAUSED before installing a snapshot from the leader, so the LifeCycle
+  // must
+  // be driven here; BaseStateMachine leaves it at NEW and a follower would die on its first
+  // install.
 
   @Override
   public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage)
@@ -201,10 +216,11 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * Ratis downloads a snapshot from the leader into {@code tmp/snapshot-<request id>} and moves it into place
-   * only when complete; a node killed midway leaves the partial copy behind for good (Ratis reuses a
-   * directory only for the same request id). At start no download of this process can be running, so every
-   * such directory is abandoned: it is deleted, with a line saying how much it held.
+   * Ratis downloads a snapshot from the leader into {@code tmp/snapshot-<request id>} and moves it
+   * into place only when complete; a node killed midway leaves the partial copy behind for good
+   * (Ratis reuses a directory only for the same request id). At start no download of this process
+   * can be running, so every such directory is abandoned: it is deleted, with a line saying how
+   * much it held.
    */
   private static void removeAbandonedSnapshotDownloads(Path tmpDir) throws IOException {
     if (!Files.isDirectory(tmpDir)) {
@@ -212,8 +228,11 @@ public class FencingStateMachine extends BaseStateMachine {
     }
     List<Path> abandoned;
     try (Stream<Path> entries = Files.list(tmpDir)) {
-      abandoned = entries.filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith("snapshot-"))
-          .toList();
+      abandoned =
+          entries
+              .filter(
+                  p -> Files.isDirectory(p) && p.getFileName().toString().startsWith("snapshot-"))
+              .toList();
     }
     for (Path dir : abandoned) {
       long bytes = 0;
@@ -227,7 +246,10 @@ public class FencingStateMachine extends BaseStateMachine {
         }
         Files.delete(p);
       }
-      LOG.info("Removed {} ({} bytes), a snapshot download that did not complete before this node stopped", dir,
+      LOG.info(
+          "Removed {} ({} bytes), a snapshot download that did not complete before this node"
+              + " stopped",
+          dir,
           bytes);
     }
   }
@@ -247,14 +269,15 @@ public class FencingStateMachine extends BaseStateMachine {
     } finally {
       lock.writeLock().unlock();
     }
-    LOG.info("Loaded snapshot {} ({} resources)", loaded.termIndex(), loaded.state().resources().size());
+    LOG.info(
+        "Loaded snapshot {} ({} resources)", loaded.termIndex(), loaded.state().resources().size());
     return true;
   }
 
   /**
-   * A node of a cluster restored from a backup, with no snapshot of its own yet, starts from the seed.
-   * Nothing is marked applied: the log, from its first entry, is applied on top of the seed as on every
-   * other node of the new cluster.
+   * A node of a cluster restored from a backup, with no snapshot of its own yet, starts from the
+   * seed. Nothing is marked applied: the log, from its first entry, is applied on top of the seed
+   * as on every other node of the new cluster.
    */
   private void startFromRestoreSeed(Path storageDir) throws IOException {
     FencingState seeded = RestoreSeed.load(storageDir, limits);
@@ -268,8 +291,11 @@ public class FencingStateMachine extends BaseStateMachine {
     } finally {
       lock.writeLock().unlock();
     }
-    LOG.info("Started from the restore seed in {} ({} resources; tokens continue above {})", storageDir,
-        seeded.resources().size(), seeded.lastIssuedToken());
+    LOG.info(
+        "Started from the restore seed in {} ({} resources; tokens continue above {})",
+        storageDir,
+        seeded.resources().size(),
+        seeded.lastIssuedToken());
   }
 
   @Override
@@ -278,11 +304,11 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * As Ratis's, without listing the snapshot directory on every call while there is no snapshot yet.
-   * {@link SimpleStateMachineStorage} caches a snapshot it found, but not having found one: and Ratis asks on
-   * every append (the leader's appender loop, a follower's appendEntries), which cost a young node 5-6 % of
-   * its CPU in directory listings under write load. "None" is remembered until this node writes or installs
-   * a snapshot, which bumps the generation.
+   * As Ratis's, without listing the snapshot directory on every call while there is no snapshot
+   * yet. {@link SimpleStateMachineStorage} caches a snapshot it found, but not having found one:
+   * and Ratis asks on every append (the leader's appender loop, a follower's appendEntries), which
+   * cost a young node 5-6 % of its CPU in directory listings under write load. "None" is remembered
+   * until this node writes or installs a snapshot, which bumps the generation.
    */
   @Override
   public org.apache.ratis.statemachine.SnapshotInfo getLatestSnapshot() {
@@ -292,7 +318,8 @@ public class FencingStateMachine extends BaseStateMachine {
     }
     org.apache.ratis.statemachine.SnapshotInfo latest = storage.getLatestSnapshot();
     if (latest == null) {
-      noSnapshotInGeneration = generation; // a snapshot written meanwhile has bumped it: asked again then
+      noSnapshotInGeneration =
+          generation; // a snapshot written meanwhile has bumped it: asked again then
     }
     return latest;
   }
@@ -343,7 +370,8 @@ public class FencingStateMachine extends BaseStateMachine {
       for (WireCodec.Refusal refusal : answer.uncounted) {
         metrics.refusedEarly(refusal.command(), refusal.response());
       }
-      // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
+      // Refused without a log entry. The exception must ride on the context, not be thrown: a
+      // thrown
       // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
       TransactionContext refused =
           TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).build();
@@ -353,24 +381,28 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * A log entry ready to append; the client commands it carries ({@code command}: one, or a batch of
-   * them, {@code clientCommands} in all); and the answers to the commands of the client's batch that
-   * were refused instead of logged, by position (see {@link #stamped}).
+   * A log entry ready to append; the client commands it carries ({@code command}: one, or a batch
+   * of them, {@code clientCommands} in all); and the answers to the commands of the client's batch
+   * that were refused instead of logged, by position (see {@link #stamped}).
    */
-  private record Stamped(LoggedCommand logged, Command command, int clientCommands,
+  private record Stamped(
+      LoggedCommand logged,
+      Command command,
+      int clientCommands,
       SortedMap<Integer, Response> answeredEarly) {}
 
   /**
-   * When the leader already holds as many unapplied commands as it may: the commands that would have
-   * been logged are answered OVERLOADED; commands of the batch refused before that keep their refusal,
-   * as they would have alone.
+   * When the leader already holds as many unapplied commands as it may: the commands that would
+   * have been logged are answered OVERLOADED; commands of the batch refused before that keep their
+   * refusal, as they would have alone.
    */
   private static EarlyAnswer overloaded(Response overloaded, Stamped stamped) {
     if (stamped.answeredEarly().isEmpty()) {
       return new EarlyAnswer(overloaded, stamped.command());
     }
-    Response merged = WireCodec.mergeBatchAnswers(stamped.answeredEarly(),
-        Collections.nCopies(stamped.clientCommands(), overloaded));
+    Response merged =
+        WireCodec.mergeBatchAnswers(
+            stamped.answeredEarly(), Collections.nCopies(stamped.clientCommands(), overloaded));
     return new EarlyAnswer(merged, List.of(new WireCodec.Refusal(stamped.command(), overloaded)));
   }
 
@@ -383,7 +415,8 @@ public class FencingStateMachine extends BaseStateMachine {
       InternalRequest internal = parseInternal(content);
       switch (internal.getBodyCase()) {
         // Stamped with this leader's lineage here, as the time is: the proposer need not know it.
-        case TAKEOVER -> logged.setTakeover(Takeover.newBuilder().setLineage(read(FencingState::lineage)));
+        case TAKEOVER ->
+            logged.setTakeover(Takeover.newBuilder().setLineage(read(FencingState::lineage)));
         case TICK -> logged.setTick(internal.getTick());
         default -> throw new EarlyAnswer(WireCodec.invalid("empty internal request"));
       }
@@ -401,14 +434,18 @@ public class FencingStateMachine extends BaseStateMachine {
       if (refusal != null) {
         throw new EarlyAnswer(WireCodec.toResponse(refusal), command);
       }
-      // The client's bytes go into the entry as they are: apply decodes exactly what the client sent
+      // The client's bytes go into the entry as they are: apply decodes exactly what the client
+      // sent
       // (for a batch with refused commands: the client's other requests, as the client sent them).
       ByteString clientRequest = content;
       if (command instanceof Command.Batch batch) {
-        // Each command of a batch the leader would refuse alone is refused here too, by the same rule,
-        // with the same answer; only the others are logged. Each refusal is counted here, once, whatever
+        // Each command of a batch the leader would refuse alone is refused here too, by the same
+        // rule,
+        // with the same answer; only the others are logged. Each refusal is counted here, once,
+        // whatever
         // becomes of the others.
-        WireCodec.SplitBatch split = read(s -> WireCodec.splitBatch(parsed, batch, s::refusalBeforeLog));
+        WireCodec.SplitBatch split =
+            read(s -> WireCodec.splitBatch(parsed, batch, s::refusalBeforeLog));
         split.refused().values().forEach(r -> metrics.refusedEarly(r.command(), r.response()));
         if (split.toLog() == null) {
           throw new EarlyAnswer(WireCodec.mergeBatchAnswers(split.answers(), List.of()), List.of());
@@ -417,19 +454,31 @@ public class FencingStateMachine extends BaseStateMachine {
           clientCommand = split.logged();
           clientRequest = split.toLog().toByteString();
           answeredEarly = split.answers();
-          answeredEarly.forEach((position, answer) -> logged.addAnsweredEarly(
-              AnsweredEarly.newBuilder().setPosition(position).setResponse(answer.toByteString())));
+          answeredEarly.forEach(
+              (position, answer) ->
+                  logged.addAnsweredEarly(
+                      AnsweredEarly.newBuilder()
+                          .setPosition(position)
+                          .setResponse(answer.toByteString())));
         }
       }
       logged.setClientRequest(clientRequest);
     }
-    int clientCommands = clientCommand == null ? 0
-        : clientCommand instanceof Command.Batch b ? b.commands().size() : 1;
-    return new Stamped(logged.setStampMs(leaderClock.nowMs()).build(), clientCommand, clientCommands,
+    int clientCommands =
+        clientCommand == null
+            ? 0
+            : clientCommand instanceof Command.Batch b ? b.commands().size() : 1;
+    return new Stamped(
+        logged.setStampMs(leaderClock.nowMs()).build(),
+        clientCommand,
+        clientCommands,
         answeredEarly);
   }
 
-  /** A request answered on the leader without a log entry, with the refusals the metrics have yet to see. */
+  /**
+   * A request answered on the leader without a log entry, with the refusals the metrics have yet to
+   * see.
+   */
   private static final class EarlyAnswer extends RuntimeException {
     private final transient Response response;
     private final transient List<WireCodec.Refusal> uncounted;
@@ -451,17 +500,20 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * Malformed commands and writes with an already-superseded token are answered on the leader, without a
-   * log entry, by {@link FencingState#refusalBeforeLog} (why that is safe is said there): alone, or inside a
-   * batch, command by command. Everything else must go through the log.
+   * Malformed commands and writes with an already-superseded token are answered on the leader,
+   * without a log entry, by {@link FencingState#refusalBeforeLog} (why that is safe is said there):
+   * alone, or inside a batch, command by command. Everything else must go through the log.
    */
   private Outcome refuseEarly(Command command) {
     return read(s -> s.refusalBeforeLog(command));
   }
 
   private static Response permissionDenied(String operation, String caller) {
-    return Response.newBuilder().setCode(dev.fencekeeper.proto.ResultCode.PERMISSION_DENIED)
-        .setMessage("identity '" + caller + "' may not " + operation + ": it is not in authz.admins").build();
+    return Response.newBuilder()
+        .setCode(dev.fencekeeper.proto.ResultCode.PERMISSION_DENIED)
+        .setMessage(
+            "identity '" + caller + "' may not " + operation + ": it is not in authz.admins")
+        .build();
   }
 
   private static Request parseRequest(ByteString content) {
@@ -509,12 +561,15 @@ public class FencingStateMachine extends BaseStateMachine {
   private Response applyEntry(LogEntryProto entry, Object requestContext) {
     try {
       LoggedCommand logged =
-          LoggedCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
+          LoggedCommand.parseFrom(
+              entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
       Command command;
       switch (logged.getBodyCase()) {
-        case TAKEOVER -> command = logged.getTakeover().hasLineage()
-            ? Command.Takeover.from(logged.getTakeover().getLineage())
-            : new Command.Takeover();
+        case TAKEOVER ->
+            command =
+                logged.getTakeover().hasLineage()
+                    ? Command.Takeover.from(logged.getTakeover().getLineage())
+                    : new Command.Takeover();
         case TICK -> command = new Command.Tick();
         case CLIENT_REQUEST -> {
           Request request = Request.parseFrom(logged.getClientRequest());
@@ -529,20 +584,34 @@ public class FencingStateMachine extends BaseStateMachine {
       }
       SortedMap<Integer, Response> answeredEarly = answeredEarly(logged, command);
       if (answeredEarly == null) {
-        return WireCodec.invalid("malformed log entry " + entry.getIndex()
-            + ": its early answers do not fit the batch it carries");
+        return WireCodec.invalid(
+            "malformed log entry "
+                + entry.getIndex()
+                + ": its early answers do not fit the batch it carries");
       }
       if (command instanceof Command.Batch batch) {
         metrics.batchApplied(batch.commands().size());
-        Response applied = WireCodec.toBatchResponse(state.applyBatch(batch, entry.getTerm(), entry.getIndex(),
-            logged.getStampMs(), (each, run) -> metrics.apply(each, state, requestContext, run)));
-        // Every replica answers the client's whole batch, so a retry after a failover, answered from the
+        Response applied =
+            WireCodec.toBatchResponse(
+                state.applyBatch(
+                    batch,
+                    entry.getTerm(),
+                    entry.getIndex(),
+                    logged.getStampMs(),
+                    (each, run) -> metrics.apply(each, state, requestContext, run)));
+        // Every replica answers the client's whole batch, so a retry after a failover, answered
+        // from the
         // new leader's retry cache, gets what the old leader would have answered.
-        return answeredEarly.isEmpty() ? applied
+        return answeredEarly.isEmpty()
+            ? applied
             : WireCodec.mergeBatchAnswers(answeredEarly, applied.getBatchList());
       }
-      return WireCodec.toResponse(metrics.apply(command, state, requestContext,
-          () -> state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs())));
+      return WireCodec.toResponse(
+          metrics.apply(
+              command,
+              state,
+              requestContext,
+              () -> state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs())));
     } catch (InvalidProtocolBufferException e) {
       // Every replica decodes the same bytes the same way, so this answer is deterministic too.
       return WireCodec.invalid("malformed log entry " + entry.getIndex() + ": " + e.getMessage());
@@ -558,10 +627,10 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * The answers the leader gave commands of the client's batch instead of logging them, by position in
-   * that batch; empty for most entries; null when they cannot belong to {@code command} (only a batch has
-   * them, and each must take a distinct position within the batch they and its logged commands make up).
-   * Checked before anything is applied: a malformed entry changes nothing.
+   * The answers the leader gave commands of the client's batch instead of logging them, by position
+   * in that batch; empty for most entries; null when they cannot belong to {@code command} (only a
+   * batch has them, and each must take a distinct position within the batch they and its logged
+   * commands make up). Checked before anything is applied: a malformed entry changes nothing.
    */
   private static SortedMap<Integer, Response> answeredEarly(LoggedCommand logged, Command command)
       throws InvalidProtocolBufferException {
@@ -577,7 +646,8 @@ public class FencingStateMachine extends BaseStateMachine {
     if (!(command instanceof Command.Batch batch)) {
       return null;
     }
-    boolean fits = answers.firstKey() >= 0 && answers.lastKey() < answers.size() + batch.commands().size();
+    boolean fits =
+        answers.firstKey() >= 0 && answers.lastKey() < answers.size() + batch.commands().size();
     return fits ? answers : null;
   }
 
@@ -610,16 +680,19 @@ public class FencingStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(toMessage(readOverloaded()));
       }
       if (parsed.getCommandCase() == Request.CommandCase.WATCH) {
-        return eventLog.watch(parsed.getWatch(), parsed.getCaller(), limits.maxWatchesPerClient())
+        return eventLog
+            .watch(parsed.getWatch(), parsed.getCaller(), limits.maxWatchesPerClient())
             .thenApply(FencingStateMachine::toMessage);
       }
-      if (parsed.getCommandCase() == Request.CommandCase.BACKUP && !security.isAdmin(parsed.getCaller())) {
+      if (parsed.getCommandCase() == Request.CommandCase.BACKUP
+          && !security.isAdmin(parsed.getCaller())) {
         Response denied = permissionDenied("backup", parsed.getCaller());
         metrics.denied("backup", parsed.getCaller(), denied.getMessage());
         return CompletableFuture.completedFuture(toMessage(denied));
       }
       if (parsed.getCommandCase() == Request.CommandCase.BACKUP) {
-        return CompletableFuture.completedFuture(toMessage(backups.serve(parsed.getBackup(), this::writeFrozen)));
+        return CompletableFuture.completedFuture(
+            toMessage(backups.serve(parsed.getBackup(), this::writeFrozen)));
       }
       response = answer(parsed);
     } catch (InvalidProtocolBufferException e) {
@@ -636,19 +709,24 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * The answer to a read the node refused on arrival (server.CallerGate marks it) because it already held
-   * overload.pending-reads.max reads: nothing was read, and the caller may simply retry later.
+   * The answer to a read the node refused on arrival (server.CallerGate marks it) because it
+   * already held overload.pending-reads.max reads: nothing was read, and the caller may simply
+   * retry later.
    */
   private Response readOverloaded() {
-    return Response.newBuilder().setCode(ResultCode.OVERLOADED)
-        .setMessage("this node already holds " + security.maxPendingReads() + " reads in flight"
-            + " (overload.pending-reads.max); nothing was read, retry later")
+    return Response.newBuilder()
+        .setCode(ResultCode.OVERLOADED)
+        .setMessage(
+            "this node already holds "
+                + security.maxPendingReads()
+                + " reads in flight"
+                + " (overload.pending-reads.max); nothing was read, retry later")
         .build();
   }
 
   /**
-   * Stale reads need no waiting: the caller asked for whatever this replica has applied. They carry the
-   * caller the node stamped, like every read.
+   * Stale reads need no waiting: the caller asked for whatever this replica has applied. They carry
+   * the caller the node stamped, like every read.
    */
   @Override
   public CompletableFuture<Message> queryStale(Message request, long minIndex) {
@@ -662,10 +740,14 @@ public class FencingStateMachine extends BaseStateMachine {
     lock.readLock().lock();
     try {
       return switch (request.getCommandCase()) {
-        case READ -> WireCodec.toResponse(state.read(request.getRead().getResource(), request.getRead().getKey()));
+        case READ ->
+            WireCodec.toResponse(
+                state.read(request.getRead().getResource(), request.getRead().getKey()));
         case LEASE -> WireCodec.toResponse(state.lease(request.getLease().getResource()));
-        case VALIDATE -> WireCodec.toResponse(
-            state.validateToken(request.getValidate().getResource(), request.getValidate().getToken()));
+        case VALIDATE ->
+            WireCodec.toResponse(
+                state.validateToken(
+                    request.getValidate().getResource(), request.getValidate().getToken()));
         case LIST -> WireCodec.listing(state, request.getList());
         default -> WireCodec.invalid("commands must be sent as writes, not reads");
       };
@@ -675,16 +757,19 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   private NodeInfo nodeInfo() {
-    NodeInfo.Builder b = NodeInfo.newBuilder().setPid(ProcessHandle.current().pid())
-        .setMetricsPort(Math.max(0, metrics.httpPort()))
-        .setLimits(dev.fencekeeper.proto.ServerLimits.newBuilder()
-            .setMaxResourceBytes(limits.maxResourceBytes())
-            .setMaxKeyBytes(limits.maxKeyBytes())
-            .setMaxOwnerBytes(limits.maxOwnerBytes())
-            .setMaxValueBytes(limits.maxValueBytes())
-            .setMaxRequestsPerBatch(limits.maxRequestsPerBatch())
-            .setMinTtlMs(limits.minTtl().toMillis())
-            .setMaxTtlMs(limits.maxTtl().toMillis()));
+    NodeInfo.Builder b =
+        NodeInfo.newBuilder()
+            .setPid(ProcessHandle.current().pid())
+            .setMetricsPort(Math.max(0, metrics.httpPort()))
+            .setLimits(
+                dev.fencekeeper.proto.ServerLimits.newBuilder()
+                    .setMaxResourceBytes(limits.maxResourceBytes())
+                    .setMaxKeyBytes(limits.maxKeyBytes())
+                    .setMaxOwnerBytes(limits.maxOwnerBytes())
+                    .setMaxValueBytes(limits.maxValueBytes())
+                    .setMaxRequestsPerBatch(limits.maxRequestsPerBatch())
+                    .setMinTtlMs(limits.minTtl().toMillis())
+                    .setMaxTtlMs(limits.maxTtl().toMillis()));
     org.apache.ratis.statemachine.SnapshotInfo snapshot = getLatestSnapshot();
     b.setSnapshotIndex(snapshot == null ? RaftLog.INVALID_LOG_INDEX : snapshot.getIndex());
     try {
@@ -699,9 +784,14 @@ public class FencingStateMachine extends BaseStateMachine {
             .setLastAppliedIndex(division.getInfo().getLastAppliedIndex())
             .setCommitIndex(division.getRaftLog().getLastCommittedIndex())
             .setLeaderId(leader == null ? "" : leader.toString());
-        // Ratis's segments: closed log_<first>-<last> and open log_inprogress_<first> (preallocated) files.
-        java.io.File[] segments = division.getRaftStorage().getStorageDir().getCurrentDir()
-            .listFiles((dir, name) -> name.startsWith("log_"));
+        // Ratis's segments: closed log_<first>-<last> and open log_inprogress_<first>
+        // (preallocated) files.
+        java.io.File[] segments =
+            division
+                .getRaftStorage()
+                .getStorageDir()
+                .getCurrentDir()
+                .listFiles((dir, name) -> name.startsWith("log_"));
         long logBytes = 0;
         for (java.io.File segment : segments == null ? new java.io.File[0] : segments) {
           logBytes += segment.length();
@@ -729,8 +819,8 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * The time this node stamps entries with while it leads (see {@link LeaderClock}): what its expiry
-   * ticker compares deadlines with.
+   * The time this node stamps entries with while it leads (see {@link LeaderClock}): what its
+   * expiry ticker compares deadlines with.
    */
   public long leaderTimeMs() {
     return leaderClock.nowMs();
@@ -748,7 +838,9 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  /** Ratis gave up on a started transaction before logging it (e.g. it lost leadership meanwhile). */
+  /**
+   * Ratis gave up on a started transaction before logging it (e.g. it lost leadership meanwhile).
+   */
   @Override
   public TransactionContext cancelTransaction(TransactionContext trx) throws IOException {
     if (trx.getStateMachineContext() instanceof Started s) {
@@ -762,7 +854,9 @@ public class FencingStateMachine extends BaseStateMachine {
     return pendingSlots.inUse();
   }
 
-  /** A started transaction's leader-local context: the metrics' timing and its place in the queue. */
+  /**
+   * A started transaction's leader-local context: the metrics' timing and its place in the queue.
+   */
   private record Started(Object timing, PendingSlot slot) {
     void releaseSlot() {
       if (slot != null) {
@@ -779,8 +873,8 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * SHA-256 of the applied state in snapshot form, with the index it reflects: equal digests at equal
-   * indexes mean identical replicas.
+   * SHA-256 of the applied state in snapshot form, with the index it reflects: equal digests at
+   * equal indexes mean identical replicas.
    */
   public StateDigest digest() {
     lock.readLock().lock();
@@ -789,7 +883,8 @@ public class FencingStateMachine extends BaseStateMachine {
       try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
         SnapshotStore.writeTo(state, out);
       }
-      return new StateDigest(getLastAppliedTermIndex().getIndex(), HexFormat.of().formatHex(sha.digest()));
+      return new StateDigest(
+          getLastAppliedTermIndex().getIndex(), HexFormat.of().formatHex(sha.digest()));
     } catch (IOException | NoSuchAlgorithmException e) {
       throw new IllegalStateException("cannot digest the state", e);
     } finally {
@@ -824,13 +919,14 @@ public class FencingStateMachine extends BaseStateMachine {
 
   /** What a node does when it becomes leader or stops being one; only ever proposes log entries. */
   public interface LeaderDuties {
-    LeaderDuties NONE = new LeaderDuties() {
-      @Override
-      public void onLeaderReady() {}
+    LeaderDuties NONE =
+        new LeaderDuties() {
+          @Override
+          public void onLeaderReady() {}
 
-      @Override
-      public void onNotLeader() {}
-    };
+          @Override
+          public void onNotLeader() {}
+        };
 
     void onLeaderReady();
 

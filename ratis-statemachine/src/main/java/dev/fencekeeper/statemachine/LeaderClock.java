@@ -3,13 +3,14 @@ package dev.fencekeeper.statemachine;
 import java.util.function.LongSupplier;
 
 /**
- * The time a leader stamps into its entries, measured like etcd's lessor measures lease deadlines: on the
- * node's monotonic clock, from an anchor set when the node takes over. The anchor is the later of its
- * wall clock and the replicated state-machine time at takeover, so a new leader continues the time its
- * predecessors stamped instead of freezing it (a clock behind) and takes the wall time as it is otherwise.
- * From then on a step of the wall clock, forward or back, moves no stamp and so no deadline; stamps advance
- * at the rate of the monotonic clock, which NTP may slew by at most 500 ppm. Not leading, the clock is the
- * wall clock (only a leader's stamps are ever used).
+ * The time a leader stamps into its entries, measured like etcd's lessor measures lease deadlines:
+ * on the node's monotonic clock, from an anchor set when the node takes over. The anchor is the
+ * later of its wall clock and the replicated state-machine time at takeover, so a new leader
+ * continues the time its predecessors stamped instead of freezing it (a clock behind) and takes the
+ * wall time as it is otherwise. From then on a step of the wall clock, forward or back, moves no
+ * stamp and so no deadline; stamps advance at the rate of the monotonic clock, which NTP may slew
+ * by at most 500 ppm. Not leading, the clock is the wall clock (only a leader's stamps are ever
+ * used).
  */
 public final class LeaderClock {
   private final LongSupplier wallMs;
@@ -28,7 +29,10 @@ public final class LeaderClock {
     return new LeaderClock(wallMs, null);
   }
 
-  /** Starts measuring from now, at no earlier than {@code replicatedNowMs}: this node has taken over. */
+  /**
+   * Starts measuring from now, at no earlier than {@code replicatedNowMs}: this node has taken
+   * over.
+   */
   void anchor(long replicatedNowMs) {
     if (monotonicNanos == null) {
       return;

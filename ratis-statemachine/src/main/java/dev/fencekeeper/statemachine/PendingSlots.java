@@ -7,9 +7,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Bounds the client commands a leader holds between accepting them ({@code startTransaction}) and
- * applying them: one slot each. When every slot is taken the command is refused at once with OVERLOADED,
- * before it is logged, so nothing about it was applied and the caller may simply retry later; queueing it
- * instead would let a burst grow the leader's memory and everyone's latency without bound.
+ * applying them: one slot each. When every slot is taken the command is refused at once with
+ * OVERLOADED, before it is logged, so nothing about it was applied and the caller may simply retry
+ * later; queueing it instead would let a burst grow the leader's memory and everyone's latency
+ * without bound.
  */
 final class PendingSlots {
   private final int capacity;
@@ -32,9 +33,13 @@ final class PendingSlots {
 
   /** The answer to a command that found no free slot. */
   Response overloaded() {
-    return Response.newBuilder().setCode(ResultCode.OVERLOADED)
-        .setMessage("the leader already holds " + capacity + " pending commands (overload.pending-writes.max);"
-            + " nothing was applied, retry later")
+    return Response.newBuilder()
+        .setCode(ResultCode.OVERLOADED)
+        .setMessage(
+            "the leader already holds "
+                + capacity
+                + " pending commands (overload.pending-writes.max);"
+                + " nothing was applied, retry later")
         .build();
   }
 
@@ -43,7 +48,10 @@ final class PendingSlots {
   }
 }
 
-/** Slots taken by one log entry; releasing them twice (applied after a lost leadership, say) frees them once. */
+/**
+ * Slots taken by one log entry; releasing them twice (applied after a lost leadership, say) frees
+ * them once.
+ */
 final class PendingSlot {
   private final Semaphore owner;
   private final int permits;

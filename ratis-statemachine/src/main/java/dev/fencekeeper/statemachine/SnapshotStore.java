@@ -42,9 +42,10 @@ import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.MD5FileUtil;
 
 /**
- * Writes and reads snapshot files of a {@link FencingState}. A snapshot is written to a temporary file,
- * forced to disk and atomically renamed, then given an MD5 file, so a crash at any point leaves either
- * the previous snapshot or the new one — never half of one — for the next start to load.
+ * Writes and reads snapshot files of a {@link FencingState}. A snapshot is written to a temporary
+ * file, forced to disk and atomically renamed, then given an MD5 file, so a crash at any point
+ * leaves either the previous snapshot or the new one — never half of one — for the next start to
+ * load.
  */
 final class SnapshotStore {
   static final int FORMAT_VERSION = 1;
@@ -60,7 +61,9 @@ final class SnapshotStore {
 
   record Loaded(FencingState state, TermIndex termIndex) {}
 
-  /** Writes {@code state}, which reflects every entry up to {@code applied}, as the newest snapshot. */
+  /**
+   * Writes {@code state}, which reflects every entry up to {@code applied}, as the newest snapshot.
+   */
   void write(FencingState state, TermIndex applied) throws IOException {
     Path target = storage.getSnapshotFile(applied.getTerm(), applied.getIndex()).toPath();
     MD5Hash md5 = writeFile(state, target);
@@ -69,22 +72,28 @@ final class SnapshotStore {
   }
 
   /**
-   * Writes {@code state} to {@code target} through a temporary file and an atomic rename, then its MD5 file;
-   * returns the MD5. The digest is taken from the bytes as they are written: reading a large snapshot back
-   * only to digest it cost as much again as writing it.
+   * Writes {@code state} to {@code target} through a temporary file and an atomic rename, then its
+   * MD5 file; returns the MD5. The digest is taken from the bytes as they are written: reading a
+   * large snapshot back only to digest it cost as much again as writing it.
    */
   static MD5Hash writeFile(FencingState state, Path target) throws IOException {
     Path tmp = target.resolveSibling(target.getFileName() + ".writing");
     MessageDigest digest = MD5FileUtil.newMD5();
-    try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
-        OutputStream out = new BufferedOutputStream(
-            new DigestOutputStream(Channels.newOutputStream(channel), digest), 1 << 16)) {
+    try (FileChannel channel =
+            FileChannel.open(
+                tmp,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE);
+        OutputStream out =
+            new BufferedOutputStream(
+                new DigestOutputStream(Channels.newOutputStream(channel), digest), 1 << 16)) {
       writeTo(state, out);
       out.flush();
       channel.force(true);
     } catch (IOException | RuntimeException e) {
-      // E.g. no space left: the previous snapshot stays in place, and the partial one must not keep its space.
+      // E.g. no space left: the previous snapshot stays in place, and the partial one must not keep
+      // its space.
       try {
         Files.deleteIfExists(tmp);
       } catch (IOException suppressed) {
@@ -104,20 +113,23 @@ final class SnapshotStore {
     if (info == null) {
       return null;
     }
-    return new Loaded(readFile(info.getFile().getPath(), info.getFile().getFileDigest(), limits),
+    return new Loaded(
+        readFile(info.getFile().getPath(), info.getFile().getFileDigest(), limits),
         info.getTermIndex());
   }
 
   /**
-   * Reads the snapshot file {@code file}, checking it against {@code expected} (null: no MD5 to check). The
-   * digest is taken in the same pass as the parse, and the state is returned only once the whole file
-   * matched it; a parse failure of a file whose MD5 does not match is reported as the corruption it is.
+   * Reads the snapshot file {@code file}, checking it against {@code expected} (null: no MD5 to
+   * check). The digest is taken in the same pass as the parse, and the state is returned only once
+   * the whole file matched it; a parse failure of a file whose MD5 does not match is reported as
+   * the corruption it is.
    */
   static FencingState readFile(Path file, MD5Hash expected, Limits limits) throws IOException {
     MessageDigest digest = MD5FileUtil.newMD5();
     FencingState state;
-    try (InputStream in = new BufferedInputStream(new DigestInputStream(Files.newInputStream(file), digest),
-        1 << 16)) {
+    try (InputStream in =
+        new BufferedInputStream(
+            new DigestInputStream(Files.newInputStream(file), digest), 1 << 16)) {
       try {
         state = readFrom(in, limits);
       } catch (IOException | RuntimeException e) {
@@ -125,13 +137,15 @@ final class SnapshotStore {
         checkDigest(file, expected, digest);
         throw e;
       }
-      in.transferTo(OutputStream.nullOutputStream()); // the digest covers the whole file, not what was parsed
+      in.transferTo(
+          OutputStream.nullOutputStream()); // the digest covers the whole file, not what was parsed
     }
     checkDigest(file, expected, digest);
     return state;
   }
 
-  private static void checkDigest(Path file, MD5Hash expected, MessageDigest digest) throws IOException {
+  private static void checkDigest(Path file, MD5Hash expected, MessageDigest digest)
+      throws IOException {
     if (expected == null) {
       return;
     }
@@ -164,15 +178,25 @@ final class SnapshotStore {
       throw new IOException("snapshot is empty");
     }
     if (header.getFormatVersion() > FORMAT_VERSION) {
-      throw new IOException("snapshot format " + header.getFormatVersion() + " is newer than this build ("
-          + FORMAT_VERSION + ")");
+      throw new IOException(
+          "snapshot format "
+              + header.getFormatVersion()
+              + " is newer than this build ("
+              + FORMAT_VERSION
+              + ")");
     }
-    FencingState state = FencingState.restored(
-        limits, header.getTerm(), header.getNowMs(), header.getLastIssuedToken(), header.getLineage());
+    FencingState state =
+        FencingState.restored(
+            limits,
+            header.getTerm(),
+            header.getNowMs(),
+            header.getLastIssuedToken(),
+            header.getLineage());
     for (long i = 0; i < header.getResourceCount(); i++) {
       ResourceSnapshot r = ResourceSnapshot.parseDelimitedFrom(in);
       if (r == null) {
-        throw new IOException("snapshot is truncated after " + i + " of " + header.getResourceCount() + " resources");
+        throw new IOException(
+            "snapshot is truncated after " + i + " of " + header.getResourceCount() + " resources");
       }
       restore(state, r);
     }
@@ -184,46 +208,53 @@ final class SnapshotStore {
   }
 
   static ResourceSnapshot toProto(ResourceRecord r) {
-    ResourceSnapshot.Builder b = ResourceSnapshot.newBuilder().setName(r.name()).setLastToken(r.lastToken());
+    ResourceSnapshot.Builder b =
+        ResourceSnapshot.newBuilder().setName(r.name()).setLastToken(r.lastToken());
     LeaseRecord lease = r.lease();
     if (lease != null) {
-      b.setLease(LeaseSnapshot.newBuilder()
-          .setToken(lease.token())
-          .setOwner(lease.owner())
-          .setTtlMs(lease.ttlMs())
-          .setExpiresAtMs(lease.expiresAtMs())
-          .setGraceUsed(lease.graceUsed())
-          .setRequestId(lease.requestId())
-          .setLockDelayMs(lease.lockDelayMs())
-          .setIdentity(lease.identity()));
+      b.setLease(
+          LeaseSnapshot.newBuilder()
+              .setToken(lease.token())
+              .setOwner(lease.owner())
+              .setTtlMs(lease.ttlMs())
+              .setExpiresAtMs(lease.expiresAtMs())
+              .setGraceUsed(lease.graceUsed())
+              .setRequestId(lease.requestId())
+              .setLockDelayMs(lease.lockDelayMs())
+              .setIdentity(lease.identity()));
     }
     for (Map.Entry<String, ValueRecord> e : r.values().entrySet()) {
       ValueRecord v = e.getValue();
-      b.addValues(ValueSnapshot.newBuilder()
-          .setKey(e.getKey())
-          .setValue(UnsafeByteOperations.unsafeWrap(v.value()))
-          .setAcceptedToken(v.acceptedToken())
-          .setVersion(v.version())
-          .setWrittenAtMs(v.writtenAtMs()));
+      b.addValues(
+          ValueSnapshot.newBuilder()
+              .setKey(e.getKey())
+              .setValue(UnsafeByteOperations.unsafeWrap(v.value()))
+              .setAcceptedToken(v.acceptedToken())
+              .setVersion(v.version())
+              .setWrittenAtMs(v.writtenAtMs()));
     }
     for (Waiter w : r.waiters().values()) {
-      b.addWaiters(WaiterSnapshot.newBuilder()
-          .setRequestId(w.requestId())
-          .setOwner(w.owner())
-          .setTtlMs(w.ttlMs())
-          .setLockDelayMs(w.lockDelayMs())
-          .setEnqueuedAtMs(w.enqueuedAtMs())
-          .setWaitUntilMs(w.waitUntilMs())
-          .setAliveUntilMs(w.aliveUntilMs())
-          .setIdentity(w.identity()));
+      b.addWaiters(
+          WaiterSnapshot.newBuilder()
+              .setRequestId(w.requestId())
+              .setOwner(w.owner())
+              .setTtlMs(w.ttlMs())
+              .setLockDelayMs(w.lockDelayMs())
+              .setEnqueuedAtMs(w.enqueuedAtMs())
+              .setWaitUntilMs(w.waitUntilMs())
+              .setAliveUntilMs(w.aliveUntilMs())
+              .setIdentity(w.identity()));
     }
-    b.setBlockedUntilMs(r.blockedUntilMs()).setExpiryObserved(r.expiryObserved()).setIdleSinceMs(r.idleSinceMs());
+    b.setBlockedUntilMs(r.blockedUntilMs())
+        .setExpiryObserved(r.expiryObserved())
+        .setIdleSinceMs(r.idleSinceMs());
     for (WriteReceipt receipt : r.receipts()) {
-      b.addReceipts(ReceiptSnapshot.newBuilder()
-          .setRequestId(receipt.requestId())
-          .setFirstKey(receipt.firstKey())
-          .setVersion(receipt.version())
-          .setWrittenAtMs(receipt.writtenAtMs()));
+      b.addReceipts(
+          ReceiptSnapshot.newBuilder()
+              .setRequestId(receipt.requestId())
+              .setFirstKey(receipt.firstKey())
+              .setVersion(receipt.version())
+              .setWrittenAtMs(receipt.writtenAtMs()));
     }
     return b.build();
   }
@@ -232,25 +263,55 @@ final class SnapshotStore {
     LeaseRecord lease = null;
     if (r.hasLease()) {
       LeaseSnapshot l = r.getLease();
-      lease = new LeaseRecord(l.getToken(), l.getOwner(), l.getTtlMs(), l.getExpiresAtMs(), l.getGraceUsed(),
-          l.getRequestId(), l.getLockDelayMs(), l.getIdentity());
+      lease =
+          new LeaseRecord(
+              l.getToken(),
+              l.getOwner(),
+              l.getTtlMs(),
+              l.getExpiresAtMs(),
+              l.getGraceUsed(),
+              l.getRequestId(),
+              l.getLockDelayMs(),
+              l.getIdentity());
     }
     Map<String, ValueRecord> values = new TreeMap<>();
     for (ValueSnapshot v : r.getValuesList()) {
-      values.put(v.getKey(), new ValueRecord(v.getValue().toByteArray(), v.getAcceptedToken(), v.getVersion(),
-          v.getWrittenAtMs()));
+      values.put(
+          v.getKey(),
+          new ValueRecord(
+              v.getValue().toByteArray(),
+              v.getAcceptedToken(),
+              v.getVersion(),
+              v.getWrittenAtMs()));
     }
     List<WriteReceipt> receipts = new ArrayList<>(r.getReceiptsCount());
     for (ReceiptSnapshot s : r.getReceiptsList()) {
-      receipts.add(new WriteReceipt(s.getRequestId(), s.getFirstKey(), s.getVersion(), s.getWrittenAtMs()));
+      receipts.add(
+          new WriteReceipt(s.getRequestId(), s.getFirstKey(), s.getVersion(), s.getWrittenAtMs()));
     }
     List<Waiter> waiters = new ArrayList<>(r.getWaitersCount());
     for (WaiterSnapshot w : r.getWaitersList()) {
-      waiters.add(new Waiter(w.getRequestId(), w.getOwner(), w.getTtlMs(), w.getLockDelayMs(), w.getEnqueuedAtMs(),
-          w.getWaitUntilMs(), w.getAliveUntilMs(), w.getIdentity()));
+      waiters.add(
+          new Waiter(
+              w.getRequestId(),
+              w.getOwner(),
+              w.getTtlMs(),
+              w.getLockDelayMs(),
+              w.getEnqueuedAtMs(),
+              w.getWaitUntilMs(),
+              w.getAliveUntilMs(),
+              w.getIdentity()));
     }
-    state.restore(r.getName(), r.getLastToken(), lease, values, receipts, waiters, r.getBlockedUntilMs(),
-        r.getExpiryObserved(), r.getIdleSinceMs());
+    state.restore(
+        r.getName(),
+        r.getLastToken(),
+        lease,
+        values,
+        receipts,
+        waiters,
+        r.getBlockedUntilMs(),
+        r.getExpiryObserved(),
+        r.getIdleSinceMs());
   }
 
   private static SnapshotRetentionPolicy retention() {

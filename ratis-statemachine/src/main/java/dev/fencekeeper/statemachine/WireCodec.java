@@ -27,15 +27,17 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 /**
- * The one place where wire messages (fencing.proto) and the core's types meet: requests become {@link
- * Command}s, {@link Outcome}s become responses, and {@link Code} maps to {@link ResultCode}.
+ * The one place where wire messages (fencing.proto) and the core's types meet: requests become
+ * {@link Command}s, {@link Outcome}s become responses, and {@link Code} maps to {@link ResultCode}.
  */
 public final class WireCodec {
   private static final Map<Code, ResultCode> RESULT_CODES = new EnumMap<>(Code.class);
 
   static {
     for (Code code : Code.values()) {
-      RESULT_CODES.put(code, code == Code.OK ? ResultCode.RESULT_CODE_UNSPECIFIED : ResultCode.valueOf(code.name()));
+      RESULT_CODES.put(
+          code,
+          code == Code.OK ? ResultCode.RESULT_CODE_UNSPECIFIED : ResultCode.valueOf(code.name()));
     }
   }
 
@@ -46,18 +48,20 @@ public final class WireCodec {
   }
 
   /**
-   * The command a mutating request carries, or null when the request is a query (or empty). Tokens are
-   * unsigned on the wire; one beyond Long.MAX_VALUE reads negative here and fails validation.
+   * The command a mutating request carries, or null when the request is a query (or empty). Tokens
+   * are unsigned on the wire; one beyond Long.MAX_VALUE reads negative here and fails validation.
    */
   public static Command toCommand(Request request) {
     if (request.getCommandCase() == Request.CommandCase.BATCH) {
-      // The node stamps only the envelope's caller (server/CallerGate); whatever the requests inside
+      // The node stamps only the envelope's caller (server/CallerGate); whatever the requests
+      // inside
       // name is ignored, so a batch cannot borrow another identity.
       List<Command> commands = new ArrayList<>(request.getBatch().getRequestsCount());
       for (Request inner : request.getBatch().getRequestsList()) {
-        Command command = inner.getCommandCase() == Request.CommandCase.BATCH
-            ? null
-            : toCommand(inner, request.getCaller());
+        Command command =
+            inner.getCommandCase() == Request.CommandCase.BATCH
+                ? null
+                : toCommand(inner, request.getCaller());
         if (command == null) {
           return null;
         }
@@ -68,31 +72,46 @@ public final class WireCodec {
     return toCommand(request, request.getCaller());
   }
 
-  /** Why {@link #toCommand} found no command in {@code request}: the message for INVALID_ARGUMENT. */
+  /**
+   * Why {@link #toCommand} found no command in {@code request}: the message for INVALID_ARGUMENT.
+   */
   public static String whyNoCommand(Request request) {
     if (request.getCommandCase() == Request.CommandCase.BATCH) {
       List<Request> inner = request.getBatch().getRequestsList();
       for (int i = 0; i < inner.size(); i++) {
-        if (inner.get(i).getCommandCase() == Request.CommandCase.BATCH || toCommand(inner.get(i)) == null) {
-          return "batch: request " + (i + 1) + " is " + inner.get(i).getCommandCase().name().toLowerCase()
+        if (inner.get(i).getCommandCase() == Request.CommandCase.BATCH
+            || toCommand(inner.get(i)) == null) {
+          return "batch: request "
+              + (i + 1)
+              + " is "
+              + inner.get(i).getCommandCase().name().toLowerCase()
               + "; only acquire, renew, release, write and cancel_wait may be batched";
         }
       }
     }
-    return isQuery(request) ? "queries are read-only; send them as reads" : "the request carries no command";
+    return isQuery(request)
+        ? "queries are read-only; send them as reads"
+        : "the request carries no command";
   }
 
   private static Command toCommand(Request request, String caller) {
     switch (request.getCommandCase()) {
       case ACQUIRE:
         var a = request.getAcquire();
-        return new Command.Acquire(a.getResource(), a.getOwner(), a.getTtlMs(), a.getRequestId(), a.getWaitMs(),
-            a.getLockDelayMs(), caller);
-      case CANCEL_WAIT:
-        return new Command.CancelWait(request.getCancelWait().getResource(), request.getCancelWait().getRequestId(),
+        return new Command.Acquire(
+            a.getResource(),
+            a.getOwner(),
+            a.getTtlMs(),
+            a.getRequestId(),
+            a.getWaitMs(),
+            a.getLockDelayMs(),
             caller);
+      case CANCEL_WAIT:
+        return new Command.CancelWait(
+            request.getCancelWait().getResource(), request.getCancelWait().getRequestId(), caller);
       case REVOKE:
-        return new Command.Revoke(request.getRevoke().getResource(), request.getRevoke().getReason());
+        return new Command.Revoke(
+            request.getRevoke().getResource(), request.getRevoke().getReason());
       case RENEW:
         var r = request.getRenew();
         return new Command.Renew(r.getResource(), r.getToken(), r.getTtlMs(), caller);
@@ -122,12 +141,13 @@ public final class WireCodec {
   public record Refusal(Command command, Response response) {}
 
   /**
-   * A client's batch as the leader logs it: {@code refused}, the commands it answered at once, by their
-   * 0-based position in the client's batch; {@code toLog}, the client's request carrying only the other
-   * commands, in the client's order, or null when every command was refused; {@code logged}, those other
-   * commands.
+   * A client's batch as the leader logs it: {@code refused}, the commands it answered at once, by
+   * their 0-based position in the client's batch; {@code toLog}, the client's request carrying only
+   * the other commands, in the client's order, or null when every command was refused; {@code
+   * logged}, those other commands.
    */
-  public record SplitBatch(SortedMap<Integer, Refusal> refused, Request toLog, Command.Batch logged) {
+  public record SplitBatch(
+      SortedMap<Integer, Refusal> refused, Request toLog, Command.Batch logged) {
     /** The answers to the refused commands, by position. */
     public SortedMap<Integer, Response> answers() {
       SortedMap<Integer, Response> answers = new TreeMap<>();
@@ -137,16 +157,21 @@ public final class WireCodec {
   }
 
   /**
-   * Splits {@code request}, a client's batch that decoded into {@code batch}, into the commands for which
-   * {@code refusal} has an answer now and the rest, to log. The leader passes the rule it refuses a lone
-   * command by ({@code FencingState.refusalBeforeLog}), so each command answered here gets exactly the
-   * answer it would have got alone.
+   * Splits {@code request}, a client's batch that decoded into {@code batch}, into the commands for
+   * which {@code refusal} has an answer now and the rest, to log. The leader passes the rule it
+   * refuses a lone command by ({@code FencingState.refusalBeforeLog}), so each command answered
+   * here gets exactly the answer it would have got alone.
    */
-  public static SplitBatch splitBatch(Request request, Command.Batch batch, Function<Command, Outcome> refusal) {
+  public static SplitBatch splitBatch(
+      Request request, Command.Batch batch, Function<Command, Outcome> refusal) {
     List<Request> requests = request.getBatch().getRequestsList();
     if (requests.size() != batch.commands().size()) {
-      throw new IllegalArgumentException("a batch of " + requests.size() + " requests decoded into "
-          + batch.commands().size() + " commands");
+      throw new IllegalArgumentException(
+          "a batch of "
+              + requests.size()
+              + " requests decoded into "
+              + batch.commands().size()
+              + " commands");
     }
     SortedMap<Integer, Refusal> refused = new TreeMap<>();
     BatchRequest.Builder rest = BatchRequest.newBuilder();
@@ -161,21 +186,27 @@ public final class WireCodec {
         logged.add(command);
       }
     }
-    Request toLog = logged.isEmpty() ? null : refused.isEmpty() ? request : request.toBuilder().setBatch(rest).build();
+    Request toLog =
+        logged.isEmpty()
+            ? null
+            : refused.isEmpty() ? request : request.toBuilder().setBatch(rest).build();
     return new SplitBatch(refused, toLog, new Command.Batch(logged));
   }
 
   /**
-   * The answer to a whole batch, BATCH_ANSWERED: the {@code early} answers at their positions, and the
-   * {@code others}, in order, in the positions left, so that the i-th answer is the i-th request's (the
-   * client matches them by position). The envelope's time is the latest any answer reflects.
+   * The answer to a whole batch, BATCH_ANSWERED: the {@code early} answers at their positions, and
+   * the {@code others}, in order, in the positions left, so that the i-th answer is the i-th
+   * request's (the client matches them by position). The envelope's time is the latest any answer
+   * reflects.
    *
    * @throws IllegalArgumentException when a position lies outside the batch the answers make up
    */
-  public static Response mergeBatchAnswers(SortedMap<Integer, Response> early, List<Response> others) {
+  public static Response mergeBatchAnswers(
+      SortedMap<Integer, Response> early, List<Response> others) {
     int size = early.size() + others.size();
     if (!early.isEmpty() && (early.firstKey() < 0 || early.lastKey() >= size)) {
-      throw new IllegalArgumentException("answers at positions " + early.keySet() + " do not fit a batch of " + size);
+      throw new IllegalArgumentException(
+          "answers at positions " + early.keySet() + " do not fit a batch of " + size);
     }
     Response.Builder b = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED);
     int next = 0;
@@ -261,25 +292,31 @@ public final class WireCodec {
           state.listKeys(list.getResource(), list.getPrefix(), list.getAfter(), limit + 1);
       for (Map.Entry<String, ValueRecord> e : keys.subList(0, Math.min(limit, keys.size()))) {
         ValueRecord v = e.getValue();
-        b.addEntries(ListEntry.newBuilder()
-            .setResource(list.getResource())
-            .setKey(e.getKey())
-            .setAcceptedToken(v.acceptedToken())
-            .setVersion(v.version())
-            .setValueBytes(v.value().length)
-            .setWrittenAtMs(v.writtenAtMs()));
+        b.addEntries(
+            ListEntry.newBuilder()
+                .setResource(list.getResource())
+                .setKey(e.getKey())
+                .setAcceptedToken(v.acceptedToken())
+                .setVersion(v.version())
+                .setValueBytes(v.value().length)
+                .setWrittenAtMs(v.writtenAtMs()));
       }
       return b.setMore(keys.size() > limit).build();
     }
-    List<ResourceRecord> resources = state.listResources(list.getPrefix(), list.getAfter(), limit + 1);
+    List<ResourceRecord> resources =
+        state.listResources(list.getPrefix(), list.getAfter(), limit + 1);
     for (ResourceRecord r : resources.subList(0, Math.min(limit, resources.size()))) {
-      ListEntry.Builder e = ListEntry.newBuilder()
-          .setResource(r.name())
-          .setCurrentToken(r.lastToken())
-          .setWaiters(r.waiters().size());
+      ListEntry.Builder e =
+          ListEntry.newBuilder()
+              .setResource(r.name())
+              .setCurrentToken(r.lastToken())
+              .setWaiters(r.waiters().size());
       LeaseRecord live = r.liveLease(state.nowMs());
       if (live != null) {
-        e.setToken(live.token()).setOwner(live.owner()).setExpiresAtMs(live.expiresAtMs()).setLive(true);
+        e.setToken(live.token())
+            .setOwner(live.owner())
+            .setExpiresAtMs(live.expiresAtMs())
+            .setLive(true);
       }
       b.addEntries(e);
     }

@@ -27,7 +27,8 @@ class BatchTest {
     return h.state.applyBatch(new Command.Batch(List.of(commands)), ++index, at);
   }
 
-  private static Command.Write put(String resource, long token, String key, String value, String requestId) {
+  private static Command.Write put(
+      String resource, long token, String key, String value, String requestId) {
     return new Command.Write(resource, token, List.of(KeyWrite.put(key, bytes(value))), requestId);
   }
 
@@ -40,22 +41,28 @@ class BatchTest {
     long old = h.acquire(T0, "report", "A", 1_000).token();
     h.release(T0 + 1, "report", old);
 
-    List<Outcome> out = batch(T0 + 2,
-        new Command.Acquire("report", "B", 5_000),
-        new Command.Acquire("report", "C", 5_000),
-        put("report", old, "k", "from A", ""),
-        put("report", 999_999, "k", "never issued", ""));
+    List<Outcome> out =
+        batch(
+            T0 + 2,
+            new Command.Acquire("report", "B", 5_000),
+            new Command.Acquire("report", "C", 5_000),
+            put("report", old, "k", "from A", ""),
+            put("report", 999_999, "k", "never issued", ""));
 
     assertThat(codes(out)).containsExactly(GRANTED, HELD, STALE_TOKEN, UNKNOWN_TOKEN);
     long b = out.get(0).token();
     assertThat(b).isGreaterThan(old);
-    assertThat(out.get(1).token()).as("HELD names the holder granted just before in the same batch").isEqualTo(b);
+    assertThat(out.get(1).token())
+        .as("HELD names the holder granted just before in the same batch")
+        .isEqualTo(b);
     assertThat(out.get(2).currentToken()).isEqualTo(b);
 
-    List<Outcome> next = batch(T0 + 3,
-        put("report", b, "k", "from B", ""),
-        new Command.Renew("report", b, 0),
-        new Command.Release("report", b));
+    List<Outcome> next =
+        batch(
+            T0 + 3,
+            put("report", b, "k", "from B", ""),
+            new Command.Renew("report", b, 0),
+            new Command.Release("report", b));
     assertThat(codes(next)).containsExactly(ACCEPTED, RENEWED, RELEASED);
     assertThat(h.state.read("report", "k").acceptedToken()).isEqualTo(b);
   }
@@ -64,10 +71,12 @@ class BatchTest {
   void grantsInOneBatchGetStrictlyIncreasingTokensAboveEveryEarlierOne() {
     long before = h.acquire(T0, "r0", "A", 5_000).token();
 
-    List<Outcome> out = batch(T0 + 1,
-        new Command.Acquire("r1", "A", 5_000),
-        new Command.Acquire("r2", "A", 5_000),
-        new Command.Acquire("r3", "A", 5_000));
+    List<Outcome> out =
+        batch(
+            T0 + 1,
+            new Command.Acquire("r1", "A", 5_000),
+            new Command.Acquire("r2", "A", 5_000),
+            new Command.Acquire("r3", "A", 5_000));
 
     List<Long> tokens = out.stream().map(Outcome::token).toList();
     assertThat(tokens).isSorted().doesNotHaveDuplicates().allMatch(t -> t > before);
@@ -78,10 +87,12 @@ class BatchTest {
 
   @Test
   void aMalformedCommandIsRejectedAloneAndTheOthersApply() {
-    List<Outcome> out = batch(T0,
-        new Command.Acquire("a", "A", 5_000),
-        new Command.Acquire("b", "A", 1), // below lease.ttl.min
-        new Command.Acquire("c", "A", 5_000));
+    List<Outcome> out =
+        batch(
+            T0,
+            new Command.Acquire("a", "A", 5_000),
+            new Command.Acquire("b", "A", 1), // below lease.ttl.min
+            new Command.Acquire("c", "A", 5_000));
 
     assertThat(codes(out)).containsExactly(GRANTED, INVALID_ARGUMENT, GRANTED);
     assertThat(out.get(1).message()).contains("ttl");
@@ -92,24 +103,31 @@ class BatchTest {
   void aRetriedWriteInTheSameBatchIsAppliedOnce() {
     long token = h.acquire(T0, "r", "A", 5_000).token();
 
-    List<Outcome> out = batch(T0 + 1,
-        put("r", token, "k", "v1", "req-1"),
-        put("r", token, "k", "v1", "req-1"));
+    List<Outcome> out =
+        batch(T0 + 1, put("r", token, "k", "v1", "req-1"), put("r", token, "k", "v1", "req-1"));
 
     assertThat(codes(out)).containsExactly(ACCEPTED, ACCEPTED);
-    assertThat(out.get(1).version()).as("the retry answers the first outcome").isEqualTo(out.get(0).version());
+    assertThat(out.get(1).version())
+        .as("the retry answers the first outcome")
+        .isEqualTo(out.get(0).version());
     assertThat(h.state.read("r", "k").version()).isEqualTo(1);
   }
 
   @Test
   void theWrapperSeesEveryCommandOnceInOrder() {
     List<Command> seen = new ArrayList<>();
-    List<Command> commands = List.of(new Command.Acquire("a", "A", 5_000), new Command.Acquire("b", "A", 5_000));
+    List<Command> commands =
+        List.of(new Command.Acquire("a", "A", 5_000), new Command.Acquire("b", "A", 5_000));
 
-    h.state.applyBatch(new Command.Batch(commands), 0, ++index, T0, (command, run) -> {
-      seen.add(command);
-      return run.get();
-    });
+    h.state.applyBatch(
+        new Command.Batch(commands),
+        0,
+        ++index,
+        T0,
+        (command, run) -> {
+          seen.add(command);
+          return run.get();
+        });
 
     assertThat(seen).isEqualTo(commands);
   }
@@ -120,18 +138,22 @@ class BatchTest {
     String before = h.dump();
     int limit = h.state.limits().maxRequestsPerBatch();
 
-    List<Command> tooMany = new ArrayList<>(Collections.nCopies(limit + 1, new Command.Acquire("x", "A", 5_000)));
+    List<Command> tooMany =
+        new ArrayList<>(Collections.nCopies(limit + 1, new Command.Acquire("x", "A", 5_000)));
     List<Outcome> overLimit = h.state.applyBatch(new Command.Batch(tooMany), ++index, T0 + 1);
     assertThat(codes(overLimit)).hasSize(limit + 1).containsOnly(INVALID_ARGUMENT);
     assertThat(overLimit.get(0).message()).contains("exceed the limit of " + limit);
 
-    List<Outcome> withRevoke = batch(T0 + 2, new Command.Acquire("x", "A", 5_000), new Command.Revoke("r", "ops"));
+    List<Outcome> withRevoke =
+        batch(T0 + 2, new Command.Acquire("x", "A", 5_000), new Command.Revoke("r", "ops"));
     assertThat(codes(withRevoke)).containsExactly(INVALID_ARGUMENT, INVALID_ARGUMENT);
     assertThat(withRevoke.get(0).message()).contains("request 2", "may be batched");
 
-    // A batch is one log entry: its values together are bounded like one write's (1 KiB in the harness).
+    // A batch is one log entry: its values together are bounded like one write's (1 KiB in the
+    // harness).
     String half = "x".repeat(600);
-    List<Outcome> tooBig = batch(T0 + 3, put("r", token, "k1", half, ""), put("r", token, "k2", half, ""));
+    List<Outcome> tooBig =
+        batch(T0 + 3, put("r", token, "k1", half, ""), put("r", token, "k2", half, ""));
     assertThat(codes(tooBig)).containsOnly(INVALID_ARGUMENT);
     assertThat(tooBig.get(0).message()).contains("1200 value bytes");
 

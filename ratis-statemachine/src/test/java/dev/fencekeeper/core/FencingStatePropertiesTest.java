@@ -44,90 +44,166 @@ import net.jqwik.api.lifecycle.BeforeProperty;
 import net.jqwik.api.statistics.Statistics;
 
 /**
- * Random command sequences (few resources, keys and owners; TTLs mostly within limits; stamps that mostly
- * move forward but sometimes go back; entry index +1 per command; now and then a new Raft term) applied both
- * to {@link FencingState} and to a tiny independent model of docs/design.md, checking the safety invariants after
- * every step.
+ * Random command sequences (few resources, keys and owners; TTLs mostly within limits; stamps that
+ * mostly move forward but sometimes go back; entry index +1 per command; now and then a new Raft
+ * term) applied both to {@link FencingState} and to a tiny independent model of docs/design.md,
+ * checking the safety invariants after every step.
  */
 class FencingStatePropertiesTest {
   static final long MIN_TTL = 100;
   static final long MAX_TTL = 5000;
   static final long GRACE = 700;
-  // The default idle timeout (10 min) outlasts any sequence (at most 60 steps of at most 6 s), so no record
+  // The default idle timeout (10 min) outlasts any sequence (at most 60 steps of at most 6 s), so
+  // no record
   // is forgotten and the model need not forget any either.
-  static final Limits LIMITS = new Limits(Duration.ofMillis(MIN_TTL), Duration.ofMillis(MAX_TTL),
-      Duration.ofMillis(GRACE), 256, 512, 128, 1024, 4, 64, 8);
+  static final Limits LIMITS =
+      new Limits(
+          Duration.ofMillis(MIN_TTL),
+          Duration.ofMillis(MAX_TTL),
+          Duration.ofMillis(GRACE),
+          256,
+          512,
+          128,
+          1024,
+          4,
+          64,
+          8);
   static final String[] RESOURCES = {"r0", "r1", "r2"};
   static final String[] KEYS = {"k0", "k1", "k2"};
   static final String[] OWNERS = {"A", "B", "C"};
-  // Ids that split into a prefix and a counter ("q1", "x1", "7") and ones kept whole ("q01"): see WriteReceipts.
+  // Ids that split into a prefix and a counter ("q1", "x1", "7") and ones kept whole ("q01"): see
+  // WriteReceipts.
   static final String[] REQUEST_IDS = {"", "", "q1", "q2", "q01", "x1", "7"};
-  // Indexes 0..6 are valid for every command; 7 and 9 are out of bounds; 8 (zero) is valid only for Renew.
+  // Indexes 0..6 are valid for every command; 7 and 9 are out of bounds; 8 (zero) is valid only for
+  // Renew.
   static final long[] TTLS = {100, 250, 600, 700, 1000, 2500, 5000, 99, 0, 5001};
   static final Duration TRY_TIMEOUT = Duration.ofSeconds(5); // a try normally takes milliseconds
-  // jqwik checks its shrinking time bound only between rounds, and one round may try hundreds of thousands of
-  // candidates. Once the first failure is this old, the remaining candidates are skipped (Assume), so a
-  // failure is reported within about half a minute, with the smallest failing sequence found by then.
+  // jqwik checks its shrinking time bound only between rounds, and one round may try hundreds of
+  // thousands of
+  // candidates. Once the first failure is this old, the remaining candidates are skipped (Assume),
+  // so a
+  // failure is reported within about half a minute, with the smallest failing sequence found by
+  // then.
   static final Duration SHRINK_BUDGET = Duration.ofSeconds(20);
   private static volatile long firstFailureNanos;
   private static volatile boolean failed;
-  static final List<Code> MUST_OCCUR = List.of(GRANTED, HELD, RENEWED, LEASE_LOST, RELEASED, NOT_HOLDER,
-      ACCEPTED, STALE_TOKEN, LEASE_EXPIRED, UNKNOWN_TOKEN, INVALID_ARGUMENT, OK);
+  static final List<Code> MUST_OCCUR =
+      List.of(
+          GRANTED,
+          HELD,
+          RENEWED,
+          LEASE_LOST,
+          RELEASED,
+          NOT_HOLDER,
+          ACCEPTED,
+          STALE_TOKEN,
+          LEASE_EXPIRED,
+          UNKNOWN_TOKEN,
+          INVALID_ARGUMENT,
+          OK);
 
-  enum Kind { ACQUIRE, RENEW, RELEASE, WRITE, TAKEOVER, TICK }
+  enum Kind {
+    ACQUIRE,
+    RENEW,
+    RELEASE,
+    WRITE,
+    TAKEOVER,
+    TICK
+  }
 
   /** One generated step; its token is resolved against the model when the step runs. */
-  record Step(Kind kind, int resource, int owner, int ttl, int token, int keys, int requestId, long stampDelta,
-      boolean newTerm, boolean sameEntry) {
+  record Step(
+      Kind kind,
+      int resource,
+      int owner,
+      int ttl,
+      int token,
+      int keys,
+      int requestId,
+      long stampDelta,
+      boolean newTerm,
+      boolean sameEntry) {
     Step inNewTerm() {
       return new Step(kind, resource, owner, ttl, token, keys, requestId, stampDelta, true, false);
     }
 
     /** Carried by the previous step's log entry, as a client's batch carries several commands. */
     Step inSameEntry() {
-      return new Step(kind, resource, owner, ttl, token, keys, requestId, stampDelta, newTerm, true);
+      return new Step(
+          kind, resource, owner, ttl, token, keys, requestId, stampDelta, newTerm, true);
     }
 
     boolean batchable() {
-      return kind == Kind.ACQUIRE || kind == Kind.RENEW || kind == Kind.RELEASE || kind == Kind.WRITE;
+      return kind == Kind.ACQUIRE
+          || kind == Kind.RENEW
+          || kind == Kind.RELEASE
+          || kind == Kind.WRITE;
     }
   }
 
-  // Weights are tables of equally likely entries: generators built only from integer ranges and map()
-  // shrink fast (jqwik's frequency()/frequencyOf() shrink pathologically slowly on long lists of steps).
+  // Weights are tables of equally likely entries: generators built only from integer ranges and
+  // map()
+  // shrink fast (jqwik's frequency()/frequencyOf() shrink pathologically slowly on long lists of
+  // steps).
   private static final Kind[] KIND_TABLE = {
-      Kind.ACQUIRE, Kind.ACQUIRE, Kind.ACQUIRE, Kind.WRITE, Kind.WRITE, Kind.WRITE, Kind.WRITE, Kind.WRITE,
-      Kind.RENEW, Kind.RENEW, Kind.RELEASE, Kind.TAKEOVER, Kind.TICK};
-  // Mostly the resource's current token (0); sometimes an older, foreign, never-issued or non-positive one.
+    Kind.ACQUIRE,
+    Kind.ACQUIRE,
+    Kind.ACQUIRE,
+    Kind.WRITE,
+    Kind.WRITE,
+    Kind.WRITE,
+    Kind.WRITE,
+    Kind.WRITE,
+    Kind.RENEW,
+    Kind.RENEW,
+    Kind.RELEASE,
+    Kind.TAKEOVER,
+    Kind.TICK
+  };
+  // Mostly the resource's current token (0); sometimes an older, foreign, never-issued or
+  // non-positive one.
   private static final int[] TOKEN_TABLE = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6};
 
   @Provide
   Arbitrary<List<Step>> sequences() {
-    Arbitrary<Step> step = Combinators.combine(
-            uniform(0, KIND_TABLE.length - 1).map(i -> KIND_TABLE[i]),
-            uniform(0, RESOURCES.length - 1),
-            uniform(0, OWNERS.length - 1),
-            // TTL index: each valid TTL three times as likely as each out-of-bounds one
-            uniform(0, 23).map(i -> i < 21 ? i / 3 : 7 + (i - 21)),
-            uniform(0, TOKEN_TABLE.length - 1).map(i -> TOKEN_TABLE[i]),
-            uniform(0, 511),
-            uniform(0, REQUEST_IDS.length - 1),
-            uniform(0, 9_999).map(FencingStatePropertiesTest::stampDelta))
-        .as((kind, res, owner, ttl, token, keys, rid, delta) ->
-            new Step(kind, res, owner, ttl, token, keys, rid, delta, false, false));
-    // One step in twelve is the first entry of a new leader's term; one in three asks to share the previous
+    Arbitrary<Step> step =
+        Combinators.combine(
+                uniform(0, KIND_TABLE.length - 1).map(i -> KIND_TABLE[i]),
+                uniform(0, RESOURCES.length - 1),
+                uniform(0, OWNERS.length - 1),
+                // TTL index: each valid TTL three times as likely as each out-of-bounds one
+                uniform(0, 23).map(i -> i < 21 ? i / 3 : 7 + (i - 21)),
+                uniform(0, TOKEN_TABLE.length - 1).map(i -> TOKEN_TABLE[i]),
+                uniform(0, 511),
+                uniform(0, REQUEST_IDS.length - 1),
+                uniform(0, 9_999).map(FencingStatePropertiesTest::stampDelta))
+            .as(
+                (kind, res, owner, ttl, token, keys, rid, delta) ->
+                    new Step(kind, res, owner, ttl, token, keys, rid, delta, false, false));
+    // One step in twelve is the first entry of a new leader's term; one in three asks to share the
+    // previous
     // step's entry (a batch), which check() grants when both are client commands.
-    Arbitrary<Step> maybeNewTerm = Combinators.combine(step, uniform(0, 11), uniform(0, 2))
-        .as((s, t, b) -> t == 11 ? s.inNewTerm() : b == 2 ? s.inSameEntry() : s);
-    return maybeNewTerm.list().ofMinSize(1).ofMaxSize(60).withSizeDistribution(RandomDistribution.uniform());
+    Arbitrary<Step> maybeNewTerm =
+        Combinators.combine(step, uniform(0, 11), uniform(0, 2))
+            .as((s, t, b) -> t == 11 ? s.inNewTerm() : b == 2 ? s.inSameEntry() : s);
+    return maybeNewTerm
+        .list()
+        .ofMinSize(1)
+        .ofMaxSize(60)
+        .withSizeDistribution(RandomDistribution.uniform());
   }
 
-  /** Integers in [min, max], all equally likely (jqwik's default leans toward small values); shrink to min. */
+  /**
+   * Integers in [min, max], all equally likely (jqwik's default leans toward small values); shrink
+   * to min.
+   */
   private static Arbitrary<Integer> uniform(int min, int max) {
     return Arbitraries.integers().between(min, max).withDistribution(RandomDistribution.uniform());
   }
 
-  /** 80%: 0..400 ms forward; 10%: 1..1500 ms backwards; 10%: 801..6000 ms forward (leases run out). */
+  /**
+   * 80%: 0..400 ms forward; 10%: 1..1500 ms backwards; 10%: 801..6000 ms forward (leases run out).
+   */
   private static long stampDelta(int i) {
     if (i < 8_000) {
       return i % 401;
@@ -143,14 +219,17 @@ class FencingStatePropertiesTest {
     failed = false;
   }
 
-  // Outcomes agree with the model; tokens strictly increase; one live lease per resource; a key's acceptedToken
-  // never decreases; rejections change nothing; permanentRejection agrees with apply; replay is deterministic.
+  // Outcomes agree with the model; tokens strictly increase; one live lease per resource; a key's
+  // acceptedToken
+  // never decreases; rejections change nothing; permanentRejection agrees with apply; replay is
+  // deterministic.
   @Property(tries = 700)
   void agreesWithModelAndKeepsInvariants(@ForAll("sequences") List<Step> steps) {
     Assume.that(!failed || System.nanoTime() - firstFailureNanos < SHRINK_BUDGET.toNanos());
     List<Code> codes = new ArrayList<>();
     List<String> events = new ArrayList<>();
-    StringBuffer trace = new StringBuffer(); // read here even if the checking thread is stuck in apply
+    StringBuffer trace =
+        new StringBuffer(); // read here even if the checking thread is stuck in apply
     try {
       runBounded(() -> check(steps, codes, events, trace));
     } catch (AssertionError | RuntimeException e) {
@@ -161,30 +240,35 @@ class FencingStatePropertiesTest {
       // jqwik's statistics report throws on a label with no entries, which would hide this failure.
       Statistics.label("code").collect("(failed try)");
       Statistics.label("event").collect("(failed try)");
-      throw new AssertionError(e + "\nentries (index, term, stamp, command -> outcome):\n" + trace, e);
+      throw new AssertionError(
+          e + "\nentries (index, term, stamp, command -> outcome):\n" + trace, e);
     }
     // Statistics belong to the property's own thread.
     codes.forEach(code -> Statistics.label("code").collect(code));
     events.forEach(event -> Statistics.label("event").collect(event));
-    Statistics.label("code").coverage(cov -> {
-      for (Code code : MUST_OCCUR) {
-        cov.check(code).count(n -> n > 0);
-      }
-    });
-    Statistics.label("event").coverage(cov -> {
-      cov.check("request id retry deduplicated").count(n -> n > 0);
-      cov.check("takeover grace given").count(n -> n > 0);
-      cov.check("takeover refused a second grace").count(n -> n > 0);
-      cov.check("stamp went backwards").count(n -> n > 0);
-      cov.check("new term").count(n -> n > 0);
-      cov.check("shared a log entry").count(n -> n > 0);
-    });
+    Statistics.label("code")
+        .coverage(
+            cov -> {
+              for (Code code : MUST_OCCUR) {
+                cov.check(code).count(n -> n > 0);
+              }
+            });
+    Statistics.label("event")
+        .coverage(
+            cov -> {
+              cov.check("request id retry deduplicated").count(n -> n > 0);
+              cov.check("takeover grace given").count(n -> n > 0);
+              cov.check("takeover refused a second grace").count(n -> n > 0);
+              cov.check("stamp went backwards").count(n -> n > 0);
+              cov.check("new term").count(n -> n > 0);
+              cov.check("shared a log entry").count(n -> n > 0);
+            });
   }
 
   /**
-   * jqwik ignores @Timeout: each try runs on a daemon thread and fails after TRY_TIMEOUT, so a core that loops
-   * forever in apply fails the property (the last entry of the trace then has no outcome) instead of hanging
-   * the build, and the stuck thread does not keep the JVM alive.
+   * jqwik ignores @Timeout: each try runs on a daemon thread and fails after TRY_TIMEOUT, so a core
+   * that loops forever in apply fails the property (the last entry of the trace then has no
+   * outcome) instead of hanging the build, and the stuck thread does not keep the JVM alive.
    */
   private static void runBounded(Runnable body) {
     FutureTask<Void> task = new FutureTask<>(body, null);
@@ -194,10 +278,12 @@ class FencingStatePropertiesTest {
     try {
       task.get(TRY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      // Each stuck try leaves a thread spinning: spend the shrinking budget now, so there is only this one.
+      // Each stuck try leaves a thread spinning: spend the shrinking budget now, so there is only
+      // this one.
       firstFailureNanos = System.nanoTime() - SHRINK_BUDGET.toNanos();
       failed = true;
-      throw new AssertionError("the try did not finish within " + TRY_TIMEOUT + ": does apply loop forever?");
+      throw new AssertionError(
+          "the try did not finish within " + TRY_TIMEOUT + ": does apply loop forever?");
     } catch (ExecutionException e) {
       if (e.getCause() instanceof AssertionError a) {
         throw a;
@@ -212,10 +298,15 @@ class FencingStatePropertiesTest {
     }
   }
 
-  /** Runs one sequence against the core and the model, asserting after every step; records what happened. */
-  private static void check(List<Step> steps, List<Code> codes, List<String> events, StringBuffer trace) {
+  /**
+   * Runs one sequence against the core and the model, asserting after every step; records what
+   * happened.
+   */
+  private static void check(
+      List<Step> steps, List<Code> codes, List<String> events, StringBuffer trace) {
     FencingState state = new FencingState(LIMITS);
-    // Gets every successful command and a Tick for every rejected one: if a rejection changes nothing, the
+    // Gets every successful command and a Tick for every rejected one: if a rejection changes
+    // nothing, the
     // two stay identical (time, and what time alone does, included).
     FencingState shadow = new FencingState(LIMITS);
     Model model = new Model(events);
@@ -231,9 +322,12 @@ class FencingStatePropertiesTest {
     long term = 0; // a fresh FencingState's term: only generated steps open new terms
     long index = 0;
     for (Step s : steps) {
-      // A batch (FencingState.applyBatch) applies each of its commands through apply() at the entry's index
-      // and stamp: so several commands at one index must agree with the model exactly as entries of their own.
-      boolean sameEntry = s.sameEntry() && s.batchable() && previous != null && previous.batchable();
+      // A batch (FencingState.applyBatch) applies each of its commands through apply() at the
+      // entry's index
+      // and stamp: so several commands at one index must agree with the model exactly as entries of
+      // their own.
+      boolean sameEntry =
+          s.sameEntry() && s.batchable() && previous != null && previous.batchable();
       previous = s;
       if (sameEntry) {
         events.add("shared a log entry");
@@ -250,8 +344,14 @@ class FencingStatePropertiesTest {
       stamps.add(stamp);
       terms.add(term);
       indexes.add(index);
-      trace.append(String.format("#%d term=%d stamp=T0%+d now=%s %s%n", index, term, stamp - Harness.T0,
-          state.nowMs() == 0 ? "0" : String.format("T0%+d", state.nowMs() - Harness.T0), c));
+      trace.append(
+          String.format(
+              "#%d term=%d stamp=T0%+d now=%s %s%n",
+              index,
+              term,
+              stamp - Harness.T0,
+              state.nowMs() == 0 ? "0" : String.format("T0%+d", state.nowMs() - Harness.T0),
+              c));
       if (s.stampDelta() < 0 && !sameEntry) {
         events.add("stamp went backwards");
       }
@@ -261,7 +361,9 @@ class FencingStatePropertiesTest {
       long nowBefore = state.nowMs();
       long newNow = Math.max(nowBefore, stamp);
       Outcome permanent = c instanceof Command.Write w ? state.permanentRejection(w) : null;
-      assertThat(StateDump.withNow(state)).as("permanentRejection changes nothing").isEqualTo(beforeWithNow);
+      assertThat(StateDump.withNow(state))
+          .as("permanentRejection changes nothing")
+          .isEqualTo(beforeWithNow);
       Code expectedPermanent = c instanceof Command.Write w ? model.permanentRejection(w) : null;
       LeaseRecord liveBefore = null;
       if (c instanceof Command.Acquire a && state.resources().containsKey(a.resource())) {
@@ -278,11 +380,13 @@ class FencingStatePropertiesTest {
       model.assertDiagnosable(c, o);
       model.assertMatches(state);
 
-      // Time is max(previous, stamp); the term follows the entries; the leader's next tick comes no later
+      // Time is max(previous, stamp); the term follows the entries; the leader's next tick comes no
+      // later
       // than the earliest live lease's expiry, and nothing is overdue after an entry.
       assertThat(state.nowMs()).as("now").isEqualTo(newNow);
       assertThat(state.term()).as("term").isEqualTo(term);
-      assertThat(state.nextWakeupMs()).as("nextWakeupMs")
+      assertThat(state.nextWakeupMs())
+          .as("nextWakeupMs")
           .isLessThanOrEqualTo(model.nextExpiry())
           .isGreaterThan(state.nowMs());
 
@@ -308,22 +412,27 @@ class FencingStatePropertiesTest {
         for (Map.Entry<String, ValueRecord> v : r.values().entrySet()) {
           String id = r.name() + "/" + v.getKey();
           long accepted = v.getValue().acceptedToken();
-          assertThat(accepted).as("acceptedToken of %s", id)
+          assertThat(accepted)
+              .as("acceptedToken of %s", id)
               .isGreaterThanOrEqualTo(highestAccepted.getOrDefault(id, 0L));
           highestAccepted.put(id, accepted);
         }
       }
 
-      // A rejected command changes nothing: the state is exactly what a Tick in its place would have left
+      // A rejected command changes nothing: the state is exactly what a Tick in its place would
+      // have left
       // (time, and what time alone does, included), and apart from time it is the state before.
       shadow.apply(o.isSuccess() ? c : new Command.Tick(), term, index, stamp);
-      assertThat(StateDump.withNow(state)).as("state vs shadow that got a Tick for each rejection")
+      assertThat(StateDump.withNow(state))
+          .as("state vs shadow that got a Tick for each rejection")
           .isEqualTo(StateDump.withNow(shadow));
-      if (!o.isSuccess() && !s.newTerm()) { // a new term's first entry is preceded by the takeover grace
+      if (!o.isSuccess()
+          && !s.newTerm()) { // a new term's first entry is preceded by the takeover grace
         assertThat(StateDump.of(state)).as("state after %s", o.code()).isEqualTo(before);
       }
 
-      // permanentRejection refuses exactly malformed and superseded writes, and apply then answers the same.
+      // permanentRejection refuses exactly malformed and superseded writes, and apply then answers
+      // the same.
       if (c instanceof Command.Write) {
         if (expectedPermanent == null) {
           assertThat(permanent).as("permanentRejection").isNull();
@@ -349,9 +458,9 @@ class FencingStatePropertiesTest {
   }
 
   /**
-   * The reference model: docs/design.md written as plainly as possible, sharing no code with the core. It takes
-   * each granted token from the core's outcome after checking it exceeds every token issued before, so it
-   * does not depend on how tokens are numbered.
+   * The reference model: docs/design.md written as plainly as possible, sharing no code with the
+   * core. It takes each granted token from the core's outcome after checking it exceeds every token
+   * issued before, so it does not depend on how tokens are numbered.
    */
   static final class Model {
     final List<String> events; // what happened, for the property's statistics
@@ -369,7 +478,8 @@ class FencingStatePropertiesTest {
       long expiresAt;
       boolean graceUsed;
       final List<Long> tokens = new ArrayList<>();
-      final Map<String, Val> receipts = new HashMap<>(); // requestId -> first key's record, under lastToken
+      final Map<String, Val> receipts =
+          new HashMap<>(); // requestId -> first key's record, under lastToken
     }
 
     record Val(String key, byte[] bytes, long token, long version, long at) {}
@@ -386,20 +496,26 @@ class FencingStatePropertiesTest {
       return ttl >= MIN_TTL && ttl <= MAX_TTL;
     }
 
-    /** Turns a generated step into a command, choosing a token that is current, older, foreign, unknown or bad. */
+    /**
+     * Turns a generated step into a command, choosing a token that is current, older, foreign,
+     * unknown or bad.
+     */
     Command resolve(Step s) {
       String resource = RESOURCES[s.resource()];
       Res r = resources.get(resource);
       long current = r == null ? Math.max(1, lastIssued) : r.lastToken;
       long token = switch (s.token()) { // see TOKEN_TABLE for the weights
-        case 0 -> current;
-        case 1 -> r == null || r.tokens.size() < 2 ? current : r.tokens.get(r.tokens.size() - 2); // previous
-        case 2 -> Math.max(1, lastIssued); // newest anywhere, often another resource's
-        case 3 -> lastIssued + 1; // never issued
-        case 4 -> issued.isEmpty() ? 1 : issued.get(0); // the oldest
-        case 5 -> current + 1; // never issued for this resource
-        default -> 0; // not a token at all: INVALID_ARGUMENT
-      };
+            case 0 -> current;
+            case 1 ->
+                r == null || r.tokens.size() < 2
+                    ? current
+                    : r.tokens.get(r.tokens.size() - 2); // previous
+            case 2 -> Math.max(1, lastIssued); // newest anywhere, often another resource's
+            case 3 -> lastIssued + 1; // never issued
+            case 4 -> issued.isEmpty() ? 1 : issued.get(0); // the oldest
+            case 5 -> current + 1; // never issued for this resource
+            default -> 0; // not a token at all: INVALID_ARGUMENT
+          };
       long ttl = TTLS[s.ttl()];
       switch (s.kind()) {
         case ACQUIRE:
@@ -416,9 +532,11 @@ class FencingStatePropertiesTest {
           int mask = subset == 0 ? 1 : subset;
           for (int i = 0; i < KEYS.length; i++) {
             if ((mask >> i & 1) == 1) {
-              writes.add((deletes >> i & 1) == 1
-                  ? KeyWrite.delete(KEYS[i])
-                  : KeyWrite.put(KEYS[i], ("v" + seed + "." + i).getBytes(StandardCharsets.UTF_8)));
+              writes.add(
+                  (deletes >> i & 1) == 1
+                      ? KeyWrite.delete(KEYS[i])
+                      : KeyWrite.put(
+                          KEYS[i], ("v" + seed + "." + i).getBytes(StandardCharsets.UTF_8)));
             }
           }
           return new Command.Write(resource, token, writes, REQUEST_IDS[s.requestId()]);
@@ -429,7 +547,9 @@ class FencingStatePropertiesTest {
       }
     }
 
-    /** The rejection a leader may give without logging: malformed, or superseded (tokens only grow). */
+    /**
+     * The rejection a leader may give without logging: malformed, or superseded (tokens only grow).
+     */
     Code permanentRejection(Command.Write w) {
       if (w.token() <= 0) {
         return INVALID_ARGUMENT;
@@ -439,8 +559,9 @@ class FencingStatePropertiesTest {
     }
 
     /**
-     * Checks the core's outcome {@code o} of command {@code c} against docs/design.md, then advances the model. The
-     * first entry of a new term is preceded by the takeover grace (a Takeover entry gives it only once).
+     * Checks the core's outcome {@code o} of command {@code c} against docs/design.md, then
+     * advances the model. The first entry of a new term is preceded by the takeover grace (a
+     * Takeover entry gives it only once).
      */
     void step(Command c, long stamp, boolean newTerm, Outcome o) {
       long previous = now;
@@ -485,7 +606,9 @@ class FencingStatePropertiesTest {
           assertThat(o.expiresAtMs()).as("RENEWED expiresAt").isEqualTo(r.expiresAt);
         } else {
           expect(o, LEASE_LOST);
-          assertThat(o.currentToken()).as("LEASE_LOST currentToken").isEqualTo(r == null ? 0 : r.lastToken);
+          assertThat(o.currentToken())
+              .as("LEASE_LOST currentToken")
+              .isEqualTo(r == null ? 0 : r.lastToken);
         }
       } else if (c instanceof Command.Release l) {
         Res r = resources.get(l.resource());
@@ -519,8 +642,9 @@ class FencingStatePropertiesTest {
     }
 
     /**
-     * Every rejection about a token carries what a caller needs to diagnose it: the token it sent, the
-     * resource's newest token and the live holder's owner (a rejection leaves the model as it was).
+     * Every rejection about a token carries what a caller needs to diagnose it: the token it sent,
+     * the resource's newest token and the live holder's owner (a rejection leaves the model as it
+     * was).
      */
     void assertDiagnosable(Command c, Outcome o) {
       if (o.isSuccess() || o.code() == INVALID_ARGUMENT || o.code() == HELD) {
@@ -542,7 +666,9 @@ class FencingStatePropertiesTest {
       }
       Res r = resources.get(resource);
       assertThat(o.sentToken()).as("sentToken of %s", o).isEqualTo(sent);
-      assertThat(o.currentToken()).as("currentToken of %s", o).isEqualTo(r == null ? 0 : r.lastToken);
+      assertThat(o.currentToken())
+          .as("currentToken of %s", o)
+          .isEqualTo(r == null ? 0 : r.lastToken);
       assertThat(o.holderOwner()).as("holderOwner of %s", o).isEqualTo(live(r) ? r.owner : "");
       assertThat(o.message()).as("message of %s", o).isNotEmpty();
     }
@@ -586,7 +712,10 @@ class FencingStatePropertiesTest {
         assertThat(o.sentToken()).as("sentToken").isEqualTo(w.token());
         return;
       }
-      Val receipt = w.requestId().isEmpty() || w.token() != r.lastToken ? null : r.receipts.get(w.requestId());
+      Val receipt =
+          w.requestId().isEmpty() || w.token() != r.lastToken
+              ? null
+              : r.receipts.get(w.requestId());
       if (receipt != null) {
         expect(o, ACCEPTED);
         events.add("request id retry deduplicated");
@@ -611,7 +740,8 @@ class FencingStatePropertiesTest {
       for (KeyWrite kw : w.writes()) {
         String id = w.resource() + "/" + kw.key();
         Val old = values.get(id);
-        Val written = new Val(kw.key(), kw.value(), w.token(), old == null ? 1 : old.version() + 1, now);
+        Val written =
+            new Val(kw.key(), kw.value(), w.token(), old == null ? 1 : old.version() + 1, now);
         if (kw.delete()) {
           values.remove(id);
         } else {
@@ -632,7 +762,9 @@ class FencingStatePropertiesTest {
 
     /** The core's state and queries agree with the model. */
     void assertMatches(FencingState s) {
-      assertThat(s.resources().keySet()).as("resources").containsExactlyElementsOf(resources.keySet());
+      assertThat(s.resources().keySet())
+          .as("resources")
+          .containsExactlyElementsOf(resources.keySet());
       for (Map.Entry<String, Res> e : resources.entrySet()) {
         String name = e.getKey();
         Res r = e.getValue();
@@ -651,7 +783,9 @@ class FencingStatePropertiesTest {
           assertThat(live).as("live lease of %s", name).isNull();
         }
         for (long t : new long[] {r.lastToken - 1, r.lastToken, r.lastToken + 1}) {
-          assertThat(s.validateToken(name, t).code()).as("validate %s %d", name, t).isEqualTo(validate(r, t));
+          assertThat(s.validateToken(name, t).code())
+              .as("validate %s %d", name, t)
+              .isEqualTo(validate(r, t));
         }
         int count = 0;
         for (String key : KEYS) {
@@ -663,7 +797,9 @@ class FencingStatePropertiesTest {
             count++;
             assertThat(read.code()).as("read %s/%s", name, key).isEqualTo(FOUND);
             assertThat(read.value()).as("value of %s/%s", name, key).isEqualTo(v.bytes());
-            assertThat(read.acceptedToken()).as("acceptedToken of %s/%s", name, key).isEqualTo(v.token());
+            assertThat(read.acceptedToken())
+                .as("acceptedToken of %s/%s", name, key)
+                .isEqualTo(v.token());
             assertThat(read.version()).as("version of %s/%s", name, key).isEqualTo(v.version());
             assertThat(read.writtenAtMs()).as("writtenAt of %s/%s", name, key).isEqualTo(v.at());
           }
@@ -673,7 +809,8 @@ class FencingStatePropertiesTest {
       for (String name : RESOURCES) {
         if (!resources.containsKey(name)) {
           assertThat(s.lease(name).code()).isEqualTo(NOT_FOUND);
-          assertThat(s.validateToken(name, Math.max(1, lastIssued)).code()).isEqualTo(UNKNOWN_TOKEN);
+          assertThat(s.validateToken(name, Math.max(1, lastIssued)).code())
+              .isEqualTo(UNKNOWN_TOKEN);
         }
       }
     }

@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** One table per command and result code of docs/design.md, each driven with explicit entry stamps. */
+/**
+ * One table per command and result code of docs/design.md, each driven with explicit entry stamps.
+ */
 // Preemptive: a core stuck in a loop fails the test instead of hanging the build.
 @Timeout(value = 5, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FencingStateTest {
@@ -74,7 +76,8 @@ class FencingStateTest {
       assertThat(h.dump()).isEqualTo(before);
     }
 
-    // Expiry is exclusive: at expiresAt the lease is over and a new acquire gets a strictly greater token.
+    // Expiry is exclusive: at expiresAt the lease is over and a new acquire gets a strictly greater
+    // token.
     @Test
     void grantsAtExpiryWithGreaterToken() {
       Harness h = new Harness();
@@ -102,7 +105,8 @@ class FencingStateTest {
       assertThat(o.token()).isGreaterThan(t);
     }
 
-    // Tokens come from one group-wide sequence: every grant, on any resource, exceeds all earlier grants.
+    // Tokens come from one group-wide sequence: every grant, on any resource, exceeds all earlier
+    // grants.
     @Test
     void tokensIncreaseAcrossResources() {
       Harness h = new Harness();
@@ -117,7 +121,8 @@ class FencingStateTest {
       assertThat(h.state.lastIssuedToken()).isEqualTo(t4);
     }
 
-    // A restored state never issues a token at or below its restored sequence, even if the log index restarts.
+    // A restored state never issues a token at or below its restored sequence, even if the log
+    // index restarts.
     @Test
     void restoredSequenceNeverGoesBack() {
       FencingState s = FencingState.restored(Harness.LIMITS, T0, 100);
@@ -130,7 +135,8 @@ class FencingStateTest {
       s.raiseTokenFloor(5); // lower floor: ignored
       assertThat(s.lastIssuedToken()).isEqualTo(o.token());
       s.raiseTokenFloor(500);
-      assertThat(s.apply(new Command.Acquire("q", "A", 1000), 2, T0 + 2).token()).isGreaterThan(500);
+      assertThat(s.apply(new Command.Acquire("q", "A", 1000), 2, T0 + 2).token())
+          .isGreaterThan(500);
     }
   }
 
@@ -166,7 +172,8 @@ class FencingStateTest {
       assertThat(o.ttlMs()).isEqualTo(1000);
     }
 
-    // A renew at or after expiry answers LEASE_LOST with the current token and does not revive the lease.
+    // A renew at or after expiry answers LEASE_LOST with the current token and does not revive the
+    // lease.
     @Test
     void afterExpiryLeaseLost() {
       Harness h = new Harness();
@@ -182,7 +189,8 @@ class FencingStateTest {
       assertThat(h.acquire(T0 + 1000, "r", "B", 1000).code()).isEqualTo(GRANTED);
     }
 
-    // A superseded token's renew answers LEASE_LOST naming the newer token and its holder, and changes nothing.
+    // A superseded token's renew answers LEASE_LOST naming the newer token and its holder, and
+    // changes nothing.
     @Test
     void supersededLeaseLost() {
       Harness h = new Harness();
@@ -215,7 +223,8 @@ class FencingStateTest {
   @Nested
   class Release {
 
-    // Releasing the live lease ends it at once: RELEASED, not alreadyEnded, and the lease query shows no holder.
+    // Releasing the live lease ends it at once: RELEASED, not alreadyEnded, and the lease query
+    // shows no holder.
     @Test
     void releaseLive() {
       Harness h = new Harness();
@@ -244,7 +253,8 @@ class FencingStateTest {
       assertThat(o.alreadyEnded()).isTrue();
     }
 
-    // Release is idempotent: a second release of the same lease is RELEASED with alreadyEnded and changes nothing.
+    // Release is idempotent: a second release of the same lease is RELEASED with alreadyEnded and
+    // changes nothing.
     @Test
     void releaseTwice() {
       Harness h = new Harness();
@@ -259,7 +269,8 @@ class FencingStateTest {
       assertThat(h.dump()).isEqualTo(before);
     }
 
-    // A token that does not hold the live lease answers NOT_HOLDER naming the holder, and the holder keeps it.
+    // A token that does not hold the live lease answers NOT_HOLDER naming the holder, and the
+    // holder keeps it.
     @Test
     void notHolder() {
       Harness h = new Harness();
@@ -277,7 +288,8 @@ class FencingStateTest {
       assertThat(h.state.validateToken("r", tB).code()).isEqualTo(CURRENT);
     }
 
-    // A token never issued for the resource (or an unknown resource) answers NOT_HOLDER and changes nothing.
+    // A token never issued for the resource (or an unknown resource) answers NOT_HOLDER and changes
+    // nothing.
     @Test
     void unknownTokenNotHolder() {
       Harness h = new Harness();
@@ -293,7 +305,8 @@ class FencingStateTest {
   @Nested
   class Write {
 
-    // The live lease's write is accepted: the key records the token, version 1 and the entry's time.
+    // The live lease's write is accepted: the key records the token, version 1 and the entry's
+    // time.
     @Test
     void accepted() {
       Harness h = new Harness();
@@ -331,7 +344,8 @@ class FencingStateTest {
       assertThat(read.version()).isEqualTo(3);
     }
 
-    // A superseded token is STALE_TOKEN: sentToken echoes it, currentToken carries the newer one, the value stays.
+    // A superseded token is STALE_TOKEN: sentToken echoes it, currentToken carries the newer one,
+    // the value stays.
     @Test
     void staleToken() {
       Harness h = new Harness();
@@ -381,7 +395,8 @@ class FencingStateTest {
       assertThat(h.state.read("r", "k").code()).isEqualTo(NOT_FOUND);
     }
 
-    // A token never issued for the resource, or any token on a never-leased resource, is UNKNOWN_TOKEN.
+    // A token never issued for the resource, or any token on a never-leased resource, is
+    // UNKNOWN_TOKEN.
     @Test
     void unknownToken() {
       Harness h = new Harness();
@@ -406,8 +421,15 @@ class FencingStateTest {
       h.put(T0 + 1, "r", t, "a", "a1");
       h.put(T0 + 2, "r", t, "c", "c1");
 
-      Outcome o = h.write(T0 + 3, "r", t, "",
-          KeyWrite.put("a", bytes("a2")), KeyWrite.put("b", bytes("b1")), KeyWrite.delete("c"));
+      Outcome o =
+          h.write(
+              T0 + 3,
+              "r",
+              t,
+              "",
+              KeyWrite.put("a", bytes("a2")),
+              KeyWrite.put("b", bytes("b1")),
+              KeyWrite.delete("c"));
 
       assertThat(o.code()).isEqualTo(ACCEPTED);
       assertThat(o.key()).isEqualTo("a");
@@ -428,27 +450,48 @@ class FencingStateTest {
       h.put(T0 + 1001, "r", tB, "b", "fromB");
       String before = h.dump();
 
-      Outcome o = h.write(T0 + 1002, "r", tA, "",
-          KeyWrite.put("a", bytes("x")), KeyWrite.put("b", bytes("x")), KeyWrite.delete("b2"));
+      Outcome o =
+          h.write(
+              T0 + 1002,
+              "r",
+              tA,
+              "",
+              KeyWrite.put("a", bytes("x")),
+              KeyWrite.put("b", bytes("x")),
+              KeyWrite.delete("b2"));
 
       assertThat(o.code()).isEqualTo(STALE_TOKEN);
       assertThat(o.currentToken()).isEqualTo(tB);
       assertThat(h.dump()).isEqualTo(before);
     }
 
-    // A multi-key write fenced out by one key's acceptedToken changes none of its keys (state made by restore:
+    // A multi-key write fenced out by one key's acceptedToken changes none of its keys (state made
+    // by restore:
     // the per-key fence is defence in depth that commands alone cannot reach).
     @Test
     void multiKeyKeyFenceIsAllOrNothing() {
       FencingState s = FencingState.restored(Harness.LIMITS, T0, 30);
-      s.restore("r", 20, new LeaseRecord(20, "A", 10_000, T0 + 10_000, false),
-          Map.of("a", new ValueRecord(bytes("a0"), 10, 1, T0),
-              "b", new ValueRecord(bytes("b0"), 30, 1, T0)),
+      s.restore(
+          "r",
+          20,
+          new LeaseRecord(20, "A", 10_000, T0 + 10_000, false),
+          Map.of(
+              "a",
+              new ValueRecord(bytes("a0"), 10, 1, T0),
+              "b",
+              new ValueRecord(bytes("b0"), 30, 1, T0)),
           List.of());
       String before = StateDump.of(s);
 
-      Outcome o = s.apply(new Command.Write("r", 20,
-          List.of(KeyWrite.put("a", bytes("new")), KeyWrite.put("b", bytes("new"))), ""), 31, T0 + 1);
+      Outcome o =
+          s.apply(
+              new Command.Write(
+                  "r",
+                  20,
+                  List.of(KeyWrite.put("a", bytes("new")), KeyWrite.put("b", bytes("new"))),
+                  ""),
+              31,
+              T0 + 1);
 
       assertThat(o.code()).isEqualTo(STALE_TOKEN);
       assertThat(o.key()).isEqualTo("b");
@@ -474,7 +517,8 @@ class FencingStateTest {
   @Nested
   class RequestIdDedup {
 
-    // A retried write (same request id, same lease) returns the first outcome, even later and with another
+    // A retried write (same request id, same lease) returns the first outcome, even later and with
+    // another
     // payload, and changes nothing: same version, same stamp, same value.
     @Test
     void retryReturnsFirstOutcomeAndChangesNothing() {
@@ -484,8 +528,14 @@ class FencingStateTest {
       String before = h.dump();
 
       Outcome same = h.write(T0 + 20, "r", t, "req-1", KeyWrite.put("a", bytes("1")));
-      Outcome other = h.write(T0 + 30, "r", t, "req-1",
-          KeyWrite.put("a", bytes("2")), KeyWrite.put("b", bytes("2")));
+      Outcome other =
+          h.write(
+              T0 + 30,
+              "r",
+              t,
+              "req-1",
+              KeyWrite.put("a", bytes("2")),
+              KeyWrite.put("b", bytes("2")));
 
       assertThat(first.code()).isEqualTo(ACCEPTED);
       for (Outcome retry : List.of(same, other)) {
@@ -513,7 +563,8 @@ class FencingStateTest {
       assertThat(again.version()).isEqualTo(2);
     }
 
-    // Request ids are scoped to a lease: the old lease's retry is STALE_TOKEN, a new lease reusing the id applies.
+    // Request ids are scoped to a lease: the old lease's retry is STALE_TOKEN, a new lease reusing
+    // the id applies.
     @Test
     void scopedToLease() {
       Harness h = new Harness();
@@ -531,7 +582,8 @@ class FencingStateTest {
       assertThat(text(h.state.read("r", "a").value())).isEqualTo("B");
     }
 
-    // A retry after its lease expired (no newer token) still gets the first answer, and changes nothing.
+    // A retry after its lease expired (no newer token) still gets the first answer, and changes
+    // nothing.
     @Test
     void retryAfterExpiryReturnsFirstOutcome() {
       Harness h = new Harness();
@@ -555,13 +607,16 @@ class FencingStateTest {
       int cap = Harness.LIMITS.maxRequestIdsPerLease();
       long t = h.acquire(T0, "r", "A", 10_000).token();
       for (int i = 0; i <= cap; i++) {
-        assertThat(h.write(T0 + 1 + i, "r", t, "req-" + i, KeyWrite.put("k", bytes("v" + i))).version())
+        assertThat(
+                h.write(T0 + 1 + i, "r", t, "req-" + i, KeyWrite.put("k", bytes("v" + i)))
+                    .version())
             .isEqualTo(i + 1);
       }
       String before = h.dump();
 
       for (int i = 1; i <= cap; i++) {
-        Outcome retry = h.write(T0 + 100 + i, "r", t, "req-" + i, KeyWrite.put("k", bytes("v" + i)));
+        Outcome retry =
+            h.write(T0 + 100 + i, "r", t, "req-" + i, KeyWrite.put("k", bytes("v" + i)));
         assertThat(retry.version()).as("retry of req-%d", i).isEqualTo(i + 1);
       }
       assertThat(h.dump()).isEqualTo(before);
@@ -572,7 +627,8 @@ class FencingStateTest {
   @Nested
   class Queries {
 
-    // Read answers NOT_FOUND for a never-leased resource and for a never-written key, FOUND with the fields otherwise.
+    // Read answers NOT_FOUND for a never-leased resource and for a never-written key, FOUND with
+    // the fields otherwise.
     @Test
     void read() {
       Harness h = new Harness();
@@ -592,7 +648,8 @@ class FencingStateTest {
       assertThat(o.key()).isEqualTo("k");
     }
 
-    // Lease query: NOT_FOUND if never leased; the live holder's token, owner, expiry and lastToken; not live
+    // Lease query: NOT_FOUND if never leased; the live holder's token, owner, expiry and lastToken;
+    // not live
     // after expiry.
     @Test
     void lease() {
@@ -615,7 +672,8 @@ class FencingStateTest {
       assertThat(ended.currentToken()).isEqualTo(t);
     }
 
-    // Validate answers CURRENT for the live lease's token, STALE once superseded, EXPIRED for the newest ended lease,
+    // Validate answers CURRENT for the live lease's token, STALE once superseded, EXPIRED for the
+    // newest ended lease,
     // UNKNOWN_TOKEN for tokens never issued for the resource.
     @Test
     void validate() {
@@ -646,7 +704,8 @@ class FencingStateTest {
   @Nested
   class Takeover {
 
-    // A lease live at the previous time whose expiry falls within the grace is extended to stamp + grace.
+    // A lease live at the previous time whose expiry falls within the grace is extended to stamp +
+    // grace.
     @Test
     void extendsLiveLeaseByGrace() {
       Harness h = new Harness();
@@ -660,7 +719,8 @@ class FencingStateTest {
       assertThat(h.put(T0 + 11_500, "r", t, "k", "v").code()).isEqualTo(LEASE_EXPIRED);
     }
 
-    // The grace never exceeds the lease's own TTL: a 500 ms lease gets at most 500 ms past the takeover stamp.
+    // The grace never exceeds the lease's own TTL: a 500 ms lease gets at most 500 ms past the
+    // takeover stamp.
     @Test
     void graceCappedByTtl() {
       Harness h = new Harness();
@@ -671,7 +731,8 @@ class FencingStateTest {
       assertThat(h.state.resources().get("r").lease().expiresAtMs()).isEqualTo(T0 + 900);
     }
 
-    // A lease that ran out during the election (live at the previous time) still gets the grace and can renew.
+    // A lease that ran out during the election (live at the previous time) still gets the grace and
+    // can renew.
     @Test
     void savesLeaseThatRanOutDuringElection() {
       Harness h = new Harness();
@@ -685,7 +746,8 @@ class FencingStateTest {
       assertThat(h.renew(T0 + 1600, "r", t, 0).code()).isEqualTo(RENEWED);
     }
 
-    // A lease already dead at the previous time gets no grace: the takeover changes nothing and B can acquire.
+    // A lease already dead at the previous time gets no grace: the takeover changes nothing and B
+    // can acquire.
     @Test
     void ignoresDeadLease() {
       Harness h = new Harness();
@@ -712,7 +774,8 @@ class FencingStateTest {
       assertThat(h.state.resources().get("r").lease().expiresAtMs()).isEqualTo(T0 + 10_000);
     }
 
-    // Back-to-back takeovers give a lease one grace at most: a dead holder's lease ends at the first extension.
+    // Back-to-back takeovers give a lease one grace at most: a dead holder's lease ends at the
+    // first extension.
     @Test
     void backToBackTakeoversDoNotKeepDeadLeaseAlive() {
       Harness h = new Harness();
@@ -723,7 +786,8 @@ class FencingStateTest {
 
       for (long at = T0 + 1000; at < T0 + 1950; at += 100) {
         h.takeover(at);
-        assertThat(h.state.resources().get("r").lease().expiresAtMs()).as("after takeover at +%d", at - T0)
+        assertThat(h.state.resources().get("r").lease().expiresAtMs())
+            .as("after takeover at +%d", at - T0)
             .isEqualTo(T0 + 1950);
       }
 
@@ -746,7 +810,8 @@ class FencingStateTest {
       assertThat(h.state.resources().get("r").lease().expiresAtMs()).isEqualTo(T0 + 3800);
     }
 
-    // A takeover stamped behind state-machine time extends from state-machine time, never beyond min(grace, ttl).
+    // A takeover stamped behind state-machine time extends from state-machine time, never beyond
+    // min(grace, ttl).
     @Test
     void backwardsStampedTakeover() {
       Harness h = new Harness();
@@ -764,7 +829,8 @@ class FencingStateTest {
   class Terms {
     private final Command.Tick tick = new Command.Tick();
 
-    // The first entry of a newer term is judged after the takeover grace, even when it precedes the takeover entry.
+    // The first entry of a newer term is judged after the takeover grace, even when it precedes the
+    // takeover entry.
     @Test
     void firstEntryOfNewTermSeesTheGrace() {
       Harness h = new Harness();
@@ -778,7 +844,8 @@ class FencingStateTest {
       assertThat(h.state.term()).isEqualTo(2);
     }
 
-    // Without a term change the same late write is LEASE_EXPIRED: the grace belongs to leader changes only.
+    // Without a term change the same late write is LEASE_EXPIRED: the grace belongs to leader
+    // changes only.
     @Test
     void sameTermGivesNoGrace() {
       Harness h = new Harness();
@@ -789,7 +856,8 @@ class FencingStateTest {
       assertThat(h.state.term()).isEqualTo(1);
     }
 
-    // A new leader's first entry being another client's acquire cannot take a live holder's lease: HELD.
+    // A new leader's first entry being another client's acquire cannot take a live holder's lease:
+    // HELD.
     @Test
     void acquireFirstInNewTermIsHeld() {
       Harness h = new Harness();
@@ -803,7 +871,8 @@ class FencingStateTest {
       assertThat(b.expiresAtMs()).isEqualTo(T0 + 2500);
     }
 
-    // The implicit grace of a new term and the leader's own Takeover entry together give one grace, not two,
+    // The implicit grace of a new term and the leader's own Takeover entry together give one grace,
+    // not two,
     // and neither does a further term change before a renewal.
     @Test
     void oneGracePerRenewalAcrossTerms() {
@@ -818,10 +887,12 @@ class FencingStateTest {
       h.inTerm(4, T0 + 1945, tick);
 
       assertThat(h.state.resources().get("r").lease().expiresAtMs()).isEqualTo(T0 + 1950);
-      assertThat(h.inTerm(4, T0 + 1950, new Command.Acquire("r", "B", 1000)).code()).isEqualTo(GRANTED);
+      assertThat(h.inTerm(4, T0 + 1950, new Command.Acquire("r", "B", 1000)).code())
+          .isEqualTo(GRANTED);
     }
 
-    // A Takeover entry that itself opens the new term applies the grace once (same result as a lone takeover).
+    // A Takeover entry that itself opens the new term applies the grace once (same result as a lone
+    // takeover).
     @Test
     void takeoverOpeningTermAppliesGraceOnce() {
       Harness h = new Harness();
@@ -835,7 +906,8 @@ class FencingStateTest {
       assertThat(lease.graceUsed()).isTrue();
     }
 
-    // An entry of an older term (a deposed leader's) triggers no grace and does not move the term back.
+    // An entry of an older term (a deposed leader's) triggers no grace and does not move the term
+    // back.
     @Test
     void olderTermGivesNoGrace() {
       Harness h = new Harness();
@@ -854,11 +926,14 @@ class FencingStateTest {
   @Nested
   class Wakeups {
 
-    // nextWakeupMs is Long.MAX_VALUE for an empty state and never later than the earliest live lease's expiry
-    // (so the leader ticks in time); it follows acquire, renew, takeover and release, and is never overdue.
+    // nextWakeupMs is Long.MAX_VALUE for an empty state and never later than the earliest live
+    // lease's expiry
+    // (so the leader ticks in time); it follows acquire, renew, takeover and release, and is never
+    // overdue.
     @Test
     void nextWakeupFollowsLeases() {
-      Harness h = new Harness(); // idle records are forgotten after 10 min: later than every lease here
+      Harness h =
+          new Harness(); // idle records are forgotten after 10 min: later than every lease here
       assertThat(h.state.nextWakeupMs()).isEqualTo(Long.MAX_VALUE);
       long t1 = h.acquire(T0, "r1", "A", 1000).token();
       assertThat(h.state.nextWakeupMs()).isEqualTo(T0 + 1000);
@@ -877,7 +952,8 @@ class FencingStateTest {
       assertThat(h.state.nextWakeupMs()).isGreaterThan(T0 + 5100); // nothing due any more
     }
 
-    // Two leases expiring at the same instant are both tracked; ending one leaves the other's wake-up.
+    // Two leases expiring at the same instant are both tracked; ending one leaves the other's
+    // wake-up.
     @Test
     void equalDeadlinesAreKeptApart() {
       Harness h = new Harness();
@@ -893,7 +969,8 @@ class FencingStateTest {
   @Nested
   class Time {
 
-    // State-machine time never goes backwards: an older stamp neither moves now back nor revives an expired lease.
+    // State-machine time never goes backwards: an older stamp neither moves now back nor revives an
+    // expired lease.
     @Test
     void neverGoesBackwards() {
       Harness h = new Harness();
@@ -907,10 +984,12 @@ class FencingStateTest {
       assertThat(h.state.nowMs()).isEqualTo(T0 + 2000);
       Outcome b = h.acquire(T0 + 100, "r", "B", 1000);
       assertThat(b.code()).isEqualTo(GRANTED);
-      assertThat(b.expiresAtMs()).isEqualTo(T0 + 3000); // from state-machine time, not from the old stamp
+      assertThat(b.expiresAtMs())
+          .isEqualTo(T0 + 3000); // from state-machine time, not from the old stamp
     }
 
-    // No clock skew makes a stale write succeed: stamps far in the past or future still answer STALE_TOKEN.
+    // No clock skew makes a stale write succeed: stamps far in the past or future still answer
+    // STALE_TOKEN.
     @Test
     void skewNeverLetsStaleWriteThrough() {
       Harness h = new Harness();
@@ -920,13 +999,15 @@ class FencingStateTest {
 
       assertThat(h.put(T0 - 3_600_000, "r", tA, "k", "A").code()).isEqualTo(STALE_TOKEN);
       assertThat(h.put(T0 + 500, "r", tA, "k", "A").code()).isEqualTo(STALE_TOKEN);
-      // A leader clock an hour ahead ends B's lease early (liveness) but A stays fenced out (safety).
+      // A leader clock an hour ahead ends B's lease early (liveness) but A stays fenced out
+      // (safety).
       assertThat(h.put(T0 + 3_600_000, "r", tA, "k", "A").code()).isEqualTo(STALE_TOKEN);
       assertThat(h.put(T0 + 3_600_001, "r", tB, "k", "B2").code()).isEqualTo(LEASE_EXPIRED);
       assertThat(text(h.state.read("r", "k").value())).isEqualTo("B");
     }
 
-    // Absurd stamps (zero, negative, the end of time) never throw and never let a superseded token write.
+    // Absurd stamps (zero, negative, the end of time) never throw and never let a superseded token
+    // write.
     @Test
     void absurdStampsStaySafe() {
       Harness h = new Harness();
@@ -947,7 +1028,8 @@ class FencingStateTest {
       assertThat(h.state.read("r", "k").acceptedToken()).isGreaterThanOrEqualTo(tB);
     }
 
-    // TTLs below one second work with the default limits: live until expiresAt, acquirable exactly at it.
+    // TTLs below one second work with the default limits: live until expiresAt, acquirable exactly
+    // at it.
     @Test
     void subSecondTtl() {
       Limits defaults = Limits.defaults();
@@ -966,8 +1048,10 @@ class FencingStateTest {
   @Nested
   class SeedScenario {
 
-    // The README's table: A's lease expires while paused, B acquires (t' > t) and writes; A's late write is
-    // STALE_TOKEN carrying t', and B's value stays. A is already fenced right after B acquires, before B writes.
+    // The README's table: A's lease expires while paused, B acquires (t' > t) and writes; A's late
+    // write is
+    // STALE_TOKEN carrying t', and B's value stays. A is already fenced right after B acquires,
+    // before B writes.
     @Test
     void pausedHolderIsFencedOut() {
       Harness h = new Harness();
@@ -1012,7 +1096,8 @@ class FencingStateTest {
   @Nested
   class PermanentRejection {
 
-    // A superseded token is refused up front with STALE_TOKEN carrying the newer token, and the state is untouched.
+    // A superseded token is refused up front with STALE_TOKEN carrying the newer token, and the
+    // state is untouched.
     @Test
     void supersededTokenIsStale() {
       Harness h = new Harness();
@@ -1047,7 +1132,8 @@ class FencingStateTest {
       assertThat(h.state.permanentRejection(write("r", t)).code()).isEqualTo(STALE_TOKEN);
     }
 
-    // Malformed input is refused up front too, as INVALID_ARGUMENT (the Javadoc's other permanent case).
+    // Malformed input is refused up front too, as INVALID_ARGUMENT (the Javadoc's other permanent
+    // case).
     @Test
     void malformedIsInvalid() {
       Harness h = new Harness();
@@ -1069,7 +1155,8 @@ class FencingStateTest {
   class Lineage {
     private static final long SEED = 0x5eed_0001L;
 
-    // A replica that meets a takeover naming another lineage stops before applying it: nothing changes,
+    // A replica that meets a takeover naming another lineage stops before applying it: nothing
+    // changes,
     // and the exception says what to do.
     @Test
     void takeoverOfAnotherLineageStopsTheReplicaUnchanged() {
@@ -1085,7 +1172,8 @@ class FencingStateTest {
       assertThat(h.state.nowMs()).isEqualTo(T0);
     }
 
-    // Replicas of one lineage apply takeovers as usual; so do entries written before lineages existed.
+    // Replicas of one lineage apply takeovers as usual; so do entries written before lineages
+    // existed.
     @Test
     void takeoverOfTheSameLineageOrNoneApplies() {
       FencingState restored = FencingState.restored(Harness.LIMITS, T0, 41);
@@ -1113,7 +1201,8 @@ class FencingStateTest {
     void restoredLineageIsNeverZero() {
       FencingState restored = FencingState.restored(Harness.LIMITS, T0, 41);
 
-      assertThatThrownBy(() -> restored.beginNewEpoch(0)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> restored.beginNewEpoch(0))
+          .isInstanceOf(IllegalArgumentException.class);
       assertThat(restored.lastIssuedToken()).isEqualTo(41);
     }
   }

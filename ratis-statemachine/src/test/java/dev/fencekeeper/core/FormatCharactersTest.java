@@ -17,10 +17,10 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
 
 /**
- * Unicode format characters (category Cf: bidi overrides and isolates, zero-width spaces and joiners,
- * the byte-order mark, tag characters) change how text is shown without showing themselves, so a
- * resource named {@code inv\u202Egnp.exe} is listed as {@code invexe.png}. Names, keys and owners refuse
- * them like control characters; the same text without them is accepted.
+ * Unicode format characters (category Cf: bidi overrides and isolates, zero-width spaces and
+ * joiners, the byte-order mark, tag characters) change how text is shown without showing
+ * themselves, so a resource named {@code inv\u202Egnp.exe} is listed as {@code invexe.png}. Names,
+ * keys and owners refuse them like control characters; the same text without them is accepted.
  */
 class FormatCharactersTest {
   private static final List<Integer> FORMAT_CHARACTERS =
@@ -45,7 +45,10 @@ class FormatCharactersTest {
       Outcome key = h.put(T0 + 3, "r", token, "k" + f, "v");
 
       assertThat(resource.code()).as(hex).isEqualTo(INVALID_ARGUMENT);
-      assertThat(resource.message()).as(hex).startsWith("resource:").contains("format character " + hex);
+      assertThat(resource.message())
+          .as(hex)
+          .startsWith("resource:")
+          .contains("format character " + hex);
       assertThat(owner.code()).as(hex).isEqualTo(INVALID_ARGUMENT);
       assertThat(owner.message()).as(hex).startsWith("owner:");
       assertThat(key.code()).as(hex).isEqualTo(INVALID_ARGUMENT);
@@ -57,9 +60,12 @@ class FormatCharactersTest {
 
   @Property
   void textWithAFormatCharacterIsRefusedAndWithoutItAccepted(
-      @ForAll("names") String name, @ForAll("formatCharacters") int cp, @ForAll @IntRange(max = 16) int at) {
+      @ForAll("names") String name,
+      @ForAll("formatCharacters") int cp,
+      @ForAll @IntRange(max = 16) int at) {
     int split = Math.min(at, name.length());
-    String withFormat = name.substring(0, split) + new String(Character.toChars(cp)) + name.substring(split);
+    String withFormat =
+        name.substring(0, split) + new String(Character.toChars(cp)) + name.substring(split);
     Harness h = new Harness();
 
     Outcome refused = h.acquire(T0, withFormat, "A", 1000);
@@ -67,10 +73,12 @@ class FormatCharactersTest {
 
     assertThat(refused.code()).isEqualTo(INVALID_ARGUMENT);
     assertThat(refused.message()).startsWith("resource:");
-    assertThat(h.state.validate(new Command.Acquire(withFormat, "A", 1000))).isEqualTo(refused.message());
+    assertThat(h.state.validate(new Command.Acquire(withFormat, "A", 1000)))
+        .isEqualTo(refused.message());
     assertThat(granted.code()).isEqualTo(GRANTED);
     assertThat(h.put(T0 + 2, name, granted.token(), name, "v").code()).isEqualTo(ACCEPTED);
-    assertThat(h.put(T0 + 3, name, granted.token(), withFormat, "v").code()).isEqualTo(INVALID_ARGUMENT);
+    assertThat(h.put(T0 + 3, name, granted.token(), withFormat, "v").code())
+        .isEqualTo(INVALID_ARGUMENT);
   }
 
   @Provide

@@ -6,19 +6,31 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * A {@link FencingState} driven like the Raft log drives it: every command gets the next entry index
- * and an explicit leader stamp. Tests state the stamp of every command, so time is always visible.
+ * A {@link FencingState} driven like the Raft log drives it: every command gets the next entry
+ * index and an explicit leader stamp. Tests state the stamp of every command, so time is always
+ * visible.
  */
 final class Harness {
   /**
-   * Limits for the table tests: TTL 100 ms .. 60 s, grace 2 s, 256 B resource, 512 B key, 128 B owner,
-   * 1 KiB value, 4 keys per write, 64 B request id, 8 request ids per lease.
+   * Limits for the table tests: TTL 100 ms .. 60 s, grace 2 s, 256 B resource, 512 B key, 128 B
+   * owner, 1 KiB value, 4 keys per write, 64 B request id, 8 request ids per lease.
    */
   static final Limits LIMITS =
-      new Limits(Duration.ofMillis(100), Duration.ofSeconds(60), Duration.ofSeconds(2),
-          256, 512, 128, 1024, 4, 64, 8);
+      new Limits(
+          Duration.ofMillis(100),
+          Duration.ofSeconds(60),
+          Duration.ofSeconds(2),
+          256,
+          512,
+          128,
+          1024,
+          4,
+          64,
+          8);
 
-  /** A stamp far from zero, so "time zero" defaults cannot pass for correct expiries by accident. */
+  /**
+   * A stamp far from zero, so "time zero" defaults cannot pass for correct expiries by accident.
+   */
   static final long T0 = 1_700_000_000_000L;
 
   final FencingState state;
@@ -58,10 +70,13 @@ final class Harness {
   }
 
   Outcome put(long at, String resource, long token, String key, String value) {
-    return apply(at, new Command.Write(resource, token, List.of(Command.KeyWrite.put(key, bytes(value))), ""));
+    return apply(
+        at,
+        new Command.Write(resource, token, List.of(Command.KeyWrite.put(key, bytes(value))), ""));
   }
 
-  Outcome write(long at, String resource, long token, String requestId, Command.KeyWrite... writes) {
+  Outcome write(
+      long at, String resource, long token, String requestId, Command.KeyWrite... writes) {
     return apply(at, new Command.Write(resource, token, List.of(writes), requestId));
   }
 

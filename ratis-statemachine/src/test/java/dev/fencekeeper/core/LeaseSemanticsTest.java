@@ -11,8 +11,21 @@ import org.junit.jupiter.api.Test;
 
 /** Waiting, lock-delay, idempotent acquire, events and idle clean-up in the pure core. */
 class LeaseSemanticsTest {
-  static final Limits LIMITS = new Limits(Duration.ofMillis(100), Duration.ofSeconds(60), Duration.ofSeconds(2),
-      256, 512, 128, 1024, 4, 64, 8, Duration.ofSeconds(30), Duration.ofSeconds(5), 16);
+  static final Limits LIMITS =
+      new Limits(
+          Duration.ofMillis(100),
+          Duration.ofSeconds(60),
+          Duration.ofSeconds(2),
+          256,
+          512,
+          128,
+          1024,
+          4,
+          64,
+          8,
+          Duration.ofSeconds(30),
+          Duration.ofSeconds(5),
+          16);
 
   final Harness h = new Harness(LIMITS);
 
@@ -48,13 +61,14 @@ class LeaseSemanticsTest {
     assertThat(order).containsExactly("w1", "w2", "w3", "w4", "w5");
   }
 
-  // Guarantee: a waiter whose client stopped re-sending (crashed) or whose wait ran out is skipped: no
+  // Guarantee: a waiter whose client stopped re-sending (crashed) or whose wait ran out is skipped:
+  // no
   // lease is granted that nobody will use.
   @Test
   void absentWaitersAreNeverGranted() {
     long holder = acquire(T0, "holder", "h", 0, 0).token();
-    acquire(T0 + 1, "gone", "req-gone", 60_000, 0);        // never re-sent: liveness 5 s
-    acquire(T0 + 2, "impatient", "req-short", 1_000, 0);  // its wait ends at T0 + 1002
+    acquire(T0 + 1, "gone", "req-gone", 60_000, 0); // never re-sent: liveness 5 s
+    acquire(T0 + 2, "impatient", "req-short", 1_000, 0); // its wait ends at T0 + 1002
     acquire(T0 + 3, "present", "req-present", 60_000, 0);
     acquire(T0 + 4_000, "present", "req-present", 60_000, 0); // keeps its place alive
     h.release(T0 + 6_000, "r", holder);
@@ -75,11 +89,13 @@ class LeaseSemanticsTest {
     Outcome lease = h.state.lease("r");
     assertThat(lease.holderOwner()).isEqualTo("w");
     assertThat(lease.token()).isGreaterThan(holder);
-    assertThat(h.state.drainEvents()).extracting(LeaseEvent::type)
+    assertThat(h.state.drainEvents())
+        .extracting(LeaseEvent::type)
         .containsExactly(LeaseEvent.Type.EXPIRED, LeaseEvent.Type.ACQUIRED);
   }
 
-  // Guarantee: the ACQUIRED event of a grant names the granted acquire's request id (a queued waiter's own,
+  // Guarantee: the ACQUIRED event of a grant names the granted acquire's request id (a queued
+  // waiter's own,
   // or a direct acquirer's), so each waiter can tell whether a grant is its own without asking.
   @Test
   void acquiredEventNamesTheGrantedRequest() {
@@ -90,7 +106,8 @@ class LeaseSemanticsTest {
     h.release(T0 + 10, "r", holder);
 
     List<LeaseEvent> events = h.state.drainEvents();
-    assertThat(events).extracting(LeaseEvent::type)
+    assertThat(events)
+        .extracting(LeaseEvent::type)
         .containsExactly(LeaseEvent.Type.RELEASED, LeaseEvent.Type.ACQUIRED);
     assertThat(events.get(0).requestId()).isEmpty();
     assertThat(events.get(1).requestId()).isEqualTo("req-w1");
@@ -101,13 +118,15 @@ class LeaseSemanticsTest {
   @Test
   void lockDelayFollowsInvoluntaryEndsOnly() {
     long t1 = acquire(T0, "a", "a1", 0, 3_000).token();
-    assertThat(acquire(T0 + 1_500, "b", "b1", 0, 0).code()).isEqualTo(Code.LOCK_DELAYED); // expired at +1000
+    assertThat(acquire(T0 + 1_500, "b", "b1", 0, 0).code())
+        .isEqualTo(Code.LOCK_DELAYED); // expired at +1000
     assertThat(acquire(T0 + 3_999, "b", "b2", 0, 0).code()).isEqualTo(Code.LOCK_DELAYED);
     Outcome afterDelay = acquire(T0 + 4_000, "b", "b3", 0, 3_000);
     assertThat(afterDelay.code()).isEqualTo(Code.GRANTED);
     assertThat(afterDelay.token()).isGreaterThan(t1);
 
-    assertThat(h.apply(T0 + 4_100, new Command.Revoke("r", "stuck")).code()).isEqualTo(Code.REVOKED);
+    assertThat(h.apply(T0 + 4_100, new Command.Revoke("r", "stuck")).code())
+        .isEqualTo(Code.REVOKED);
     assertThat(acquire(T0 + 4_200, "c", "c1", 0, 0).code()).isEqualTo(Code.LOCK_DELAYED);
     Outcome afterRevokeDelay = acquire(T0 + 7_100, "c", "c2", 0, 3_000);
     assertThat(afterRevokeDelay.code()).isEqualTo(Code.GRANTED);
@@ -131,7 +150,8 @@ class LeaseSemanticsTest {
     assertThat(again.token()).isEqualTo(first.token());
   }
 
-  // Guarantee: a waiter that gives up leaves the line; one granted just as it gave up has that grant
+  // Guarantee: a waiter that gives up leaves the line; one granted just as it gave up has that
+  // grant
   // released, so the next waiter is served.
   @Test
   void cancellingAWaitReleasesARacingGrant() {
@@ -155,16 +175,25 @@ class LeaseSemanticsTest {
     long t3 = acquire(T0 + 500, "c", "c1", 0, 0).token();
     // The adapter drains after every entry; undrained, the events of all entries queue up in order.
     List<LeaseEvent> all = h.state.drainEvents();
-    assertThat(all).extracting(LeaseEvent::type).containsExactly(
-        LeaseEvent.Type.ACQUIRED, LeaseEvent.Type.RENEWED, LeaseEvent.Type.RELEASED,
-        LeaseEvent.Type.ACQUIRED, LeaseEvent.Type.REVOKED, LeaseEvent.Type.ACQUIRED);
+    assertThat(all)
+        .extracting(LeaseEvent::type)
+        .containsExactly(
+            LeaseEvent.Type.ACQUIRED,
+            LeaseEvent.Type.RENEWED,
+            LeaseEvent.Type.RELEASED,
+            LeaseEvent.Type.ACQUIRED,
+            LeaseEvent.Type.REVOKED,
+            LeaseEvent.Type.ACQUIRED);
     assertThat(all).extracting(LeaseEvent::token).containsExactly(t1, t1, t1, t2, t2, t3);
     h.tick(T0 + 1_500);
-    assertThat(h.state.drainEvents()).singleElement().satisfies(e -> {
-      assertThat(e.type()).isEqualTo(LeaseEvent.Type.EXPIRED);
-      assertThat(e.token()).isEqualTo(t3);
-      assertThat(e.atMs()).isEqualTo(T0 + 1_500);
-    });
+    assertThat(h.state.drainEvents())
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.type()).isEqualTo(LeaseEvent.Type.EXPIRED);
+              assertThat(e.token()).isEqualTo(t3);
+              assertThat(e.atMs()).isEqualTo(T0 + 1_500);
+            });
     assertThat(t2).isGreaterThan(t1);
   }
 

@@ -15,15 +15,18 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /**
- * A state loaded from a backup begins a new cluster ({@link FencingState#beginNewEpoch}): no lease of the
- * old cluster survives it, so a holder the old cluster had already fenced out cannot write again with the
- * token the backup still knew as live. Values, tokens and running lock-delays are kept.
+ * A state loaded from a backup begins a new cluster ({@link FencingState#beginNewEpoch}): no lease
+ * of the old cluster survives it, so a holder the old cluster had already fenced out cannot write
+ * again with the token the backup still knew as live. Values, tokens and running lock-delays are
+ * kept.
  */
 class RestoreEndsLeasesTest {
   private static final long SEED_LINEAGE = 0x5eed;
 
-  // Guarantee: after the restore, the old live lease's token is refused (LEASE_EXPIRED, saying to acquire
-  // again), a renewal of it is LEASE_LOST, and the resource is free: a new holder gets a token above the floor,
+  // Guarantee: after the restore, the old live lease's token is refused (LEASE_EXPIRED, saying to
+  // acquire
+  // again), a renewal of it is LEASE_LOST, and the resource is free: a new holder gets a token
+  // above the floor,
   // after which the old token is STALE_TOKEN.
   @Test
   void liveLeaseEndsAndItsTokenWritesNothing() {
@@ -50,7 +53,8 @@ class RestoreEndsLeasesTest {
     assertThat(h.put(T0 + 6, "r2", again.token(), "k", "after-restore").code()).isEqualTo(ACCEPTED);
   }
 
-  // Guarantee: waiters queued at backup time are dropped (their callers' acquires belong to the old cluster),
+  // Guarantee: waiters queued at backup time are dropped (their callers' acquires belong to the old
+  // cluster),
   // so nobody is granted a lease on the restored cluster that no client asked it for.
   @Test
   void waitersAreDropped() {
@@ -64,10 +68,12 @@ class RestoreEndsLeasesTest {
 
     assertThat(h.state.resources().get("r").waiters()).isEmpty();
     assertThat(h.state.lease("r").live()).isFalse();
-    assertThat(h.state.drainEvents()).noneMatch(e -> e.type() == LeaseEvent.Type.ACQUIRED && e.owner().equals("waiter"));
+    assertThat(h.state.drainEvents())
+        .noneMatch(e -> e.type() == LeaseEvent.Type.ACQUIRED && e.owner().equals("waiter"));
   }
 
-  // Guarantee: ending a lease in the restore starts no lock-delay (a new holder can acquire at once), and a
+  // Guarantee: ending a lease in the restore starts no lock-delay (a new holder can acquire at
+  // once), and a
   // lock-delay already running at backup time still runs to its end.
   @Test
   void restoreStartsNoLockDelayAndKeepsARunningOne() {
@@ -83,7 +89,8 @@ class RestoreEndsLeasesTest {
     assertThat(h.acquire(T0 + 1 + 30_000, "revoked", "c", 1000).code()).isEqualTo(GRANTED);
   }
 
-  // Guarantee: the restored state is stable: every replica seeded from the same file agrees, and nothing of
+  // Guarantee: the restored state is stable: every replica seeded from the same file agrees, and
+  // nothing of
   // it is an event of the new cluster's log.
   @Test
   void endingLeasesEmitsNoEvents() {

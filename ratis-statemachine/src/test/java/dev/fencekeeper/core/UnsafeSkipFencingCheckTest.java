@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /**
- * The test-only broken build really is broken (so a drill run against it must fail), and only when asked:
- * the same seed scenario is rejected by a normal state.
+ * The test-only broken build really is broken (so a drill run against it must fail), and only when
+ * asked: the same seed scenario is rejected by a normal state.
  */
 class UnsafeSkipFencingCheckTest {
 

@@ -22,7 +22,8 @@ class WriteReceiptsTest {
     assertThat(WriteReceipts.counterStart("3f2a-9c-17")).isEqualTo(8);
     assertThat(WriteReceipts.counterStart("17")).isZero();
     assertThat(WriteReceipts.counterStart("0")).isZero();
-    // Kept whole: no digits, a leading zero, more digits than a long surely holds, non-ASCII digits.
+    // Kept whole: no digits, a leading zero, more digits than a long surely holds, non-ASCII
+    // digits.
     assertThat(WriteReceipts.counterStart("abc")).isEqualTo(3);
     assertThat(WriteReceipts.counterStart("q01")).isEqualTo(3);
     assertThat(WriteReceipts.counterStart("q" + "9".repeat(19))).isEqualTo(20);
@@ -33,18 +34,30 @@ class WriteReceiptsTest {
   @Test
   void idsThatShareACounterOrDigitsStayApart() {
     WriteReceipts receipts = new WriteReceipts();
-    List<String> ids = List.of("a-1", "b-1", "a-01", "a-10", "1", "a-", "a", "a-" + "9".repeat(18),
-        "a-" + "9".repeat(19));
+    List<String> ids =
+        List.of(
+            "a-1",
+            "b-1",
+            "a-01",
+            "a-10",
+            "1",
+            "a-",
+            "a",
+            "a-" + "9".repeat(18),
+            "a-" + "9".repeat(19));
     for (int i = 0; i < ids.size(); i++) {
       receipts.put(ids.get(i), "k" + i, i + 1, 100 + i, 64);
     }
     for (int i = 0; i < ids.size(); i++) {
-      assertThat(receipts.find(ids.get(i))).as(ids.get(i))
+      assertThat(receipts.find(ids.get(i)))
+          .as(ids.get(i))
           .isEqualTo(new WriteReceipt(ids.get(i), "k" + i, i + 1, 100 + i));
     }
     assertThat(receipts.find("c-1")).isNull();
     assertThat(receipts.find("a-001")).isNull();
-    assertThat(receipts.inOrder()).extracting(WriteReceipt::requestId).containsExactlyElementsOf(ids);
+    assertThat(receipts.inOrder())
+        .extracting(WriteReceipt::requestId)
+        .containsExactlyElementsOf(ids);
   }
 
   @Test
@@ -52,7 +65,8 @@ class WriteReceiptsTest {
     WriteReceipts receipts = new WriteReceipts();
     for (int i = 0; i < 100; i++) {
       // New strings each time, as decoding a command makes them.
-      receipts.put(new String("5b9e1c0e-7d1f-4d7e-9a43-0c7cfc0b7a55-") + i, new String("invoice"), i, i, 64);
+      receipts.put(
+          new String("5b9e1c0e-7d1f-4d7e-9a43-0c7cfc0b7a55-") + i, new String("invoice"), i, i, 64);
     }
     List<WriteReceipt> kept = receipts.inOrder();
     assertThat(kept).hasSize(64);
@@ -109,7 +123,9 @@ class WriteReceiptsTest {
       if (op instanceof Put p) {
         everyId.add(p.requestId());
         receipts.put(p.requestId(), p.firstKey(), p.version(), p.version() * 10, p.max());
-        model.put(p.requestId(), new WriteReceipt(p.requestId(), p.firstKey(), p.version(), p.version() * 10));
+        model.put(
+            p.requestId(),
+            new WriteReceipt(p.requestId(), p.firstKey(), p.version(), p.version() * 10));
         Iterator<String> oldest = model.keySet().iterator();
         while (model.size() > p.max()) {
           oldest.next();
@@ -129,17 +145,19 @@ class WriteReceiptsTest {
 
   @Provide
   Arbitrary<List<Op>> ops() {
-    Arbitrary<String> ids = Arbitraries.oneOf(
-        Arbitraries.of("p-0", "p-1", "p-10", "p-01", "q-1", "q-2", "1", "0", "p-", "p", "x", ""),
-        Arbitraries.integers().between(0, 40).map(n -> "p-" + n));
+    Arbitrary<String> ids =
+        Arbitraries.oneOf(
+            Arbitraries.of(
+                "p-0", "p-1", "p-10", "p-01", "q-1", "q-2", "1", "0", "p-", "p", "x", ""),
+            Arbitraries.integers().between(0, 40).map(n -> "p-" + n));
     Arbitrary<String> keys = Arbitraries.of("k", "k2");
     // Mostly the configured limit, sometimes a lower or higher one (a restart with another config).
-    Arbitrary<Integer> max = Arbitraries.frequencyOf(
-        Tuple.of(8, Arbitraries.just(4)),
-        Tuple.of(1, Arbitraries.integers().between(1, 12)));
-    Arbitrary<Op> put = Combinators.combine(ids, keys, Arbitraries.longs().between(1, 50), max).as(Put::new);
+    Arbitrary<Integer> max =
+        Arbitraries.frequencyOf(
+            Tuple.of(8, Arbitraries.just(4)), Tuple.of(1, Arbitraries.integers().between(1, 12)));
+    Arbitrary<Op> put =
+        Combinators.combine(ids, keys, Arbitraries.longs().between(1, 50), max).as(Put::new);
     Arbitrary<Op> clear = Arbitraries.just(new Clear());
-    return Arbitraries.frequencyOf(Tuple.of(12, put), Tuple.of(1, clear))
-        .list().ofMaxSize(60);
+    return Arbitraries.frequencyOf(Tuple.of(12, put), Tuple.of(1, clear)).list().ofMaxSize(60);
   }
 }

@@ -46,16 +46,21 @@ class HealthEndpointClusterTest {
   void healthyNodesAreReady() {
     cluster.awaitLeader();
     for (String id : List.of("n1", "n2", "n3")) {
-      await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
-        Scrape.Reply reply = Scrape.get(cluster.metricsPort(id), "/health");
-        assertThat(reply.status()).as(id).isEqualTo(200);
-        assertThat(reply.body()).isEqualTo("ready\n");
-      });
+      await()
+          .atMost(Duration.ofSeconds(15))
+          .untilAsserted(
+              () -> {
+                Scrape.Reply reply = Scrape.get(cluster.metricsPort(id), "/health");
+                assertThat(reply.status()).as(id).isEqualTo(200);
+                assertThat(reply.body()).isEqualTo("ready\n");
+              });
     }
   }
 
-  // Guarantee: a node cut off from the leader (the leader and the other follower stopped) stops being
-  // ready once its election timeout passes — 503 with a one-line reason — while /metrics keeps serving;
+  // Guarantee: a node cut off from the leader (the leader and the other follower stopped) stops
+  // being
+  // ready once its election timeout passes — 503 with a one-line reason — while /metrics keeps
+  // serving;
   // when the others return it is ready again.
   @Test
   void nodeCutOffFromTheLeaderIsNotReady() {
@@ -68,12 +73,15 @@ class HealthEndpointClusterTest {
     cluster.stopNode(leader);
     cluster.stopNode(followers.get(1));
 
-    await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
-      Scrape.Reply reply = Scrape.get(port, "/health");
-      assertThat(reply.status()).isEqualTo(503);
-      assertThat(reply.body()).startsWith("not ready: no leader known").endsWith("\n");
-      assertThat(reply.body().strip()).doesNotContain("\n");
-    });
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .untilAsserted(
+            () -> {
+              Scrape.Reply reply = Scrape.get(port, "/health");
+              assertThat(reply.status()).isEqualTo(503);
+              assertThat(reply.body()).startsWith("not ready: no leader known").endsWith("\n");
+              assertThat(reply.body().strip()).doesNotContain("\n");
+            });
     assertThat(Scrape.metrics(port)).containsEntry("fencekeeper_raft_leader_known", 0.0);
 
     cluster.startNode(leader);
@@ -81,7 +89,8 @@ class HealthEndpointClusterTest {
     await().atMost(Duration.ofSeconds(30)).until(() -> Scrape.get(port, "/health").status() == 200);
   }
 
-  // Guarantee: closing a node stops its HTTP endpoint and unregisters its JMX beans; the other nodes'
+  // Guarantee: closing a node stops its HTTP endpoint and unregisters its JMX beans; the other
+  // nodes'
   // endpoints and beans are untouched.
   @Test
   void closingANodeStopsItsExporters() throws Exception {
@@ -100,13 +109,20 @@ class HealthEndpointClusterTest {
 
     // Restarted on the same port, the node serves again and its Ratis metrics are mirrored afresh.
     cluster.startNode("n2");
-    await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-        assertThat(Scrape.metrics(port).keySet()).anyMatch(k -> k.startsWith("ratis_state_machine_")));
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .untilAsserted(
+            () ->
+                assertThat(Scrape.metrics(port).keySet())
+                    .anyMatch(k -> k.startsWith("ratis_state_machine_")));
   }
 
-  // Guarantee: connections that send part of a request and stall do not silence /health. A dozen are
-  // served beside a probe at once (more workers than the client library's ten); more stalled sockets than
-  // there are workers are closed by the request time limit, after which the probe is answered again.
+  // Guarantee: connections that send part of a request and stall do not silence /health. A dozen
+  // are
+  // served beside a probe at once (more workers than the client library's ten); more stalled
+  // sockets than
+  // there are workers are closed by the request time limit, after which the probe is answered
+  // again.
   @Test
   void stalledConnectionsDoNotSilenceHealth() throws Exception {
     cluster.awaitLeader();
@@ -117,15 +133,24 @@ class HealthEndpointClusterTest {
       try {
         for (int i = 0; i < stalledCount; i++) {
           Socket s = new Socket("127.0.0.1", port);
-          s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n".getBytes(StandardCharsets.US_ASCII));
+          s.getOutputStream()
+              .write(
+                  "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      .getBytes(StandardCharsets.US_ASCII));
           s.getOutputStream().flush();
           stalled.add(s);
         }
-        Thread.sleep(500); // let the server hand each one to a worker, which then waits for the rest
-        await().atMost(Duration.ofSeconds(4L * MetricsHttpServer.REQUEST_TIME_LIMIT_SECONDS))
-            .ignoreExceptions().pollInterval(Duration.ofMillis(200))
-            .untilAsserted(() -> assertThat(Scrape.get(port, "/health").status()).as("with %d stalled", stalledCount)
-                .isEqualTo(200));
+        Thread.sleep(
+            500); // let the server hand each one to a worker, which then waits for the rest
+        await()
+            .atMost(Duration.ofSeconds(4L * MetricsHttpServer.REQUEST_TIME_LIMIT_SECONDS))
+            .ignoreExceptions()
+            .pollInterval(Duration.ofMillis(200))
+            .untilAsserted(
+                () ->
+                    assertThat(Scrape.get(port, "/health").status())
+                        .as("with %d stalled", stalledCount)
+                        .isEqualTo(200));
       } finally {
         for (Socket s : stalled) {
           s.close();

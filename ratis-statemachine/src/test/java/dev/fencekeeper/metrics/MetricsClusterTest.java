@@ -34,33 +34,52 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A scripted workload with known counts against three in-process nodes, then read back from the
- * leader's {@code /metrics} (parsed Prometheus text), its JMX beans, and the Ratis metrics beside them.
+ * leader's {@code /metrics} (parsed Prometheus text), its JMX beans, and the Ratis metrics beside
+ * them.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(120)
 class MetricsClusterTest {
   @TempDir static Path dataDir;
 
-  /** A counter as Dropwizard/JMX names it and as Prometheus renders it, with the count the workload makes. */
+  /**
+   * A counter as Dropwizard/JMX names it and as Prometheus renders it, with the count the workload
+   * makes.
+   */
   private record Expected(String dropwizardName, String prometheusSeries, long count) {}
 
   /** What the workload below does, as the leader must count it. */
-  private static final List<Expected> EXPECTED = List.of(
-      new Expected("fencekeeper.acquisitions.granted", "fencekeeper_acquisitions_granted_total", 7),
-      new Expected("fencekeeper.acquisitions.held", "fencekeeper_acquisitions_held_total", 1),
-      new Expected("fencekeeper.acquisitions.waited", "fencekeeper_acquisitions_waited_total", 0),
-      new Expected("fencekeeper.renewals", "fencekeeper_renewals_total", 1),
-      new Expected("fencekeeper.releases", "fencekeeper_releases_total", 1),
-      new Expected("fencekeeper.expiries", "fencekeeper_expiries_total", 2),
-      new Expected("fencekeeper.revocations", "fencekeeper_revocations_total", 1),
-      new Expected("fencekeeper.writes.accepted", "fencekeeper_writes_accepted_total", 2),
-      new Expected("fencekeeper.writes.deduplicated", "fencekeeper_writes_deduplicated_total", 0),
-      new Expected("fencekeeper.writes.rejected.STALE_TOKEN", "fencekeeper_writes_rejected_total{reason=\"STALE_TOKEN\"}", 3),
-      new Expected("fencekeeper.writes.rejected.LEASE_EXPIRED", "fencekeeper_writes_rejected_total{reason=\"LEASE_EXPIRED\"}", 1),
-      new Expected("fencekeeper.writes.rejected.UNKNOWN_TOKEN", "fencekeeper_writes_rejected_total{reason=\"UNKNOWN_TOKEN\"}", 1),
-      new Expected("fencekeeper.writes.rejected.INVALID_ARGUMENT",
-          "fencekeeper_writes_rejected_total{reason=\"INVALID_ARGUMENT\"}", 1),
-      new Expected("fencekeeper.requests.invalid", "fencekeeper_requests_invalid_total", 0));
+  private static final List<Expected> EXPECTED =
+      List.of(
+          new Expected(
+              "fencekeeper.acquisitions.granted", "fencekeeper_acquisitions_granted_total", 7),
+          new Expected("fencekeeper.acquisitions.held", "fencekeeper_acquisitions_held_total", 1),
+          new Expected(
+              "fencekeeper.acquisitions.waited", "fencekeeper_acquisitions_waited_total", 0),
+          new Expected("fencekeeper.renewals", "fencekeeper_renewals_total", 1),
+          new Expected("fencekeeper.releases", "fencekeeper_releases_total", 1),
+          new Expected("fencekeeper.expiries", "fencekeeper_expiries_total", 2),
+          new Expected("fencekeeper.revocations", "fencekeeper_revocations_total", 1),
+          new Expected("fencekeeper.writes.accepted", "fencekeeper_writes_accepted_total", 2),
+          new Expected(
+              "fencekeeper.writes.deduplicated", "fencekeeper_writes_deduplicated_total", 0),
+          new Expected(
+              "fencekeeper.writes.rejected.STALE_TOKEN",
+              "fencekeeper_writes_rejected_total{reason=\"STALE_TOKEN\"}",
+              3),
+          new Expected(
+              "fencekeeper.writes.rejected.LEASE_EXPIRED",
+              "fencekeeper_writes_rejected_total{reason=\"LEASE_EXPIRED\"}",
+              1),
+          new Expected(
+              "fencekeeper.writes.rejected.UNKNOWN_TOKEN",
+              "fencekeeper_writes_rejected_total{reason=\"UNKNOWN_TOKEN\"}",
+              1),
+          new Expected(
+              "fencekeeper.writes.rejected.INVALID_ARGUMENT",
+              "fencekeeper_writes_rejected_total{reason=\"INVALID_ARGUMENT\"}",
+              1),
+          new Expected("fencekeeper.requests.invalid", "fencekeeper_requests_invalid_total", 0));
 
   private TestCluster cluster;
   private String leader;
@@ -86,8 +105,10 @@ class MetricsClusterTest {
     for (int i = 0; i < 3; i++) {
       assertThat(client.write("report", a.token(), "2026-11-29", late).isStale()).isTrue();
     }
-    assertThat(client.write("report", b.token(), "2026-11-29", bytes("hello")).isAccepted()).isTrue();
-    assertThat(client.write("report", b.token(), "2026-11-30", bytes("world!")).isAccepted()).isTrue();
+    assertThat(client.write("report", b.token(), "2026-11-29", bytes("hello")).isAccepted())
+        .isTrue();
+    assertThat(client.write("report", b.token(), "2026-11-30", bytes("world!")).isAccepted())
+        .isTrue();
     assertThat(client.renew("report", b.token(), null).code()).isEqualTo(ResultCode.RENEWED);
 
     // Grant 3, expiry 2, and a write with the ended lease that nobody superseded: LEASE_EXPIRED.
@@ -99,7 +120,8 @@ class MetricsClusterTest {
     // A token never issued, and a malformed write (empty key).
     WriteResult unknown = client.write("report", b.token() + 1_000_000, "k", late);
     assertThat(unknown.code()).isEqualTo(ResultCode.UNKNOWN_TOKEN);
-    assertThat(client.write("report", b.token(), "", late).code()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    assertThat(client.write("report", b.token(), "", late).code())
+        .isEqualTo(ResultCode.INVALID_ARGUMENT);
 
     // Grants 4-7; one refused acquire (HELD); one release; one revoke (operator eviction).
     Result[] q = new Result[4];
@@ -107,7 +129,8 @@ class MetricsClusterTest {
       q[i] = client.acquireToken("queue-" + i, Duration.ofSeconds(30), "worker-q" + i);
       assertThat(q[i].code()).isEqualTo(ResultCode.GRANTED);
     }
-    assertThat(client.acquireToken("queue-1", Duration.ofSeconds(30), "intruder").code()).isEqualTo(ResultCode.HELD);
+    assertThat(client.acquireToken("queue-1", Duration.ofSeconds(30), "intruder").code())
+        .isEqualTo(ResultCode.HELD);
     assertThat(client.release("queue-2", q[2].token()).code()).isEqualTo(ResultCode.RELEASED);
     assertThat(client.revoke("queue-3", "metrics drill").code()).isEqualTo(ResultCode.REVOKED);
 
@@ -128,11 +151,17 @@ class MetricsClusterTest {
   }
 
   private void awaitCounter(String series, long value) {
-    await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50))
-        .until(() -> Scrape.value(Scrape.metrics(cluster.metricsPort(leader)), series).orElse(-1) >= value);
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () ->
+                Scrape.value(Scrape.metrics(cluster.metricsPort(leader)), series).orElse(-1)
+                    >= value);
   }
 
-  // Guarantee: the leader's /metrics, parsed as Prometheus text, shows exactly the scripted counts —
+  // Guarantee: the leader's /metrics, parsed as Prometheus text, shows exactly the scripted counts
+  // —
   // 7 grants, 3 stale writes, 2 expiries, 1 revocation — and every other counter as scripted.
   @Test
   void prometheusTextShowsTheScriptedCounts() {
@@ -151,25 +180,35 @@ class MetricsClusterTest {
   @Test
   void gaugesDescribeTheAppliedState() {
     // The census behind leases and waiters is cached for up to 500 ms.
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      Map<String, Double> s = Scrape.metrics(cluster.metricsPort(leader));
-      assertThat(s).containsEntry("fencekeeper_leases_live", 3.0)
-          .containsEntry("fencekeeper_waiters", 0.0)
-          .containsEntry("fencekeeper_keys", 2.0)
-          .containsEntry("fencekeeper_stored_bytes", 11.0)
-          .containsEntry("fencekeeper_raft_leader_known", 1.0)
-          .containsEntry("fencekeeper_raft_leading", 1.0);
-      assertThat(s.get("fencekeeper_raft_term")).isPositive();
-      assertThat(s.get("fencekeeper_raft_applied_index")).isEqualTo(s.get("fencekeeper_raft_commit_index"));
-    });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              Map<String, Double> s = Scrape.metrics(cluster.metricsPort(leader));
+              assertThat(s)
+                  .containsEntry("fencekeeper_leases_live", 3.0)
+                  .containsEntry("fencekeeper_waiters", 0.0)
+                  .containsEntry("fencekeeper_keys", 2.0)
+                  .containsEntry("fencekeeper_stored_bytes", 11.0)
+                  .containsEntry("fencekeeper_raft_leader_known", 1.0)
+                  .containsEntry("fencekeeper_raft_leading", 1.0);
+              assertThat(s.get("fencekeeper_raft_term")).isPositive();
+              assertThat(s.get("fencekeeper_raft_applied_index"))
+                  .isEqualTo(s.get("fencekeeper_raft_commit_index"));
+            });
     // Requests the leader logged are timed per command: 8 acquires (7 granted, 1 held); 4 writes (2
-    // accepted, LEASE_EXPIRED, UNKNOWN_TOKEN — the 4 refused without a log entry are not timed); 1 renew;
+    // accepted, LEASE_EXPIRED, UNKNOWN_TOKEN — the 4 refused without a log entry are not timed); 1
+    // renew;
     // 1 revoke. At least: a client retry after a lost reply would be timed again.
     Map<String, Double> s = Scrape.metrics(cluster.metricsPort(leader));
-    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"ACQUIRE\"}")).isGreaterThanOrEqualTo(8.0);
-    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"WRITE\"}")).isGreaterThanOrEqualTo(4.0);
-    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"RENEW\"}")).isGreaterThanOrEqualTo(1.0);
-    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"REVOKE\"}")).isGreaterThanOrEqualTo(1.0);
+    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"ACQUIRE\"}"))
+        .isGreaterThanOrEqualTo(8.0);
+    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"WRITE\"}"))
+        .isGreaterThanOrEqualTo(4.0);
+    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"RENEW\"}"))
+        .isGreaterThanOrEqualTo(1.0);
+    assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"REVOKE\"}"))
+        .isGreaterThanOrEqualTo(1.0);
     assertThat(s.get("fencekeeper_apply_duration_seconds_count")).isGreaterThanOrEqualTo(16.0);
     assertThat(s).containsKey("fencekeeper_apply_duration_seconds_bucket{le=\"+Inf\"}");
   }
@@ -178,19 +217,30 @@ class MetricsClusterTest {
   // decided in apply), but not the refusals only the leader answered.
   @Test
   void followersCountAppliedOutcomesToo() {
-    String follower = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      Map<String, Double> s = Scrape.metrics(cluster.metricsPort(follower));
-      assertThat(s).containsEntry("fencekeeper_acquisitions_granted_total", 7.0)
-          .containsEntry("fencekeeper_expiries_total", 2.0)
-          .containsEntry("fencekeeper_revocations_total", 1.0)
-          .containsEntry("fencekeeper_writes_rejected_total{reason=\"UNKNOWN_TOKEN\"}", 1.0)
-          .containsEntry("fencekeeper_writes_rejected_total{reason=\"STALE_TOKEN\"}", 0.0) // refused on the leader
-          .containsEntry("fencekeeper_raft_leading", 0.0);
-    });
+    String follower =
+        cluster.running().keySet().stream()
+            .filter(id -> !id.equals(leader))
+            .findFirst()
+            .orElseThrow();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              Map<String, Double> s = Scrape.metrics(cluster.metricsPort(follower));
+              assertThat(s)
+                  .containsEntry("fencekeeper_acquisitions_granted_total", 7.0)
+                  .containsEntry("fencekeeper_expiries_total", 2.0)
+                  .containsEntry("fencekeeper_revocations_total", 1.0)
+                  .containsEntry("fencekeeper_writes_rejected_total{reason=\"UNKNOWN_TOKEN\"}", 1.0)
+                  .containsEntry(
+                      "fencekeeper_writes_rejected_total{reason=\"STALE_TOKEN\"}",
+                      0.0) // refused on the leader
+                  .containsEntry("fencekeeper_raft_leading", 0.0);
+            });
   }
 
-  // Guarantee: JMX shows the same metrics as beans in the node's domain fencekeeper.<nodeId>, with the
+  // Guarantee: JMX shows the same metrics as beans in the node's domain fencekeeper.<nodeId>, with
+  // the
   // same values as /metrics.
   @Test
   void jmxShowsTheSameBeans() throws Exception {
@@ -205,27 +255,41 @@ class MetricsClusterTest {
       ObjectName bean = new ObjectName(domain + ":name=" + e.dropwizardName() + ",type=counters");
       assertThat(jmx.getAttribute(bean, "Count")).as(e.dropwizardName()).isEqualTo(e.count());
     }
-    assertThat(names).contains("fencekeeper.apply.seconds", "fencekeeper.request.WRITE.seconds",
-        "fencekeeper.leases.live", "fencekeeper.stored.bytes", "fencekeeper.raft.commit.index");
+    assertThat(names)
+        .contains(
+            "fencekeeper.apply.seconds",
+            "fencekeeper.request.WRITE.seconds",
+            "fencekeeper.leases.live",
+            "fencekeeper.stored.bytes",
+            "fencekeeper.raft.commit.index");
     ObjectName live = new ObjectName(domain + ":name=fencekeeper.leases.live,type=gauges");
-    await().atMost(Duration.ofSeconds(10)).until(() -> Long.valueOf(3).equals(jmx.getAttribute(live, "Value")));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> Long.valueOf(3).equals(jmx.getAttribute(live, "Value")));
     // Ratis's own metrics are beans of the same node, beside ours.
     assertThat(names).anyMatch(n -> n.startsWith("ratis.server."));
   }
 
-  // Guarantee: Ratis's own metrics appear in each node's /metrics beside fencekeeper's, and each node
+  // Guarantee: Ratis's own metrics appear in each node's /metrics beside fencekeeper's, and each
+  // node
   // shows its own (not another in-process node's) values.
   @Test
   void ratisMetricsAppearPerNode() {
     for (String id : cluster.running().keySet()) {
-      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-        Map<String, Double> s = Scrape.metrics(cluster.metricsPort(id));
-        assertThat(s.keySet()).anyMatch(k -> k.startsWith("ratis_server_"))
-            .anyMatch(k -> k.startsWith("ratis_log_worker_"))
-            .anyMatch(k -> k.startsWith("ratis_leader_election_"));
-        // Ratis's applied index of this node, and fencekeeper's view of the same division, agree.
-        assertThat(s.get("ratis_state_machine_applied_index")).isEqualTo(s.get("fencekeeper_raft_applied_index"));
-      });
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(
+              () -> {
+                Map<String, Double> s = Scrape.metrics(cluster.metricsPort(id));
+                assertThat(s.keySet())
+                    .anyMatch(k -> k.startsWith("ratis_server_"))
+                    .anyMatch(k -> k.startsWith("ratis_log_worker_"))
+                    .anyMatch(k -> k.startsWith("ratis_leader_election_"));
+                // Ratis's applied index of this node, and fencekeeper's view of the same division,
+                // agree.
+                assertThat(s.get("ratis_state_machine_applied_index"))
+                    .isEqualTo(s.get("fencekeeper_raft_applied_index"));
+              });
     }
     // Only the leader runs log appenders; their metrics are the leader's alone.
     assertThat(Scrape.metrics(cluster.metricsPort(leader)).keySet())
@@ -238,53 +302,79 @@ class MetricsClusterTest {
     }
   }
 
-  // Guarantee: /metrics follows Prometheus's conventions, as read by the client library's own parser of
+  // Guarantee: /metrics follows Prometheus's conventions, as read by the client library's own
+  // parser of
   // its protobuf exposition (the format Prometheus itself negotiates first): labelled families for
-  // reasons and request types, histograms in seconds, build info, JVM metrics and Ratis's metrics in
+  // reasons and request types, histograms in seconds, build info, JVM metrics and Ratis's metrics
+  // in
   // snake case; and the text format declares each of those families with the same type.
   @Test
   void expositionFollowsPrometheusConventions() {
     Map<String, Metrics.MetricFamily> families = Scrape.families(cluster.metricsPort(leader));
 
     Metrics.MetricFamily rejected = families.get("fencekeeper_writes_rejected_total");
-    assertThat(rejected).as("fencekeeper_writes_rejected_total in %s", families.keySet()).isNotNull();
+    assertThat(rejected)
+        .as("fencekeeper_writes_rejected_total in %s", families.keySet())
+        .isNotNull();
     assertThat(rejected.getType()).isEqualTo(Metrics.MetricType.COUNTER);
-    assertThat(rejected.getMetricList()).extracting(m -> labels(m).get("reason"))
-        .containsExactlyInAnyOrder("STALE_TOKEN", "LEASE_EXPIRED", "UNKNOWN_TOKEN", "INVALID_ARGUMENT");
-    assertThat(rejected.getMetricList()).filteredOn(m -> "STALE_TOKEN".equals(labels(m).get("reason")))
-        .singleElement().satisfies(m -> assertThat(m.getCounter().getValue()).isEqualTo(3.0));
+    assertThat(rejected.getMetricList())
+        .extracting(m -> labels(m).get("reason"))
+        .containsExactlyInAnyOrder(
+            "STALE_TOKEN", "LEASE_EXPIRED", "UNKNOWN_TOKEN", "INVALID_ARGUMENT");
+    assertThat(rejected.getMetricList())
+        .filteredOn(m -> "STALE_TOKEN".equals(labels(m).get("reason")))
+        .singleElement()
+        .satisfies(m -> assertThat(m.getCounter().getValue()).isEqualTo(3.0));
 
     Metrics.MetricFamily requests = families.get("fencekeeper_request_duration_seconds");
     assertThat(requests.getType()).isEqualTo(Metrics.MetricType.HISTOGRAM);
-    assertThat(requests.getMetricList()).extracting(m -> labels(m).get("type"))
+    assertThat(requests.getMetricList())
+        .extracting(m -> labels(m).get("type"))
         .containsExactlyInAnyOrderElementsOf(NodeMetrics.COMMANDS);
-    Metrics.Metric writes = requests.getMetricList().stream()
-        .filter(m -> "WRITE".equals(labels(m).get("type"))).findFirst().orElseThrow();
+    Metrics.Metric writes =
+        requests.getMetricList().stream()
+            .filter(m -> "WRITE".equals(labels(m).get("type")))
+            .findFirst()
+            .orElseThrow();
     assertThat(writes.getHistogram().getSampleCount()).isGreaterThanOrEqualTo(4);
     assertThat(writes.getHistogram().getSampleSum()).isPositive();
-    assertThat(writes.getHistogram().getBucketList()).isNotEmpty()
-        .allSatisfy(b -> assertThat(b.getCumulativeCount()).isLessThanOrEqualTo(writes.getHistogram().getSampleCount()));
-    assertThat(families.get("fencekeeper_apply_duration_seconds").getType()).isEqualTo(Metrics.MetricType.HISTOGRAM);
-    assertThat(families.get("fencekeeper_batch_commands").getType()).isEqualTo(Metrics.MetricType.HISTOGRAM);
+    assertThat(writes.getHistogram().getBucketList())
+        .isNotEmpty()
+        .allSatisfy(
+            b ->
+                assertThat(b.getCumulativeCount())
+                    .isLessThanOrEqualTo(writes.getHistogram().getSampleCount()));
+    assertThat(families.get("fencekeeper_apply_duration_seconds").getType())
+        .isEqualTo(Metrics.MetricType.HISTOGRAM);
+    assertThat(families.get("fencekeeper_batch_commands").getType())
+        .isEqualTo(Metrics.MetricType.HISTOGRAM);
 
     Metrics.MetricFamily build = families.get("fencekeeper_build_info");
     assertThat(build.getType()).isEqualTo(Metrics.MetricType.GAUGE);
     assertThat(labels(build.getMetric(0))).containsKeys("version", "ratis_version");
     assertThat(labels(build.getMetric(0)).get("version")).isNotBlank().isNotEqualTo("unknown");
 
-    assertThat(families.get("fencekeeper_raft_leading").getType()).isEqualTo(Metrics.MetricType.GAUGE);
-    assertThat(families.get("fencekeeper_expiries_total").getType()).isEqualTo(Metrics.MetricType.COUNTER);
-    assertThat(families).containsKeys("jvm_memory_used_bytes", "jvm_threads_current", "jvm_gc_collection_seconds");
-    assertThat(families.keySet()).filteredOn(n -> n.startsWith("ratis_")).isNotEmpty()
+    assertThat(families.get("fencekeeper_raft_leading").getType())
+        .isEqualTo(Metrics.MetricType.GAUGE);
+    assertThat(families.get("fencekeeper_expiries_total").getType())
+        .isEqualTo(Metrics.MetricType.COUNTER);
+    assertThat(families)
+        .containsKeys("jvm_memory_used_bytes", "jvm_threads_current", "jvm_gc_collection_seconds");
+    assertThat(families.keySet())
+        .filteredOn(n -> n.startsWith("ratis_"))
+        .isNotEmpty()
         .allMatch(n -> n.matches("[a-z0-9_]+"), "snake case");
-    assertThat(families.get("ratis_state_machine_applied_index").getType()).isEqualTo(Metrics.MetricType.GAUGE);
+    assertThat(families.get("ratis_state_machine_applied_index").getType())
+        .isEqualTo(Metrics.MetricType.GAUGE);
 
     String text = Scrape.get(cluster.metricsPort(leader), "/metrics").body();
-    assertThat(text).contains("# TYPE fencekeeper_writes_rejected_total counter\n",
-        "# TYPE fencekeeper_request_duration_seconds histogram\n",
-        "fencekeeper_request_duration_seconds_bucket{type=\"WRITE\",le=\"+Inf\"} ",
-        "fencekeeper_request_duration_seconds_sum{type=\"WRITE\"} ",
-        "# TYPE fencekeeper_build_info gauge\n");
+    assertThat(text)
+        .contains(
+            "# TYPE fencekeeper_writes_rejected_total counter\n",
+            "# TYPE fencekeeper_request_duration_seconds histogram\n",
+            "fencekeeper_request_duration_seconds_bucket{type=\"WRITE\",le=\"+Inf\"} ",
+            "fencekeeper_request_duration_seconds_sum{type=\"WRITE\"} ",
+            "# TYPE fencekeeper_build_info gauge\n");
   }
 
   private static Map<String, String> labels(Metrics.Metric m) {
@@ -293,26 +383,40 @@ class MetricsClusterTest {
     return labels;
   }
 
-  // Guarantee: every fencekeeper or Ratis metric that the shipped dashboard and alerting rules query is one
-  // a node exposes (after a snapshot, so the snapshot gauges exist too), so neither watches a dead name.
+  // Guarantee: every fencekeeper or Ratis metric that the shipped dashboard and alerting rules
+  // query is one
+  // a node exposes (after a snapshot, so the snapshot gauges exist too), so neither watches a dead
+  // name.
   @Test
   void dashboardAndAlertsQueryExposedMetrics() throws Exception {
     try (FencingAdmin admin = FencingAdmin.connect(cluster.config())) {
       admin.snapshot(leader, Duration.ofSeconds(30));
     }
     Set<String> exposed = new TreeSet<>();
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      Map<String, Metrics.MetricFamily> families = Scrape.families(cluster.metricsPort(leader));
-      assertThat(families).containsKeys("fencekeeper_snapshot_last_index", "fencekeeper_snapshot_last_timestamp_seconds");
-      for (Metrics.MetricFamily f : families.values()) {
-        exposed.add(f.getName());
-        if (f.getType() == Metrics.MetricType.HISTOGRAM || f.getType() == Metrics.MetricType.SUMMARY) {
-          exposed.addAll(List.of(f.getName() + "_bucket", f.getName() + "_sum", f.getName() + "_count"));
-        }
-      }
-    });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              Map<String, Metrics.MetricFamily> families =
+                  Scrape.families(cluster.metricsPort(leader));
+              assertThat(families)
+                  .containsKeys(
+                      "fencekeeper_snapshot_last_index",
+                      "fencekeeper_snapshot_last_timestamp_seconds");
+              for (Metrics.MetricFamily f : families.values()) {
+                exposed.add(f.getName());
+                if (f.getType() == Metrics.MetricType.HISTOGRAM
+                    || f.getType() == Metrics.MetricType.SUMMARY) {
+                  exposed.addAll(
+                      List.of(
+                          f.getName() + "_bucket", f.getName() + "_sum", f.getName() + "_count"));
+                }
+              }
+            });
     Pattern name = Pattern.compile("\\b((?:fencekeeper|ratis|jvm)_[a-z0-9_]+)");
-    for (Path doc : List.of(Path.of("../docs/grafana-dashboard.json"), Path.of("../docs/prometheus-alerts.yml"))) {
+    for (Path doc :
+        List.of(
+            Path.of("../docs/grafana-dashboard.json"), Path.of("../docs/prometheus-alerts.yml"))) {
       Set<String> queried = new TreeSet<>();
       Matcher m = name.matcher(Files.readString(doc));
       while (m.find()) {

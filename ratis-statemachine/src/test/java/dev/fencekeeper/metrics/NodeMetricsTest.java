@@ -25,7 +25,17 @@ import org.junit.jupiter.api.Timeout;
 class NodeMetricsTest {
   private static final long T0 = 1_700_000_000_000L;
   private static final Limits LIMITS =
-      new Limits(Duration.ofMillis(100), Duration.ofSeconds(60), Duration.ofSeconds(2), 256, 512, 128, 1024, 4, 64, 8);
+      new Limits(
+          Duration.ofMillis(100),
+          Duration.ofSeconds(60),
+          Duration.ofSeconds(2),
+          256,
+          512,
+          128,
+          1024,
+          4,
+          64,
+          8);
 
   private final FencingState state = new FencingState(LIMITS);
   private final NodeMetrics metrics = NodeMetrics.create("unit-" + System.nanoTime());
@@ -43,7 +53,8 @@ class NodeMetricsTest {
 
   private Outcome step(long at, Command command, Object requestContext) {
     long entry = ++index;
-    Outcome outcome = metrics.apply(command, state, requestContext, () -> state.apply(command, entry, at));
+    Outcome outcome =
+        metrics.apply(command, state, requestContext, () -> state.apply(command, entry, at));
     metrics.leaseEvents(state.drainEvents());
     return outcome;
   }
@@ -56,12 +67,17 @@ class NodeMetricsTest {
     return r.getTimers().get(name).getCount();
   }
 
-  private static Command.Write put(String resource, long token, String key, String value, String requestId) {
-    return new Command.Write(resource, token,
-        List.of(Command.KeyWrite.put(key, value.getBytes(StandardCharsets.UTF_8))), requestId);
+  private static Command.Write put(
+      String resource, long token, String key, String value, String requestId) {
+    return new Command.Write(
+        resource,
+        token,
+        List.of(Command.KeyWrite.put(key, value.getBytes(StandardCharsets.UTF_8))),
+        requestId);
   }
 
-  // Guarantee: grants, renewals, releases, expiries and revocations are counted once per lease event,
+  // Guarantee: grants, renewals, releases, expiries and revocations are counted once per lease
+  // event,
   // including a grant made to a waiter, which has no GRANTED outcome of its own.
   @Test
   void leaseLifecycleIsCountedFromEvents() {
@@ -74,10 +90,12 @@ class NodeMetricsTest {
     assertThat(step(T0 + 610, new Command.Revoke("held", "drill")).code()).isEqualTo(Code.REVOKED);
     // A waiter is granted when the holder releases.
     long d = step(T0 + 700, new Command.Acquire("q", "d", 5000)).token();
-    assertThat(step(T0 + 710, new Command.Acquire("q", "e", 5000, "wait-e", 3000, 0)).code()).isEqualTo(Code.WAITING);
+    assertThat(step(T0 + 710, new Command.Acquire("q", "e", 5000, "wait-e", 3000, 0)).code())
+        .isEqualTo(Code.WAITING);
     step(T0 + 720, new Command.Release("q", d));
 
-    assertThat(count(NodeMetrics.ACQUISITIONS_GRANTED)).isEqualTo(5); // r, short, held, q (d), q (waiter e)
+    assertThat(count(NodeMetrics.ACQUISITIONS_GRANTED))
+        .isEqualTo(5); // r, short, held, q (d), q (waiter e)
     assertThat(count(NodeMetrics.RENEWALS)).isEqualTo(1);
     assertThat(count(NodeMetrics.RELEASES)).isEqualTo(2);
     assertThat(count(NodeMetrics.EXPIRIES)).isEqualTo(1);
@@ -85,12 +103,15 @@ class NodeMetricsTest {
     assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
   }
 
-  // Guarantee: a refused acquire counts as held (HELD or LOCK_DELAYED), a queued one as waited once,
-  // however often its client re-sends it to stay queued; a retried granted acquire is not a new grant.
+  // Guarantee: a refused acquire counts as held (HELD or LOCK_DELAYED), a queued one as waited
+  // once,
+  // however often its client re-sends it to stay queued; a retried granted acquire is not a new
+  // grant.
   @Test
   void heldAndWaitedAcquisitions() {
     step(T0, new Command.Acquire("r", "a", 5000, "acq-a", 0, 0));
-    assertThat(step(T0 + 1, new Command.Acquire("r", "a", 5000, "acq-a", 0, 0)).code()).isEqualTo(Code.GRANTED);
+    assertThat(step(T0 + 1, new Command.Acquire("r", "a", 5000, "acq-a", 0, 0)).code())
+        .isEqualTo(Code.GRANTED);
     assertThat(step(T0 + 2, new Command.Acquire("r", "b", 5000)).code()).isEqualTo(Code.HELD);
     for (int i = 0; i < 3; i++) {
       assertThat(step(T0 + 10 + i, new Command.Acquire("r", "c", 5000, "wait-c", 4000, 0)).code())
@@ -101,20 +122,27 @@ class NodeMetricsTest {
     assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
   }
 
-  // Guarantee: every write is counted exactly once: accepted, answered from its receipt, or rejected
+  // Guarantee: every write is counted exactly once: accepted, answered from its receipt, or
+  // rejected
   // under its reason.
   @Test
   void writesByOutcome() {
     long old = step(T0, new Command.Acquire("r", "a", 200)).token();
     step(T0 + 500, new Command.Tick()); // old lease expires
-    assertThat(step(T0 + 510, put("r", old, "k", "late", "w0")).code()).isEqualTo(Code.LEASE_EXPIRED);
+    assertThat(step(T0 + 510, put("r", old, "k", "late", "w0")).code())
+        .isEqualTo(Code.LEASE_EXPIRED);
     long token = step(T0 + 520, new Command.Acquire("r", "b", 5000)).token();
     assertThat(step(T0 + 530, put("r", token, "k", "v1", "w1")).code()).isEqualTo(Code.ACCEPTED);
-    assertThat(step(T0 + 540, put("r", token, "k", "v1", "w1")).code()).isEqualTo(Code.ACCEPTED); // retry
-    assertThat(step(T0 + 550, put("r", old, "k", "stale", "w2")).code()).isEqualTo(Code.STALE_TOKEN);
-    assertThat(step(T0 + 560, put("r", token + 1000, "k", "x", "w3")).code()).isEqualTo(Code.UNKNOWN_TOKEN);
-    assertThat(step(T0 + 570, put("r", token, "", "x", "w4")).code()).isEqualTo(Code.INVALID_ARGUMENT);
-    assertThat(step(T0 + 580, new Command.Acquire("", "a", 5000)).code()).isEqualTo(Code.INVALID_ARGUMENT);
+    assertThat(step(T0 + 540, put("r", token, "k", "v1", "w1")).code())
+        .isEqualTo(Code.ACCEPTED); // retry
+    assertThat(step(T0 + 550, put("r", old, "k", "stale", "w2")).code())
+        .isEqualTo(Code.STALE_TOKEN);
+    assertThat(step(T0 + 560, put("r", token + 1000, "k", "x", "w3")).code())
+        .isEqualTo(Code.UNKNOWN_TOKEN);
+    assertThat(step(T0 + 570, put("r", token, "", "x", "w4")).code())
+        .isEqualTo(Code.INVALID_ARGUMENT);
+    assertThat(step(T0 + 580, new Command.Acquire("", "a", 5000)).code())
+        .isEqualTo(Code.INVALID_ARGUMENT);
 
     assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isEqualTo(1);
     assertThat(count(NodeMetrics.WRITES_DEDUPLICATED)).isEqualTo(1);
@@ -125,7 +153,8 @@ class NodeMetricsTest {
     assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(1); // the invalid acquire
   }
 
-  // Guarantee: writes refused on the leader without a log entry count as rejected writes under their
+  // Guarantee: writes refused on the leader without a log entry count as rejected writes under
+  // their
   // reason; other refused requests count as invalid requests.
   @Test
   void earlyRefusalsAreCounted() {
@@ -142,7 +171,8 @@ class NodeMetricsTest {
     assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isZero();
   }
 
-  // Guarantee: apply latency is timed for every applied command; request latency only for entries this
+  // Guarantee: apply latency is timed for every applied command; request latency only for entries
+  // this
   // node stamped as leader, under the command's name.
   @Test
   void latencies() {
@@ -162,10 +192,12 @@ class NodeMetricsTest {
   @Test
   void applyHookReturnsTheCoreOutcome() {
     Outcome expected = Outcome.of(Code.HELD).message("m").token(7).build();
-    assertThat(metrics.apply(new Command.Acquire("r", "a", 1000), state, null, () -> expected)).isSameAs(expected);
+    assertThat(metrics.apply(new Command.Acquire("r", "a", 1000), state, null, () -> expected))
+        .isSameAs(expected);
   }
 
-  // Guarantee: the maintained key and byte counts equal a full recount after any sequence of accepted
+  // Guarantee: the maintained key and byte counts equal a full recount after any sequence of
+  // accepted
   // and rejected writes, overwrites and deletes.
   @Test
   void storedValuesMatchARecount() {
@@ -182,14 +214,16 @@ class NodeMetricsTest {
       now += 1;
       int which = random.nextInt(resources.size());
       String resource = resources.get(which);
-      long token = random.nextInt(20) == 0 ? tokens.get(which) - 1 : tokens.get(which); // some stale
+      long token =
+          random.nextInt(20) == 0 ? tokens.get(which) - 1 : tokens.get(which); // some stale
       List<Command.KeyWrite> writes = new ArrayList<>();
       int n = 1 + random.nextInt(4);
       for (int k = 0; k < n; k++) {
         String key = "k" + random.nextInt(12);
-        writes.add(random.nextInt(4) == 0
-            ? Command.KeyWrite.delete(key)
-            : Command.KeyWrite.put(key, new byte[random.nextInt(64)]));
+        writes.add(
+            random.nextInt(4) == 0
+                ? Command.KeyWrite.delete(key)
+                : Command.KeyWrite.put(key, new byte[random.nextInt(64)]));
       }
       Command.Write w = new Command.Write(resource, token, writes, "req-" + random.nextInt(50));
       StoredValues.Probe probe = stored.before(state, w);

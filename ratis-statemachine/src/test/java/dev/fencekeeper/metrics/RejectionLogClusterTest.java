@@ -43,8 +43,10 @@ class RejectionLogClusterTest {
     logger.detachAppender(lines);
   }
 
-  // Guarantee: a write refused before the log (STALE_TOKEN) and one rejected in apply (LEASE_EXPIRED) each
-  // leave exactly one line across the three nodes, naming resource, key, sent and current token, holder, code.
+  // Guarantee: a write refused before the log (STALE_TOKEN) and one rejected in apply
+  // (LEASE_EXPIRED) each
+  // leave exactly one line across the three nodes, naming resource, key, sent and current token,
+  // holder, code.
   @Test
   void eachRejectedWriteIsLoggedOnceByTheLeader() {
     try (TestCluster cluster = TestCluster.start(dataDir)) {
@@ -56,22 +58,31 @@ class RejectionLogClusterTest {
       long b = client.acquireToken("report", Duration.ofSeconds(30), "worker-b").token();
       WriteResult stale = client.write("report", a, "2026-11-29", bytes("late"));
       assertThat(stale.code()).isEqualTo(ResultCode.STALE_TOKEN);
-      assertThat(settledLines(cluster)).containsExactly(
-          "write rejected resource=report key=2026-11-29 sentToken=" + a + " currentToken=" + b
-              + " holderOwner=worker-b code=STALE_TOKEN");
+      assertThat(settledLines(cluster))
+          .containsExactly(
+              "write rejected resource=report key=2026-11-29 sentToken="
+                  + a
+                  + " currentToken="
+                  + b
+                  + " holderOwner=worker-b code=STALE_TOKEN");
 
       lines.list.clear();
       long c = client.acquireToken("night job", Duration.ofMillis(300), "worker c").token();
       awaitNoLiveLease(client, "night job");
       WriteResult expired = client.write("night job", c, "out put", bytes("late"));
       assertThat(expired.code()).isEqualTo(ResultCode.LEASE_EXPIRED);
-      assertThat(settledLines(cluster)).containsExactly(
-          "write rejected resource=\"night job\" key=\"out put\" sentToken=" + c + " currentToken=" + c
-              + " holderOwner=\"\" code=LEASE_EXPIRED");
+      assertThat(settledLines(cluster))
+          .containsExactly(
+              "write rejected resource=\"night job\" key=\"out put\" sentToken="
+                  + c
+                  + " currentToken="
+                  + c
+                  + " holderOwner=\"\" code=LEASE_EXPIRED");
     }
   }
 
-  // Guarantee: values that are empty or hold blanks, quotes, '=' or line breaks are quoted and escaped, and long
+  // Guarantee: values that are empty or hold blanks, quotes, '=' or line breaks are quoted and
+  // escaped, and long
   // ones cut short, so one rejection is always one parseable line.
   @Test
   void valuesAreQuotedSoEachRejectionStaysOneLine() {
@@ -82,26 +93,41 @@ class RejectionLogClusterTest {
     assertThat(RejectionLog.value("say \"hi\"\n\\")).isEqualTo("\"say \\\"hi\\\"\\n\\\\\"");
     assertThat(RejectionLog.value("x".repeat(400)))
         .isEqualTo("\"" + "x".repeat(RejectionLog.MAX_VALUE_CHARS) + "...(400 chars)\"");
-    Command.Write twoKeys = new Command.Write("r", 7, List.of(
-        Command.KeyWrite.put("k1", bytes("v")), Command.KeyWrite.put("k2", bytes("v"))), null);
+    Command.Write twoKeys =
+        new Command.Write(
+            "r",
+            7,
+            List.of(Command.KeyWrite.put("k1", bytes("v")), Command.KeyWrite.put("k2", bytes("v"))),
+            null);
     assertThat(RejectionLog.line(twoKeys, "STALE_TOKEN", 0, 9, "w", ""))
-        .isEqualTo("write rejected resource=r key=k1,k2 sentToken=7 currentToken=9 holderOwner=w code=STALE_TOKEN");
+        .isEqualTo(
+            "write rejected resource=r key=k1,k2 sentToken=7 currentToken=9 holderOwner=w"
+                + " code=STALE_TOKEN");
   }
 
   /** The lines logged once every node has applied everything: later lines would be duplicates. */
   private List<String> settledLines(TestCluster cluster) {
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-      long leaderApplied = cluster.lastApplied(cluster.awaitLeader());
-      return cluster.running().keySet().stream().allMatch(id -> cluster.lastApplied(id) >= leaderApplied);
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> {
+              long leaderApplied = cluster.lastApplied(cluster.awaitLeader());
+              return cluster.running().keySet().stream()
+                  .allMatch(id -> cluster.lastApplied(id) >= leaderApplied);
+            });
     return lines.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
   }
 
   private static void awaitNoLiveLease(FencingClient client, String resource) {
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-      Result lease = client.lease(resource);
-      return !lease.live();
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> {
+              Result lease = client.lease(resource);
+              return !lease.live();
+            });
   }
 
   private static byte[] bytes(String s) {

@@ -15,7 +15,10 @@ import java.util.OptionalDouble;
 /** Fetches a node's HTTP endpoints on 127.0.0.1 and reads Prometheus text exposition. */
 final class Scrape {
   private static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).version(HttpClient.Version.HTTP_1_1).build();
+      HttpClient.newBuilder()
+          .connectTimeout(Duration.ofSeconds(2))
+          .version(HttpClient.Version.HTTP_1_1)
+          .build();
 
   record Reply(int status, String body) {}
 
@@ -23,7 +26,10 @@ final class Scrape {
 
   static Reply get(int port, String path) {
     HttpRequest request =
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(5)).GET().build();
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .timeout(Duration.ofSeconds(5))
+            .GET()
+            .build();
     try {
       HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
       return new Reply(response.statusCode(), response.body());
@@ -45,8 +51,8 @@ final class Scrape {
   }
 
   /**
-   * Parses the Prometheus text format (0.0.4): one sample per line, {@code series value [timestamp]};
-   * {@code #} lines are HELP and TYPE comments.
+   * Parses the Prometheus text format (0.0.4): one sample per line, {@code series value
+   * [timestamp]}; {@code #} lines are HELP and TYPE comments.
    */
   static Map<String, Double> parse(String text) {
     Map<String, Double> samples = new LinkedHashMap<>();
@@ -77,10 +83,14 @@ final class Scrape {
    * generated classes the Prometheus Java client ships for it, keyed by family name.
    */
   static Map<String, Metrics.MetricFamily> families(int port) {
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-        .timeout(Duration.ofSeconds(5))
-        .header("Accept", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited")
-        .GET().build();
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+            .timeout(Duration.ofSeconds(5))
+            .header(
+                "Accept",
+                "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited")
+            .GET()
+            .build();
     try {
       HttpResponse<byte[]> response = HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
       if (response.statusCode() != 200) {

@@ -21,30 +21,43 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A node whose storage (a 48 MiB tmpfs; needs root) falls below its free-space reserve stops its Raft
- * server, says why on {@code /health} and in a gauge, refuses to start while the disk is full, and starts
- * and catches up once space is freed.
+ * A node whose storage (a 48 MiB tmpfs; needs root) falls below its free-space reserve stops its
+ * Raft server, says why on {@code /health} and in a gauge, refuses to start while the disk is full,
+ * and starts and catches up once space is freed.
  */
 @Timeout(180)
 class StorageFullClusterTest {
   private static final long RESERVE = 16L << 20;
   @TempDir Path dataDir;
 
-  // Guarantee: below the reserve, n3's /health is 503 "cannot persist", fencekeeper.storage.writable is 0,
-  // storageExhausted() completes and its Raft server is closed, while the other two keep serving; a start on
-  // the full disk throws StorageFullException; after the filler is deleted n3 starts and catches up.
+  // Guarantee: below the reserve, n3's /health is 503 "cannot persist",
+  // fencekeeper.storage.writable is 0,
+  // storageExhausted() completes and its Raft server is closed, while the other two keep serving; a
+  // start on
+  // the full disk throws StorageFullException; after the filler is deleted n3 starts and catches
+  // up.
   @Test
   void nodeBelowItsReserveStopsSaysWhyAndComesBackWhenSpaceReturns() throws Exception {
     Path n3 = dataDir.resolve("n3");
     Files.createDirectories(n3);
-    run("mount", "-t", "tmpfs", "-o", "size=" + (48L << 20), "fencekeeper-test-full", n3.toString());
+    run(
+        "mount",
+        "-t",
+        "tmpfs",
+        "-o",
+        "size=" + (48L << 20),
+        "fencekeeper-test-full",
+        n3.toString());
     System.setProperty(FencekeeperServer.STORAGE_RESERVE_PROPERTY, Long.toString(RESERVE));
     try (TestCluster cluster = TestCluster.startWithMetrics(dataDir, new Properties())) {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("worker");
-      assertThat(client.acquireToken("before", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(client.acquireToken("before", Duration.ofSeconds(30), "worker").code())
+          .isEqualTo(ResultCode.GRANTED);
       int port = cluster.metricsPort("n3");
-      await().atMost(Duration.ofSeconds(30)).until(() -> Scrape.get(port, "/health").status() == 200);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> Scrape.get(port, "/health").status() == 200);
       FencekeeperServer node = cluster.node("n3");
 
       Path filler = n3.resolve("filler");
@@ -53,20 +66,35 @@ class StorageFullClusterTest {
       await().atMost(Duration.ofSeconds(15)).until(() -> node.storageExhausted().isDone());
       Scrape.Reply health = Scrape.get(port, "/health");
       assertThat(health.status()).isEqualTo(503);
-      assertThat(health.body()).contains("cannot persist").contains("below the reserve of " + RESERVE);
-      assertThat(node.metrics().registry().getGauges().get(NodeMetrics.STORAGE_WRITABLE).getValue()).isEqualTo(0L);
+      assertThat(health.body())
+          .contains("cannot persist")
+          .contains("below the reserve of " + RESERVE);
+      assertThat(node.metrics().registry().getGauges().get(NodeMetrics.STORAGE_WRITABLE).getValue())
+          .isEqualTo(0L);
       assertThat(node.raftServer().getLifeCycleState().isClosingOrClosed()).isTrue();
-      assertThat(client.acquireToken("during", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(client.acquireToken("during", Duration.ofSeconds(30), "worker").code())
+          .isEqualTo(ResultCode.GRANTED);
 
       cluster.stopNode("n3");
-      assertThatThrownBy(() -> cluster.startNode("n3")).hasCauseInstanceOf(StorageFullException.class);
+      assertThatThrownBy(() -> cluster.startNode("n3"))
+          .hasCauseInstanceOf(StorageFullException.class);
 
       Files.delete(filler);
       cluster.startNode("n3");
-      assertThat(client.acquireToken("after", Duration.ofSeconds(30), "worker").code()).isEqualTo(ResultCode.GRANTED);
+      assertThat(client.acquireToken("after", Duration.ofSeconds(30), "worker").code())
+          .isEqualTo(ResultCode.GRANTED);
       long leaderApplied = cluster.lastApplied(cluster.awaitLeader());
-      await().atMost(Duration.ofSeconds(60)).until(() -> cluster.lastApplied("n3") >= leaderApplied);
-      assertThat(cluster.node("n3").metrics().registry().getGauges().get(NodeMetrics.STORAGE_WRITABLE).getValue())
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> cluster.lastApplied("n3") >= leaderApplied);
+      assertThat(
+              cluster
+                  .node("n3")
+                  .metrics()
+                  .registry()
+                  .getGauges()
+                  .get(NodeMetrics.STORAGE_WRITABLE)
+                  .getValue())
           .isEqualTo(1L);
     } finally {
       System.clearProperty(FencekeeperServer.STORAGE_RESERVE_PROPERTY);
@@ -90,6 +118,8 @@ class StorageFullClusterTest {
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     String output = new String(p.getInputStream().readAllBytes());
     assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
-    assertThat(p.exitValue()).as("%s (this test needs root): %s", String.join(" ", command), output).isZero();
+    assertThat(p.exitValue())
+        .as("%s (this test needs root): %s", String.join(" ", command), output)
+        .isZero();
   }
 }

@@ -29,7 +29,8 @@ class LeaderLossWatchTest {
     assertThat(LeaderLossWatch.successor(ids("n1", "n2", "n3"), RaftPeerId.valueOf("n3")))
         .contains(RaftPeerId.valueOf("n1"));
     assertThat(LeaderLossWatch.successor(ids("a", "c", "e", "g"), RaftPeerId.valueOf("d")))
-        .as("a leader no longer among the voters").contains(RaftPeerId.valueOf("e"));
+        .as("a leader no longer among the voters")
+        .contains(RaftPeerId.valueOf("e"));
     assertThat(LeaderLossWatch.successor(ids("n1"), RaftPeerId.valueOf("n1"))).isEmpty();
   }
 
@@ -45,10 +46,15 @@ class LeaderLossWatchTest {
     slowTimeouts.setProperty("raft.election.timeout.max", "4s");
     try (TestCluster cluster = TestCluster.start(dir, slowTimeouts)) {
       String leader = cluster.awaitLeader();
-      String successor = LeaderLossWatch.successor(ids("n1", "n2", "n3"), RaftPeerId.valueOf(leader))
-          .orElseThrow().toString();
-      String other = List.of("n1", "n2", "n3").stream()
-          .filter(id -> !id.equals(leader) && !id.equals(successor)).findFirst().orElseThrow();
+      String successor =
+          LeaderLossWatch.successor(ids("n1", "n2", "n3"), RaftPeerId.valueOf(leader))
+              .orElseThrow()
+              .toString();
+      String other =
+          List.of("n1", "n2", "n3").stream()
+              .filter(id -> !id.equals(leader) && !id.equals(successor))
+              .findFirst()
+              .orElseThrow();
 
       cluster.stopNode(leader);
 
@@ -59,6 +65,11 @@ class LeaderLossWatchTest {
   }
 
   private static long electionsOnLeaderLoss(TestCluster cluster, String id) {
-    return cluster.node(id).metrics().registry().counter(NodeMetrics.ELECTIONS_ON_LEADER_LOSS).getCount();
+    return cluster
+        .node(id)
+        .metrics()
+        .registry()
+        .counter(NodeMetrics.ELECTIONS_ON_LEADER_LOSS)
+        .getCount();
   }
 }

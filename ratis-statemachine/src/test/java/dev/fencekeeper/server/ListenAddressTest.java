@@ -19,27 +19,30 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Which addresses a node's sockets listen on, read from the kernel's own socket tables
- * ({@code /proc/net/tcp} and {@code tcp6}), so the answer does not depend on which interfaces this host
+ * Which addresses a node's sockets listen on, read from the kernel's own socket tables ({@code
+ * /proc/net/tcp} and {@code tcp6}), so the answer does not depend on which interfaces this host
  * happens to have.
  */
 @Timeout(120)
 class ListenAddressTest {
   @TempDir Path dataDir;
 
-  // Guarantee: by default the Raft port and the metrics port listen only on the node's own host from
+  // Guarantee: by default the Raft port and the metrics port listen only on the node's own host
+  // from
   // `peers` (here 127.0.0.1), never on every interface.
   @Test
   void listensOnlyOnItsOwnHostByDefault() throws Exception {
     int raftPort = freePort();
     int metricsPort = freePort();
-    try (FencekeeperServer node = FencekeeperServer.start(singleNode(raftPort, metricsPort, new Properties()))) {
+    try (FencekeeperServer node =
+        FencekeeperServer.start(singleNode(raftPort, metricsPort, new Properties()))) {
       assertThat(listeningAddresses(raftPort)).containsExactly("127.0.0.1");
       assertThat(listeningAddresses(metricsPort)).containsExactly("127.0.0.1");
     }
   }
 
-  // Guarantee: `bind=0.0.0.0` is how an operator opens the Raft port on every interface; the metrics port
+  // Guarantee: `bind=0.0.0.0` is how an operator opens the Raft port on every interface; the
+  // metrics port
   // follows it unless `metrics.bind` says otherwise.
   @Test
   void explicitBindKeysChooseTheAddresses() throws Exception {
@@ -47,13 +50,15 @@ class ListenAddressTest {
     int metricsPort = freePort();
     Properties everywhere = new Properties();
     everywhere.setProperty("bind", "0.0.0.0");
-    try (FencekeeperServer node = FencekeeperServer.start(singleNode(raftPort, metricsPort, everywhere))) {
+    try (FencekeeperServer node =
+        FencekeeperServer.start(singleNode(raftPort, metricsPort, everywhere))) {
       assertThat(listeningAddresses(raftPort)).containsExactly("*");
       assertThat(listeningAddresses(metricsPort)).containsExactly("*");
     }
     Properties metricsOnly = new Properties();
     metricsOnly.setProperty("metrics.bind", "0.0.0.0");
-    try (FencekeeperServer node = FencekeeperServer.start(singleNode(raftPort, metricsPort, metricsOnly))) {
+    try (FencekeeperServer node =
+        FencekeeperServer.start(singleNode(raftPort, metricsPort, metricsOnly))) {
       assertThat(listeningAddresses(raftPort)).containsExactly("127.0.0.1");
       assertThat(listeningAddresses(metricsPort)).containsExactly("*");
     }
@@ -71,8 +76,8 @@ class ListenAddressTest {
   }
 
   /**
-   * The local addresses of the sockets in LISTEN state on {@code port}: dotted IPv4 (IPv4-mapped IPv6
-   * included), a compressed IPv6 literal, or {@code *} for the wildcard of either family.
+   * The local addresses of the sockets in LISTEN state on {@code port}: dotted IPv4 (IPv4-mapped
+   * IPv6 included), a compressed IPv6 literal, or {@code *} for the wildcard of either family.
    */
   static Set<String> listeningAddresses(int port) throws IOException {
     Set<String> addresses = new TreeSet<>();

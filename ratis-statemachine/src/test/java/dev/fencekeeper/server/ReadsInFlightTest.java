@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** A node holds at most its bound of reads, and every read gives its slot back however its stream ends. */
+/**
+ * A node holds at most its bound of reads, and every read gives its slot back however its stream
+ * ends.
+ */
 class ReadsInFlightTest {
   @Test
   void readsBeyondTheBoundAreRefusedUntilOneIsAnswered() {

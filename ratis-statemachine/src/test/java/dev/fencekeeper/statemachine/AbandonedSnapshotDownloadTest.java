@@ -22,8 +22,10 @@ import org.junit.jupiter.api.io.TempDir;
 class AbandonedSnapshotDownloadTest {
   @TempDir Path dataDir;
 
-  // Guarantee: a node started with tmp/snapshot-<id> directories in its group directory (Ratis's partial
-  // snapshot downloads; a kill mid-install leaves them, megabytes each) deletes them at start, touches nothing
+  // Guarantee: a node started with tmp/snapshot-<id> directories in its group directory (Ratis's
+  // partial
+  // snapshot downloads; a kill mid-install leaves them, megabytes each) deletes them at start,
+  // touches nothing
   // else in tmp/, and serves as before.
   @Test
   void partialSnapshotDownloadsAreRemovedAtStart() throws IOException {
@@ -48,7 +50,8 @@ class AbandonedSnapshotDownloadTest {
       assertThat(unrelated).hasContent("kept");
       client.write("r", grant.token(), List.of(KeyChange.put("k", "after")), "req-1");
       long leaderApplied = cluster.lastApplied(cluster.awaitLeader());
-      Awaitility.await().atMost(Duration.ofSeconds(30))
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(30))
           .until(() -> cluster.lastApplied("n3") >= leaderApplied);
     }
   }

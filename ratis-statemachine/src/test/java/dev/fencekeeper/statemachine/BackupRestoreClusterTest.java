@@ -33,7 +33,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Backups are consistent copies, and a restored cluster never issues a token the old one could have. */
+/**
+ * Backups are consistent copies, and a restored cluster never issues a token the old one could
+ * have.
+ */
 @Timeout(180)
 class BackupRestoreClusterTest {
   @TempDir Path oldData;
@@ -41,7 +44,8 @@ class BackupRestoreClusterTest {
   @TempDir Path scratch;
 
   // Guarantee: restoring a backup that is older than the old cluster's last token still makes the
-  // first new token exceed every token the old cluster ever issued, and the backed-up values come back.
+  // first new token exceed every token the old cluster ever issued, and the backed-up values come
+  // back.
   @Test
   void restoredClusterOutranksEveryOldToken() throws Exception {
     Path backup = scratch.resolve("cluster.backup");
@@ -50,14 +54,16 @@ class BackupRestoreClusterTest {
       old.awaitLeader();
       FencingClient client = old.newClient("old");
       Result report = client.acquireToken("report", Duration.ofMinutes(5), "old");
-      client.write("report", report.token(), List.of(KeyChange.put("2026-11-29", "backed up")), null);
+      client.write(
+          "report", report.token(), List.of(KeyChange.put("2026-11-29", "backed up")), null);
       Result backedUp = client.backup(backup);
       assertThat(backedUp.code()).as(backedUp.toString()).isEqualTo(ResultCode.FOUND);
       assertThat(backedUp.currentToken()).isEqualTo(report.token());
       assertThat(Files.size(backup)).isEqualTo(Wire.response(backedUp).getTotalBytes());
 
       // The old cluster keeps going after the backup: these tokens are not in it.
-      client.write("report", report.token(), List.of(KeyChange.put("2026-11-29", "after the backup")), null);
+      client.write(
+          "report", report.token(), List.of(KeyChange.put("2026-11-29", "after the backup")), null);
       long token = 0;
       for (int i = 0; i < 20; i++) {
         token = client.acquireToken("later-" + i, Duration.ofMinutes(5), "old").token();
@@ -74,13 +80,22 @@ class BackupRestoreClusterTest {
       assertThat(first.code()).isEqualTo(ResultCode.GRANTED);
       assertThat(first.token()).isGreaterThan(newestOldToken);
 
-      // Every replica started from the same seed and applied the same log. Followers learn the commit
-      // index from the leader's next append or heartbeat, so compare once all have applied the same entries.
-      await().atMost(Duration.ofSeconds(30)).until(() ->
-          restored.running().keySet().stream().map(restored::lastApplied).distinct().count() == 1);
+      // Every replica started from the same seed and applied the same log. Followers learn the
+      // commit
+      // index from the leader's next append or heartbeat, so compare once all have applied the same
+      // entries.
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  restored.running().keySet().stream().map(restored::lastApplied).distinct().count()
+                      == 1);
       restored.snapshotAll();
-      long distinct = restored.running().values().stream()
-          .map(n -> n.stateMachine().read(RestartFromDiskClusterTest::render)).distinct().count();
+      long distinct =
+          restored.running().values().stream()
+              .map(n -> n.stateMachine().read(RestartFromDiskClusterTest::render))
+              .distinct()
+              .count();
       assertThat(distinct).isEqualTo(1);
     }
   }
@@ -106,9 +121,12 @@ class BackupRestoreClusterTest {
     assertThat(newData.resolve("n1").resolve("fencekeeper-restore.seed")).doesNotExist();
   }
 
-  // Guarantee: a member added to a restored cluster without the seed stops at the first takeover entry
-  // of the log instead of replaying it onto an empty state (where it would diverge and could, as leader,
-  // issue tokens below ones already issued); seeded from the same backup, a member joins and agrees.
+  // Guarantee: a member added to a restored cluster without the seed stops at the first takeover
+  // entry
+  // of the log instead of replaying it onto an empty state (where it would diverge and could, as
+  // leader,
+  // issue tokens below ones already issued); seeded from the same backup, a member joins and
+  // agrees.
   @Test
   void unseededJoinerStopsAndSeededJoinerAgrees() throws Exception {
     Path backup = scratch.resolve("cluster.backup");
@@ -120,20 +138,33 @@ class BackupRestoreClusterTest {
     }
 
     try (TestCluster restored = TestCluster.startRestored(newData, backup);
-         FencingAdmin admin = FencingAdmin.connect(restored.config())) {
+        FencingAdmin admin = FencingAdmin.connect(restored.config())) {
       restored.awaitLeader();
       FencingClient client = restored.newClient("new");
       long issued = client.acquireToken("fresh", Duration.ofMinutes(5), "new").token();
 
       PeerAddress unseededPeer = new PeerAddress("n4", "127.0.0.1", freePort());
-      try (FencekeeperServer unseeded = FencekeeperServer.join(joinerConfig(restored, unseededPeer))) {
-        // The add may fail (the joiner never catches up) or commit a member that is down; either way it ends.
-        CompletableFuture<Void> add = CompletableFuture.runAsync(() -> admin.addMember(unseededPeer));
-        ReplicaDivergedException stopped = unseeded.stateMachine().diverged().get(60, TimeUnit.SECONDS);
+      try (FencekeeperServer unseeded =
+          FencekeeperServer.join(joinerConfig(restored, unseededPeer))) {
+        // The add may fail (the joiner never catches up) or commit a member that is down; either
+        // way it ends.
+        CompletableFuture<Void> add =
+            CompletableFuture.runAsync(() -> admin.addMember(unseededPeer));
+        ReplicaDivergedException stopped =
+            unseeded.stateMachine().diverged().get(60, TimeUnit.SECONDS);
         assertThat(stopped).hasMessageContaining("restore");
-        assertThat(unseeded.stateMachine().read(FencingState::resources)).as("commands applied").isEmpty();
-        await().atMost(Duration.ofSeconds(30)).until(() -> !unseeded.raftServer()
-            .getDivision(restored.config().groupId()).getInfo().isAlive());
+        assertThat(unseeded.stateMachine().read(FencingState::resources))
+            .as("commands applied")
+            .isEmpty();
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(
+                () ->
+                    !unseeded
+                        .raftServer()
+                        .getDivision(restored.config().groupId())
+                        .getInfo()
+                        .isAlive());
         try {
           add.get(120, TimeUnit.SECONDS);
         } catch (ExecutionException refused) {
@@ -154,9 +185,11 @@ class BackupRestoreClusterTest {
       RestoreSeed.seed(backup, seededConfig.storageDir(), Limits.defaults());
       try (FencekeeperServer seeded = FencekeeperServer.join(seededConfig)) {
         admin.addMember(seededPeer);
-        long newest = client.acquireToken("after-the-seeded-join", Duration.ofMinutes(5), "new").token();
-        await().atMost(Duration.ofSeconds(60)).until(
-            () -> seeded.stateMachine().read(FencingState::lastIssuedToken) == newest);
+        long newest =
+            client.acquireToken("after-the-seeded-join", Duration.ofMinutes(5), "new").token();
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> seeded.stateMachine().read(FencingState::lastIssuedToken) == newest);
         FencingStateMachine leader = restored.node(restored.awaitLeader()).stateMachine();
         assertThat(seeded.stateMachine().read(RestartFromDiskClusterTest::render))
             .isEqualTo(leader.read(RestartFromDiskClusterTest::render));
@@ -171,7 +204,8 @@ class BackupRestoreClusterTest {
     List<PeerAddress> peers = new ArrayList<>(cluster.config().peers());
     peers.add(joiner);
     Properties p = cluster.config().toProperties();
-    p.setProperty("peers", peers.stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
+    p.setProperty(
+        "peers", peers.stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
     p.setProperty("node.id", joiner.id());
     p.setProperty("storage.dir", scratch.resolve(joiner.id()).toString());
     return ClusterConfig.fromProperties(p);

@@ -30,9 +30,10 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.Test;
 
 /**
- * The leader's split of a client's batch into the commands it refuses at once and the commands it logs,
- * and the merge of both kinds of answers back into one answer per request ({@link WireCodec#splitBatch},
- * {@link WireCodec#mergeBatchAnswers}), against a real {@link FencingState} deciding the refusals.
+ * The leader's split of a client's batch into the commands it refuses at once and the commands it
+ * logs, and the merge of both kinds of answers back into one answer per request ({@link
+ * WireCodec#splitBatch}, {@link WireCodec#mergeBatchAnswers}), against a real {@link FencingState}
+ * deciding the refusals.
  */
 class BatchSplitTest {
   private static final long T0 = 1_700_000_000_000L;
@@ -54,7 +55,9 @@ class BatchSplitTest {
       apply(new Command.Release("report", stale));
       current = apply(new Command.Acquire("report", "B", 60_000)).token();
       other = apply(new Command.Acquire("other", "C", 60_000)).token();
-      apply(new Command.Write("report", current, List.of(Command.KeyWrite.put("k", new byte[] {1})), ""));
+      apply(
+          new Command.Write(
+              "report", current, List.of(Command.KeyWrite.put("k", new byte[] {1})), ""));
     }
 
     Outcome apply(Command command) {
@@ -62,26 +65,33 @@ class BatchSplitTest {
     }
 
     Response applyBatch(Request batch) {
-      return WireCodec.toBatchResponse(state.applyBatch((Command.Batch) WireCodec.toCommand(batch), ++index,
-          T0 + index));
+      return WireCodec.toBatchResponse(
+          state.applyBatch((Command.Batch) WireCodec.toCommand(batch), ++index, T0 + index));
     }
   }
 
-  /** Stale writes among fresh acquire, renew, release and writes, a malformed acquire, an unknown token. */
+  /**
+   * Stale writes among fresh acquire, renew, release and writes, a malformed acquire, an unknown
+   * token.
+   */
   private static List<Request> mixed(Setup s) {
     return List.of(
-        acquire("fresh", 5_000),                 // 0: logged
-        write("report", s.stale, "k", "late"),   // 1: refused, STALE_TOKEN
-        renew("report", s.current),              // 2: logged
-        write("report", s.current, "k", "now"),  // 3: logged, accepted
-        write("report", s.stale, "k2", "late"),  // 4: refused, STALE_TOKEN
-        release("other", s.other),               // 5: logged
-        acquire("bad", 1),                       // 6: refused, INVALID_ARGUMENT (ttl below the minimum)
-        write("report", 999_999, "k", "never")); // 7: logged: a token not yet issued may still be, later
+        acquire("fresh", 5_000), // 0: logged
+        write("report", s.stale, "k", "late"), // 1: refused, STALE_TOKEN
+        renew("report", s.current), // 2: logged
+        write("report", s.current, "k", "now"), // 3: logged, accepted
+        write("report", s.stale, "k2", "late"), // 4: refused, STALE_TOKEN
+        release("other", s.other), // 5: logged
+        acquire("bad", 1), // 6: refused, INVALID_ARGUMENT (ttl below the minimum)
+        write(
+            "report", 999_999, "k",
+            "never")); // 7: logged: a token not yet issued may still be, later
   }
 
-  // Guarantee: exactly the commands the lone-command path would refuse before the log are refused, each
-  // with byte for byte the answer it would get alone; the others are logged in the client's order, under
+  // Guarantee: exactly the commands the lone-command path would refuse before the log are refused,
+  // each
+  // with byte for byte the answer it would get alone; the others are logged in the client's order,
+  // under
   // the client's caller.
   @Test
   void eachCommandThatWouldBeRefusedAloneIsRefusedWithItsLoneAnswerAndTheRestAreLoggedInOrder() {
@@ -92,26 +102,35 @@ class BatchSplitTest {
     WireCodec.SplitBatch split = split(s, batch);
 
     assertThat(split.refused().keySet()).containsExactly(1, 4, 6);
-    split.refused().forEach((position, refusal) -> {
-      Request alone = requests.get(position).toBuilder().setCaller(CALLER).build();
-      Response loneAnswer = WireCodec.toResponse(s.state.refusalBeforeLog(WireCodec.toCommand(alone)));
-      assertThat(refusal.response()).as("request %d", position).isEqualTo(loneAnswer);
-      assertThat(refusal.command()).isEqualTo(WireCodec.toCommand(alone));
-    });
-    assertThat(split.answers().values()).extracting(Response::getCode)
-        .containsExactly(ResultCode.STALE_TOKEN, ResultCode.STALE_TOKEN, ResultCode.INVALID_ARGUMENT);
+    split
+        .refused()
+        .forEach(
+            (position, refusal) -> {
+              Request alone = requests.get(position).toBuilder().setCaller(CALLER).build();
+              Response loneAnswer =
+                  WireCodec.toResponse(s.state.refusalBeforeLog(WireCodec.toCommand(alone)));
+              assertThat(refusal.response()).as("request %d", position).isEqualTo(loneAnswer);
+              assertThat(refusal.command()).isEqualTo(WireCodec.toCommand(alone));
+            });
+    assertThat(split.answers().values())
+        .extracting(Response::getCode)
+        .containsExactly(
+            ResultCode.STALE_TOKEN, ResultCode.STALE_TOKEN, ResultCode.INVALID_ARGUMENT);
     assertThat(split.answers().get(1).getSentToken()).isEqualTo(s.stale);
     assertThat(split.answers().get(1).getCurrentToken()).isEqualTo(s.current);
 
     assertThat(split.toLog().getCaller()).isEqualTo(CALLER);
     assertThat(split.toLog().getBatch().getRequestsList())
-        .containsExactly(requests.get(0), requests.get(2), requests.get(3), requests.get(5), requests.get(7));
+        .containsExactly(
+            requests.get(0), requests.get(2), requests.get(3), requests.get(5), requests.get(7));
     assertThat(split.logged()).isEqualTo(WireCodec.toCommand(split.toLog()));
   }
 
   // Guarantee: the merged answer of the smaller logged batch and the early refusals is, position by
-  // position, what the whole batch applied as one entry answers: logged commands byte for byte (the refused
-  // ones changed nothing, so the others see the same state), refused ones with the same code; and the state
+  // position, what the whole batch applied as one entry answers: logged commands byte for byte (the
+  // refused
+  // ones changed nothing, so the others see the same state), refused ones with the same code; and
+  // the state
   // after the smaller batch is the state after the whole one.
   @Test
   void theMergedAnswerIsWhatTheWholeBatchAppliedAnswersAndTheStateIsTheSame() throws IOException {
@@ -128,25 +147,38 @@ class BatchSplitTest {
     for (int i = 0; i < 8; i++) {
       if (split.refused().containsKey(i)) {
         assertThat(merged.getBatch(i)).isEqualTo(split.answers().get(i));
-        assertThat(merged.getBatch(i).getCode()).as("request %d", i)
+        assertThat(merged.getBatch(i).getCode())
+            .as("request %d", i)
             .isEqualTo(everythingLogged.getBatch(i).getCode());
       } else {
         assertThat(merged.getBatch(i)).as("request %d", i).isEqualTo(everythingLogged.getBatch(i));
       }
     }
-    assertThat(merged.getBatchList()).extracting(Response::getCode).containsExactly(ResultCode.GRANTED,
-        ResultCode.STALE_TOKEN, ResultCode.RENEWED, ResultCode.ACCEPTED, ResultCode.STALE_TOKEN,
-        ResultCode.RELEASED, ResultCode.INVALID_ARGUMENT, ResultCode.UNKNOWN_TOKEN);
+    assertThat(merged.getBatchList())
+        .extracting(Response::getCode)
+        .containsExactly(
+            ResultCode.GRANTED,
+            ResultCode.STALE_TOKEN,
+            ResultCode.RENEWED,
+            ResultCode.ACCEPTED,
+            ResultCode.STALE_TOKEN,
+            ResultCode.RELEASED,
+            ResultCode.INVALID_ARGUMENT,
+            ResultCode.UNKNOWN_TOKEN);
     assertThat(snapshot(leader.state)).isEqualTo(snapshot(whole.state));
   }
 
-  // Guarantee: a batch whose every command is refused leaves nothing to log, and is still answered per
+  // Guarantee: a batch whose every command is refused leaves nothing to log, and is still answered
+  // per
   // request, in order.
   @Test
   void aBatchOfRefusedCommandsOnlyLeavesNothingToLogAndIsAnsweredPerRequest() {
     Setup s = new Setup();
-    List<Request> requests = List.of(write("report", s.stale, "k", "a"), acquire("bad", 1),
-        write("report", s.stale, "k", "b"));
+    List<Request> requests =
+        List.of(
+            write("report", s.stale, "k", "a"),
+            acquire("bad", 1),
+            write("report", s.stale, "k", "b"));
 
     WireCodec.SplitBatch split = split(s, batch(requests));
     Response answer = WireCodec.mergeBatchAnswers(split.answers(), List.of());
@@ -155,8 +187,10 @@ class BatchSplitTest {
     assertThat(split.logged().commands()).isEmpty();
     assertThat(answer.getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
     assertThat(answer.getBatchList()).containsExactlyElementsOf(split.answers().values());
-    assertThat(answer.getBatchList()).extracting(Response::getCode)
-        .containsExactly(ResultCode.STALE_TOKEN, ResultCode.INVALID_ARGUMENT, ResultCode.STALE_TOKEN);
+    assertThat(answer.getBatchList())
+        .extracting(Response::getCode)
+        .containsExactly(
+            ResultCode.STALE_TOKEN, ResultCode.INVALID_ARGUMENT, ResultCode.STALE_TOKEN);
     assertThat(answer.getNowMs()).isEqualTo(s.state.nowMs());
   }
 
@@ -164,8 +198,12 @@ class BatchSplitTest {
   @Test
   void aBatchWithNothingToRefuseIsLoggedAsTheClientSentIt() {
     Setup s = new Setup();
-    Request batch = batch(List.of(acquire("fresh", 5_000), write("report", s.current, "k", "now"),
-        renew("report", s.current)));
+    Request batch =
+        batch(
+            List.of(
+                acquire("fresh", 5_000),
+                write("report", s.current, "k", "now"),
+                renew("report", s.current)));
 
     WireCodec.SplitBatch split = split(s, batch);
 
@@ -177,20 +215,31 @@ class BatchSplitTest {
   // Guarantee: whichever commands are refused, merging puts every answer back at its own request's
   // position, so the client can match answers to requests by position.
   @Property
-  void everyAnswerLandsAtItsOwnRequestsPosition(@ForAll @Size(min = 1, max = 40) List<Boolean> refusedAt) {
+  void everyAnswerLandsAtItsOwnRequestsPosition(
+      @ForAll @Size(min = 1, max = 40) List<Boolean> refusedAt) {
     List<Request> requests = new ArrayList<>();
     for (int i = 0; i < refusedAt.size(); i++) {
       requests.add(write("r", i + 1, "k", "v"));
     }
     Request batch = batch(requests);
-    WireCodec.SplitBatch split = WireCodec.splitBatch(batch, (Command.Batch) WireCodec.toCommand(batch),
-        command -> refusedAt.get((int) ((Command.Write) command).token() - 1)
-            ? Outcome.of(Code.STALE_TOKEN).sentToken(((Command.Write) command).token()).build()
-            : null);
+    WireCodec.SplitBatch split =
+        WireCodec.splitBatch(
+            batch,
+            (Command.Batch) WireCodec.toCommand(batch),
+            command ->
+                refusedAt.get((int) ((Command.Write) command).token() - 1)
+                    ? Outcome.of(Code.STALE_TOKEN)
+                        .sentToken(((Command.Write) command).token())
+                        .build()
+                    : null);
     List<Response> loggedAnswers = new ArrayList<>();
-    for (Request logged : split.toLog() == null ? List.<Request>of() : split.toLog().getBatch().getRequestsList()) {
-      loggedAnswers.add(Response.newBuilder().setCode(ResultCode.ACCEPTED).setToken(logged.getWrite().getToken())
-          .build());
+    for (Request logged :
+        split.toLog() == null ? List.<Request>of() : split.toLog().getBatch().getRequestsList()) {
+      loggedAnswers.add(
+          Response.newBuilder()
+              .setCode(ResultCode.ACCEPTED)
+              .setToken(logged.getWrite().getToken())
+              .build());
     }
 
     Response merged = WireCodec.mergeBatchAnswers(split.answers(), loggedAnswers);
@@ -198,12 +247,14 @@ class BatchSplitTest {
     assertThat(merged.getBatchCount()).isEqualTo(requests.size());
     for (int i = 0; i < requests.size(); i++) {
       Response answer = merged.getBatch(i);
-      assertThat(answer.getCode()).isEqualTo(refusedAt.get(i) ? ResultCode.STALE_TOKEN : ResultCode.ACCEPTED);
+      assertThat(answer.getCode())
+          .isEqualTo(refusedAt.get(i) ? ResultCode.STALE_TOKEN : ResultCode.ACCEPTED);
       assertThat(refusedAt.get(i) ? answer.getSentToken() : answer.getToken()).isEqualTo(i + 1);
     }
   }
 
-  // Guarantee: answers whose positions do not fit the batch they make up are refused, never misplaced.
+  // Guarantee: answers whose positions do not fit the batch they make up are refused, never
+  // misplaced.
   @Test
   void answersThatDoNotFitTheBatchAreRefused() {
     Response early = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).build();
@@ -215,14 +266,17 @@ class BatchSplitTest {
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> WireCodec.mergeBatchAnswers(negative, List.of(logged)))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThat(WireCodec.mergeBatchAnswers(new TreeMap<>(java.util.Map.of(1, early)), List.of(logged))
-        .getBatchList()).containsExactly(logged, early);
+    assertThat(
+            WireCodec.mergeBatchAnswers(new TreeMap<>(java.util.Map.of(1, early)), List.of(logged))
+                .getBatchList())
+        .containsExactly(logged, early);
   }
 
   // ---------------------------------------------------------------------------------------------
 
   private static WireCodec.SplitBatch split(Setup s, Request batch) {
-    return WireCodec.splitBatch(batch, (Command.Batch) WireCodec.toCommand(batch), s.state::refusalBeforeLog);
+    return WireCodec.splitBatch(
+        batch, (Command.Batch) WireCodec.toCommand(batch), s.state::refusalBeforeLog);
   }
 
   private static byte[] snapshot(FencingState state) throws IOException {
@@ -232,26 +286,38 @@ class BatchSplitTest {
   }
 
   private static Request batch(List<Request> requests) {
-    return Request.newBuilder().setCaller(CALLER).setBatch(BatchRequest.newBuilder().addAllRequests(requests))
+    return Request.newBuilder()
+        .setCaller(CALLER)
+        .setBatch(BatchRequest.newBuilder().addAllRequests(requests))
         .build();
   }
 
   private static Request acquire(String resource, long ttlMs) {
-    return Request.newBuilder().setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("X")
-        .setTtlMs(ttlMs)).build();
+    return Request.newBuilder()
+        .setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("X").setTtlMs(ttlMs))
+        .build();
   }
 
   private static Request renew(String resource, long token) {
-    return Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource(resource).setToken(token)).build();
+    return Request.newBuilder()
+        .setRenew(RenewRequest.newBuilder().setResource(resource).setToken(token))
+        .build();
   }
 
   private static Request release(String resource, long token) {
-    return Request.newBuilder().setRelease(ReleaseRequest.newBuilder().setResource(resource).setToken(token))
+    return Request.newBuilder()
+        .setRelease(ReleaseRequest.newBuilder().setResource(resource).setToken(token))
         .build();
   }
 
   private static Request write(String resource, long token, String key, String value) {
-    return Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource(resource).setToken(token)
-        .addWrites(KeyWrite.newBuilder().setKey(key).setValue(ByteString.copyFromUtf8(value)))).build();
+    return Request.newBuilder()
+        .setWrite(
+            WriteRequest.newBuilder()
+                .setResource(resource)
+                .setToken(token)
+                .addWrites(
+                    KeyWrite.newBuilder().setKey(key).setValue(ByteString.copyFromUtf8(value))))
+        .build();
   }
 }

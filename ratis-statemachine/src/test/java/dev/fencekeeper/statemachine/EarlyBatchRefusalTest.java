@@ -41,9 +41,9 @@ import org.junit.jupiter.api.Timeout;
 import org.slf4j.LoggerFactory;
 
 /**
- * Stale writes inside a batch, through the real Ratis adapter on a leader and a follower (no servers):
- * the leader refuses them in {@code startTransaction} as it refuses a lone one, logs only the other
- * commands, and every replica answers the whole batch alike.
+ * Stale writes inside a batch, through the real Ratis adapter on a leader and a follower (no
+ * servers): the leader refuses them in {@code startTransaction} as it refuses a lone one, logs only
+ * the other commands, and every replica answers the whole batch alike.
  */
 @Timeout(30)
 class EarlyBatchRefusalTest {
@@ -53,9 +53,11 @@ class EarlyBatchRefusalTest {
   private final ListAppender<ILoggingEvent> rejectionLines = new ListAppender<>();
   private final Logger rejectionLogger = (Logger) LoggerFactory.getLogger(RejectionLog.LOGGER);
   private final NodeMetrics leaderMetrics = NodeMetrics.create("early-leader-" + System.nanoTime());
-  private final NodeMetrics followerMetrics = NodeMetrics.create("early-follower-" + System.nanoTime());
+  private final NodeMetrics followerMetrics =
+      NodeMetrics.create("early-follower-" + System.nanoTime());
   private long clock = T0;
-  private final FencingStateMachine leader = new FencingStateMachine(Limits.defaults(), () -> clock);
+  private final FencingStateMachine leader =
+      new FencingStateMachine(Limits.defaults(), () -> clock);
   private final FencingStateMachine follower = new FencingStateMachine(Limits.defaults(), () -> T0);
   private long index;
   private long callId;
@@ -68,8 +70,10 @@ class EarlyBatchRefusalTest {
     leader.setMetrics(leaderMetrics);
     follower.setMetrics(followerMetrics);
     stale = submit(acquire("report", 60_000)).getToken();
-    submit(Request.newBuilder().setRelease(ReleaseRequest.newBuilder().setResource("report").setToken(stale))
-        .build());
+    submit(
+        Request.newBuilder()
+            .setRelease(ReleaseRequest.newBuilder().setResource("report").setToken(stale))
+            .build());
     current = submit(acquire("report", 60_000)).getToken();
     other = submit(acquire("other", 60_000)).getToken();
     assertThat(submit(write(current, "k", "v")).getCode()).isEqualTo(ResultCode.ACCEPTED);
@@ -84,9 +88,12 @@ class EarlyBatchRefusalTest {
     followerMetrics.close();
   }
 
-  // Guarantee: the stale writes and the malformed command of a batch are not logged; the entry carries the
-  // other commands in the client's order; the leader (with its local context) and a follower (without)
-  // answer the whole batch identically, each refused command with byte for byte its lone answer; and the
+  // Guarantee: the stale writes and the malformed command of a batch are not logged; the entry
+  // carries the
+  // other commands in the client's order; the leader (with its local context) and a follower
+  // (without)
+  // answer the whole batch identically, each refused command with byte for byte its lone answer;
+  // and the
   // replicas end in the same state.
   @Test
   void staleWritesInABatchAreAnsweredAsAloneAndOnlyTheOthersAreLogged() throws IOException {
@@ -96,53 +103,95 @@ class EarlyBatchRefusalTest {
     Response lateAlone = refusedAlone(late);
     Response lateTooAlone = refusedAlone(lateToo);
     Response malformedAlone = refusedAlone(malformed);
-    List<Request> requests = List.of(acquire("fresh", 5_000), late, renew(current), lateToo,
-        write(current, "k", "now"), malformed, release("other", other));
+    List<Request> requests =
+        List.of(
+            acquire("fresh", 5_000),
+            late,
+            renew(current),
+            lateToo,
+            write(current, "k", "now"),
+            malformed,
+            release("other", other));
 
     TransactionContext trx = start(batch(requests));
 
     assertThat(trx.getException()).isNull();
-    assertThat(leader.pendingCommands()).as("pending-write slots: logged commands only").isEqualTo(4);
-    LoggedCommand logged = LoggedCommand.parseFrom(trx.getStateMachineLogEntry().getLogData().toByteArray());
+    assertThat(leader.pendingCommands())
+        .as("pending-write slots: logged commands only")
+        .isEqualTo(4);
+    LoggedCommand logged =
+        LoggedCommand.parseFrom(trx.getStateMachineLogEntry().getLogData().toByteArray());
     assertThat(Request.parseFrom(logged.getClientRequest()).getBatch().getRequestsList())
         .containsExactly(requests.get(0), requests.get(2), requests.get(4), requests.get(6));
-    assertThat(logged.getAnsweredEarlyList()).extracting(AnsweredEarly::getPosition).containsExactly(1, 3, 5);
+    assertThat(logged.getAnsweredEarlyList())
+        .extracting(AnsweredEarly::getPosition)
+        .containsExactly(1, 3, 5);
 
     Response answer = commit(trx);
 
     assertThat(leader.pendingCommands()).isZero();
-    assertThat(answer.getBatchList()).extracting(Response::getCode).containsExactly(ResultCode.GRANTED,
-        ResultCode.STALE_TOKEN, ResultCode.RENEWED, ResultCode.STALE_TOKEN, ResultCode.ACCEPTED,
-        ResultCode.INVALID_ARGUMENT, ResultCode.RELEASED);
+    assertThat(answer.getBatchList())
+        .extracting(Response::getCode)
+        .containsExactly(
+            ResultCode.GRANTED,
+            ResultCode.STALE_TOKEN,
+            ResultCode.RENEWED,
+            ResultCode.STALE_TOKEN,
+            ResultCode.ACCEPTED,
+            ResultCode.INVALID_ARGUMENT,
+            ResultCode.RELEASED);
     assertThat(answer.getBatch(1)).isEqualTo(lateAlone);
     assertThat(answer.getBatch(3)).isEqualTo(lateTooAlone);
     assertThat(answer.getBatch(5)).isEqualTo(malformedAlone);
     assertThat(follower.digest()).isEqualTo(leader.digest());
   }
 
-  // Guarantee: each early-refused write of a batch is counted among the rejected writes by reason and
-  // logged as a rejection exactly once, by the leader, as a lone early refusal is; followers, which never
+  // Guarantee: each early-refused write of a batch is counted among the rejected writes by reason
+  // and
+  // logged as a rejection exactly once, by the leader, as a lone early refusal is; followers, which
+  // never
   // see it, count nothing.
   @Test
   void eachRefusedWriteIsCountedAndLoggedOnceByTheLeaderOnly() {
-    commit(start(batch(List.of(write(stale, "k", "late"), renew(current), write(stale, "k2", "late"),
-        acquire("bad", 1)))));
+    commit(
+        start(
+            batch(
+                List.of(
+                    write(stale, "k", "late"),
+                    renew(current),
+                    write(stale, "k2", "late"),
+                    acquire("bad", 1)))));
 
     assertThat(rejected(leaderMetrics, Code.STALE_TOKEN)).isEqualTo(2);
     assertThat(rejected(followerMetrics, Code.STALE_TOKEN)).isZero();
     assertThat(counter(leaderMetrics, NodeMetrics.REQUESTS_INVALID)).isEqualTo(1);
     assertThat(counter(followerMetrics, NodeMetrics.REQUESTS_INVALID)).isZero();
-    assertThat(rejectionLines.list).extracting(ILoggingEvent::getFormattedMessage)
+    assertThat(rejectionLines.list)
+        .extracting(ILoggingEvent::getFormattedMessage)
         .containsExactly(
-            "write rejected resource=report key=k sentToken=" + stale + " currentToken=" + current
+            "write rejected resource=report key=k sentToken="
+                + stale
+                + " currentToken="
+                + current
                 + " holderOwner=X code=STALE_TOKEN",
-            "write rejected resource=report key=k2 sentToken=" + stale + " currentToken=" + current
+            "write rejected resource=report key=k2 sentToken="
+                + stale
+                + " currentToken="
+                + current
                 + " holderOwner=X code=STALE_TOKEN");
-    assertThat(leaderMetrics.registry().getHistograms().get(NodeMetrics.BATCH_COMMANDS).getSnapshot().getValues())
-        .as("commands per logged batch").containsExactly(1);
+    assertThat(
+            leaderMetrics
+                .registry()
+                .getHistograms()
+                .get(NodeMetrics.BATCH_COMMANDS)
+                .getSnapshot()
+                .getValues())
+        .as("commands per logged batch")
+        .containsExactly(1);
   }
 
-  // Guarantee: a batch whose every command is refused costs no log entry and is answered per request,
+  // Guarantee: a batch whose every command is refused costs no log entry and is answered per
+  // request,
   // each with its lone answer, in order; counted like lone refusals.
   @Test
   void aBatchOfRefusedCommandsOnlyIsAnsweredWithoutALogEntry() {
@@ -175,7 +224,8 @@ class EarlyBatchRefusalTest {
     TransactionContext trx = start(batch(List.of(renew(current), late)));
 
     Response answer = LeaderRejection.decode(trx.getException()).orElseThrow();
-    assertThat(answer.getBatchList()).extracting(Response::getCode)
+    assertThat(answer.getBatchList())
+        .extracting(Response::getCode)
         .containsExactly(ResultCode.OVERLOADED, ResultCode.STALE_TOKEN);
     assertThat(answer.getBatch(1)).isEqualTo(lateAlone);
     assertThat(counter(leaderMetrics, NodeMetrics.REQUESTS_OVERLOADED)).isEqualTo(1);
@@ -183,20 +233,35 @@ class EarlyBatchRefusalTest {
     assertThat(leader.pendingCommands()).isZero();
   }
 
-  // Guarantee: the log is input too: an entry whose early answers cannot belong to what it carries (a
-  // position outside the batch, answers beside a lone command) is answered INVALID_ARGUMENT and changes
+  // Guarantee: the log is input too: an entry whose early answers cannot belong to what it carries
+  // (a
+  // position outside the batch, answers beside a lone command) is answered INVALID_ARGUMENT and
+  // changes
   // nothing.
   @Test
   void anEntryWhoseEarlyAnswersDoNotFitWhatItCarriesChangesNothing() {
     String before = follower.digest().sha256();
-    AnsweredEarly refused = AnsweredEarly.newBuilder().setPosition(5)
-        .setResponse(Response.newBuilder().setCode(ResultCode.STALE_TOKEN).build().toByteString()).build();
+    AnsweredEarly refused =
+        AnsweredEarly.newBuilder()
+            .setPosition(5)
+            .setResponse(
+                Response.newBuilder().setCode(ResultCode.STALE_TOKEN).build().toByteString())
+            .build();
 
-    Response outside = applyOnFollower(LoggedCommand.newBuilder().setStampMs(T0 + 100)
-        .setClientRequest(batch(List.of(renew(current))).toByteString()).addAnsweredEarly(refused).build());
-    Response besideALoneCommand = applyOnFollower(LoggedCommand.newBuilder().setStampMs(T0 + 100)
-        .setClientRequest(renew(current).toByteString()).addAnsweredEarly(refused.toBuilder().setPosition(0))
-        .build());
+    Response outside =
+        applyOnFollower(
+            LoggedCommand.newBuilder()
+                .setStampMs(T0 + 100)
+                .setClientRequest(batch(List.of(renew(current))).toByteString())
+                .addAnsweredEarly(refused)
+                .build());
+    Response besideALoneCommand =
+        applyOnFollower(
+            LoggedCommand.newBuilder()
+                .setStampMs(T0 + 100)
+                .setClientRequest(renew(current).toByteString())
+                .addAnsweredEarly(refused.toBuilder().setPosition(0))
+                .build());
 
     assertThat(outside.getCode()).isEqualTo(ResultCode.INVALID_ARGUMENT);
     assertThat(besideALoneCommand.getCode()).isEqualTo(ResultCode.INVALID_ARGUMENT);
@@ -215,39 +280,61 @@ class EarlyBatchRefusalTest {
   /** Submits and, unless the leader refuses it, commits; the answer the client gets. */
   private Response submit(Request request) {
     TransactionContext trx = start(request);
-    return trx.getException() != null ? LeaderRejection.decode(trx.getException()).orElseThrow() : commit(trx);
+    return trx.getException() != null
+        ? LeaderRejection.decode(trx.getException()).orElseThrow()
+        : commit(trx);
   }
 
   private TransactionContext start(Request request) {
     clock++;
-    return leader.startTransaction(RaftClientRequest.newBuilder()
-        .setClientId(clientId).setServerId(RaftPeerId.valueOf("n1")).setGroupId(group).setCallId(++callId)
-        .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray())))
-        .setType(RaftClientRequest.writeRequestType()).build());
+    return leader.startTransaction(
+        RaftClientRequest.newBuilder()
+            .setClientId(clientId)
+            .setServerId(RaftPeerId.valueOf("n1"))
+            .setGroupId(group)
+            .setCallId(++callId)
+            .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray())))
+            .setType(RaftClientRequest.writeRequestType())
+            .build());
   }
 
   /**
-   * Commits a started entry: the leader applies it with its own context, the follower the same entry
-   * without one. Both must answer alike (a retry after a failover is answered from the follower's retry
-   * cache); returns that answer.
+   * Commits a started entry: the leader applies it with its own context, the follower the same
+   * entry without one. Both must answer alike (a retry after a failover is answered from the
+   * follower's retry cache); returns that answer.
    */
   private Response commit(TransactionContext trx) {
     LogEntryProto entry = trx.initLogEntry(1, ++index);
     Response onLeader = parse(leader.applyTransaction(trx).join());
-    TransactionContext replicated = TransactionContext.newBuilder().setStateMachine(follower)
-        .setServerRole(RaftPeerRole.FOLLOWER).setLogEntry(entry).build();
+    TransactionContext replicated =
+        TransactionContext.newBuilder()
+            .setStateMachine(follower)
+            .setServerRole(RaftPeerRole.FOLLOWER)
+            .setLogEntry(entry)
+            .build();
     Response onFollower = parse(follower.applyTransaction(replicated).join());
     assertThat(onFollower).as("the follower's answer to entry %d", index).isEqualTo(onLeader);
     return onLeader;
   }
 
   private Response applyOnFollower(LoggedCommand logged) {
-    LogEntryProto entry = LogEntryProto.newBuilder().setTerm(1).setIndex(++index)
-        .setStateMachineLogEntry(org.apache.ratis.proto.RaftProtos.StateMachineLogEntryProto.newBuilder()
-            .setLogData(UnsafeByteOperations.unsafeWrap(logged.toByteArray())))
-        .build();
-    return parse(follower.applyTransaction(TransactionContext.newBuilder().setStateMachine(follower)
-        .setServerRole(RaftPeerRole.FOLLOWER).setLogEntry(entry).build()).join());
+    LogEntryProto entry =
+        LogEntryProto.newBuilder()
+            .setTerm(1)
+            .setIndex(++index)
+            .setStateMachineLogEntry(
+                org.apache.ratis.proto.RaftProtos.StateMachineLogEntryProto.newBuilder()
+                    .setLogData(UnsafeByteOperations.unsafeWrap(logged.toByteArray())))
+            .build();
+    return parse(
+        follower
+            .applyTransaction(
+                TransactionContext.newBuilder()
+                    .setStateMachine(follower)
+                    .setServerRole(RaftPeerRole.FOLLOWER)
+                    .setLogEntry(entry)
+                    .build())
+            .join());
   }
 
   private static Response parse(Message message) {
@@ -267,25 +354,37 @@ class EarlyBatchRefusalTest {
   }
 
   private static Request batch(List<Request> requests) {
-    return Request.newBuilder().setBatch(BatchRequest.newBuilder().addAllRequests(requests)).build();
+    return Request.newBuilder()
+        .setBatch(BatchRequest.newBuilder().addAllRequests(requests))
+        .build();
   }
 
   private static Request acquire(String resource, long ttlMs) {
-    return Request.newBuilder().setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("X")
-        .setTtlMs(ttlMs)).build();
+    return Request.newBuilder()
+        .setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("X").setTtlMs(ttlMs))
+        .build();
   }
 
   private static Request renew(long token) {
-    return Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource("report").setToken(token)).build();
+    return Request.newBuilder()
+        .setRenew(RenewRequest.newBuilder().setResource("report").setToken(token))
+        .build();
   }
 
   private static Request release(String resource, long token) {
-    return Request.newBuilder().setRelease(ReleaseRequest.newBuilder().setResource(resource).setToken(token))
+    return Request.newBuilder()
+        .setRelease(ReleaseRequest.newBuilder().setResource(resource).setToken(token))
         .build();
   }
 
   private static Request write(long token, String key, String value) {
-    return Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource("report").setToken(token)
-        .addWrites(KeyWrite.newBuilder().setKey(key).setValue(ByteString.copyFromUtf8(value)))).build();
+    return Request.newBuilder()
+        .setWrite(
+            WriteRequest.newBuilder()
+                .setResource("report")
+                .setToken(token)
+                .addWrites(
+                    KeyWrite.newBuilder().setKey(key).setValue(ByteString.copyFromUtf8(value))))
+        .build();
   }
 }

@@ -16,18 +16,24 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A client created before every node went down serves again once they are back (found by `drill restart-all`). */
+/**
+ * A client created before every node went down serves again once they are back (found by `drill
+ * restart-all`).
+ */
 @Timeout(180)
 class FullOutageClientClusterTest {
   @TempDir Path dataDir;
 
-  // Guarantee: a long-lived FencingClient survives an outage of every node that outlasts its retries (after
-  // which Ratis fails the client's ordered request stream for good): while no node runs, calls answer
+  // Guarantee: a long-lived FencingClient survives an outage of every node that outlasts its
+  // retries (after
+  // which Ratis fails the client's ordered request stream for good): while no node runs, calls
+  // answer
   // UNAVAILABLE; once the nodes are back, the same client writes and reads again.
   @Test
   void aClientOutlivesAnOutageLongerThanItsRetries() throws Exception {
     Properties quickGiveUp = new Properties();
-    quickGiveUp.setProperty("client.request.timeout", "500ms"); // retries run out after a few seconds
+    quickGiveUp.setProperty(
+        "client.request.timeout", "500ms"); // retries run out after a few seconds
     try (TestCluster cluster = TestCluster.start(dataDir, quickGiveUp)) {
       cluster.awaitLeader();
       FencingClient client = cluster.newClient("survivor");
@@ -44,10 +50,14 @@ class FullOutageClientClusterTest {
       }
 
       AtomicReference<WriteResult> after = new AtomicReference<>();
-      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
-        after.set(client.write("ledger", lease.token(), "k", "after".getBytes()));
-        return after.get().code() != ResultCode.UNAVAILABLE;
-      });
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(500))
+          .until(
+              () -> {
+                after.set(client.write("ledger", lease.token(), "k", "after".getBytes()));
+                return after.get().code() != ResultCode.UNAVAILABLE;
+              });
       assertThat(after.get().code()).as(after.get().toString()).isEqualTo(ResultCode.ACCEPTED);
       assertThat(client.read("ledger", "k").valueAsString()).isEqualTo("after");
     }

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Hostile requests, sent as raw Ratis messages (no fencekeeper client to tidy them up) as commands and as
- * reads, against three real nodes: no node crashes, the cluster keeps serving, and afterwards every
- * replica's state digest is identical at the same applied index.
+ * Hostile requests, sent as raw Ratis messages (no fencekeeper client to tidy them up) as commands
+ * and as reads, against three real nodes: no node crashes, the cluster keeps serving, and
+ * afterwards every replica's state digest is identical at the same applied index.
  */
 class HostileInputClusterTest {
   private static final int REQUESTS = 400;
@@ -38,29 +38,44 @@ class HostileInputClusterTest {
       long token = fencing.acquireToken("r1", Duration.ofMinutes(5), "fuzz-check").token();
       fencing.write("r1", token, "k1", new byte[] {1});
 
-      List<byte[]> requests = HostileInputPropertiesTest.hostileRequestBytes().sampleStream().limit(REQUESTS).toList();
-      try (RaftClient raw = RaftClient.newBuilder().setRaftGroup(cluster.config().raftGroup())
-          .setProperties(cluster.config().clientProperties())
-          .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(20,
-              TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-          .build()) {
+      List<byte[]> requests =
+          HostileInputPropertiesTest.hostileRequestBytes().sampleStream().limit(REQUESTS).toList();
+      try (RaftClient raw =
+          RaftClient.newBuilder()
+              .setRaftGroup(cluster.config().raftGroup())
+              .setProperties(cluster.config().clientProperties())
+              .setRetryPolicy(
+                  RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                      20, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+              .build()) {
         List<CompletableFuture<?>> sent = new ArrayList<>();
         for (int i = 0; i < requests.size(); i++) {
           Message m = Message.valueOf(UnsafeByteOperations.unsafeWrap(requests.get(i)));
-          // Refusals come back as exceptions (the early-answer channel); only that they come back matters.
-          sent.add((i % 3 == 0 ? raw.async().sendReadOnly(m) : raw.async().send(m)).handle((r, e) -> null));
+          // Refusals come back as exceptions (the early-answer channel); only that they come back
+          // matters.
+          sent.add(
+              (i % 3 == 0 ? raw.async().sendReadOnly(m) : raw.async().send(m))
+                  .handle((r, e) -> null));
         }
         CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
       }
 
       assertThat(cluster.running()).hasSize(3);
       for (var node : cluster.running().values()) {
-        assertThat(node.raftServer().getDivision(cluster.config().groupId()).getInfo().isAlive()).isTrue();
+        assertThat(node.raftServer().getDivision(cluster.config().groupId()).getInfo().isAlive())
+            .isTrue();
       }
       assertThat(fencing.acquireToken("after-fuzz", Duration.ofSeconds(30), "fuzz-check").code())
           .isEqualTo(ResultCode.GRANTED);
-      await().atMost(Duration.ofSeconds(30)).until(() ->
-          cluster.running().values().stream().map(n -> n.stateMachine().digest()).distinct().count() == 1);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  cluster.running().values().stream()
+                          .map(n -> n.stateMachine().digest())
+                          .distinct()
+                          .count()
+                      == 1);
     }
   }
 }

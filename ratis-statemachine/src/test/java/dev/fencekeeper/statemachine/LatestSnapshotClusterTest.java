@@ -19,8 +19,10 @@ import org.junit.jupiter.api.io.TempDir;
 class LatestSnapshotClusterTest {
   @TempDir Path dataDir;
 
-  // Guarantee: a node that answered "no snapshot" on every append so far reports the snapshot it takes next
-  // (Ratis relies on it to install snapshots on lagging followers and to purge its log), and so does a node
+  // Guarantee: a node that answered "no snapshot" on every append so far reports the snapshot it
+  // takes next
+  // (Ratis relies on it to install snapshots on lagging followers and to purge its log), and so
+  // does a node
   // restarted over that snapshot.
   @Test
   void aSnapshotTakenAfterManyAppendsIsReportedAtOnce() {
@@ -31,21 +33,28 @@ class LatestSnapshotClusterTest {
         Result grant = client.acquireToken("job-" + i, Duration.ofSeconds(30), "worker");
         assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
       }
-      cluster.running().forEach((id, node) ->
-          assertThat(node.stateMachine().getLatestSnapshot()).as(id).isNull());
+      cluster
+          .running()
+          .forEach(
+              (id, node) -> assertThat(node.stateMachine().getLatestSnapshot()).as(id).isNull());
 
       Map<String, Long> taken = cluster.snapshotAll();
-      cluster.running().forEach((id, node) -> {
-        SnapshotInfo latest = node.stateMachine().getLatestSnapshot();
-        assertThat(latest).as(id).isNotNull();
-        // Not the applied index: the leader's own entries (takeover, ticks) may land between the snapshot and here.
-        assertThat(latest.getIndex()).as(id).isEqualTo(taken.get(id));
-      });
+      cluster
+          .running()
+          .forEach(
+              (id, node) -> {
+                SnapshotInfo latest = node.stateMachine().getLatestSnapshot();
+                assertThat(latest).as(id).isNotNull();
+                // Not the applied index: the leader's own entries (takeover, ticks) may land
+                // between the snapshot and here.
+                assertThat(latest.getIndex()).as(id).isEqualTo(taken.get(id));
+              });
 
       long snapshotIndex = cluster.node("n2").stateMachine().getLatestSnapshot().getIndex();
       cluster.stopNode("n2");
       cluster.startNode("n2");
-      assertThat(cluster.node("n2").stateMachine().getLatestSnapshot().getIndex()).isEqualTo(snapshotIndex);
+      assertThat(cluster.node("n2").stateMachine().getLatestSnapshot().getIndex())
+          .isEqualTo(snapshotIndex);
     }
   }
 }

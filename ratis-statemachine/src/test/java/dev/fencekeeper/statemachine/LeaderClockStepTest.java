@@ -22,8 +22,8 @@ import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.junit.jupiter.api.Test;
 
 /**
- * The leader's stamps follow its monotonic clock from the takeover, so a step of its wall clock moves no
- * lease deadline. Wall and monotonic clocks are fakes the test moves by hand.
+ * The leader's stamps follow its monotonic clock from the takeover, so a step of its wall clock
+ * moves no lease deadline. Wall and monotonic clocks are fakes the test moves by hand.
  */
 class LeaderClockStepTest {
   private static final long T0 = 1_700_000_000_000L;
@@ -37,8 +37,10 @@ class LeaderClockStepTest {
   private long index;
   private long callId;
 
-  // Guarantee: a wall-clock step of +30 s and then -60 s on the leader while a holder renews its 10 s lease
-  // moves no stamp off the monotonic time line: every renewal is RENEWED, each deadline is the last renewal's
+  // Guarantee: a wall-clock step of +30 s and then -60 s on the leader while a holder renews its 10
+  // s lease
+  // moves no stamp off the monotonic time line: every renewal is RENEWED, each deadline is the last
+  // renewal's
   // monotonic time plus the TTL, and the expiry ticker's clock sees no lease due early.
   @Test
   void wallClockStepsOnTheLeaderMoveNoDeadline() {
@@ -55,15 +57,21 @@ class LeaderClockStepTest {
       assertThat(leader.leaderTimeMs()).isLessThan(leader.nextExpiryMs());
 
       TransactionContext renew = start(renew("r", token));
-      assertThat(stampOf(renew)).as("stamp after a wall step of %d ms", step).isEqualTo(T0 + elapsedMs);
+      assertThat(stampOf(renew))
+          .as("stamp after a wall step of %d ms", step)
+          .isEqualTo(T0 + elapsedMs);
       Response renewed = commit(renew);
-      assertThat(renewed.getCode()).as("renewal after a wall step of %d ms", step).isEqualTo(ResultCode.RENEWED);
+      assertThat(renewed.getCode())
+          .as("renewal after a wall step of %d ms", step)
+          .isEqualTo(ResultCode.RENEWED);
       assertThat(renewed.getExpiresAtMs()).isEqualTo(T0 + elapsedMs + 10_000);
     }
   }
 
-  // Guarantee: a node taking over with a wall clock behind the replicated time continues from the replicated
-  // time (it does not freeze time until its clock catches up); one whose clock is ahead starts from its clock.
+  // Guarantee: a node taking over with a wall clock behind the replicated time continues from the
+  // replicated
+  // time (it does not freeze time until its clock catches up); one whose clock is ahead starts from
+  // its clock.
   @Test
   void takeoverAnchorsAtTheLaterOfWallClockAndReplicatedTime() {
     leader.notifyLeaderReady();
@@ -95,10 +103,15 @@ class LeaderClockStepTest {
   }
 
   private TransactionContext start(Request request) {
-    return leader.startTransaction(RaftClientRequest.newBuilder()
-        .setClientId(clientId).setServerId(RaftPeerId.valueOf("n1")).setGroupId(group).setCallId(++callId)
-        .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray())))
-        .setType(RaftClientRequest.writeRequestType()).build());
+    return leader.startTransaction(
+        RaftClientRequest.newBuilder()
+            .setClientId(clientId)
+            .setServerId(RaftPeerId.valueOf("n1"))
+            .setGroupId(group)
+            .setCallId(++callId)
+            .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray())))
+            .setType(RaftClientRequest.writeRequestType())
+            .build());
   }
 
   private Response submit(Request request) {
@@ -113,7 +126,8 @@ class LeaderClockStepTest {
 
   private static long stampOf(TransactionContext trx) {
     try {
-      return LoggedCommand.parseFrom(trx.getStateMachineLogEntry().getLogData().toByteArray()).getStampMs();
+      return LoggedCommand.parseFrom(trx.getStateMachineLogEntry().getLogData().toByteArray())
+          .getStampMs();
     } catch (IOException e) {
       throw new AssertionError(e);
     }
@@ -128,11 +142,15 @@ class LeaderClockStepTest {
   }
 
   private static Request acquire(String resource, long ttlMs) {
-    return Request.newBuilder().setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("holder")
-        .setTtlMs(ttlMs)).build();
+    return Request.newBuilder()
+        .setAcquire(
+            AcquireRequest.newBuilder().setResource(resource).setOwner("holder").setTtlMs(ttlMs))
+        .build();
   }
 
   private static Request renew(String resource, long token) {
-    return Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource(resource).setToken(token)).build();
+    return Request.newBuilder()
+        .setRenew(RenewRequest.newBuilder().setResource(resource).setToken(token))
+        .build();
   }
 }

@@ -30,13 +30,15 @@ import org.junit.jupiter.api.io.TempDir;
 class LeaderFailoverClusterTest {
   @TempDir Path dataDir;
 
-  // Guarantee: tokens granted after a leader dies exceed every token granted before, and every write
+  // Guarantee: tokens granted after a leader dies exceed every token granted before, and every
+  // write
   // acknowledged before or during the failover is readable afterwards.
   @Test
   void killingTheLeaderKeepsTokensIncreasingAndAcknowledgedWritesReadable() throws Exception {
     try (TestCluster cluster = TestCluster.start(dataDir)) {
       cluster.awaitLeader();
-      // "resource/key" -> the last acknowledged value, then any value whose outcome is unknown (a timeout
+      // "resource/key" -> the last acknowledged value, then any value whose outcome is unknown (a
+      // timeout
       // may still have been applied): the final read must be one of these.
       Map<String, List<String>> acceptable = new ConcurrentHashMap<>();
       List<Long> grantedBeforeKill = new CopyOnWriteArrayList<>();
@@ -50,35 +52,44 @@ class LeaderFailoverClusterTest {
       for (int w = 0; w < 4; w++) {
         String resource = "invoice-" + w;
         FencingClient client = cluster.newClient("worker-" + w);
-        running.add(workers.submit(() -> {
-          int round = 0;
-          while (!stop.get()) {
-            boolean afterKill = killed.get(); // read before sending: a grant after this is after the kill
-            Result grant = client.acquireToken(resource, Duration.ofSeconds(5), "worker");
-            if (grant.code() != ResultCode.GRANTED) {
-              continue; // UNAVAILABLE during the election: try again
-            }
-            // Before the kill means answered before it began. A request in flight across the kill may be
-            // retried to the new leader and logged after requests sent later: its token orders by the log,
-            // not by when it was sent, so it belongs to neither side.
-            boolean answeredBeforeKill = !killing.get();
-            if (afterKill) {
-              grantedAfterKill.add(grant.token());
-            } else if (answeredBeforeKill) {
-              grantedBeforeKill.add(grant.token());
-            }
-            String key = "k" + (round++ % 3);
-            String value = resource + "@" + grant.token();
-            WriteResult write = client.write(resource, grant.token(), List.of(KeyChange.put(key, value)), null);
-            if (write.code() == ResultCode.ACCEPTED) {
-              acceptable.put(resource + "/" + key, new ArrayList<>(List.of(value)));
-            } else if (write.code() == ResultCode.UNAVAILABLE) {
-              acceptable.computeIfAbsent(resource + "/" + key, k -> new ArrayList<>()).add(value);
-            }
-            client.release(resource, grant.token());
-          }
-          return null;
-        }));
+        running.add(
+            workers.submit(
+                () -> {
+                  int round = 0;
+                  while (!stop.get()) {
+                    boolean afterKill =
+                        killed.get(); // read before sending: a grant after this is after the kill
+                    Result grant = client.acquireToken(resource, Duration.ofSeconds(5), "worker");
+                    if (grant.code() != ResultCode.GRANTED) {
+                      continue; // UNAVAILABLE during the election: try again
+                    }
+                    // Before the kill means answered before it began. A request in flight across
+                    // the kill may be
+                    // retried to the new leader and logged after requests sent later: its token
+                    // orders by the log,
+                    // not by when it was sent, so it belongs to neither side.
+                    boolean answeredBeforeKill = !killing.get();
+                    if (afterKill) {
+                      grantedAfterKill.add(grant.token());
+                    } else if (answeredBeforeKill) {
+                      grantedBeforeKill.add(grant.token());
+                    }
+                    String key = "k" + (round++ % 3);
+                    String value = resource + "@" + grant.token();
+                    WriteResult write =
+                        client.write(
+                            resource, grant.token(), List.of(KeyChange.put(key, value)), null);
+                    if (write.code() == ResultCode.ACCEPTED) {
+                      acceptable.put(resource + "/" + key, new ArrayList<>(List.of(value)));
+                    } else if (write.code() == ResultCode.UNAVAILABLE) {
+                      acceptable
+                          .computeIfAbsent(resource + "/" + key, k -> new ArrayList<>())
+                          .add(value);
+                    }
+                    client.release(resource, grant.token());
+                  }
+                  return null;
+                }));
       }
 
       Thread.sleep(1500);
@@ -99,12 +110,13 @@ class LeaderFailoverClusterTest {
       assertThat(grantedAfterKill).allSatisfy(t -> assertThat(t).isGreaterThan(maxBefore));
 
       FencingClient reader = cluster.newClient("reader");
-      acceptable.forEach((resourceKey, values) -> {
-        String[] parts = resourceKey.split("/");
-        ReadResult read = reader.read(parts[0], parts[1]);
-        assertThat(read.isFound()).as(resourceKey).isTrue();
-        assertThat(values).as(resourceKey).contains(read.valueAsString());
-      });
+      acceptable.forEach(
+          (resourceKey, values) -> {
+            String[] parts = resourceKey.split("/");
+            ReadResult read = reader.read(parts[0], parts[1]);
+            assertThat(read.isFound()).as(resourceKey).isTrue();
+            assertThat(values).as(resourceKey).contains(read.valueAsString());
+          });
       assertThat(acceptable).isNotEmpty();
     }
   }

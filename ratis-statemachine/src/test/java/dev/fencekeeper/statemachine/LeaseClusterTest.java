@@ -40,7 +40,8 @@ class LeaseClusterTest {
     cluster.close();
   }
 
-  // Guarantee: a held lease renews itself, so it outlives its TTL many times over and its writes land.
+  // Guarantee: a held lease renews itself, so it outlives its TTL many times over and its writes
+  // land.
   @Test
   void leaseRenewsInTheBackground() throws Exception {
     try (Lease lease = client.acquire("report", Duration.ofMillis(600))) {
@@ -65,7 +66,8 @@ class LeaseClusterTest {
   @Test
   void lostListenerFiresOnceWhenTheClusterEndsTheLease() {
     List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
-    // A TTL long enough that the renewal after the release, not the local deadline, reports the loss.
+    // A TTL long enough that the renewal after the release, not the local deadline, reports the
+    // loss.
     Lease lease = client.acquire("report", Duration.ofSeconds(3));
     lease.onLost(losses::add);
     assertThat(client.release("report", lease.token()).code()).isEqualTo(ResultCode.RELEASED);
@@ -77,10 +79,12 @@ class LeaseClusterTest {
     assertThat(late).containsExactly(Lease.LossReason.LEASE_LOST);
     lease.close();
     assertThat(losses).hasSize(1);
-    assertThat(client.metrics().registry().counter("fencekeeper.client.leases.lost").getCount()).isEqualTo(1);
+    assertThat(client.metrics().registry().counter("fencekeeper.client.leases.lost").getCount())
+        .isEqualTo(1);
   }
 
-  // Guarantee: an operator's revoke evicts the holder from anywhere: its next write is rejected, its
+  // Guarantee: an operator's revoke evicts the holder from anywhere: its next write is rejected,
+  // its
   // lost-listener fires once, and the resource can be acquired at once.
   @Test
   void revokeEvictsTheHolder() {
@@ -98,7 +102,8 @@ class LeaseClusterTest {
     assertThat(losses).containsExactly(Lease.LossReason.LEASE_LOST);
   }
 
-  // Guarantee: with no quorum to renew through, the holder learns of the loss by its own conservative
+  // Guarantee: with no quorum to renew through, the holder learns of the loss by its own
+  // conservative
   // deadline, no later than one TTL after the last renewal it sent.
   @Test
   void localDeadlineEndsTheLeaseWithoutAQuorum() {
@@ -106,7 +111,10 @@ class LeaseClusterTest {
     Lease lease = client.acquire("report", Duration.ofSeconds(1));
     lease.onLost(losses::add);
     String leader = cluster.awaitLeader();
-    cluster.running().keySet().stream().filter(id -> !id.equals(leader)).toList().forEach(cluster::stopNode);
+    cluster.running().keySet().stream()
+        .filter(id -> !id.equals(leader))
+        .toList()
+        .forEach(cluster::stopNode);
     long stoppedAt = System.nanoTime();
     await().atMost(Duration.ofSeconds(5)).until(() -> !losses.isEmpty());
     assertThat(Duration.ofNanos(System.nanoTime() - stoppedAt)).isLessThan(Duration.ofMillis(1500));
@@ -114,7 +122,8 @@ class LeaseClusterTest {
     assertThat(lease.isValid()).isFalse();
   }
 
-  // Guarantee: leader changes are invisible to a renewing holder: its lease survives three transfers in
+  // Guarantee: leader changes are invisible to a renewing holder: its lease survives three
+  // transfers in
   // a row, and no loss is reported.
   @Test
   void renewingHolderSurvivesLeaderTransfers() {
@@ -123,7 +132,11 @@ class LeaseClusterTest {
       lease.onLost(losses::add);
       for (int i = 0; i < 3; i++) {
         String leader = cluster.awaitLeader();
-        String next = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+        String next =
+            cluster.running().keySet().stream()
+                .filter(id -> !id.equals(leader))
+                .findFirst()
+                .orElseThrow();
         cluster.transferLeadership(next);
       }
       assertThat(lease.isValid()).isTrue();
@@ -131,13 +144,17 @@ class LeaseClusterTest {
       assertThat(losses).isEmpty();
       // The client noticed the leader move (its renewals were answered by three different leaders).
       var registry = client.metrics().registry();
-      assertThat(registry.counter("fencekeeper.client.leader.redirects").getCount()).isGreaterThanOrEqualTo(1);
-      assertThat(registry.timer("fencekeeper.client.request.RENEW.seconds").getCount()).isGreaterThanOrEqualTo(1);
-      assertThat(registry.timer("fencekeeper.client.request.ACQUIRE.seconds").getCount()).isEqualTo(1);
+      assertThat(registry.counter("fencekeeper.client.leader.redirects").getCount())
+          .isGreaterThanOrEqualTo(1);
+      assertThat(registry.timer("fencekeeper.client.request.RENEW.seconds").getCount())
+          .isGreaterThanOrEqualTo(1);
+      assertThat(registry.timer("fencekeeper.client.request.ACQUIRE.seconds").getCount())
+          .isEqualTo(1);
     }
   }
 
-  // Guarantee: a dead holder's lease still ends within TTL + grace when elections happen back to back,
+  // Guarantee: a dead holder's lease still ends within TTL + grace when elections happen back to
+  // back,
   // because a lease gets at most one takeover grace per renewal.
   @Test
   void abandonedLeaseExpiresDespiteBackToBackLeaderChanges() {
@@ -149,11 +166,16 @@ class LeaseClusterTest {
     int transfers = 0;
     do { // elections keep coming, before and after the TTL ends, until someone else gets the lease
       String leader = cluster.awaitLeader();
-      String next = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+      String next =
+          cluster.running().keySet().stream()
+              .filter(id -> !id.equals(leader))
+              .findFirst()
+              .orElseThrow();
       cluster.transferLeadership(next);
       transfers++;
       grant = other.acquireToken("report", Duration.ofSeconds(5), "other");
-    } while (grant.code() != ResultCode.GRANTED && Duration.ofNanos(System.nanoTime() - acquiredAt).toSeconds() < 15);
+    } while (grant.code() != ResultCode.GRANTED
+        && Duration.ofNanos(System.nanoTime() - acquiredAt).toSeconds() < 15);
     assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
     assertThat(transfers).isGreaterThan(3);
     Duration waited = Duration.ofNanos(System.nanoTime() - acquiredAt);

@@ -29,7 +29,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The client's lease lifecycle: no lease outlives the caller that gave up on it, nothing blocks for good. */
+/**
+ * The client's lease lifecycle: no lease outlives the caller that gave up on it, nothing blocks for
+ * good.
+ */
 @Timeout(120)
 class LeaseLifecycleClusterTest {
   @TempDir Path dataDir;
@@ -68,7 +71,8 @@ class LeaseLifecycleClusterTest {
     return false;
   }
 
-  // Guarantee: a grant that arrives after the caller cancelled its acquire is released at once, so the
+  // Guarantee: a grant that arrives after the caller cancelled its acquire is released at once, so
+  // the
   // resource does not stay held for a TTL by nobody.
   @Test
   void grantArrivingAfterCancelIsReleased() {
@@ -81,12 +85,15 @@ class LeaseLifecycleClusterTest {
   @Test
   void grantArrivingAfterTimeoutIsReleased() {
     CompletableFuture<Lease> acquiring =
-        client.acquireAsync("late-timeout", Duration.ofSeconds(60)).orTimeout(1, TimeUnit.MILLISECONDS);
+        client
+            .acquireAsync("late-timeout", Duration.ofSeconds(60))
+            .orTimeout(1, TimeUnit.MILLISECONDS);
     await().atMost(Duration.ofSeconds(5)).until(acquiring::isDone);
     await().atMost(Duration.ofSeconds(5)).until(() -> freeForOthers("late-timeout"));
   }
 
-  // Guarantee: cancelling the future of a waiting acquire gives its place in line up (CancelWait), so the
+  // Guarantee: cancelling the future of a waiting acquire gives its place in line up (CancelWait),
+  // so the
   // cluster does not keep, and later grant, a waiter nobody listens to.
   @Test
   void cancellingAWaitingAcquireGivesThePlaceUp() {
@@ -96,13 +103,15 @@ class LeaseLifecycleClusterTest {
         waiterClient.acquireAsync("queue", Duration.ofSeconds(60), Duration.ofSeconds(60));
     await().atMost(Duration.ofSeconds(10)).until(() -> waiters("queue") == 1);
     waiting.cancel(true);
-    // Well inside the cluster's waiter-liveness window: only a CancelWait empties the queue this soon.
+    // Well inside the cluster's waiter-liveness window: only a CancelWait empties the queue this
+    // soon.
     await().atMost(Duration.ofSeconds(3)).until(() -> waiters("queue") == 0);
     holder.close();
     await().atMost(Duration.ofSeconds(3)).until(() -> freeForOthers("queue"));
   }
 
-  // Guarantee: a thread blocked in a waiting acquire ends when interrupted, keeps its interrupt status, and
+  // Guarantee: a thread blocked in a waiting acquire ends when interrupted, keeps its interrupt
+  // status, and
   // its place in line is given up.
   @Test
   void interruptEndsABlockingAcquireAndGivesThePlaceUp() throws Exception {
@@ -110,14 +119,16 @@ class LeaseLifecycleClusterTest {
     FencingClient waiterClient = cluster.newClient("waiter");
     AtomicReference<Throwable> outcome = new AtomicReference<>();
     AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
-    Thread blocked = new Thread(() -> {
-      try {
-        waiterClient.acquire("interrupted", Duration.ofSeconds(60), Duration.ofSeconds(60));
-      } catch (RuntimeException e) {
-        outcome.set(e);
-      }
-      stillInterrupted.set(Thread.currentThread().isInterrupted());
-    });
+    Thread blocked =
+        new Thread(
+            () -> {
+              try {
+                waiterClient.acquire("interrupted", Duration.ofSeconds(60), Duration.ofSeconds(60));
+              } catch (RuntimeException e) {
+                outcome.set(e);
+              }
+              stillInterrupted.set(Thread.currentThread().isInterrupted());
+            });
     blocked.start();
     await().atMost(Duration.ofSeconds(10)).until(() -> waiters("interrupted") == 1);
     blocked.interrupt();
@@ -143,30 +154,38 @@ class LeaseLifecycleClusterTest {
     assertThat(freeForOthers("held-2")).isTrue();
   }
 
-  // Guarantee: a revoke reaches the holder promptly (its lease's own events), not at its next renewal a
+  // Guarantee: a revoke reaches the holder promptly (its lease's own events), not at its next
+  // renewal a
   // third of the TTL later; the lease is invalid by the time its listener runs.
   @Test
   void revokeIsNoticedWithinAboutASecond() {
     Lease lease = client.acquire("revoked", Duration.ofSeconds(30));
     AtomicReference<Long> noticedAt = new AtomicReference<>();
     AtomicReference<Boolean> validWhenTold = new AtomicReference<>();
-    lease.onLost(reason -> {
-      validWhenTold.set(lease.isValid());
-      noticedAt.set(System.nanoTime());
-    });
+    lease.onLost(
+        reason -> {
+          validWhenTold.set(lease.isValid());
+          noticedAt.set(System.nanoTime());
+        });
     long sentAt = System.nanoTime();
     assertThat(other.revoke("revoked", "test").code()).isEqualTo(ResultCode.REVOKED);
     long answeredAt = System.nanoTime();
     await().atMost(Duration.ofSeconds(8)).until(() -> noticedAt.get() != null);
-    // From sending the revoke: an upper bound of the delay from its commit (docs/java-client.md quotes it).
+    // From sending the revoke: an upper bound of the delay from its commit (docs/java-client.md
+    // quotes it).
     long delayMs = (noticedAt.get() - sentAt) / 1_000_000;
-    System.out.println("revoke noticed by the holder " + delayMs + " ms after the revoke was sent (answered after "
-        + (answeredAt - sentAt) / 1_000_000 + " ms)");
+    System.out.println(
+        "revoke noticed by the holder "
+            + delayMs
+            + " ms after the revoke was sent (answered after "
+            + (answeredAt - sentAt) / 1_000_000
+            + " ms)");
     assertThat(delayMs).isLessThan(2_000);
     assertThat(validWhenTold.get()).isFalse();
   }
 
-  // Guarantee: tryAcquire hands back the same self-renewing Lease as acquire when the resource is free,
+  // Guarantee: tryAcquire hands back the same self-renewing Lease as acquire when the resource is
+  // free,
   // and nothing (no exception) when it is held.
   @Test
   void tryAcquireReturnsARenewingLeaseOrNothing() throws Exception {
@@ -183,7 +202,8 @@ class LeaseLifecycleClusterTest {
     next.get().close();
   }
 
-  // Guarantee: a slow or throwing loss listener runs on its own executor and delays no renewal: another
+  // Guarantee: a slow or throwing loss listener runs on its own executor and delays no renewal:
+  // another
   // lease of the same client, with a TTL shorter than the listener's stall, stays held throughout.
   @Test
   void slowAndThrowingListenersDelayNoRenewal() throws Exception {
@@ -194,26 +214,32 @@ class LeaseLifecycleClusterTest {
     CountDownLatch slowStarted = new CountDownLatch(1);
     CountDownLatch throwerRan = new CountDownLatch(1);
     AtomicReference<String> ranOn = new AtomicReference<>();
-    ExecutorService own = Executors.newSingleThreadExecutor(r -> new Thread(r, "application-listener"));
+    ExecutorService own =
+        Executors.newSingleThreadExecutor(r -> new Thread(r, "application-listener"));
     try {
-      victim.onLost(reason -> {
-        slowStarted.countDown();
-        try {
-          Thread.sleep(8_000);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
-      victim.onLost(own, reason -> {
-        ranOn.set(Thread.currentThread().getName());
-        throwerRan.countDown();
-        throw new IllegalStateException("a listener that fails");
-      });
+      victim.onLost(
+          reason -> {
+            slowStarted.countDown();
+            try {
+              Thread.sleep(8_000);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          });
+      victim.onLost(
+          own,
+          reason -> {
+            ranOn.set(Thread.currentThread().getName());
+            throwerRan.countDown();
+            throw new IllegalStateException("a listener that fails");
+          });
       assertThat(other.revoke("victim", "test").code()).isEqualTo(ResultCode.REVOKED);
       assertThat(slowStarted.await(10, TimeUnit.SECONDS)).isTrue();
       assertThat(throwerRan.await(10, TimeUnit.SECONDS)).isTrue();
       assertThat(ranOn.get()).isEqualTo("application-listener");
-      for (int i = 0; i < 60; i++) { // 6 s, three of the bystander's TTLs, while the listener stalls
+      for (int i = 0;
+          i < 60;
+          i++) { // 6 s, three of the bystander's TTLs, while the listener stalls
         assertThat(bystander.isValid()).as("bystander valid after %d ms", i * 100).isTrue();
         Thread.sleep(100);
       }
@@ -225,7 +251,8 @@ class LeaseLifecycleClusterTest {
     }
   }
 
-  // Guarantee: closeAsync releases and completes once the cluster answered; the resource is free then.
+  // Guarantee: closeAsync releases and completes once the cluster answered; the resource is free
+  // then.
   @Test
   void closeAsyncReleases() throws Exception {
     Lease lease = client.acquire("close-async", Duration.ofSeconds(60));
@@ -247,12 +274,17 @@ class LeaseLifecycleClusterTest {
     assertThat(held.token()).isEqualTo(abandoned.token());
   }
 
-  // Guarantee: with the cluster gone, a lease turns AT_RISK while still valid, then LOST by its deadline;
+  // Guarantee: with the cluster gone, a lease turns AT_RISK while still valid, then LOST by its
+  // deadline;
   // the client reports DISCONNECTED, and CONNECTED again once the nodes are back.
   @Test
   void atRiskBeforeLostAndConnectionStateFollowTheCluster() {
-    FencingClient watched = FencingClient.builder().config(cluster.config()).owner("watched")
-        .unreachableTimeout(Duration.ofSeconds(1)).build();
+    FencingClient watched =
+        FencingClient.builder()
+            .config(cluster.config())
+            .owner("watched")
+            .unreachableTimeout(Duration.ofSeconds(1))
+            .build();
     try {
       List<ConnectionState> connection = new CopyOnWriteArrayList<>();
       watched.onConnectionStateChange(Runnable::run, connection::add);
@@ -260,23 +292,30 @@ class LeaseLifecycleClusterTest {
       assertThat(watched.connectionState()).isEqualTo(ConnectionState.CONNECTED);
       List<Lease.State> states = new CopyOnWriteArrayList<>();
       List<Boolean> validWhenAtRisk = new CopyOnWriteArrayList<>();
-      lease.onStateChange(Runnable::run, state -> {
-        states.add(state);
-        if (state == Lease.State.AT_RISK) {
-          validWhenAtRisk.add(lease.isValid());
-        }
-      });
+      lease.onStateChange(
+          Runnable::run,
+          state -> {
+            states.add(state);
+            if (state == Lease.State.AT_RISK) {
+              validWhenAtRisk.add(lease.isValid());
+            }
+          });
       cluster.stopAll();
       await().atMost(Duration.ofSeconds(10)).until(() -> states.contains(Lease.State.LOST));
       assertThat(states).containsSubsequence(Lease.State.AT_RISK, Lease.State.LOST);
       assertThat(validWhenAtRisk).first().isEqualTo(true);
-      await().atMost(Duration.ofSeconds(10)).until(() -> connection.contains(ConnectionState.DISCONNECTED));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> connection.contains(ConnectionState.DISCONNECTED));
       for (String id : List.of("n1", "n2", "n3")) {
         cluster.startNode(id);
       }
       cluster.awaitLeader();
-      await().atMost(Duration.ofSeconds(30)).until(() -> watched.lease("at-risk").code() != ResultCode.UNAVAILABLE);
-      await().atMost(Duration.ofSeconds(5))
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> watched.lease("at-risk").code() != ResultCode.UNAVAILABLE);
+      await()
+          .atMost(Duration.ofSeconds(5))
           .until(() -> connection.get(connection.size() - 1) == ConnectionState.CONNECTED);
     } finally {
       watched.close();

@@ -29,9 +29,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Far more concurrent commands than the leader may hold pending: the excess is refused with OVERLOADED
- * before it is logged, everything accepted is applied exactly as answered, and the cluster serves and
- * agrees afterwards. Likewise for reads, which every node bounds on arrival.
+ * Far more concurrent commands than the leader may hold pending: the excess is refused with
+ * OVERLOADED before it is logged, everything accepted is applied exactly as answered, and the
+ * cluster serves and agrees afterwards. Likewise for reads, which every node bounds on arrival.
  */
 class OverloadClusterTest {
   private static final int PENDING_LIMIT = 4;
@@ -51,12 +51,14 @@ class OverloadClusterTest {
       // The leader's queue of accepted, unapplied commands, sampled throughout the burst.
       AtomicInteger mostPending = new AtomicInteger();
       AtomicBoolean sampling = new AtomicBoolean(true);
-      Thread sampler = new Thread(() -> {
-        while (sampling.get()) {
-          mostPending.accumulateAndGet(leaderState.pendingCommands(), Math::max);
-          LockSupport.parkNanos(200_000);
-        }
-      });
+      Thread sampler =
+          new Thread(
+              () -> {
+                while (sampling.get()) {
+                  mostPending.accumulateAndGet(leaderState.pendingCommands(), Math::max);
+                  LockSupport.parkNanos(200_000);
+                }
+              });
       sampler.setDaemon(true);
       sampler.start();
       List<FencingClient> clients = new ArrayList<>();
@@ -67,49 +69,67 @@ class OverloadClusterTest {
       for (int i = 0; i < PER_CLIENT; i++) {
         for (int c = 0; c < CLIENTS; c++) {
           String resource = "overload-" + c + "-" + i;
-          sent.put(resource, clients.get(c).acquireTokenAsync(resource, Duration.ofMinutes(5), "load-" + c));
+          sent.put(
+              resource,
+              clients.get(c).acquireTokenAsync(resource, Duration.ofMinutes(5), "load-" + c));
         }
       }
       Map<ResultCode, Integer> counts = new EnumMap<>(ResultCode.class);
       Map<String, Long> granted = new HashMap<>();
       Map<ResultCode, String> examples = new EnumMap<>(ResultCode.class);
-      sent.forEach((resource, future) -> {
-        Result r = future.join();
-        counts.merge(r.code(), 1, Integer::sum);
-        examples.putIfAbsent(r.code(), r.message());
-        if (r.code() == ResultCode.GRANTED) {
-          granted.put(resource, r.token());
-        }
-      });
+      sent.forEach(
+          (resource, future) -> {
+            Result r = future.join();
+            counts.merge(r.code(), 1, Integer::sum);
+            examples.putIfAbsent(r.code(), r.message());
+            if (r.code() == ResultCode.GRANTED) {
+              granted.put(resource, r.token());
+            }
+          });
 
       sampling.set(false);
-      assertThat(mostPending.get()).as("pending commands on the leader").isBetween(1, PENDING_LIMIT);
-      assertThat(counts.keySet()).as("every answer is a grant or a refusal: %s %s", counts, examples)
+      assertThat(mostPending.get())
+          .as("pending commands on the leader")
+          .isBetween(1, PENDING_LIMIT);
+      assertThat(counts.keySet())
+          .as("every answer is a grant or a refusal: %s %s", counts, examples)
           .containsOnly(ResultCode.GRANTED, ResultCode.OVERLOADED);
       assertThat(counts.get(ResultCode.OVERLOADED)).as("%s", counts).isPositive();
       assertThat(counts.get(ResultCode.GRANTED)).as("%s", counts).isPositive();
 
-      // Accepted means applied, with the token the client was told; refused means not applied at all.
+      // Accepted means applied, with the token the client was told; refused means not applied at
+      // all.
       String leader = cluster.awaitLeader();
       FencingStateMachine sm = cluster.node(leader).stateMachine();
       for (String resource : sent.keySet()) {
         Long token = granted.get(resource);
-        Long held = sm.read(state -> {
-          var r = state.resources().get(resource);
-          return r == null || r.lease() == null ? null : r.lease().token();
-        });
+        Long held =
+            sm.read(
+                state -> {
+                  var r = state.resources().get(resource);
+                  return r == null || r.lease() == null ? null : r.lease().token();
+                });
         assertThat(held).as(resource).isEqualTo(token);
       }
 
       // Healthy afterwards: a command goes through, and every replica holds the same state.
-      assertThat(clients.get(0).acquireToken("after-overload", Duration.ofSeconds(30), "check").code())
+      assertThat(
+              clients.get(0).acquireToken("after-overload", Duration.ofSeconds(30), "check").code())
           .isEqualTo(ResultCode.GRANTED);
-      await().atMost(Duration.ofSeconds(30)).until(() ->
-          cluster.running().values().stream().map(n -> n.stateMachine().digest()).distinct().count() == 1);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  cluster.running().values().stream()
+                          .map(n -> n.stateMachine().digest())
+                          .distinct()
+                          .count()
+                      == 1);
     }
   }
 
-  // Far more concurrent reads than a node may hold: the excess is answered OVERLOADED at once, every other
+  // Far more concurrent reads than a node may hold: the excess is answered OVERLOADED at once,
+  // every other
   // read returns the stored value, each refusal is counted, and every slot comes back afterwards.
   @Test
   void excessReadsAreRefusedWithOverloadedAndTheRestAreAnswered() {
@@ -119,23 +139,30 @@ class OverloadClusterTest {
       String leader = cluster.awaitLeader();
       FencingClient writer = cluster.newClient("writer");
       long token = writer.acquireToken("read-flood", Duration.ofMinutes(5), "writer").token();
-      assertThat(writer.write("read-flood", token, "k", "v".getBytes(StandardCharsets.UTF_8)).code())
+      assertThat(
+              writer.write("read-flood", token, "k", "v".getBytes(StandardCharsets.UTF_8)).code())
           .isEqualTo(ResultCode.ACCEPTED);
       // Stale reads go to any node: every replica must hold the value first.
       long written = cluster.lastApplied(leader);
-      await().atMost(Duration.ofSeconds(30)).until(() ->
-          cluster.running().keySet().stream().allMatch(id -> cluster.lastApplied(id) >= written));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  cluster.running().keySet().stream()
+                      .allMatch(id -> cluster.lastApplied(id) >= written));
 
       AtomicInteger mostInFlight = new AtomicInteger();
       AtomicBoolean sampling = new AtomicBoolean(true);
-      Thread sampler = new Thread(() -> {
-        while (sampling.get()) {
-          for (FencekeeperServer node : cluster.running().values()) {
-            mostInFlight.accumulateAndGet(node.readsInFlight(), Math::max);
-          }
-          LockSupport.parkNanos(200_000);
-        }
-      });
+      Thread sampler =
+          new Thread(
+              () -> {
+                while (sampling.get()) {
+                  for (FencekeeperServer node : cluster.running().values()) {
+                    mostInFlight.accumulateAndGet(node.readsInFlight(), Math::max);
+                  }
+                  LockSupport.parkNanos(200_000);
+                }
+              });
       sampler.setDaemon(true);
       sampler.start();
       List<FencingClient> clients = new ArrayList<>();
@@ -145,7 +172,8 @@ class OverloadClusterTest {
       List<CompletableFuture<ReadResult>> sent = new ArrayList<>();
       for (int i = 0; i < READS_PER_CLIENT; i++) {
         for (FencingClient client : clients) {
-          ReadConsistency consistency = i % 5 == 0 ? ReadConsistency.STALE : ReadConsistency.LINEARIZABLE;
+          ReadConsistency consistency =
+              i % 5 == 0 ? ReadConsistency.STALE : ReadConsistency.LINEARIZABLE;
           sent.add(client.readAsync("read-flood", "k", consistency));
         }
       }
@@ -170,11 +198,15 @@ class OverloadClusterTest {
       assertThat(sum(cluster, NodeMetrics.READS_OVERLOADED)).isGreaterThanOrEqualTo(overloaded);
       assertThat(sum(cluster, NodeMetrics.REQUESTS_OVERLOADED)).isGreaterThanOrEqualTo(overloaded);
       // Every answered read gave its slot back.
-      await().atMost(Duration.ofSeconds(30)).until(() ->
-          cluster.running().values().stream().allMatch(node -> node.readsInFlight() == 0));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  cluster.running().values().stream().allMatch(node -> node.readsInFlight() == 0));
 
       // Healthy afterwards: a write and a read go through.
-      assertThat(writer.write("read-flood", token, "k", "w".getBytes(StandardCharsets.UTF_8)).code())
+      assertThat(
+              writer.write("read-flood", token, "k", "w".getBytes(StandardCharsets.UTF_8)).code())
           .isEqualTo(ResultCode.ACCEPTED);
       assertThat(writer.read("read-flood", "k").valueAsString()).isEqualTo("w");
     }
@@ -182,6 +214,7 @@ class OverloadClusterTest {
 
   private static long sum(TestCluster cluster, String counter) {
     return cluster.running().values().stream()
-        .mapToLong(node -> node.metrics().registry().counter(counter).getCount()).sum();
+        .mapToLong(node -> node.metrics().registry().counter(counter).getCount())
+        .sum();
   }
 }

@@ -2,7 +2,6 @@ package dev.fencekeeper.statemachine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.Result;
@@ -67,22 +66,27 @@ class RequestHandlingClusterTest {
     cluster.close();
   }
 
-  // Guarantee: a write retried with the same request id under the same lease is applied once and the
+  // Guarantee: a write retried with the same request id under the same lease is applied once and
+  // the
   // retry gets the first answer back.
   @Test
   void writeRetriedWithTheSameRequestIdIsAppliedOnce() {
-    WriteResult first = client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
-    WriteResult retry = client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
+    WriteResult first =
+        client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
+    WriteResult retry =
+        client.write("orders", token, List.of(KeyChange.put("counter", "1")), "req-42");
     assertThat(first.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
     assertThat(retry.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
     assertThat(retry.version()).isEqualTo(first.version());
     assertThat(client.read("orders", "counter").version()).isEqualTo(1);
 
-    WriteResult fresh = client.write("orders", token, List.of(KeyChange.put("counter", "2")), "req-43");
+    WriteResult fresh =
+        client.write("orders", token, List.of(KeyChange.put("counter", "2")), "req-43");
     assertThat(fresh.version()).isEqualTo(2);
   }
 
-  // Guarantee: concurrent commands of one client share log entries (CommandCoalescer), and each still gets
+  // Guarantee: concurrent commands of one client share log entries (CommandCoalescer), and each
+  // still gets
   // exactly its own answer: every write applied once, in its own version, every stale one rejected.
   @Test
   void concurrentCommandsOfOneClientShareLogEntriesAndEachGetsItsOwnAnswer() {
@@ -91,9 +95,13 @@ class RequestHandlingClusterTest {
     List<CompletableFuture<WriteResult>> writes = new ArrayList<>();
     List<CompletableFuture<WriteResult>> stale = new ArrayList<>();
     for (int i = 0; i < 80; i++) {
-      writes.add(client.writeAsync("orders", token, List.of(KeyChange.put("coalesced-" + i, "v" + i)), null));
+      writes.add(
+          client.writeAsync(
+              "orders", token, List.of(KeyChange.put("coalesced-" + i, "v" + i)), null));
       if (i % 8 == 0) {
-        stale.add(client.writeAsync("orders", token - 1, List.of(KeyChange.put("coalesced-" + i, "old")), null));
+        stale.add(
+            client.writeAsync(
+                "orders", token - 1, List.of(KeyChange.put("coalesced-" + i, "old")), null));
       }
     }
 
@@ -105,7 +113,8 @@ class RequestHandlingClusterTest {
     }
     assertThat(stale).allSatisfy(w -> assertThat(w.join().isAccepted()).isFalse());
     long entries = cluster.lastApplied(leader) - appliedBefore;
-    assertThat(entries).as("log entries for %d commands", writes.size() + stale.size())
+    assertThat(entries)
+        .as("log entries for %d commands", writes.size() + stale.size())
         .isLessThan(writes.size() + stale.size());
   }
 
@@ -113,34 +122,74 @@ class RequestHandlingClusterTest {
   // envelope's caller is the one every request in it is judged as.
   @Test
   void aBatchIsAnsweredPerRequest() {
-    Request held = Request.newBuilder().setAcquire(AcquireRequest.newBuilder()
-        .setResource("orders").setOwner("other").setTtlMs(10_000)).build();
-    Request accepted = Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource("orders")
-        .setToken(token).addWrites(KeyWrite.newBuilder().setKey("batched").setValue(ByteString.copyFromUtf8("b"))))
-        .build();
-    Request unknown = Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource("orders")
-        .setToken(Long.MAX_VALUE).addWrites(KeyWrite.newBuilder().setKey("batched")))
-        .build();
+    Request held =
+        Request.newBuilder()
+            .setAcquire(
+                AcquireRequest.newBuilder()
+                    .setResource("orders")
+                    .setOwner("other")
+                    .setTtlMs(10_000))
+            .build();
+    Request accepted =
+        Request.newBuilder()
+            .setWrite(
+                WriteRequest.newBuilder()
+                    .setResource("orders")
+                    .setToken(token)
+                    .addWrites(
+                        KeyWrite.newBuilder()
+                            .setKey("batched")
+                            .setValue(ByteString.copyFromUtf8("b"))))
+            .build();
+    Request unknown =
+        Request.newBuilder()
+            .setWrite(
+                WriteRequest.newBuilder()
+                    .setResource("orders")
+                    .setToken(Long.MAX_VALUE)
+                    .addWrites(KeyWrite.newBuilder().setKey("batched")))
+            .build();
 
-    Result answer = Wire.send(client, Request.newBuilder()
-        .setBatch(BatchRequest.newBuilder().addRequests(held).addRequests(accepted).addRequests(unknown)).build());
+    Result answer =
+        Wire.send(
+            client,
+            Request.newBuilder()
+                .setBatch(
+                    BatchRequest.newBuilder()
+                        .addRequests(held)
+                        .addRequests(accepted)
+                        .addRequests(unknown))
+                .build());
 
     assertThat(Wire.response(answer).getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
-    assertThat(Wire.response(answer).getBatchList()).extracting(r -> r.getCode())
+    assertThat(Wire.response(answer).getBatchList())
+        .extracting(r -> r.getCode())
         .containsExactly(ResultCode.HELD, ResultCode.ACCEPTED, ResultCode.UNKNOWN_TOKEN);
     assertThat(Wire.response(answer).getBatch(0).getToken()).isEqualTo(token);
     assertThat(client.read("orders", "batched").valueAsString()).isEqualTo("b");
 
-    Result withRead = Wire.send(client, Request.newBuilder().setBatch(BatchRequest.newBuilder().addRequests(accepted)
-        .addRequests(Request.newBuilder().setRead(ReadRequest.newBuilder().setResource("orders").setKey("k"))))
-        .build());
+    Result withRead =
+        Wire.send(
+            client,
+            Request.newBuilder()
+                .setBatch(
+                    BatchRequest.newBuilder()
+                        .addRequests(accepted)
+                        .addRequests(
+                            Request.newBuilder()
+                                .setRead(
+                                    ReadRequest.newBuilder().setResource("orders").setKey("k"))))
+                .build());
     assertThat(withRead.code()).isEqualTo(dev.fencekeeper.client.ResultCode.INVALID_ARGUMENT);
     assertThat(withRead.message()).contains("request 2", "read");
   }
 
-  // Guarantee: writes of a batch whose tokens are already superseded are refused on the leader, without
-  // a log entry, as they are when sent alone: each gets byte for byte its lone answer, in its position
-  // among the others' answers; the log carries only the other commands; the replicas stay identical. A
+  // Guarantee: writes of a batch whose tokens are already superseded are refused on the leader,
+  // without
+  // a log entry, as they are when sent alone: each gets byte for byte its lone answer, in its
+  // position
+  // among the others' answers; the log carries only the other commands; the replicas stay
+  // identical. A
   // batch of such writes only costs no log entry at all.
   @Test
   void staleWritesInABatchAreRefusedOnTheLeaderWithoutALogEntry() throws IOException {
@@ -149,50 +198,80 @@ class RequestHandlingClusterTest {
     long current = client.acquireToken("early", Duration.ofMinutes(5), "second").token();
     Request late = writeTo("early", stale, "a");
     Request lateToo = writeTo("early", stale, "b");
-    // Sent alone first: a refusal changes nothing and costs no entry, so the batch meets the same state.
+    // Sent alone first: a refusal changes nothing and costs no entry, so the batch meets the same
+    // state.
     Response lateAlone = Wire.response(Wire.send(client, late));
     Response lateTooAlone = Wire.response(Wire.send(client, lateToo));
     assertThat(lateAlone.getCode()).isEqualTo(ResultCode.STALE_TOKEN);
     String leader = cluster.awaitLeader();
     long logEnd = lastLogIndex(leader);
 
-    Response answer = Wire.response(Wire.send(client, batchOf(acquireOf("early-other"), late, writeTo("early", current,
-        "a"), lateToo,
-        Request.newBuilder().setRenew(RenewRequest.newBuilder().setResource("early").setToken(current)).build())));
+    Response answer =
+        Wire.response(
+            Wire.send(
+                client,
+                batchOf(
+                    acquireOf("early-other"),
+                    late,
+                    writeTo("early", current, "a"),
+                    lateToo,
+                    Request.newBuilder()
+                        .setRenew(RenewRequest.newBuilder().setResource("early").setToken(current))
+                        .build())));
 
-    assertThat(answer.getBatchList()).extracting(Response::getCode).containsExactly(ResultCode.GRANTED,
-        ResultCode.STALE_TOKEN, ResultCode.ACCEPTED, ResultCode.STALE_TOKEN, ResultCode.RENEWED);
+    assertThat(answer.getBatchList())
+        .extracting(Response::getCode)
+        .containsExactly(
+            ResultCode.GRANTED,
+            ResultCode.STALE_TOKEN,
+            ResultCode.ACCEPTED,
+            ResultCode.STALE_TOKEN,
+            ResultCode.RENEWED);
     assertThat(answer.getBatch(1)).isEqualTo(lateAlone);
     assertThat(answer.getBatch(3)).isEqualTo(lateTooAlone);
     List<LoggedCommand> logged = commandEntriesAfter(leader, logEnd);
     assertThat(logged).hasSize(1);
     assertThat(Request.parseFrom(logged.get(0).getClientRequest()).getBatch().getRequestsList())
-        .as("the commands the entry carries").hasSize(3)
+        .as("the commands the entry carries")
+        .hasSize(3)
         .noneMatch(r -> r.hasWrite() && r.getWrite().getToken() == stale);
     assertThat(client.read("early", "a").acceptedToken()).isEqualTo(current);
     assertThat(digestsOfEveryNode()).hasSize(1);
 
-    // The renew moved the holder's expiry since: alone, the same writes are now answered with the new one.
+    // The renew moved the holder's expiry since: alone, the same writes are now answered with the
+    // new one.
     Response lateNow = Wire.response(Wire.send(client, late));
     Response lateTooNow = Wire.response(Wire.send(client, lateToo));
     long logEndBefore = lastLogIndex(leader);
     Response onlyStale = Wire.response(Wire.send(client, batchOf(late, lateToo)));
     assertThat(onlyStale.getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
     assertThat(onlyStale.getBatchList()).containsExactly(lateNow, lateTooNow);
-    assertThat(commandEntriesAfter(leader, logEndBefore)).as("entries for a batch of stale writes").isEmpty();
+    assertThat(commandEntriesAfter(leader, logEndBefore))
+        .as("entries for a batch of stale writes")
+        .isEmpty();
 
-    // Through the client, concurrent stale writes share requests (CommandCoalescer): still no entry, and
+    // Through the client, concurrent stale writes share requests (CommandCoalescer): still no
+    // entry, and
     // each write is told STALE_TOKEN itself.
     List<CompletableFuture<WriteResult>> concurrent = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
-      concurrent.add(client.writeAsync("early", stale, List.of(KeyChange.put("c" + i, "late")), null));
+      concurrent.add(
+          client.writeAsync("early", stale, List.of(KeyChange.put("c" + i, "late")), null));
     }
-    assertThat(concurrent).allSatisfy(w -> assertThat(w.join().code()).isEqualTo(dev.fencekeeper.client.ResultCode.STALE_TOKEN));
-    assertThat(commandEntriesAfter(leader, logEndBefore)).as("entries for concurrent stale writes").isEmpty();
+    assertThat(concurrent)
+        .allSatisfy(
+            w ->
+                assertThat(w.join().code())
+                    .isEqualTo(dev.fencekeeper.client.ResultCode.STALE_TOKEN));
+    assertThat(commandEntriesAfter(leader, logEndBefore))
+        .as("entries for concurrent stale writes")
+        .isEmpty();
   }
 
-  // Guarantee: a client that retries a partly refused batch after a leader change (same client id and
-  // call id, as Ratis retries) gets the whole answer from the new leader's retry cache, not just the
+  // Guarantee: a client that retries a partly refused batch after a leader change (same client id
+  // and
+  // call id, as Ratis retries) gets the whole answer from the new leader's retry cache, not just
+  // the
   // logged commands' answers: every replica answers the whole batch.
   @Test
   void aRetryOfAPartlyRefusedBatchAfterALeaderChangeGetsTheWholeAnswer() throws IOException {
@@ -201,23 +280,38 @@ class RequestHandlingClusterTest {
     long current = client.acquireToken("retried", Duration.ofMinutes(5), "second").token();
     Request batch = batchOf(writeTo("retried", current, "k"), writeTo("retried", stale, "k"));
     String leader = cluster.awaitLeader();
-    try (RaftClient raw = RaftClient.newBuilder().setRaftGroup(cluster.config().raftGroup())
-        .setProperties(cluster.config().clientProperties()).build()) {
-      RaftClientRequest.Builder request = RaftClientRequest.newBuilder().setClientId(raw.getId())
-          .setGroupId(cluster.config().groupId()).setCallId(1).setType(RaftClientRequest.writeRequestType())
-          .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch.toByteArray())));
+    try (RaftClient raw =
+        RaftClient.newBuilder()
+            .setRaftGroup(cluster.config().raftGroup())
+            .setProperties(cluster.config().clientProperties())
+            .build()) {
+      RaftClientRequest.Builder request =
+          RaftClientRequest.newBuilder()
+              .setClientId(raw.getId())
+              .setGroupId(cluster.config().groupId())
+              .setCallId(1)
+              .setType(RaftClientRequest.writeRequestType())
+              .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch.toByteArray())));
 
-      RaftClientReply first = raw.getClientRpc().sendRequest(request.setServerId(RaftPeerId.valueOf(leader)).build());
+      RaftClientReply first =
+          raw.getClientRpc().sendRequest(request.setServerId(RaftPeerId.valueOf(leader)).build());
       Response answer = Response.parseFrom(first.getMessage().getContent().asReadOnlyByteBuffer());
-      assertThat(answer.getBatchList()).extracting(Response::getCode)
+      assertThat(answer.getBatchList())
+          .extracting(Response::getCode)
           .containsExactly(ResultCode.ACCEPTED, ResultCode.STALE_TOKEN);
       digestsOfEveryNode(); // every node applied the entry, and so holds its answer
-      String next = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+      String next =
+          cluster.running().keySet().stream()
+              .filter(id -> !id.equals(leader))
+              .findFirst()
+              .orElseThrow();
       cluster.transferLeadership(next);
 
-      RaftClientReply retried = raw.getClientRpc().sendRequest(request.setServerId(RaftPeerId.valueOf(next)).build());
+      RaftClientReply retried =
+          raw.getClientRpc().sendRequest(request.setServerId(RaftPeerId.valueOf(next)).build());
       assertThat(retried.isSuccess()).as("%s", retried).isTrue();
-      assertThat(Response.parseFrom(retried.getMessage().getContent().asReadOnlyByteBuffer())).isEqualTo(answer);
+      assertThat(Response.parseFrom(retried.getMessage().getContent().asReadOnlyByteBuffer()))
+          .isEqualTo(answer);
     }
     assertThat(client.read("retried", "k").version()).as("applied once").isEqualTo(1);
   }
@@ -228,7 +322,8 @@ class RequestHandlingClusterTest {
   void requestIdIsHonouredAcrossClients() {
     client.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
     try (FencingClient other = FencingClient.connect(cluster.config(), "tester")) {
-      WriteResult again = other.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
+      WriteResult again =
+          other.write("orders", token, List.of(KeyChange.put("shipment", "s1")), "req-ship");
       assertThat(again.code()).isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
     }
     assertThat(client.read("orders", "shipment").version()).isEqualTo(1);
@@ -242,23 +337,28 @@ class RequestHandlingClusterTest {
       Result grant = client.acquireToken("listed-" + i, Duration.ofMinutes(5), "lister");
       if (i == 0) {
         for (int k = 0; k < 3; k++) {
-          client.write("listed-0", grant.token(), List.of(KeyChange.put("key-" + k, "v" + k)), null);
+          client.write(
+              "listed-0", grant.token(), List.of(KeyChange.put("key-" + k, "v" + k)), null);
         }
       }
     }
     Result first = client.listLeases("listed-", "", 3);
-    assertThat(Wire.response(first).getEntriesList()).extracting(e -> e.getResource())
+    assertThat(Wire.response(first).getEntriesList())
+        .extracting(e -> e.getResource())
         .containsExactly("listed-0", "listed-1", "listed-2");
     assertThat(Wire.response(first).getMore()).isTrue();
     assertThat(Wire.response(first).getEntries(0).getLive()).isTrue();
     assertThat(Wire.response(first).getEntries(0).getOwner()).isEqualTo("lister");
     Result second = client.listLeases("listed-", "listed-2", 3);
-    assertThat(Wire.response(second).getEntriesList()).extracting(e -> e.getResource())
+    assertThat(Wire.response(second).getEntriesList())
+        .extracting(e -> e.getResource())
         .containsExactly("listed-3", "listed-4");
     assertThat(Wire.response(second).getMore()).isFalse();
 
     Result keys = client.listKeys("listed-0", "key-", "key-0", 10);
-    assertThat(Wire.response(keys).getEntriesList()).extracting(e -> e.getKey()).containsExactly("key-1", "key-2");
+    assertThat(Wire.response(keys).getEntriesList())
+        .extracting(e -> e.getKey())
+        .containsExactly("key-1", "key-2");
     assertThat(Wire.response(keys).getEntries(0).getValueBytes()).isEqualTo(2);
   }
 
@@ -272,32 +372,57 @@ class RequestHandlingClusterTest {
         Arguments.of("TTL above the maximum", acquire("orders-2", 10L * 24 * 3600 * 1000), "ttl"),
         Arguments.of("write without keys", write(w -> w), "writes"),
         Arguments.of("empty key", write(w -> w.addWrites(KeyWrite.newBuilder().setKey(""))), "key"),
-        Arguments.of("oversized value",
-            write(w -> w.addWrites(KeyWrite.newBuilder().setKey("k")
-                .setValue(ByteString.copyFrom(new byte[1024 * 1024 + 1])))), "value"),
-        Arguments.of("delete carrying a value",
-            write(w -> w.addWrites(KeyWrite.newBuilder().setKey("k").setDelete(true)
-                .setValue(ByteString.copyFromUtf8("x")))), "value"),
-        Arguments.of("token zero", Request.newBuilder().setWrite(WriteRequest.newBuilder()
-            .setResource("orders").setToken(0).addWrites(KeyWrite.newBuilder().setKey("k"))).build(), "token"),
+        Arguments.of(
+            "oversized value",
+            write(
+                w ->
+                    w.addWrites(
+                        KeyWrite.newBuilder()
+                            .setKey("k")
+                            .setValue(ByteString.copyFrom(new byte[1024 * 1024 + 1])))),
+            "value"),
+        Arguments.of(
+            "delete carrying a value",
+            write(
+                w ->
+                    w.addWrites(
+                        KeyWrite.newBuilder()
+                            .setKey("k")
+                            .setDelete(true)
+                            .setValue(ByteString.copyFromUtf8("x")))),
+            "value"),
+        Arguments.of(
+            "token zero",
+            Request.newBuilder()
+                .setWrite(
+                    WriteRequest.newBuilder()
+                        .setResource("orders")
+                        .setToken(0)
+                        .addWrites(KeyWrite.newBuilder().setKey("k")))
+                .build(),
+            "token"),
         Arguments.of("no command at all", Request.getDefaultInstance(), "command"));
   }
 
-  // Guarantee: each malformed request is answered INVALID_ARGUMENT naming the field, and no replica's
+  // Guarantee: each malformed request is answered INVALID_ARGUMENT naming the field, and no
+  // replica's
   // state changes.
   @ParameterizedTest(name = "{0}")
   @MethodSource("badRequests")
   void badInputIsRejectedAndChangesNothing(String name, Request request, String field) {
     String before = stateOfEveryNode();
     Result result = Wire.send(client, request);
-    assertThat(result.code()).as(result.toString()).isEqualTo(dev.fencekeeper.client.ResultCode.INVALID_ARGUMENT);
+    assertThat(result.code())
+        .as(result.toString())
+        .isEqualTo(dev.fencekeeper.client.ResultCode.INVALID_ARGUMENT);
     assertThat(result.message()).contains(field);
     assertThat(stateOfEveryNode()).isEqualTo(before);
   }
 
   private static Request acquire(String resource, long ttlMs) {
     return Request.newBuilder()
-        .setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("tester").setTtlMs(ttlMs))
+        .setAcquire(
+            AcquireRequest.newBuilder().setResource(resource).setOwner("tester").setTtlMs(ttlMs))
         .build();
   }
 
@@ -308,17 +433,29 @@ class RequestHandlingClusterTest {
   }
 
   private static Request writeTo(String resource, long token, String key) {
-    return Request.newBuilder().setWrite(WriteRequest.newBuilder().setResource(resource).setToken(token)
-        .addWrites(KeyWrite.newBuilder().setKey(key).setValue(ByteString.copyFromUtf8("from " + token)))).build();
+    return Request.newBuilder()
+        .setWrite(
+            WriteRequest.newBuilder()
+                .setResource(resource)
+                .setToken(token)
+                .addWrites(
+                    KeyWrite.newBuilder()
+                        .setKey(key)
+                        .setValue(ByteString.copyFromUtf8("from " + token))))
+        .build();
   }
 
   private static Request acquireOf(String resource) {
-    return Request.newBuilder().setAcquire(AcquireRequest.newBuilder().setResource(resource).setOwner("tester")
-        .setTtlMs(300_000)).build();
+    return Request.newBuilder()
+        .setAcquire(
+            AcquireRequest.newBuilder().setResource(resource).setOwner("tester").setTtlMs(300_000))
+        .build();
   }
 
   private static Request batchOf(Request... requests) {
-    return Request.newBuilder().setBatch(BatchRequest.newBuilder().addAllRequests(List.of(requests))).build();
+    return Request.newBuilder()
+        .setBatch(BatchRequest.newBuilder().addAllRequests(List.of(requests)))
+        .build();
   }
 
   private static RaftLog raftLog(String node) throws IOException {
@@ -329,35 +466,58 @@ class RequestHandlingClusterTest {
     return raftLog(node).getLastEntryTermIndex().getIndex();
   }
 
-  /** The state-machine entries in {@code node}'s log after index {@code after}; Raft's own ones left out. */
-  private static List<LoggedCommand> commandEntriesAfter(String node, long after) throws IOException {
+  /**
+   * The state-machine entries in {@code node}'s log after index {@code after}; Raft's own ones left
+   * out.
+   */
+  private static List<LoggedCommand> commandEntriesAfter(String node, long after)
+      throws IOException {
     RaftLog log = raftLog(node);
     List<LoggedCommand> entries = new ArrayList<>();
     for (long i = after + 1; i <= log.getLastEntryTermIndex().getIndex(); i++) {
       LogEntryProto entry = log.get(i);
       if (entry.hasStateMachineLogEntry()) {
-        entries.add(LoggedCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().toByteArray()));
+        entries.add(
+            LoggedCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().toByteArray()));
       }
     }
     return entries;
   }
 
-  /** Each node's state digest once all have applied the same entries: one element when all are identical. */
+  /**
+   * Each node's state digest once all have applied the same entries: one element when all are
+   * identical.
+   */
   private static java.util.Set<String> digestsOfEveryNode() {
-    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
-        cluster.running().keySet().stream().map(cluster::lastApplied).distinct().count() == 1);
-    return cluster.running().values().stream().map(n -> n.stateMachine().digest().sha256())
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(30))
+        .until(
+            () ->
+                cluster.running().keySet().stream().map(cluster::lastApplied).distinct().count()
+                    == 1);
+    return cluster.running().values().stream()
+        .map(n -> n.stateMachine().digest().sha256())
         .collect(java.util.stream.Collectors.toSet());
   }
 
   private static String stateOfEveryNode() {
-    // Followers learn the commit index from the leader's next append or heartbeat: compare states only
+    // Followers learn the commit index from the leader's next append or heartbeat: compare states
+    // only
     // once every node has applied the same entries.
-    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
-        cluster.running().keySet().stream().map(cluster::lastApplied).distinct().count() == 1);
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(30))
+        .until(
+            () ->
+                cluster.running().keySet().stream().map(cluster::lastApplied).distinct().count()
+                    == 1);
     StringBuilder s = new StringBuilder();
-    cluster.running().forEach((id, node) ->
-        s.append(id).append(": ").append(node.stateMachine().read(RestartFromDiskClusterTest::render)));
+    cluster
+        .running()
+        .forEach(
+            (id, node) ->
+                s.append(id)
+                    .append(": ")
+                    .append(node.stateMachine().read(RestartFromDiskClusterTest::render)));
     return s.toString();
   }
 }

@@ -24,7 +24,8 @@ class RestartFromDiskClusterTest {
   @TempDir Path dataDir;
 
   // Guarantee: after every node is stopped and restarted from disk (a snapshot taken before, more
-  // entries after it), each node's state is identical to before and the next token exceeds all earlier.
+  // entries after it), each node's state is identical to before and the next token exceeds all
+  // earlier.
   @Test
   void fullRestartRecoversIdenticalStateAndTheTokenSequence() {
     long lastTokenBefore;
@@ -37,7 +38,8 @@ class RestartFromDiskClusterTest {
         Result grant = client.acquireToken("report-" + (i % 4), Duration.ofSeconds(30), "worker");
         assertThat(grant.code()).isEqualTo(ResultCode.GRANTED);
         token = grant.token();
-        client.write("report-" + (i % 4), token, List.of(KeyChange.put("v", "value-" + i)), "req-" + i);
+        client.write(
+            "report-" + (i % 4), token, List.of(KeyChange.put("v", "value-" + i)), "req-" + i);
         if (i < 16) {
           client.release("report-" + (i % 4), token); // the last four stay held across the restart
         }
@@ -49,19 +51,32 @@ class RestartFromDiskClusterTest {
       lastTokenBefore = held.token();
       assertThat(lastTokenBefore).isGreaterThan(token);
       awaitReplicasEqual(cluster);
-      cluster.running().forEach((id, node) -> before.put(id, node.stateMachine().read(RestartFromDiskClusterTest::render)));
+      cluster
+          .running()
+          .forEach(
+              (id, node) ->
+                  before.put(id, node.stateMachine().read(RestartFromDiskClusterTest::render)));
       cluster.stopAll();
 
       for (String id : List.of("n1", "n2", "n3")) {
         cluster.startNode(id);
       }
       cluster.awaitLeader();
-      // Every lease, value, receipt and the token sequence come back; only time and term move on (the new
+      // Every lease, value, receipt and the token sequence come back; only time and term move on
+      // (the new
       // leader's takeover entry cannot extend these long leases, so it changes nothing else).
       for (String id : List.of("n1", "n2", "n3")) {
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-            assertThat(cluster.node(id).stateMachine().read(RestartFromDiskClusterTest::render))
-                .as(id).isEqualTo(before.get(id)));
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .untilAsserted(
+                () ->
+                    assertThat(
+                            cluster
+                                .node(id)
+                                .stateMachine()
+                                .read(RestartFromDiskClusterTest::render))
+                        .as(id)
+                        .isEqualTo(before.get(id)));
       }
 
       FencingClient after = cluster.newClient("after-restart");
@@ -75,15 +90,25 @@ class RestartFromDiskClusterTest {
     }
   }
 
-  /** The state minus clock and term, as text: equal renderings mean equal leases, values and tokens. */
+  /**
+   * The state minus clock and term, as text: equal renderings mean equal leases, values and tokens.
+   */
   static String render(FencingState state) {
-    StringBuilder s = new StringBuilder("lastIssuedToken=").append(state.lastIssuedToken()).append('\n');
+    StringBuilder s =
+        new StringBuilder("lastIssuedToken=").append(state.lastIssuedToken()).append('\n');
     state.resources().values().forEach(r -> s.append(SnapshotStore.toProto(r)).append('\n'));
     return s.toString();
   }
 
   private static void awaitReplicasEqual(TestCluster cluster) {
-    await().atMost(Duration.ofSeconds(30)).until(() ->
-        cluster.running().values().stream().map(n -> n.stateMachine().digest()).distinct().count() == 1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                cluster.running().values().stream()
+                        .map(n -> n.stateMachine().digest())
+                        .distinct()
+                        .count()
+                    == 1);
   }
 }

@@ -38,7 +38,8 @@ class SeedScenarioClusterTest {
     cluster.close();
   }
 
-  // Guarantee: once B holds a newer token, A's write with its expired token is rejected with B's token,
+  // Guarantee: once B holds a newer token, A's write with its expired token is rejected with B's
+  // token,
   // and B's value stays.
   @Test
   void staleWriterIsRejectedAfterTheNewHolderWrites() {
@@ -48,16 +49,19 @@ class SeedScenarioClusterTest {
     Result b = awaitGrant(workerB, "daily-sales-report", "worker-b");
     assertThat(b.token()).isGreaterThan(a.token());
 
-    WriteResult bWrite = workerB.write("daily-sales-report", b.token(), "2026-11-29", bytes("B's report"));
+    WriteResult bWrite =
+        workerB.write("daily-sales-report", b.token(), "2026-11-29", bytes("B's report"));
     assertThat(bWrite.code()).isEqualTo(ResultCode.ACCEPTED);
 
-    WriteResult aWrite = workerA.write("daily-sales-report", a.token(), "2026-11-29", bytes("A's report"));
+    WriteResult aWrite =
+        workerA.write("daily-sales-report", a.token(), "2026-11-29", bytes("A's report"));
     assertThat(aWrite.code()).isEqualTo(ResultCode.STALE_TOKEN);
     assertThat(aWrite.currentToken()).isEqualTo(b.token());
     assertThat(aWrite.sentToken()).isEqualTo(a.token());
     assertThat(aWrite.holderOwner()).isEqualTo("worker-b");
 
-    assertThat(workerA.read("daily-sales-report", "2026-11-29").valueAsString()).isEqualTo("B's report");
+    assertThat(workerA.read("daily-sales-report", "2026-11-29").valueAsString())
+        .isEqualTo("B's report");
   }
 
   // Guarantee: A is fenced off as soon as B acquires, before B has written anything.
@@ -77,7 +81,9 @@ class SeedScenarioClusterTest {
     return await()
         .atMost(Duration.ofSeconds(10))
         .pollInterval(Duration.ofMillis(50))
-        .until(() -> client.acquireToken(resource, Duration.ofSeconds(10), owner), r -> r.code() == ResultCode.GRANTED);
+        .until(
+            () -> client.acquireToken(resource, Duration.ofSeconds(10), owner),
+            r -> r.code() == ResultCode.GRANTED);
   }
 
   private static byte[] bytes(String s) {

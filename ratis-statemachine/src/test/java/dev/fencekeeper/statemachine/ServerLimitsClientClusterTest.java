@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A client that knows only the peers learns the cluster's limits from the cluster: it refuses what is too
- * big before sending it, and builds no batch the cluster would refuse.
+ * A client that knows only the peers learns the cluster's limits from the cluster: it refuses what
+ * is too big before sending it, and builds no batch the cluster would refuse.
  */
 @Timeout(120)
 class ServerLimitsClientClusterTest {
@@ -39,10 +39,18 @@ class ServerLimitsClientClusterTest {
     p.setProperty("limits.value.max-bytes", Integer.toString(VALUE_LIMIT));
     cluster = TestCluster.start(dataDir, p);
     cluster.awaitLeader();
-    // Only the peers: this client's own copy of the limits is the defaults, far above the cluster's.
-    String peers = cluster.config().peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
-    client = FencingClient.builder().peers(peers).clusterName(cluster.config().clusterName()).owner("limits")
-        .build();
+    // Only the peers: this client's own copy of the limits is the defaults, far above the
+    // cluster's.
+    String peers =
+        cluster.config().peers().stream()
+            .map(PeerAddress::toString)
+            .collect(Collectors.joining(","));
+    client =
+        FencingClient.builder()
+            .peers(peers)
+            .clusterName(cluster.config().clusterName())
+            .owner("limits")
+            .build();
   }
 
   @AfterEach
@@ -51,16 +59,24 @@ class ServerLimitsClientClusterTest {
     cluster.close();
   }
 
-  // Guarantee: a value over the cluster's limit is refused as INVALID_ARGUMENT naming the limit, and nothing
+  // Guarantee: a value over the cluster's limit is refused as INVALID_ARGUMENT naming the limit,
+  // and nothing
   // is sent for it.
   @Test
   void tooBigAValueIsRefusedBeforeItIsSent() {
     try (Lease lease = client.acquire("big", Duration.ofSeconds(30))) {
       WriteResult r = lease.write("k", new byte[VALUE_LIMIT + 1]);
       assertThat(r.code()).isEqualTo(ResultCode.INVALID_ARGUMENT);
-      assertThat(r.message()).contains("limits.value.max-bytes").contains(Integer.toString(VALUE_LIMIT))
+      assertThat(r.message())
+          .contains("limits.value.max-bytes")
+          .contains(Integer.toString(VALUE_LIMIT))
           .contains("nothing was sent");
-      assertThat(client.metrics().registry().timer("fencekeeper.client.request.WRITE.seconds").getCount())
+      assertThat(
+              client
+                  .metrics()
+                  .registry()
+                  .timer("fencekeeper.client.request.WRITE.seconds")
+                  .getCount())
           .isZero();
       assertThat(lease.write("k", new byte[VALUE_LIMIT]).isAccepted()).isTrue();
     }
@@ -77,7 +93,8 @@ class ServerLimitsClientClusterTest {
     }
   }
 
-  // Guarantee: concurrent writes that each fit are never coalesced into a batch over the cluster's limit
+  // Guarantee: concurrent writes that each fit are never coalesced into a batch over the cluster's
+  // limit
   // (which the cluster would refuse whole): every one is accepted.
   @Test
   void batchesAreSizedByTheClustersLimit() {

@@ -29,7 +29,8 @@ class SnapshotStoreTest {
     for (int r = 0; r < 5; r++) {
       Map<String, ValueRecord> values = new TreeMap<>();
       for (int k = 0; k < 20; k++) {
-        values.put("key-" + k, new ValueRecord(("value " + r + "/" + k).getBytes(), 100 + r, k + 1, 900));
+        values.put(
+            "key-" + k, new ValueRecord(("value " + r + "/" + k).getBytes(), 100 + r, k + 1, 900));
       }
       s.restore("resource-" + r, 100 + r, null, values, List.of());
     }
@@ -42,7 +43,8 @@ class SnapshotStoreTest {
     return out.toByteArray();
   }
 
-  // Guarantee: the MD5 written next to a snapshot is the MD5 of the file, and the file reads back to the
+  // Guarantee: the MD5 written next to a snapshot is the MD5 of the file, and the file reads back
+  // to the
   // same state.
   @Test
   void writtenDigestIsTheFilesAndTheStateReadsBack() throws IOException {
@@ -57,7 +59,8 @@ class SnapshotStoreTest {
     assertThat(bytes(SnapshotStore.readFile(file, md5, LIMITS))).isEqualTo(bytes(original));
   }
 
-  // Guarantee: a snapshot whose bytes changed after writing is refused as corrupt, whether the change hits
+  // Guarantee: a snapshot whose bytes changed after writing is refused as corrupt, whether the
+  // change hits
   // a value (the file still parses) or the framing (it does not).
   @Test
   void changedBytesAreReportedAsCorrupt() throws IOException {

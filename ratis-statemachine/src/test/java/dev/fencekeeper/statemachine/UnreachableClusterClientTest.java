@@ -31,7 +31,8 @@ class UnreachableClusterClientTest {
     return "127.0.0.1:" + deadPort() + ",127.0.0.1:" + deadPort() + ",127.0.0.1:" + deadPort();
   }
 
-  // Guarantee: with every peer refusing the connection, a read is answered UNAVAILABLE within the default
+  // Guarantee: with every peer refusing the connection, a read is answered UNAVAILABLE within the
+  // default
   // bound (about 3 s, not the 15 s call timeout), in one line that says why.
   @Test
   void readFailsFastWhenEveryPeerRefuses() throws IOException {
@@ -40,19 +41,27 @@ class UnreachableClusterClientTest {
       ReadResult r = client.read("r", "k");
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       assertThat(r.code()).isEqualTo(ResultCode.UNAVAILABLE);
-      assertThat(r.message()).contains("no node reachable").contains("connection refused").doesNotContain("\n");
+      assertThat(r.message())
+          .contains("no node reachable")
+          .contains("connection refused")
+          .doesNotContain("\n");
       assertThat(took).isLessThan(Duration.ofSeconds(8));
     }
   }
 
-  // Guarantee: the same for a command, an acquire: it throws FencingException with UNAVAILABLE in time.
+  // Guarantee: the same for a command, an acquire: it throws FencingException with UNAVAILABLE in
+  // time.
   @Test
   void acquireFailsFastWhenEveryPeerRefuses() throws IOException {
-    try (FencingClient client = FencingClient.builder().peers(deadPeers())
-        .unreachableTimeout(Duration.ofSeconds(1)).build()) {
+    try (FencingClient client =
+        FencingClient.builder()
+            .peers(deadPeers())
+            .unreachableTimeout(Duration.ofSeconds(1))
+            .build()) {
       long start = System.nanoTime();
-      FencingException e = catchThrowableOfType(FencingException.class,
-          () -> client.acquire("r", Duration.ofSeconds(5)));
+      FencingException e =
+          catchThrowableOfType(
+              FencingException.class, () -> client.acquire("r", Duration.ofSeconds(5)));
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       assertThat(e.code()).isEqualTo(ResultCode.UNAVAILABLE);
       assertThat(took).isLessThan(Duration.ofSeconds(5));
@@ -62,8 +71,11 @@ class UnreachableClusterClientTest {
   // Guarantee: a host that does not resolve counts as unreachable too.
   @Test
   void unknownHostFailsFast() {
-    try (FencingClient client = FencingClient.builder()
-        .peers("no-such-host.invalid:7301,no-such-host-2.invalid:7302,no-such-host-3.invalid:7303").build()) {
+    try (FencingClient client =
+        FencingClient.builder()
+            .peers(
+                "no-such-host.invalid:7301,no-such-host-2.invalid:7302,no-such-host-3.invalid:7303")
+            .build()) {
       long start = System.nanoTime();
       ReadResult r = client.read("r", "k");
       assertThat(r.code()).isEqualTo(ResultCode.UNAVAILABLE);
@@ -71,7 +83,8 @@ class UnreachableClusterClientTest {
     }
   }
 
-  // Guarantee: a node that answers but cannot lead (no quorum: an election that cannot finish yet) keeps a
+  // Guarantee: a node that answers but cannot lead (no quorum: an election that cannot finish yet)
+  // keeps a
   // command waiting up to the call timeout instead of failing it at the unreachable bound.
   @Test
   void aNodeThatAnswersKeepsTheCallWaiting() {
@@ -79,11 +92,16 @@ class UnreachableClusterClientTest {
       cluster.awaitLeader();
       cluster.stopNode("n2");
       cluster.stopNode("n3");
-      try (FencingClient client = FencingClient.builder().config(cluster.config())
-          .unreachableTimeout(Duration.ofSeconds(1)).callTimeout(Duration.ofSeconds(6)).build()) {
+      try (FencingClient client =
+          FencingClient.builder()
+              .config(cluster.config())
+              .unreachableTimeout(Duration.ofSeconds(1))
+              .callTimeout(Duration.ofSeconds(6))
+              .build()) {
         long start = System.nanoTime();
-        FencingException e = catchThrowableOfType(FencingException.class,
-            () -> client.acquire("r", Duration.ofSeconds(5)));
+        FencingException e =
+            catchThrowableOfType(
+                FencingException.class, () -> client.acquire("r", Duration.ofSeconds(5)));
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         assertThat(e.code()).isEqualTo(ResultCode.UNAVAILABLE);
         assertThat(took).isGreaterThanOrEqualTo(Duration.ofSeconds(5));

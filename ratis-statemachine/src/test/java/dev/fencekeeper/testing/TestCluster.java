@@ -45,14 +45,16 @@ public final class TestCluster implements AutoCloseable {
   }
 
   /**
-   * As {@link #start(Path, Properties)}, and each node also serves {@code /metrics} and {@code /health}
-   * on its own loopback port ({@link #metricsPort}), kept across restarts of that node.
+   * As {@link #start(Path, Properties)}, and each node also serves {@code /metrics} and {@code
+   * /health} on its own loopback port ({@link #metricsPort}), kept across restarts of that node.
    */
   public static TestCluster startWithMetrics(Path dataDir, Properties extra) {
     return start(dataDir, extra, true);
   }
 
-  /** Starts three new nodes, each seeded from {@code backup} as {@code fencekeeper restore} would. */
+  /**
+   * Starts three new nodes, each seeded from {@code backup} as {@code fencekeeper restore} would.
+   */
   public static TestCluster startRestored(Path dataDir, Path backup) {
     return start(dataDir, new Properties(), false, backup);
   }
@@ -61,7 +63,8 @@ public final class TestCluster implements AutoCloseable {
     return start(dataDir, extra, withMetrics, null);
   }
 
-  private static TestCluster start(Path dataDir, Properties extra, boolean withMetrics, Path backup) {
+  private static TestCluster start(
+      Path dataDir, Properties extra, boolean withMetrics, Path backup) {
     Properties p = new Properties();
     StringBuilder peers = new StringBuilder();
     for (int i = 1; i <= 3; i++) {
@@ -76,8 +79,14 @@ public final class TestCluster implements AutoCloseable {
     TestCluster cluster = new TestCluster(ClusterConfig.fromProperties(p), dataDir);
     if (withMetrics) {
       List<Integer> taken = new ArrayList<>();
-      cluster.config.raftPeers().forEach(peer -> taken.add(Integer.parseInt(
-          peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1))));
+      cluster
+          .config
+          .raftPeers()
+          .forEach(
+              peer ->
+                  taken.add(
+                      Integer.parseInt(
+                          peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1))));
       for (int i = 1; i <= 3; i++) {
         int port = freePort();
         while (taken.contains(port)) {
@@ -116,11 +125,15 @@ public final class TestCluster implements AutoCloseable {
     return metricsPort == null ? node : node.withMetricsPort(metricsPort);
   }
 
-  /** The HTTP metrics port of node {@code id}; only for clusters started with {@link #startWithMetrics}. */
+  /**
+   * The HTTP metrics port of node {@code id}; only for clusters started with {@link
+   * #startWithMetrics}.
+   */
   public int metricsPort(String id) {
     Integer port = metricsPorts.get(id);
     if (port == null) {
-      throw new IllegalStateException("node " + id + " has no metrics port: start the cluster with startWithMetrics");
+      throw new IllegalStateException(
+          "node " + id + " has no metrics port: start the cluster with startWithMetrics");
     }
     return port;
   }
@@ -182,12 +195,20 @@ public final class TestCluster implements AutoCloseable {
   }
 
   public String awaitLeader() {
-    return await().atMost(Duration.ofSeconds(30)).until(this::leader, Optional::isPresent).orElseThrow();
+    return await()
+        .atMost(Duration.ofSeconds(30))
+        .until(this::leader, Optional::isPresent)
+        .orElseThrow();
   }
 
   public long lastApplied(String id) {
     try {
-      return running.get(id).raftServer().getDivision(config.groupId()).getInfo().getLastAppliedIndex();
+      return running
+          .get(id)
+          .raftServer()
+          .getDivision(config.groupId())
+          .getInfo()
+          .getLastAppliedIndex();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -196,7 +217,10 @@ public final class TestCluster implements AutoCloseable {
   /** Moves leadership to {@code to} and waits until it is ready to serve there. */
   public void transferLeadership(String to) {
     try (RaftClient admin =
-        RaftClient.newBuilder().setRaftGroup(config.raftGroup()).setProperties(config.clientProperties()).build()) {
+        RaftClient.newBuilder()
+            .setRaftGroup(config.raftGroup())
+            .setProperties(config.clientProperties())
+            .build()) {
       RaftClientReply reply = admin.admin().transferLeadership(RaftPeerId.valueOf(to), 10_000);
       if (!reply.isSuccess()) {
         throw new IllegalStateException("transfer to " + to + " failed: " + reply.getException());
@@ -208,18 +232,19 @@ public final class TestCluster implements AutoCloseable {
   }
 
   /**
-   * Takes a snapshot on every running node; returns each node's snapshot index (entries applied later, such as
-   * the leader's takeover and tick entries, are not in it).
+   * Takes a snapshot on every running node; returns each node's snapshot index (entries applied
+   * later, such as the leader's takeover and tick entries, are not in it).
    */
   public Map<String, Long> snapshotAll() {
     Map<String, Long> indexes = new LinkedHashMap<>();
-    running.forEach((id, s) -> {
-      try {
-        indexes.put(id, s.stateMachine().takeSnapshot());
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    });
+    running.forEach(
+        (id, s) -> {
+          try {
+            indexes.put(id, s.stateMachine().takeSnapshot());
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        });
     return indexes;
   }
 

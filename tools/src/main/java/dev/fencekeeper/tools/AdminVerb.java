@@ -11,7 +11,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * A verb that operates on the Raft group itself (membership, leadership, snapshots) through {@link
- * FencingAdmin}: prints a {@link Report}; a failure the cluster reports is a report too, with its code.
+ * FencingAdmin}: prints a {@link Report}; a failure the cluster reports is a report too, with its
+ * code.
  */
 abstract class AdminVerb implements Callable<Integer>, ClientOptions.AdminOperation {
   protected final CliContext context;

@@ -8,12 +8,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /** {@code backup <file>}: a consistent copy of the whole state, token sequence included. */
-@Command(name = "backup", mixinStandardHelpOptions = true, header = "Write a consistent backup of the cluster.",
+@Command(
+    name = "backup",
+    mixinStandardHelpOptions = true,
+    header = "Write a consistent backup of the cluster.",
     description = {
-        "Writes every lease, value, write receipt and the token sequence, as of one moment, to <file>.",
-        "Seed a new cluster from it with `fencekeeper restore`. Exit 0 on success, 11 UNAVAILABLE."})
+      "Writes every lease, value, write receipt and the token sequence, as of one moment, to"
+          + " <file>.",
+      "Seed a new cluster from it with `fencekeeper restore`. Exit 0 on success, 11 UNAVAILABLE."
+    })
 final class BackupCommand extends ClientVerb implements ClientOptions.AdminOperation {
-  @Parameters(index = "0", paramLabel = "<file>") private Path file;
+  @Parameters(index = "0", paramLabel = "<file>")
+  private Path file;
 
   BackupCommand(CliContext context) {
     super(context);
@@ -31,8 +37,17 @@ final class BackupCommand extends ClientVerb implements ClientOptions.AdminOpera
       return super.print(view);
     }
     var r = view.response();
-    context.out().println("BACKUP " + view.resource() + ": " + r.getTotalBytes() + " bytes, " + r.getVersion()
-        + " resources, newest token " + r.getCurrentToken());
+    context
+        .out()
+        .println(
+            "BACKUP "
+                + view.resource()
+                + ": "
+                + r.getTotalBytes()
+                + " bytes, "
+                + r.getVersion()
+                + " resources, newest token "
+                + r.getCurrentToken());
     context.out().flush();
     return view.exitCode().code();
   }

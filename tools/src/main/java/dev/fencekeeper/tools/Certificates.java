@@ -16,8 +16,8 @@ import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Date;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -43,13 +43,17 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 /**
  * A small certificate authority for a local cluster, built with Bouncy Castle: a CA certificate and
  * certificates it signs, written as PEM files in the layout {@code fencekeeper certs} documents
- * ({@code ca.crt}, {@code <name>.crt}, {@code <name>.key} with the key in PKCS#8, which Ratis's TLS needs).
- * Keys are EC P-256; every leaf certificate names 127.0.0.1 and localhost (the node certificate also the
- * host names and addresses it is given) and may serve and connect.
+ * ({@code ca.crt}, {@code <name>.crt}, {@code <name>.key} with the key in PKCS#8, which Ratis's TLS
+ * needs). Keys are EC P-256; every leaf certificate names 127.0.0.1 and localhost (the node
+ * certificate also the host names and addresses it is given) and may serve and connect.
  */
 public final class Certificates {
-  /** The CNs of the certificates {@link #writeLocalSet} creates; node.crt's is what {@code authz.nodes} expects. */
+  /**
+   * The CNs of the certificates {@link #writeLocalSet} creates; node.crt's is what {@code
+   * authz.nodes} expects.
+   */
   public static final String NODE = "node";
+
   public static final String CLIENT = "client";
   public static final String ADMIN = "admin";
   public static final String NODE_CN = "fencekeeper-node";
@@ -59,8 +63,13 @@ public final class Certificates {
 
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final String LABEL = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?";
-  /** A DNS name of letters, digits and hyphens (a leading {@code *.} for a wildcard certificate). */
-  private static final Pattern HOST_NAME = Pattern.compile("(\\*\\.)?" + LABEL + "(\\." + LABEL + ")*");
+
+  /**
+   * A DNS name of letters, digits and hyphens (a leading {@code *.} for a wildcard certificate).
+   */
+  private static final Pattern HOST_NAME =
+      Pattern.compile("(\\*\\.)?" + LABEL + "(\\." + LABEL + ")*");
+
   private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
   private static final Pattern IPV6 = Pattern.compile("[0-9a-f:.]+");
 
@@ -81,11 +90,21 @@ public final class Certificates {
       X500Name name = new X500Name("CN=" + cn);
       Instant now = Instant.now();
       JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
-      X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(name, serial(), Date.from(now.minusSeconds(60)),
-          Date.from(now.plus(validity)), name, keys.getPublic())
-          .addExtension(Extension.basicConstraints, true, new BasicConstraints(0))
-          .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign))
-          .addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(keys.getPublic()));
+      X509v3CertificateBuilder b =
+          new JcaX509v3CertificateBuilder(
+                  name,
+                  serial(),
+                  Date.from(now.minusSeconds(60)),
+                  Date.from(now.plus(validity)),
+                  name,
+                  keys.getPublic())
+              .addExtension(Extension.basicConstraints, true, new BasicConstraints(0))
+              .addExtension(
+                  Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign))
+              .addExtension(
+                  Extension.subjectKeyIdentifier,
+                  false,
+                  ext.createSubjectKeyIdentifier(keys.getPublic()));
       return new Certificates(name, keys, sign(b, keys));
     } catch (GeneralSecurityException | IOException | OperatorCreationException e) {
       throw new IllegalStateException("cannot create a CA certificate: " + e, e);
@@ -93,18 +112,20 @@ public final class Certificates {
   }
 
   /**
-   * Writes {@code ca.crt} (and {@code ca.key}, owner-only) plus a node, a client and an admin certificate
-   * into {@code dir}: everything {@code fencekeeper up --tls --certs dir} and the client verbs use.
+   * Writes {@code ca.crt} (and {@code ca.key}, owner-only) plus a node, a client and an admin
+   * certificate into {@code dir}: everything {@code fencekeeper up --tls --certs dir} and the
+   * client verbs use.
    */
   public static Certificates writeLocalSet(Path dir, Duration validity) {
     return writeLocalSet(dir, validity, List.of());
   }
 
   /**
-   * As {@link #writeLocalSet(Path, Duration)}, the node certificate also naming {@code nodeNames} (host
-   * names, or IP addresses), so that nodes on real hosts can be reached by those names.
+   * As {@link #writeLocalSet(Path, Duration)}, the node certificate also naming {@code nodeNames}
+   * (host names, or IP addresses), so that nodes on real hosts can be reached by those names.
    *
-   * @throws IllegalArgumentException if a name is neither a host name nor an IP address; nothing is written
+   * @throws IllegalArgumentException if a name is neither a host name nor an IP address; nothing is
+   *     written
    */
   public static Certificates writeLocalSet(Path dir, Duration validity, List<String> nodeNames) {
     List<GeneralName> nodeSubjectNames = subjectNames(nodeNames);
@@ -124,28 +145,55 @@ public final class Certificates {
   }
 
   /**
-   * Issues a certificate for subject CN {@code cn}, valid in [notBefore, notAfter], and writes {@code
-   * <fileName>.crt} and {@code <fileName>.key} into {@code dir}.
+   * Issues a certificate for subject CN {@code cn}, valid in [notBefore, notAfter], and writes
+   * {@code <fileName>.crt} and {@code <fileName>.key} into {@code dir}.
    */
   public void issue(Path dir, String fileName, String cn, Instant notBefore, Instant notAfter) {
     issue(dir, fileName, cn, notBefore, notAfter, subjectNames(List.of()));
   }
 
-  private void issue(Path dir, String fileName, String cn, Instant notBefore, Instant notAfter,
+  private void issue(
+      Path dir,
+      String fileName,
+      String cn,
+      Instant notBefore,
+      Instant notAfter,
       List<GeneralName> subjectNames) {
     try {
       KeyPair leaf = newKeyPair();
       JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
-      X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(name, serial(), Date.from(notBefore),
-          Date.from(notAfter), new X500Name("CN=" + cn), leaf.getPublic())
-          .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
-          .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyAgreement))
-          .addExtension(Extension.extendedKeyUsage, false,
-              new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}))
-          .addExtension(Extension.subjectAlternativeName, false,
-              new GeneralNames(subjectNames.toArray(GeneralName[]::new)))
-          .addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(certificate))
-          .addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(leaf.getPublic()));
+      X509v3CertificateBuilder b =
+          new JcaX509v3CertificateBuilder(
+                  name,
+                  serial(),
+                  Date.from(notBefore),
+                  Date.from(notAfter),
+                  new X500Name("CN=" + cn),
+                  leaf.getPublic())
+              .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
+              .addExtension(
+                  Extension.keyUsage,
+                  true,
+                  new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyAgreement))
+              .addExtension(
+                  Extension.extendedKeyUsage,
+                  false,
+                  new ExtendedKeyUsage(
+                      new KeyPurposeId[] {
+                        KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth
+                      }))
+              .addExtension(
+                  Extension.subjectAlternativeName,
+                  false,
+                  new GeneralNames(subjectNames.toArray(GeneralName[]::new)))
+              .addExtension(
+                  Extension.authorityKeyIdentifier,
+                  false,
+                  ext.createAuthorityKeyIdentifier(certificate))
+              .addExtension(
+                  Extension.subjectKeyIdentifier,
+                  false,
+                  ext.createSubjectKeyIdentifier(leaf.getPublic()));
       X509Certificate issued = sign(b, keys);
       dir.toFile().mkdirs();
       write(dir.resolve(fileName + ".crt"), pem(issued), false);
@@ -157,7 +205,15 @@ public final class Certificates {
 
   /** The files {@link #writeLocalSet} creates, for messages and tests. */
   public static List<String> localSetFiles() {
-    return List.of("ca.crt", "ca.key", "node.crt", "node.key", "client.crt", "client.key", "admin.crt", "admin.key");
+    return List.of(
+        "ca.crt",
+        "ca.key",
+        "node.crt",
+        "node.key",
+        "client.crt",
+        "client.key",
+        "admin.crt",
+        "admin.key");
   }
 
   /** 127.0.0.1 and localhost, then each of {@code names} not already among them. */
@@ -170,7 +226,8 @@ public final class Certificates {
     for (String name : all) {
       if (IPV4.matcher(name).matches() || name.contains(":")) {
         if (name.contains(":") && !IPV6.matcher(name).matches()) {
-          throw new IllegalArgumentException("'" + name + "' is neither a host name nor an IP address");
+          throw new IllegalArgumentException(
+              "'" + name + "' is neither a host name nor an IP address");
         }
         try {
           // GeneralName parses the literal itself, and refuses one that is not an address.
@@ -181,7 +238,8 @@ public final class Certificates {
       } else if (HOST_NAME.matcher(name).matches() && name.length() <= 253) {
         subjectNames.add(new GeneralName(GeneralName.dNSName, name));
       } else {
-        throw new IllegalArgumentException("'" + name + "' is neither a host name nor an IP address");
+        throw new IllegalArgumentException(
+            "'" + name + "' is neither a host name nor an IP address");
       }
     }
     return subjectNames;
@@ -199,11 +257,14 @@ public final class Certificates {
 
   private static X509Certificate sign(X509v3CertificateBuilder b, KeyPair signer)
       throws OperatorCreationException, GeneralSecurityException {
-    return new JcaX509CertificateConverter().getCertificate(
-        b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer.getPrivate())));
+    return new JcaX509CertificateConverter()
+        .getCertificate(
+            b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer.getPrivate())));
   }
 
-  /** Unencrypted PKCS#8 ("BEGIN PRIVATE KEY"): the only key format Ratis's OpenSSL-based TLS reads. */
+  /**
+   * Unencrypted PKCS#8 ("BEGIN PRIVATE KEY"): the only key format Ratis's OpenSSL-based TLS reads.
+   */
   private static String pkcs8(java.security.PrivateKey key) {
     try {
       return pem(new JcaPKCS8Generator(key, null));

@@ -15,7 +15,8 @@ import java.util.Map;
  * @param workingDir what relative paths the user typed resolve against
  * @param in standard input, for {@code write --value-file -}
  */
-public record CliContext(PrintStream out, PrintStream err, Map<String, String> env, Path workingDir, InputStream in) {
+public record CliContext(
+    PrintStream out, PrintStream err, Map<String, String> env, Path workingDir, InputStream in) {
 
   /** A context whose standard input is empty. */
   public CliContext(PrintStream out, PrintStream err, Map<String, String> env, Path workingDir) {
@@ -23,7 +24,8 @@ public record CliContext(PrintStream out, PrintStream err, Map<String, String> e
   }
 
   public static CliContext system() {
-    return new CliContext(System.out, System.err, System.getenv(), Path.of("").toAbsolutePath(), System.in);
+    return new CliContext(
+        System.out, System.err, System.getenv(), Path.of("").toAbsolutePath(), System.in);
   }
 
   /** The environment variable {@code name}, or {@code fallback} if it is unset or blank. */

@@ -1,8 +1,8 @@
 package dev.fencekeeper.tools;
 
-import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.FencingException;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import java.util.concurrent.Callable;
@@ -12,8 +12,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * A verb that makes one call to the cluster and prints its answer: one line, or one JSON object with
- * {@code --json}. The exit code is the answer's, from {@link ExitCode}.
+ * A verb that makes one call to the cluster and prints its answer: one line, or one JSON object
+ * with {@code --json}. The exit code is the answer's, from {@link ExitCode}.
  */
 abstract class ClientVerb implements Callable<Integer> {
   protected final CliContext context;
@@ -38,7 +38,8 @@ abstract class ClientVerb implements Callable<Integer> {
     try (FencingClient fencing = client.connect()) {
       view = call(fencing);
     } catch (FencingException e) {
-      // An expected failure (no node reachable, a refused input) is an answer like any other: one line.
+      // An expected failure (no node reachable, a refused input) is an answer like any other: one
+      // line.
       view = ResultView.ofLease(Wire.response(e.result()), null);
     }
     return print(explained(view));
@@ -57,12 +58,16 @@ abstract class ClientVerb implements Callable<Integer> {
       return view;
     }
     return PeerNames.unresolved(client.cluster())
-        .map(hint -> {
-          Response r = view.response();
-          String message = r.getMessage().isEmpty() ? hint : r.getMessage() + " (" + hint + ")";
-          return new ResultView(r.toBuilder().setMessage(message).build(), view.resource(), view.key(),
-              view.leaseQuery());
-        })
+        .map(
+            hint -> {
+              Response r = view.response();
+              String message = r.getMessage().isEmpty() ? hint : r.getMessage() + " (" + hint + ")";
+              return new ResultView(
+                  r.toBuilder().setMessage(message).build(),
+                  view.resource(),
+                  view.key(),
+                  view.leaseQuery());
+            })
         .orElse(view);
   }
 

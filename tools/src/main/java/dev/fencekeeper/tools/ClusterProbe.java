@@ -13,7 +13,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
-/** Asks every member what it knows about itself, all at once, so a dead node costs one timeout, not three. */
+/**
+ * Asks every member what it knows about itself, all at once, so a dead node costs one timeout, not
+ * three.
+ */
 final class ClusterProbe {
   static final String LEADER_ROLE = "LEADER";
 
@@ -30,17 +33,24 @@ final class ClusterProbe {
 
   private ClusterProbe() {}
 
-  static List<NodeStatus> probe(FencingClient client, ClusterConfig cluster, Duration timeoutPerNode) {
+  static List<NodeStatus> probe(
+      FencingClient client, ClusterConfig cluster, Duration timeoutPerNode) {
     List<PeerAddress> peers = cluster.peers();
-    ExecutorService pool = Executors.newFixedThreadPool(peers.size(), r -> {
-      Thread t = new Thread(r, "fencekeeper-probe");
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            peers.size(),
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-probe");
+              t.setDaemon(true);
+              return t;
+            });
     try {
-      List<CompletableFuture<NodeStatus>> answers = peers.stream()
-          .map(peer -> CompletableFuture.supplyAsync(() -> ask(client, peer, timeoutPerNode), pool))
-          .toList();
+      List<CompletableFuture<NodeStatus>> answers =
+          peers.stream()
+              .map(
+                  peer ->
+                      CompletableFuture.supplyAsync(() -> ask(client, peer, timeoutPerNode), pool))
+              .toList();
       return answers.stream().map(CompletableFuture::join).toList();
     } finally {
       pool.shutdownNow();
@@ -57,8 +67,8 @@ final class ClusterProbe {
   }
 
   /**
-   * The member that says it leads. Right after an election a deposed leader may not know it yet; the one
-   * with the higher term is the real one.
+   * The member that says it leads. Right after an election a deposed leader may not know it yet;
+   * the one with the higher term is the real one.
    */
   static Optional<NodeStatus> leader(List<NodeStatus> nodes) {
     return nodes.stream()

@@ -11,8 +11,8 @@ public final class Directories {
   private Directories() {}
 
   /**
-   * Deletes {@code root} and everything under it, as far as it can: what is left is only a temp dir, so a
-   * failure here must not hide the result of the work that used it.
+   * Deletes {@code root} and everything under it, as far as it can: what is left is only a temp
+   * dir, so a failure here must not hide the result of the work that used it.
    */
   public static void deleteTree(Path root) {
     try (Stream<Path> paths = Files.walk(root)) {

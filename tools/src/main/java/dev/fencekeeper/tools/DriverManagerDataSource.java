@@ -9,12 +9,17 @@ import java.util.Properties;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
-/** A data source for a JDBC URL the user named (drill, bench): a new connection per call, through the driver on the path. */
+/**
+ * A data source for a JDBC URL the user named (drill, bench): a new connection per call, through
+ * the driver on the path.
+ */
 public final class DriverManagerDataSource implements DataSource {
   private final String url;
   private final Properties credentials = new Properties();
 
-  /** {@code user} and {@code password} may be null (the URL or the driver's defaults then decide). */
+  /**
+   * {@code user} and {@code password} may be null (the URL or the driver's defaults then decide).
+   */
   public DriverManagerDataSource(String url, String user, String password) {
     this.url = url;
     if (user != null) {

@@ -19,7 +19,9 @@ public final class DurationConverter implements CommandLine.ITypeConverter<Durat
     return d;
   }
 
-  /** For options where zero means "skip it" ({@code --warmup 0s}): the same syntax, zero allowed. */
+  /**
+   * For options where zero means "skip it" ({@code --warmup 0s}): the same syntax, zero allowed.
+   */
   public static final class ZeroAllowed implements CommandLine.ITypeConverter<Duration> {
     @Override
     public Duration convert(String text) {

@@ -8,9 +8,9 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * The one mapping from outcomes to process exit codes: one code per kind of rejection, so a script can
- * branch on {@code $?} without parsing output. {@code --help} prints this table and a test holds the
- * README's copy to it word for word; never hard-code these numbers elsewhere.
+ * The one mapping from outcomes to process exit codes: one code per kind of rejection, so a script
+ * can branch on {@code $?} without parsing output. {@code --help} prints this table and a test
+ * holds the README's copy to it word for word; never hard-code these numbers elsewhere.
  */
 public enum ExitCode {
   SUCCESS(0, "success: GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, CURRENT, REVOKED"),
@@ -61,7 +61,10 @@ public enum ExitCode {
     return meaning;
   }
 
-  /** The exit code for a client call's outcome (the same table: the client's codes mirror the wire's). */
+  /**
+   * The exit code for a client call's outcome (the same table: the client's codes mirror the
+   * wire's).
+   */
   public static ExitCode of(dev.fencekeeper.client.ResultCode result) {
     return of(ResultCode.valueOf(result.name()));
   }
@@ -72,36 +75,39 @@ public enum ExitCode {
   }
 
   /**
-   * The exit code chosen for {@code result}, if one was. A result code added to fencing.proto later has
-   * none until someone decides it here (ExitCodeTest fails until then); meanwhile it exits as INTERNAL
-   * rather than failing the build of every module that adds one.
+   * The exit code chosen for {@code result}, if one was. A result code added to fencing.proto later
+   * has none until someone decides it here (ExitCodeTest fails until then); meanwhile it exits as
+   * INTERNAL rather than failing the build of every module that adds one.
    */
   static Optional<ExitCode> deliberateMapping(ResultCode result) {
-    return Optional.ofNullable(switch (result) {
-      case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, CURRENT, REVOKED -> SUCCESS;
-      case WAITING -> WAITING;
-      case HELD -> HELD;
-      case LOCK_DELAYED -> LOCK_DELAYED;
-      case LEASE_LOST -> LEASE_LOST;
-      case NOT_HOLDER -> NOT_HOLDER;
-      case STALE_TOKEN -> STALE_TOKEN;
-      case LEASE_EXPIRED -> LEASE_EXPIRED;
-      case UNKNOWN_TOKEN -> UNKNOWN_TOKEN;
-      case INVALID_ARGUMENT -> INVALID_ARGUMENT;
-      case NOT_FOUND -> NOT_FOUND;
-      case UNAVAILABLE -> UNAVAILABLE;
-      case STALE -> STALE;
-      case EXPIRED -> EXPIRED;
-      case COMPACTED -> COMPACTED;
-      case PERMISSION_DENIED -> PERMISSION_DENIED;
-      case OVERLOADED -> OVERLOADED;
-      // A reply without a code, or with one newer than this build's fencing.proto, is not an answer we
-      // can act on: the node failed to give one.
-      case INTERNAL, RESULT_CODE_UNSPECIFIED, UNRECOGNIZED -> INTERNAL;
-      // The CLI sends no batches (only FencingClient coalesces), so a batch envelope is not its answer.
-      case BATCH_ANSWERED -> INTERNAL;
-      default -> null;
-    });
+    return Optional.ofNullable(
+        switch (result) {
+          case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, CURRENT, REVOKED -> SUCCESS;
+          case WAITING -> WAITING;
+          case HELD -> HELD;
+          case LOCK_DELAYED -> LOCK_DELAYED;
+          case LEASE_LOST -> LEASE_LOST;
+          case NOT_HOLDER -> NOT_HOLDER;
+          case STALE_TOKEN -> STALE_TOKEN;
+          case LEASE_EXPIRED -> LEASE_EXPIRED;
+          case UNKNOWN_TOKEN -> UNKNOWN_TOKEN;
+          case INVALID_ARGUMENT -> INVALID_ARGUMENT;
+          case NOT_FOUND -> NOT_FOUND;
+          case UNAVAILABLE -> UNAVAILABLE;
+          case STALE -> STALE;
+          case EXPIRED -> EXPIRED;
+          case COMPACTED -> COMPACTED;
+          case PERMISSION_DENIED -> PERMISSION_DENIED;
+          case OVERLOADED -> OVERLOADED;
+          // A reply without a code, or with one newer than this build's fencing.proto, is not an
+          // answer we
+          // can act on: the node failed to give one.
+          case INTERNAL, RESULT_CODE_UNSPECIFIED, UNRECOGNIZED -> INTERNAL;
+          // The CLI sends no batches (only FencingClient coalesces), so a batch envelope is not its
+          // answer.
+          case BATCH_ANSWERED -> INTERNAL;
+          default -> null;
+        });
   }
 
   /** The table shown at the end of {@code --help}: one line per code. */

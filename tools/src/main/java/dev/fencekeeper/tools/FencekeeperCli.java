@@ -20,11 +20,11 @@ import picocli.CommandLine.Spec;
     versionProvider = VersionProvider.class,
     sortOptions = false,
     description = {
-      "A lock service whose locks cannot be outlived: leases carry fencing tokens, and the values they"
-          + " protect reject writes with stale tokens.",
+      "A lock service whose locks cannot be outlived: leases carry fencing tokens, and the values"
+          + " they protect reject writes with stale tokens.",
       "",
-      "Client verbs take --peers HOST:PORT,... (default: $FENCEKEEPER_PEERS, else the cluster `up` starts)"
-          + " and --json (one JSON object on stdout whose `status` is the result code)."
+      "Client verbs take --peers HOST:PORT,... (default: $FENCEKEEPER_PEERS, else the cluster `up`"
+          + " starts) and --json (one JSON object on stdout whose `status` is the result code)."
     },
     subcommands = {
       ServerCommand.class,
@@ -62,14 +62,18 @@ public final class FencekeeperCli implements Callable<Integer> {
 
   public static void main(String[] args) {
     CommonPool.atLeastTwoThreads(); // before anything creates a CompletableFuture
-    // Route java.util.logging (Ratis' shaded gRPC) through Logback; neither call starts Logback itself,
+    // Route java.util.logging (Ratis' shaded gRPC) through Logback; neither call starts Logback
+    // itself,
     // which `server` relies on to choose its log level first.
     SLF4JBridgeHandler.removeHandlersForRootLogger();
     SLF4JBridgeHandler.install();
     System.exit(execute(CliContext.system(), args));
   }
 
-  /** Runs one command line against {@code context} and returns its exit code; never calls System.exit. */
+  /**
+   * Runs one command line against {@code context} and returns its exit code; never calls
+   * System.exit.
+   */
   public static int execute(CliContext context, String... args) {
     return commandLine(context).execute(args);
   }
@@ -78,33 +82,41 @@ public final class FencekeeperCli implements Callable<Integer> {
     CommandLine cli = new CommandLine(new FencekeeperCli(), new ContextFactory(context));
     cli.setOut(new PrintWriter(context.out(), true, StandardCharsets.UTF_8));
     cli.setErr(new PrintWriter(context.err(), true, StandardCharsets.UTF_8));
-    cli.getCommandSpec().usageMessage().footerHeading("%nExit codes:%n").footer(ExitCode.helpTable());
-    // picocli would replace an argument "@path" by the lines of that file: `write r k @/etc/shadow` would
-    // store the file. Values, names and owners are taken literally; files are read only where an option
+    cli.getCommandSpec()
+        .usageMessage()
+        .footerHeading("%nExit codes:%n")
+        .footer(ExitCode.helpTable());
+    // picocli would replace an argument "@path" by the lines of that file: `write r k @/etc/shadow`
+    // would
+    // store the file. Values, names and owners are taken literally; files are read only where an
+    // option
     // says so (write --value-file).
     cli.setExpandAtFiles(false);
     cli.setParameterExceptionHandler(FencekeeperCli::usageError);
     cli.setExecutionStrategy(CallDeadline::execute);
-    cli.setExitCodeExceptionMapper(e ->
-        e instanceof ConfigException || e instanceof CommandLine.ParameterException
-            ? ExitCode.USAGE.code()
-            : ExitCode.UNEXPECTED.code());
-    cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-      if (e instanceof ConfigException) {
-        // The message already names the key (or flag) and the rejected value; a stack trace would bury it.
-        commandLine.getErr().println("fencekeeper: " + e.getMessage());
-        return ExitCode.USAGE.code();
-      }
-      commandLine.getErr().println("fencekeeper: unexpected error: " + e);
-      e.printStackTrace(commandLine.getErr());
-      return ExitCode.UNEXPECTED.code();
-    });
+    cli.setExitCodeExceptionMapper(
+        e ->
+            e instanceof ConfigException || e instanceof CommandLine.ParameterException
+                ? ExitCode.USAGE.code()
+                : ExitCode.UNEXPECTED.code());
+    cli.setExecutionExceptionHandler(
+        (e, commandLine, parseResult) -> {
+          if (e instanceof ConfigException) {
+            // The message already names the key (or flag) and the rejected value; a stack trace
+            // would bury it.
+            commandLine.getErr().println("fencekeeper: " + e.getMessage());
+            return ExitCode.USAGE.code();
+          }
+          commandLine.getErr().println("fencekeeper: unexpected error: " + e);
+          e.printStackTrace(commandLine.getErr());
+          return ExitCode.UNEXPECTED.code();
+        });
     return cli;
   }
 
   /**
-   * A usage error: the one line that says what is wrong, a suggestion for a mistyped flag or verb, and
-   * where to read more; the whole help would push the line that matters off the screen.
+   * A usage error: the one line that says what is wrong, a suggestion for a mistyped flag or verb,
+   * and where to read more; the whole help would push the line that matters off the screen.
    */
   private static int usageError(CommandLine.ParameterException e, String[] args) {
     CommandLine command = e.getCommandLine();
@@ -128,8 +140,8 @@ public final class FencekeeperCli implements Callable<Integer> {
   }
 
   /**
-   * Creates commands and mixins, handing the {@link CliContext} to every class with a constructor that
-   * takes one; everything else is built as picocli would.
+   * Creates commands and mixins, handing the {@link CliContext} to every class with a constructor
+   * that takes one; everything else is built as picocli would.
    */
   private static final class ContextFactory implements CommandLine.IFactory {
     private final CliContext context;

@@ -13,14 +13,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
-/** {@code inspect}: one key with everything that decides whether the next write to it is accepted. */
+/**
+ * {@code inspect}: one key with everything that decides whether the next write to it is accepted.
+ */
 @Command(
     name = "inspect",
     mixinStandardHelpOptions = true,
     header = "Show a key with its resource's lease and newest token.",
     description = {
-      "Reads <key> of <resource> (value, the token whose write it accepted, version, when it was written)",
-      "and the resource's live lease (token, owner, time left) and newest token: a write is accepted only",
+      "Reads <key> of <resource> (value, the token whose write it accepted, version, when it was"
+          + " written)",
+      "and the resource's live lease (token, owner, time left) and newest token: a write is"
+          + " accepted only",
       "with the live lease's token, and never with one older than the key's accepted token.",
       "Exit 0 FOUND, 10 NOT_FOUND (no such key), 11 UNAVAILABLE."
     })
@@ -31,8 +35,11 @@ final class InspectCommand implements Callable<Integer> {
 
   @Mixin private TimeoutOption deadline;
 
-  @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-  @Parameters(index = "1", paramLabel = "<key>") private String key;
+  @Parameters(index = "0", paramLabel = "<resource>")
+  private String resource;
+
+  @Parameters(index = "1", paramLabel = "<key>")
+  private String key;
 
   InspectCommand(CliContext context) {
     this.context = context;
@@ -48,7 +55,8 @@ final class InspectCommand implements Callable<Integer> {
     }
     ResultView value = ResultView.ofValue(read, resource, key);
     if (read.getCode() != ResultCode.FOUND && read.getCode() != ResultCode.NOT_FOUND) {
-      return new Report(value.exitCode(), value.json(), List.of(value.humanLine())).print(context, client.json());
+      return new Report(value.exitCode(), value.json(), List.of(value.humanLine()))
+          .print(context, client.json());
     }
     ObjectNode json = value.json();
     ObjectNode leaseJson = ResultView.ofLeaseQuery(lease, resource).json();
@@ -58,8 +66,11 @@ final class InspectCommand implements Callable<Integer> {
     List<String> lines = new ArrayList<>();
     lines.add(value.humanLine());
     if (read.getCode() == ResultCode.FOUND) {
-      lines.add("  written " + ListingCommands.instant(read.getWrittenAtMs()) + " (state-machine time) with token "
-          + read.getAcceptedToken());
+      lines.add(
+          "  written "
+              + ListingCommands.instant(read.getWrittenAtMs())
+              + " (state-machine time) with token "
+              + read.getAcceptedToken());
     }
     lines.add("  " + leaseLine(lease));
     return new Report(value.exitCode(), json, lines).print(context, client.json());
@@ -71,11 +82,17 @@ final class InspectCommand implements Callable<Integer> {
 
   private static String leaseLine(Response lease) {
     return switch (lease.getCode()) {
-      case FOUND -> lease.getLive()
-          ? "lease token=" + lease.getToken() + " owner " + lease.getHolderOwner() + ", "
-              + expiry(ListingCommands.expiresIn(lease.getExpiresAtMs(), lease.getNowMs())) + "; newest token "
-              + lease.getCurrentToken()
-          : "no live lease; newest token " + lease.getCurrentToken();
+      case FOUND ->
+          lease.getLive()
+              ? "lease token="
+                  + lease.getToken()
+                  + " owner "
+                  + lease.getHolderOwner()
+                  + ", "
+                  + expiry(ListingCommands.expiresIn(lease.getExpiresAtMs(), lease.getNowMs()))
+                  + "; newest token "
+                  + lease.getCurrentToken()
+              : "no live lease; newest token " + lease.getCurrentToken();
       case NOT_FOUND -> "never leased";
       default -> "lease unknown: " + lease.getCode() + " " + lease.getMessage();
     };

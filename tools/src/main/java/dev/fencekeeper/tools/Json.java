@@ -7,7 +7,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 
-/** The tool's one JSON writer: compact, one object per line, so {@code jq} and line readers both work. */
+/**
+ * The tool's one JSON writer: compact, one object per line, so {@code jq} and line readers both
+ * work.
+ */
 public final class Json {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
@@ -21,7 +24,8 @@ public final class Json {
     try {
       return MAPPER.writeValueAsString(value);
     } catch (JsonProcessingException e) {
-      // Only trees and strings are written here; failing to serialise one is a bug, not an input error.
+      // Only trees and strings are written here; failing to serialise one is a bug, not an input
+      // error.
       throw new UncheckedIOException(e);
     }
   }

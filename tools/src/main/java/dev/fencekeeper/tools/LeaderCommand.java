@@ -7,13 +7,16 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code leader transfer|step-down}: move Raft leadership, e.g. off a node about to be maintained. */
+/**
+ * {@code leader transfer|step-down}: move Raft leadership, e.g. off a node about to be maintained.
+ */
 @Command(
     name = "leader",
     mixinStandardHelpOptions = true,
     header = "Move the leader to another member, or make it step down.",
     description = {
-      "Live leases survive the move: the new leader commits a takeover grace before it serves, so holders",
+      "Live leases survive the move: the new leader commits a takeover grace before it serves, so"
+          + " holders",
       "that renew keep their leases; clients follow the new leader by themselves."
     },
     subcommands = {LeaderCommand.Transfer.class, LeaderCommand.StepDown.class})
@@ -22,13 +25,15 @@ final class LeaderCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "choose one of: transfer, step-down");
+    throw new CommandLine.ParameterException(
+        spec.commandLine(), "choose one of: transfer, step-down");
   }
 
   static Report moved(String previous, String leader) {
-    String line = leader.equals(previous)
-        ? "LEADER " + leader + " (unchanged)"
-        : "LEADER " + leader + (previous.isEmpty() ? "" : " (was " + previous + ")");
+    String line =
+        leader.equals(previous)
+            ? "LEADER " + leader + " (unchanged)"
+            : "LEADER " + leader + (previous.isEmpty() ? "" : " (was " + previous + ")");
     var json = Json.object().put("leader", leader);
     if (!previous.isEmpty()) {
       json.put("previous", previous);
@@ -36,13 +41,22 @@ final class LeaderCommand implements Runnable {
     return Report.ok(json, List.of(line));
   }
 
-  @Command(name = "transfer", mixinStandardHelpOptions = true, header = "Hand leadership to another member.",
+  @Command(
+      name = "transfer",
+      mixinStandardHelpOptions = true,
+      header = "Hand leadership to another member.",
       description = {
-          "Makes --to <id> the leader, or without --to the most up-to-date other member. Returns once it",
-          "leads. Exit 0, 10 if <id> is not a member, 11 if the transfer failed (e.g. during a membership",
-          "change)."})
+        "Makes --to <id> the leader, or without --to the most up-to-date other member. Returns once"
+            + " it",
+        "leads. Exit 0, 10 if <id> is not a member, 11 if the transfer failed (e.g. during a"
+            + " membership",
+        "change)."
+      })
   static final class Transfer extends AdminVerb {
-    @Option(names = "--to", paramLabel = "<id>", description = "The member to lead. Default: any other member.")
+    @Option(
+        names = "--to",
+        paramLabel = "<id>",
+        description = "The member to lead. Default: any other member.")
     private String to;
 
     Transfer(CliContext context) {
@@ -52,15 +66,22 @@ final class LeaderCommand implements Runnable {
     @Override
     Report run(FencingAdmin admin, ClusterConfig cluster) {
       String previous = admin.membership().leaderId();
-      String leader = to == null ? admin.transferLeadershipToAnother() : admin.transferLeadership(to);
+      String leader =
+          to == null ? admin.transferLeadershipToAnother() : admin.transferLeadership(to);
       return moved(previous, leader);
     }
   }
 
-  @Command(name = "step-down", mixinStandardHelpOptions = true, header = "Make the leader step down.",
+  @Command(
+      name = "step-down",
+      mixinStandardHelpOptions = true,
+      header = "Make the leader step down.",
       description = {
-          "The leader gives up leadership and the members elect again; any of them may win, the same one",
-          "included. Returns once a leader is known. Exit 0, 11 if no leader was known or none was elected."})
+        "The leader gives up leadership and the members elect again; any of them may win, the same"
+            + " one",
+        "included. Returns once a leader is known. Exit 0, 11 if no leader was known or none was"
+            + " elected."
+      })
   static final class StepDown extends AdminVerb {
     StepDown(CliContext context) {
       super(context);

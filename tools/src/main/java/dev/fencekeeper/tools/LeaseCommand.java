@@ -9,10 +9,10 @@ import dev.fencekeeper.config.Durations;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine;
 
 /** {@code lease acquire|renew|release|show|validate}: one lease call each. */
 @Command(
@@ -34,25 +34,40 @@ final class LeaseCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(),
+    throw new CommandLine.ParameterException(
+        spec.commandLine(),
         "choose one of: acquire, renew, release, show, validate, revoke, hold, run");
   }
 
-  @Command(name = "acquire", mixinStandardHelpOptions = true, header = "Take a lease; prints its fencing token.", description = {
-      "Acquires <resource> unless another live lease holds it. With --wait, queues (first come, first",
-      "served) until the resource is free or the wait ends.",
-      "Exit 0 GRANTED, 3 HELD (also when a wait ends), 16 LOCK_DELAYED."})
+  @Command(
+      name = "acquire",
+      mixinStandardHelpOptions = true,
+      header = "Take a lease; prints its fencing token.",
+      description = {
+        "Acquires <resource> unless another live lease holds it. With --wait, queues (first come,"
+            + " first",
+        "served) until the resource is free or the wait ends.",
+        "Exit 0 GRANTED, 3 HELD (also when a wait ends), 16 LOCK_DELAYED."
+      })
   static final class Acquire extends ClientVerb implements CallDeadline.PrintsTimeout {
-    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+    @Parameters(index = "0", paramLabel = "<resource>")
+    private String resource;
 
     @picocli.CommandLine.Mixin private AcquireFlags flags;
 
-    @Option(names = "--request-id", paramLabel = "ID",
-        description = "Idempotency key: retrying with the same id returns the same token, not a second lease.")
+    @Option(
+        names = "--request-id",
+        paramLabel = "ID",
+        description =
+            "Idempotency key: retrying with the same id returns the same token, not a second"
+                + " lease.")
     private String requestId;
 
-    @Option(names = {"-q", "--quiet"},
-        description = "Print only the token (for A=$(fencekeeper lease acquire ... -q)); a rejection goes to stderr.")
+    @Option(
+        names = {"-q", "--quiet"},
+        description =
+            "Print only the token (for A=$(fencekeeper lease acquire ... -q)); a rejection goes to"
+                + " stderr.")
     private boolean quiet;
 
     Acquire(CliContext context) {
@@ -70,20 +85,27 @@ final class LeaseCommand implements Runnable {
     ResultView call(FencingClient fencing) {
       AcquireOptions options = flags.options(requestId);
       if (!flags.waits()) {
-        return ResultView.ofLease(Wire.response(fencing.acquireToken(resource, flags.ttl, options)), resource);
+        return ResultView.ofLease(
+            Wire.response(fencing.acquireToken(resource, flags.ttl, options)), resource);
       }
       try {
         Lease granted = fencing.acquire(resource, flags.ttl, flags.wait, options);
         // This process exits right away: the lease is the caller's to renew or release by token.
         granted.abandon();
-        Response shown = Wire.response(fencing.lease(resource)).toBuilder()
-            .setCode(ResultCode.GRANTED).setToken(granted.token()).build();
+        Response shown =
+            Wire.response(fencing.lease(resource)).toBuilder()
+                .setCode(ResultCode.GRANTED)
+                .setToken(granted.token())
+                .build();
         return ResultView.ofLease(shown, resource);
       } catch (FencingException e) {
         Response r = Wire.response(e.result());
         if (r.getCode() == ResultCode.WAITING) {
-          r = r.toBuilder().setCode(ResultCode.HELD)
-              .setMessage("still held after waiting " + Durations.format(flags.wait)).build();
+          r =
+              r.toBuilder()
+                  .setCode(ResultCode.HELD)
+                  .setMessage("still held after waiting " + Durations.format(flags.wait))
+                  .build();
         }
         return ResultView.ofLease(r, resource);
       }
@@ -116,13 +138,25 @@ final class LeaseCommand implements Runnable {
     }
   }
 
-  @Command(name = "renew", mixinStandardHelpOptions = true, header = "Extend a live lease.", description = {
-      "Extends the live lease <token> on <resource>.", "Exit 0 RENEWED, 4 LEASE_LOST."})
+  @Command(
+      name = "renew",
+      mixinStandardHelpOptions = true,
+      header = "Extend a live lease.",
+      description = {
+        "Extends the live lease <token> on <resource>.",
+        "Exit 0 RENEWED, 4 LEASE_LOST."
+      })
   static final class Renew extends ClientVerb {
-    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class) private long token;
+    @Parameters(index = "0", paramLabel = "<resource>")
+    private String resource;
 
-    @Option(names = "--ttl", paramLabel = "DURATION", converter = DurationConverter.class,
+    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class)
+    private long token;
+
+    @Option(
+        names = "--ttl",
+        paramLabel = "DURATION",
+        converter = DurationConverter.class,
         description = "New time to live. Default: the lease's own TTL.")
     private Duration ttl;
 
@@ -136,12 +170,20 @@ final class LeaseCommand implements Runnable {
     }
   }
 
-  @Command(name = "release", mixinStandardHelpOptions = true, header = "End a lease.", description = {
-      "Ends lease <token> on <resource>; releasing an already ended lease says so and succeeds.",
-      "Exit 0 RELEASED, 5 NOT_HOLDER."})
+  @Command(
+      name = "release",
+      mixinStandardHelpOptions = true,
+      header = "End a lease.",
+      description = {
+        "Ends lease <token> on <resource>; releasing an already ended lease says so and succeeds.",
+        "Exit 0 RELEASED, 5 NOT_HOLDER."
+      })
   static final class Release extends ClientVerb {
-    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class) private long token;
+    @Parameters(index = "0", paramLabel = "<resource>")
+    private String resource;
+
+    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class)
+    private long token;
 
     Release(CliContext context) {
       super(context);
@@ -153,11 +195,17 @@ final class LeaseCommand implements Runnable {
     }
   }
 
-  @Command(name = "show", mixinStandardHelpOptions = true, header = "Show who holds a resource.", description = {
-      "Shows the live lease on <resource> (holder token, owner, expiry) and its newest token.",
-      "Exit 0 FOUND, 10 NOT_FOUND (never leased)."})
+  @Command(
+      name = "show",
+      mixinStandardHelpOptions = true,
+      header = "Show who holds a resource.",
+      description = {
+        "Shows the live lease on <resource> (holder token, owner, expiry) and its newest token.",
+        "Exit 0 FOUND, 10 NOT_FOUND (never leased)."
+      })
   static final class Show extends ClientVerb {
-    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+    @Parameters(index = "0", paramLabel = "<resource>")
+    private String resource;
 
     Show(CliContext context) {
       super(context);
@@ -169,12 +217,21 @@ final class LeaseCommand implements Runnable {
     }
   }
 
-  @Command(name = "validate", mixinStandardHelpOptions = true, header = "Check a token, to fence writes elsewhere.", description = {
-      "Checks whether <token> is the live lease on <resource>, for services that fence their own writes.",
-      "Exit 0 CURRENT, 13 STALE, 14 EXPIRED, 8 UNKNOWN_TOKEN."})
+  @Command(
+      name = "validate",
+      mixinStandardHelpOptions = true,
+      header = "Check a token, to fence writes elsewhere.",
+      description = {
+        "Checks whether <token> is the live lease on <resource>, for services that fence their own"
+            + " writes.",
+        "Exit 0 CURRENT, 13 STALE, 14 EXPIRED, 8 UNKNOWN_TOKEN."
+      })
   static final class Validate extends ClientVerb {
-    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class) private long token;
+    @Parameters(index = "0", paramLabel = "<resource>")
+    private String resource;
+
+    @Parameters(index = "1", paramLabel = "<token>", converter = TokenConverter.class)
+    private long token;
 
     Validate(CliContext context) {
       super(context);
@@ -186,12 +243,19 @@ final class LeaseCommand implements Runnable {
     }
   }
 
-  @Command(name = "revoke", mixinStandardHelpOptions = true, header = "Evict the holder of a resource.", description = {
-      "Ends the live lease on <resource> whoever holds it. The holder's later writes are rejected and its",
-      "client is told; a lock-delay it asked for starts now.",
-      "Exit 0 REVOKED, 10 NOT_FOUND (no live lease)."})
+  @Command(
+      name = "revoke",
+      mixinStandardHelpOptions = true,
+      header = "Evict the holder of a resource.",
+      description = {
+        "Ends the live lease on <resource> whoever holds it. The holder's later writes are rejected"
+            + " and its",
+        "client is told; a lock-delay it asked for starts now.",
+        "Exit 0 REVOKED, 10 NOT_FOUND (no live lease)."
+      })
   static final class Revoke extends ClientVerb implements ClientOptions.AdminOperation {
-    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+    @Parameters(index = "0", paramLabel = "<resource>")
+    private String resource;
 
     @Option(names = "--reason", paramLabel = "TEXT", description = "Why, for the record.")
     private String reason;
@@ -206,21 +270,32 @@ final class LeaseCommand implements Runnable {
     }
   }
 
-  @Command(name = "hold", mixinStandardHelpOptions = true, header = "Take a lease and keep renewing it until stopped.",
+  @Command(
+      name = "hold",
+      mixinStandardHelpOptions = true,
+      header = "Take a lease and keep renewing it until stopped.",
       description = {
-          "Acquires <resource> (waiting with --wait), prints `HOLDING <resource> token=N`, and renews the lease",
-          "about every TTL/3 until stopped. Ctrl-C or SIGTERM releases it; kill -9 leaves it to expire — a",
-          "worker that dies. Exit 0 when stopped, 3 HELD, 4 when the lease is lost (expired, revoked)."})
+        "Acquires <resource> (waiting with --wait), prints `HOLDING <resource> token=N`, and renews"
+            + " the lease",
+        "about every TTL/3 until stopped. Ctrl-C or SIGTERM releases it; kill -9 leaves it to"
+            + " expire — a",
+        "worker that dies. Exit 0 when stopped, 3 HELD, 4 when the lease is lost (expired,"
+            + " revoked)."
+      })
   static final class Hold implements java.util.concurrent.Callable<Integer> {
     private final CliContext context;
 
     @picocli.CommandLine.Mixin private ClientOptions client;
 
-    @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+    @Parameters(index = "0", paramLabel = "<resource>")
+    private String resource;
 
     @picocli.CommandLine.Mixin private AcquireFlags flags;
 
-    @Option(names = "--timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+    @Option(
+        names = "--timeout",
+        paramLabel = "DURATION",
+        converter = DurationConverter.class,
         description = "Give up acquiring after this long (--wait included): UNAVAILABLE, exit 11.")
     private Duration timeout;
 
@@ -230,9 +305,11 @@ final class LeaseCommand implements Runnable {
 
     @Override
     public Integer call() throws InterruptedException {
-      java.util.concurrent.CompletableFuture<Integer> ended = new java.util.concurrent.CompletableFuture<>();
+      java.util.concurrent.CompletableFuture<Integer> ended =
+          new java.util.concurrent.CompletableFuture<>();
       try (FencingClient fencing = client.connect()) {
-        HeldLeaseAcquisition acquired = HeldLeaseAcquisition.acquire(fencing, resource, flags, timeout);
+        HeldLeaseAcquisition acquired =
+            HeldLeaseAcquisition.acquire(fencing, resource, flags, timeout);
         if (!acquired.granted()) {
           ResultView view = ResultView.ofLease(acquired.refusal(), resource);
           context.err().println(view.humanLine());
@@ -241,14 +318,18 @@ final class LeaseCommand implements Runnable {
         Lease lease = acquired.lease();
         context.out().println("HOLDING " + resource + " token=" + lease.token());
         context.out().flush();
-        lease.onLost(reason -> {
-          context.err().println("LOST " + resource + " token=" + lease.token() + ": " + reason);
-          ended.complete(ExitCode.of(ResultCode.LEASE_LOST).code());
-        });
-        Thread releaseOnStop = new Thread(() -> {
-          lease.close();
-          ended.complete(ExitCode.SUCCESS.code());
-        }, "release-on-stop");
+        lease.onLost(
+            reason -> {
+              context.err().println("LOST " + resource + " token=" + lease.token() + ": " + reason);
+              ended.complete(ExitCode.of(ResultCode.LEASE_LOST).code());
+            });
+        Thread releaseOnStop =
+            new Thread(
+                () -> {
+                  lease.close();
+                  ended.complete(ExitCode.SUCCESS.code());
+                },
+                "release-on-stop");
         Runtime.getRuntime().addShutdownHook(releaseOnStop);
         try {
           return ended.get();

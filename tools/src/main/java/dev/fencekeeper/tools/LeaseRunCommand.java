@@ -19,23 +19,33 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code lease run}: a command that runs only while this process holds the lease, as {@code consul lock} and
- * {@code etcdctl lock} do. The child learns its token from the environment, to fence its own writes with it.
+ * {@code lease run}: a command that runs only while this process holds the lease, as {@code consul
+ * lock} and {@code etcdctl lock} do. The child learns its token from the environment, to fence its
+ * own writes with it.
  */
-@Command(name = "run", mixinStandardHelpOptions = true, header = "Hold a lease while a command runs.",
+@Command(
+    name = "run",
+    mixinStandardHelpOptions = true,
+    header = "Hold a lease while a command runs.",
     description = {
-        "Acquires <resource> (waiting with --wait), then runs COMMAND with FENCEKEEPER_RESOURCE,",
-        "FENCEKEEPER_TOKEN and FENCEKEEPER_PEERS in its environment and its input and output those of this",
-        "process, renewing the lease about every TTL/3 meanwhile. When COMMAND exits the lease is released",
-        "and this exits with COMMAND's code. When the lease is lost (revoked, expired), COMMAND gets SIGTERM,",
-        "then SIGKILL (it and its children) after --grace, and this exits 21. SIGTERM or Ctrl-C to this",
-        "process stops COMMAND the same way, releases, and exits with COMMAND's code.",
-        "Exit: COMMAND's code; 21 lease lost; 3 HELD, 16 LOCK_DELAYED, 11 UNAVAILABLE (not started);",
-        "127 COMMAND could not be started.",
-        "Example: fencekeeper lease run nightly-report --ttl 30s -- ./report.sh --date 2026-11-29"})
+      "Acquires <resource> (waiting with --wait), then runs COMMAND with FENCEKEEPER_RESOURCE,",
+      "FENCEKEEPER_TOKEN and FENCEKEEPER_PEERS in its environment and its input and output those of"
+          + " this",
+      "process, renewing the lease about every TTL/3 meanwhile. When COMMAND exits the lease is"
+          + " released",
+      "and this exits with COMMAND's code. When the lease is lost (revoked, expired), COMMAND gets"
+          + " SIGTERM,",
+      "then SIGKILL (it and its children) after --grace, and this exits 21. SIGTERM or Ctrl-C to"
+          + " this",
+      "process stops COMMAND the same way, releases, and exits with COMMAND's code.",
+      "Exit: COMMAND's code; 21 lease lost; 3 HELD, 16 LOCK_DELAYED, 11 UNAVAILABLE (not started);",
+      "127 COMMAND could not be started.",
+      "Example: fencekeeper lease run nightly-report --ttl 30s -- ./report.sh --date 2026-11-29"
+    })
 final class LeaseRunCommand implements Callable<Integer> {
   static final String ENV_RESOURCE = "FENCEKEEPER_RESOURCE";
   static final String ENV_TOKEN = "FENCEKEEPER_TOKEN";
+
   /** What a shell exits with for a command it cannot run; so does {@code timeout(1)}. */
   static final int CANNOT_START = 127;
 
@@ -43,20 +53,33 @@ final class LeaseRunCommand implements Callable<Integer> {
 
   @Mixin private ClientOptions client;
 
-  @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+  @Parameters(index = "0", paramLabel = "<resource>")
+  private String resource;
 
-  @Parameters(index = "1..*", paramLabel = "COMMAND",
+  @Parameters(
+      index = "1..*",
+      paramLabel = "COMMAND",
       description = "The command and its arguments, after `--` so that its options stay its own.")
   private List<String> command;
 
   @Mixin private AcquireFlags flags;
 
-  @Option(names = "--grace", paramLabel = "DURATION", converter = DurationConverter.class, defaultValue = "10s",
-      description = "After SIGTERM, how long COMMAND may take to exit before SIGKILL. Default: 10s.")
+  @Option(
+      names = "--grace",
+      paramLabel = "DURATION",
+      converter = DurationConverter.class,
+      defaultValue = "10s",
+      description =
+          "After SIGTERM, how long COMMAND may take to exit before SIGKILL. Default: 10s.")
   private Duration grace;
 
-  @Option(names = "--timeout", paramLabel = "DURATION", converter = DurationConverter.class,
-      description = "Give up acquiring after this long (--wait included): UNAVAILABLE, exit 11, COMMAND not run.")
+  @Option(
+      names = "--timeout",
+      paramLabel = "DURATION",
+      converter = DurationConverter.class,
+      description =
+          "Give up acquiring after this long (--wait included): UNAVAILABLE, exit 11, COMMAND not"
+              + " run.")
   private Duration timeout;
 
   @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
@@ -72,7 +95,8 @@ final class LeaseRunCommand implements Callable<Integer> {
     }
     ClusterConfig cluster = client.cluster();
     try (FencingClient fencing = FencingClient.connect(cluster)) {
-      HeldLeaseAcquisition acquired = HeldLeaseAcquisition.acquire(fencing, resource, flags, timeout);
+      HeldLeaseAcquisition acquired =
+          HeldLeaseAcquisition.acquire(fencing, resource, flags, timeout);
       if (!acquired.granted()) {
         ResultView view = ResultView.ofLease(acquired.refusal(), resource);
         context.err().println(client.json() ? view.json().toString() : view.humanLine());
@@ -83,16 +107,21 @@ final class LeaseRunCommand implements Callable<Integer> {
     }
   }
 
-  private int runHolding(FencingClient fencing, Lease lease, ClusterConfig cluster) throws InterruptedException {
+  private int runHolding(FencingClient fencing, Lease lease, ClusterConfig cluster)
+      throws InterruptedException {
     CompletableFuture<Lease.LossReason> lost = new CompletableFuture<>();
     lease.onLost(lost::complete);
     Process child;
     try {
-      ProcessBuilder builder = new ProcessBuilder(command).directory(context.workingDir().toFile()).inheritIO();
+      ProcessBuilder builder =
+          new ProcessBuilder(command).directory(context.workingDir().toFile()).inheritIO();
       builder.environment().put(ENV_RESOURCE, resource);
       builder.environment().put(ENV_TOKEN, Long.toString(lease.token()));
-      builder.environment().put(LocalDefaults.ENV_PEERS,
-          cluster.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
+      builder
+          .environment()
+          .put(
+              LocalDefaults.ENV_PEERS,
+              cluster.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
       child = builder.start();
     } catch (IOException e) {
       end(fencing, lease);
@@ -100,19 +129,35 @@ final class LeaseRunCommand implements Callable<Integer> {
       context.err().flush();
       return CANNOT_START;
     }
-    Thread stopOnSignal = new Thread(() -> {
-      stop(child);
-      end(fencing, lease);
-      context.err().flush();
-      // exit() would wait for this very hook; halt() ends now, with the code promised.
-      Runtime.getRuntime().halt(child.isAlive() ? ExitCode.UNEXPECTED.code() : child.exitValue());
-    }, "lease-run-stop");
+    Thread stopOnSignal =
+        new Thread(
+            () -> {
+              stop(child);
+              end(fencing, lease);
+              context.err().flush();
+              // exit() would wait for this very hook; halt() ends now, with the code promised.
+              Runtime.getRuntime()
+                  .halt(child.isAlive() ? ExitCode.UNEXPECTED.code() : child.exitValue());
+            },
+            "lease-run-stop");
     Runtime.getRuntime().addShutdownHook(stopOnSignal);
     try {
       CompletableFuture.anyOf(child.onExit(), lost).join();
       if (child.isAlive()) {
-        context.err().println("LOST " + resource + " token=" + lease.token() + " (" + lost.join()
-            + "): stopping " + command.get(0) + " (SIGTERM, SIGKILL after " + Durations.format(grace) + ")");
+        context
+            .err()
+            .println(
+                "LOST "
+                    + resource
+                    + " token="
+                    + lease.token()
+                    + " ("
+                    + lost.join()
+                    + "): stopping "
+                    + command.get(0)
+                    + " (SIGTERM, SIGKILL after "
+                    + Durations.format(grace)
+                    + ")");
         context.err().flush();
         stop(child);
         end(fencing, lease);
@@ -130,16 +175,20 @@ final class LeaseRunCommand implements Callable<Integer> {
   }
 
   /**
-   * Stops renewing and releases by token, even when the client counts the lease as lost: a lease it gave
-   * up on locally (no renewal answered in time) may still be live in the cluster, and releasing it frees
-   * the resource now instead of after its TTL. A lease that really ended answers NOT_HOLDER, harmlessly.
+   * Stops renewing and releases by token, even when the client counts the lease as lost: a lease it
+   * gave up on locally (no renewal answered in time) may still be live in the cluster, and
+   * releasing it frees the resource now instead of after its TTL. A lease that really ended answers
+   * NOT_HOLDER, harmlessly.
    */
   private void end(FencingClient fencing, Lease lease) {
     lease.abandon();
     fencing.release(resource, lease.token());
   }
 
-  /** SIGTERM, and SIGKILL to the child and everything it started if it has not exited within the grace. */
+  /**
+   * SIGTERM, and SIGKILL to the child and everything it started if it has not exited within the
+   * grace.
+   */
   private void stop(Process child) {
     child.destroy();
     try {

@@ -13,13 +13,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine;
 
-/** {@code leases list} and {@code keys list}: operator listings, every page fetched and printed as one. */
+/**
+ * {@code leases list} and {@code keys list}: operator listings, every page fetched and printed as
+ * one.
+ */
 final class ListingCommands {
   /** The most a node returns per page. */
   static final int PAGE = 1000;
@@ -43,7 +46,11 @@ final class ListingCommands {
       if (want <= 0) {
         // --limit reached: say whether anything follows without printing it.
         Response probe = Wire.response(pager.page(after, 1));
-        return new Listing(entries, probe.getCode() == ResultCode.FOUND && probe.getEntriesCount() > 0, nowMs, null);
+        return new Listing(
+            entries,
+            probe.getCode() == ResultCode.FOUND && probe.getEntriesCount() > 0,
+            nowMs,
+            null);
       }
       Response page = Wire.response(pager.page(after, want));
       if (page.getCode() != ResultCode.FOUND) {
@@ -64,7 +71,9 @@ final class ListingCommands {
       return "-";
     }
     long remainingMs = expiresAtMs - Math.max(nowMs, System.currentTimeMillis());
-    return remainingMs <= 0 ? "expired" : String.format(Locale.ROOT, "in %.1fs", remainingMs / 1000.0);
+    return remainingMs <= 0
+        ? "expired"
+        : String.format(Locale.ROOT, "in %.1fs", remainingMs / 1000.0);
   }
 
   static String instant(long epochMs) {
@@ -84,7 +93,10 @@ final class ListingCommands {
     @Option(names = "--prefix", paramLabel = "P", description = "Only names starting with P.")
     protected String prefix = "";
 
-    @Option(names = "--limit", paramLabel = "N", description = "Print at most N entries. Default: all.")
+    @Option(
+        names = "--limit",
+        paramLabel = "N",
+        description = "Print at most N entries. Default: all.")
     protected Integer limit;
 
     ListVerb(CliContext context) {
@@ -104,7 +116,10 @@ final class ListingCommands {
     }
   }
 
-  @Command(name = "leases", mixinStandardHelpOptions = true, header = "List resources and their leases.",
+  @Command(
+      name = "leases",
+      mixinStandardHelpOptions = true,
+      header = "List resources and their leases.",
       subcommands = {Leases.ListLeases.class})
   static final class Leases implements Runnable {
     @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
@@ -114,10 +129,16 @@ final class ListingCommands {
       throw new CommandLine.ParameterException(spec.commandLine(), "choose: list");
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, header = "List resources and their live leases.",
+    @Command(
+        name = "list",
+        mixinStandardHelpOptions = true,
+        header = "List resources and their live leases.",
         description = {
-            "Every resource record (whose name starts with --prefix) in name order: its live lease's token,",
-            "owner and time left, the newest token issued, and how many wait. Linearizable. Exit 0, 11."})
+          "Every resource record (whose name starts with --prefix) in name order: its live lease's"
+              + " token,",
+          "owner and time left, the newest token issued, and how many wait. Linearizable. Exit 0,"
+              + " 11."
+        })
     static final class ListLeases extends ListVerb {
       ListLeases(CliContext context) {
         super(context);
@@ -138,15 +159,19 @@ final class ListingCommands {
         int live = 0;
         for (ListEntry e : l.entries()) {
           live += e.getLive() ? 1 : 0;
-          table.row(e.getResource(),
+          table.row(
+              e.getResource(),
               e.getLive() ? Long.toString(e.getToken()) : "-",
               e.getLive() ? e.getOwner() : "-",
               e.getLive() ? expiresIn(e.getExpiresAtMs(), l.nowMs()) : "-",
               Long.toString(e.getCurrentToken()),
               Integer.toString(e.getWaiters()));
-          ObjectNode o = array.addObject().put("resource", e.getResource()).put("live", e.getLive());
+          ObjectNode o =
+              array.addObject().put("resource", e.getResource()).put("live", e.getLive());
           if (e.getLive()) {
-            o.put("token", e.getToken()).put("owner", e.getOwner()).put("expiresAtMs", e.getExpiresAtMs());
+            o.put("token", e.getToken())
+                .put("owner", e.getOwner())
+                .put("expiresAtMs", e.getExpiresAtMs());
           }
           o.put("currentToken", e.getCurrentToken()).put("waiters", e.getWaiters());
         }
@@ -155,15 +180,21 @@ final class ListingCommands {
           json.put("nowMs", l.nowMs());
         }
         List<String> lines = new ArrayList<>(table.isEmpty() ? List.of() : table.lines());
-        lines.add(l.entries().size() + (l.entries().size() == 1 ? " resource, " : " resources, ") + live
-            + (live == 1 ? " live lease" : " live leases")
-            + (l.more() ? "; more follow (raise --limit)" : ""));
+        lines.add(
+            l.entries().size()
+                + (l.entries().size() == 1 ? " resource, " : " resources, ")
+                + live
+                + (live == 1 ? " live lease" : " live leases")
+                + (l.more() ? "; more follow (raise --limit)" : ""));
         return Report.ok(json, lines);
       }
     }
   }
 
-  @Command(name = "keys", mixinStandardHelpOptions = true, header = "List the protected keys of a resource.",
+  @Command(
+      name = "keys",
+      mixinStandardHelpOptions = true,
+      header = "List the protected keys of a resource.",
       subcommands = {Keys.ListKeys.class})
   static final class Keys implements Runnable {
     @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
@@ -173,13 +204,19 @@ final class ListingCommands {
       throw new CommandLine.ParameterException(spec.commandLine(), "choose: list");
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, header = "List a resource's keys.",
+    @Command(
+        name = "list",
+        mixinStandardHelpOptions = true,
+        header = "List a resource's keys.",
         description = {
-            "Every key of <resource> (starting with --prefix) in name order: the token whose write it",
-            "accepted, its version, value size and when it was written (state-machine time, UTC).",
-            "Linearizable. Exit 0 (also when there are none), 11."})
+          "Every key of <resource> (starting with --prefix) in name order: the token whose write"
+              + " it",
+          "accepted, its version, value size and when it was written (state-machine time, UTC).",
+          "Linearizable. Exit 0 (also when there are none), 11."
+        })
     static final class ListKeys extends ListVerb {
-      @Parameters(index = "0", paramLabel = "<resource>") private String resource;
+      @Parameters(index = "0", paramLabel = "<resource>")
+      private String resource;
 
       ListKeys(CliContext context) {
         super(context);
@@ -198,16 +235,28 @@ final class ListingCommands {
         }
         ArrayNode array = json.putArray("keys");
         for (ListEntry e : l.entries()) {
-          table.row(e.getKey(), Long.toString(e.getAcceptedToken()), Long.toString(e.getVersion()),
-              Long.toString(e.getValueBytes()), instant(e.getWrittenAtMs()));
-          array.addObject().put("key", e.getKey()).put("acceptedToken", e.getAcceptedToken())
-              .put("version", e.getVersion()).put("valueBytes", e.getValueBytes())
+          table.row(
+              e.getKey(),
+              Long.toString(e.getAcceptedToken()),
+              Long.toString(e.getVersion()),
+              Long.toString(e.getValueBytes()),
+              instant(e.getWrittenAtMs()));
+          array
+              .addObject()
+              .put("key", e.getKey())
+              .put("acceptedToken", e.getAcceptedToken())
+              .put("version", e.getVersion())
+              .put("valueBytes", e.getValueBytes())
               .put("writtenAtMs", e.getWrittenAtMs());
         }
         json.put("more", l.more());
         List<String> lines = new ArrayList<>(table.isEmpty() ? List.of() : table.lines());
-        lines.add(l.entries().size() + (l.entries().size() == 1 ? " key" : " keys") + " in " + resource
-            + (l.more() ? "; more follow (raise --limit)" : ""));
+        lines.add(
+            l.entries().size()
+                + (l.entries().size() == 1 ? " key" : " keys")
+                + " in "
+                + resource
+                + (l.more() ? "; more follow (raise --limit)" : ""));
         return Report.ok(json, lines);
       }
     }

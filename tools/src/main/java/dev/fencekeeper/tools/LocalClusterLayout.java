@@ -15,12 +15,15 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * The files of the cluster {@code up} runs: {@code DIR/nX.properties} per node, and {@code DIR/nX/} for its
- * Raft storage, {@code node.log} (its output) and {@code logs/} (its rolling log). Reusing the directory is
- * how a restart resumes the same state. Each node serves metrics on its Raft port + 100.
+ * The files of the cluster {@code up} runs: {@code DIR/nX.properties} per node, and {@code DIR/nX/}
+ * for its Raft storage, {@code node.log} (its output) and {@code logs/} (its rolling log). Reusing
+ * the directory is how a restart resumes the same state. Each node serves metrics on its Raft port
+ * + 100.
  */
 public final class LocalClusterLayout {
-  /** A node's metrics port is its Raft port + METRICS_PORT_OFFSET: 7401..7403 for the default 7301. */
+  /**
+   * A node's metrics port is its Raft port + METRICS_PORT_OFFSET: 7401..7403 for the default 7301.
+   */
   static final int METRICS_PORT_OFFSET = 100;
 
   /** One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off. */
@@ -43,10 +46,11 @@ public final class LocalClusterLayout {
   /**
    * Makes sure each node has a config file describing the three-node cluster on {@code basePort}.
    *
-   * <p>An existing file is kept when it describes the same node of the same cluster, so hand edits (limits,
-   * timeouts) survive restarts. One describing another cluster (other ports, other storage) is rewritten
-   * only while its node has no Raft data yet: pointing an existing Raft log at new addresses would leave the
-   * stored membership and the config disagreeing, so that case is refused with the way out.
+   * <p>An existing file is kept when it describes the same node of the same cluster, so hand edits
+   * (limits, timeouts) survive restarts. One describing another cluster (other ports, other
+   * storage) is rewritten only while its node has no Raft data yet: pointing an existing Raft log
+   * at new addresses would leave the stored membership and the config disagreeing, so that case is
+   * refused with the way out.
    *
    * @throws ConfigException if a file is unreadable or invalid, or conflicts with existing data
    */
@@ -55,8 +59,9 @@ public final class LocalClusterLayout {
   }
 
   /**
-   * As {@link #prepare(Path, int)}, with every node's TLS files and admins set to {@code security}: the
-   * flags of this {@code up} decide whether the cluster talks TLS, also in a config file kept from before.
+   * As {@link #prepare(Path, int)}, with every node's TLS files and admins set to {@code security}:
+   * the flags of this {@code up} decide whether the cluster talks TLS, also in a config file kept
+   * from before.
    */
   public static List<Node> prepare(Path dataDir, int basePort, Security security) {
     ClusterConfig cluster = ClusterConfig.local(basePort);
@@ -66,8 +71,12 @@ public final class LocalClusterLayout {
       PeerAddress peer = peers.get(i);
       Path configFile = dataDir.resolve(peer.id() + ".properties");
       Path storageDir = dataDir.resolve(peer.id());
-      ClusterConfig wanted = cluster.withNodeId(peer.id()).withStorageDir(storageDir)
-          .withMetricsPort(metricsPort(basePort, i + 1)).withSecurity(security);
+      ClusterConfig wanted =
+          cluster
+              .withNodeId(peer.id())
+              .withStorageDir(storageDir)
+              .withMetricsPort(metricsPort(basePort, i + 1))
+              .withSecurity(security);
       ClusterConfig used = wanted;
       if (!Files.exists(configFile)) {
         wanted.store(configFile);
@@ -103,20 +112,24 @@ public final class LocalClusterLayout {
     return existing.clusterName().equals(wanted.clusterName())
         && existing.peers().equals(wanted.peers())
         && existing.nodeId().equals(wanted.nodeId())
-        && existing.storageDir().toAbsolutePath().normalize()
+        && existing
+            .storageDir()
+            .toAbsolutePath()
+            .normalize()
             .equals(wanted.storageDir().toAbsolutePath().normalize());
   }
 
   /**
-   * Ratis keeps each group in a subdirectory of the storage dir named by the group's UUID; node.log and
-   * logs/ alone are not data.
+   * Ratis keeps each group in a subdirectory of the storage dir named by the group's UUID; node.log
+   * and logs/ alone are not data.
    */
   private static boolean hasRaftData(Path storageDir) {
     if (!Files.isDirectory(storageDir)) {
       return false;
     }
     try (Stream<Path> entries = Files.list(storageDir)) {
-      return entries.anyMatch(p -> Files.isDirectory(p) && isGroupDirName(p.getFileName().toString()));
+      return entries.anyMatch(
+          p -> Files.isDirectory(p) && isGroupDirName(p.getFileName().toString()));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -131,20 +144,37 @@ public final class LocalClusterLayout {
     }
   }
 
-  private static String conflict(Path configFile, Path storageDir, ClusterConfig existing, ClusterConfig wanted,
+  private static String conflict(
+      Path configFile,
+      Path storageDir,
+      ClusterConfig existing,
+      ClusterConfig wanted,
       int basePort) {
-    String existingPeers = existing.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
-    StringBuilder message = new StringBuilder()
-        .append(configFile).append(": describes peers=").append(existingPeers)
-        .append(" with storage.dir=").append(existing.storageDir())
-        .append(", but this `up` (base port ").append(basePort).append(") would use peers=")
-        .append(wanted.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(",")))
-        .append(" with storage.dir=").append(wanted.storageDir())
-        .append("; ").append(storageDir).append(" already holds that cluster's data. ");
+    String existingPeers =
+        existing.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
+    StringBuilder message =
+        new StringBuilder()
+            .append(configFile)
+            .append(": describes peers=")
+            .append(existingPeers)
+            .append(" with storage.dir=")
+            .append(existing.storageDir())
+            .append(", but this `up` (base port ")
+            .append(basePort)
+            .append(") would use peers=")
+            .append(
+                wanted.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(",")))
+            .append(" with storage.dir=")
+            .append(wanted.storageDir())
+            .append("; ")
+            .append(storageDir)
+            .append(" already holds that cluster's data. ");
     PeerAddress first = existing.peers().get(0);
     if (existing.peers().equals(ClusterConfig.local(Math.min(first.port(), 65533)).peers())) {
       message.append("Start it as created (--base-port ").append(first.port()).append("), ");
     }
-    return message.append("use another --data-dir, or fix the file if you moved the data.").toString();
+    return message
+        .append("use another --data-dir, or fix the file if you moved the data.")
+        .toString();
   }
 }

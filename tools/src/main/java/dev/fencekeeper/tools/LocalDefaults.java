@@ -5,9 +5,9 @@ import dev.fencekeeper.config.ConfigException;
 import java.nio.file.Path;
 
 /**
- * Where {@code up} puts the local cluster, and so where every client verb looks for it by default. Each
- * flag's default comes from an environment variable first, so a test (or a user with two clusters) can run
- * the README's commands verbatim against a cluster on other ports.
+ * Where {@code up} puts the local cluster, and so where every client verb looks for it by default.
+ * Each flag's default comes from an environment variable first, so a test (or a user with two
+ * clusters) can run the README's commands verbatim against a cluster on other ports.
  */
 final class LocalDefaults {
   static final String ENV_DATA_DIR = "FENCEKEEPER_DATA_DIR";
@@ -17,7 +17,10 @@ final class LocalDefaults {
 
   private LocalDefaults() {}
 
-  /** {@code flag} if given, else $FENCEKEEPER_DATA_DIR, else ./data; absolute, against the user's cwd. */
+  /**
+   * {@code flag} if given, else $FENCEKEEPER_DATA_DIR, else ./data; absolute, against the user's
+   * cwd.
+   */
   static Path dataDir(CliContext context, Path flag) {
     Path dir = flag != null ? flag : Path.of(context.env(ENV_DATA_DIR, DEFAULT_DATA_DIR));
     return context.resolve(dir).toAbsolutePath();
@@ -46,7 +49,8 @@ final class LocalDefaults {
       try {
         return ClusterConfig.forPeers(peers);
       } catch (ConfigException e) {
-        throw new ConfigException((peersFlag != null ? "--peers" : ENV_PEERS) + ": " + e.getMessage());
+        throw new ConfigException(
+            (peersFlag != null ? "--peers" : ENV_PEERS) + ": " + e.getMessage());
       }
     }
     return ClusterConfig.local(basePort(context, null));

@@ -20,16 +20,23 @@ import picocli.CommandLine.Parameters;
     header = "List, add or remove cluster members.",
     description = {
       "Changes go through Raft (joint consensus): the cluster keeps serving while they commit.",
-      "To add a node: write its properties file with the NEW peers list (every member plus itself), start it",
-      "with `fencekeeper server --config FILE --join`, then run `fencekeeper members add ID=HOST:PORT`."
+      "To add a node: write its properties file with the NEW peers list (every member plus itself),"
+          + " start it",
+      "with `fencekeeper server --config FILE --join`, then run `fencekeeper members add"
+          + " ID=HOST:PORT`."
     },
-    subcommands = {MembersCommand.ListMembers.class, MembersCommand.Add.class, MembersCommand.Remove.class})
+    subcommands = {
+      MembersCommand.ListMembers.class,
+      MembersCommand.Add.class,
+      MembersCommand.Remove.class
+    })
 final class MembersCommand implements Runnable {
   @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "choose one of: list, add, remove");
+    throw new CommandLine.ParameterException(
+        spec.commandLine(), "choose one of: list, add, remove");
   }
 
   /** The membership as lines: a table of members with the leader marked, then the peers= line. */
@@ -63,10 +70,15 @@ final class MembersCommand implements Runnable {
     return o;
   }
 
-  @Command(name = "list", mixinStandardHelpOptions = true, header = "Show the voting members and the leader.",
+  @Command(
+      name = "list",
+      mixinStandardHelpOptions = true,
+      header = "Show the voting members and the leader.",
       description = {
-          "Prints each member's id and address, marks the leader, and ends with the `peers=` line a node's",
-          "properties file needs for this membership. Exit 0, 11 if no node answered."})
+        "Prints each member's id and address, marks the leader, and ends with the `peers=` line a"
+            + " node's",
+        "properties file needs for this membership. Exit 0, 11 if no node answered."
+      })
   static final class ListMembers extends AdminVerb {
     ListMembers(CliContext context) {
       super(context);
@@ -79,13 +91,20 @@ final class MembersCommand implements Runnable {
     }
   }
 
-  @Command(name = "add", mixinStandardHelpOptions = true, header = "Add a running, group-less node as a member.",
+  @Command(
+      name = "add",
+      mixinStandardHelpOptions = true,
+      header = "Add a running, group-less node as a member.",
       description = {
-          "Adds <id>=<host:port>, which must already run with `fencekeeper server --config FILE --join`",
-          "(its FILE lists the peers as they will be after the change). It catches up from the leader before",
-          "it counts towards the majority. Exit 0, 9 if already a member, 11 if the change failed."})
+        "Adds <id>=<host:port>, which must already run with `fencekeeper server --config FILE"
+            + " --join`",
+        "(its FILE lists the peers as they will be after the change). It catches up from the leader"
+            + " before",
+        "it counts towards the majority. Exit 0, 9 if already a member, 11 if the change failed."
+      })
   static final class Add extends AdminVerb {
-    @Parameters(index = "0", paramLabel = "<id>=<host:port>") private String member;
+    @Parameters(index = "0", paramLabel = "<id>=<host:port>")
+    private String member;
 
     Add(CliContext context) {
       super(context);
@@ -98,7 +117,9 @@ final class MembersCommand implements Runnable {
       List<String> lines = new ArrayList<>();
       lines.add("ADDED " + peer.id() + " at " + peer.address());
       lines.addAll(describe(m));
-      return Report.ok(Json.object().put("added", peer.id()).put("address", peer.address()).setAll(json(m)), lines);
+      return Report.ok(
+          Json.object().put("added", peer.id()).put("address", peer.address()).setAll(json(m)),
+          lines);
     }
 
     private PeerAddress parse(String text) {
@@ -107,18 +128,26 @@ final class MembersCommand implements Runnable {
       try {
         return PeerAddress.parse(idAtAddress);
       } catch (ConfigException e) {
-        throw usageError("'" + text + "' is not <id>=<host:port> (e.g. n4=10.0.0.4:7301): " + e.getMessage());
+        throw usageError(
+            "'" + text + "' is not <id>=<host:port> (e.g. n4=10.0.0.4:7301): " + e.getMessage());
       }
     }
   }
 
-  @Command(name = "remove", mixinStandardHelpOptions = true, header = "Remove a member.",
+  @Command(
+      name = "remove",
+      mixinStandardHelpOptions = true,
+      header = "Remove a member.",
       description = {
-          "Removes member <id> from the configuration; the others must still form a majority. Removing the",
-          "leader makes it step down once the change commits. Stop the removed node's process afterwards.",
-          "Exit 0, 10 if no such member, 11 if the change failed."})
+        "Removes member <id> from the configuration; the others must still form a majority."
+            + " Removing the",
+        "leader makes it step down once the change commits. Stop the removed node's process"
+            + " afterwards.",
+        "Exit 0, 10 if no such member, 11 if the change failed."
+      })
   static final class Remove extends AdminVerb {
-    @Parameters(index = "0", paramLabel = "<id>") private String id;
+    @Parameters(index = "0", paramLabel = "<id>")
+    private String id;
 
     Remove(CliContext context) {
       super(context);

@@ -31,14 +31,17 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     header = "Print a node's metrics (Prometheus text).",
     description = {
-      "Fetches http://HOST:PORT/metrics of the leader (default), of --node <id>, or of --url, and prints it.",
-      "The node must serve metrics: metrics.port in its properties (`up` uses each node's port + 100).",
+      "Fetches http://HOST:PORT/metrics of the leader (default), of --node <id>, or of --url, and"
+          + " prints it.",
+      "The node must serve metrics: metrics.port in its properties (`up` uses each node's port +"
+          + " 100).",
       "With --json, prints {\"status\":\"OK\",\"node\":…,\"url\":…,\"samples\":{series: value}}.",
       "Exit 0, 10 if <id> is not a member, 11 if the node is unreachable or serves no metrics."
     })
 final class MetricsCommand implements Callable<Integer> {
   private static final Duration TIMEOUT = Duration.ofSeconds(5);
-  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\\{.*\\})?)\\s+(\\S+)(?:\\s+\\S+)?$");
+  private static final Pattern SAMPLE =
+      Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\\{.*\\})?)\\s+(\\S+)(?:\\s+\\S+)?$");
 
   private final CliContext context;
 
@@ -48,14 +51,23 @@ final class MetricsCommand implements Callable<Integer> {
 
   @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--node", paramLabel = "<id>", description = "The member to ask. Default: the leader.")
+  @Option(
+      names = "--node",
+      paramLabel = "<id>",
+      description = "The member to ask. Default: the leader.")
   private String node;
 
-  @Option(names = "--url", paramLabel = "URL",
-      description = "Fetch this URL instead of asking the cluster, e.g. http://10.0.0.1:9301/metrics.")
+  @Option(
+      names = "--url",
+      paramLabel = "URL",
+      description =
+          "Fetch this URL instead of asking the cluster, e.g. http://10.0.0.1:9301/metrics.")
   private String url;
 
-  @Option(names = "--grep", paramLabel = "TEXT", description = "Print only the series whose line contains TEXT.")
+  @Option(
+      names = "--grep",
+      paramLabel = "TEXT",
+      description = "Print only the series whose line contains TEXT.")
   private String grep;
 
   MetricsCommand(CliContext context) {
@@ -65,7 +77,8 @@ final class MetricsCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     if (url != null && node != null) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "give either --node or --url, not both");
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "give either --node or --url, not both");
     }
     String shownNode = node;
     String target = url;
@@ -86,16 +99,21 @@ final class MetricsCommand implements Callable<Integer> {
     try {
       text = fetch(target);
     } catch (IOException e) {
-      return Report.failure(ResultCode.UNAVAILABLE, "cannot fetch " + target + ": "
-              + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()))
+      return Report.failure(
+              ResultCode.UNAVAILABLE,
+              "cannot fetch "
+                  + target
+                  + ": "
+                  + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()))
           .print(context, client.json());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Report.failure(ResultCode.UNAVAILABLE, "interrupted").print(context, client.json());
     }
-    List<String> lines = text.lines()
-        .filter(line -> grep == null || (!line.startsWith("#") && line.contains(grep)))
-        .toList();
+    List<String> lines =
+        text.lines()
+            .filter(line -> grep == null || (!line.startsWith("#") && line.contains(grep)))
+            .toList();
     if (client.json()) {
       ObjectNode json = Json.object();
       if (shownNode != null) {
@@ -137,29 +155,50 @@ final class MetricsCommand implements Callable<Integer> {
     }
     String id = node != null ? node : membership.leaderId();
     if (id.isEmpty()) {
-      return new Located(null, null, Report.failure(ResultCode.UNAVAILABLE, "no leader known; name a node with --node"));
+      return new Located(
+          null,
+          null,
+          Report.failure(ResultCode.UNAVAILABLE, "no leader known; name a node with --node"));
     }
     Optional<PeerAddress> peer = membership.member(id);
     if (peer.isEmpty()) {
-      return new Located(null, null, Report.failure(ResultCode.NOT_FOUND,
-          "no member " + id + " in the configuration (" + membership.peersProperty() + ")"));
+      return new Located(
+          null,
+          null,
+          Report.failure(
+              ResultCode.NOT_FOUND,
+              "no member " + id + " in the configuration (" + membership.peersProperty() + ")"));
     }
-    ClusterConfig members = ClusterConfig.forPeers(membership.members().stream()
-        .map(PeerAddress::toString).collect(Collectors.joining(",")));
+    ClusterConfig members =
+        ClusterConfig.forPeers(
+            membership.members().stream()
+                .map(PeerAddress::toString)
+                .collect(Collectors.joining(",")));
     NodeInfo info;
     try (FencingClient fencing = FencingClient.connect(members)) {
-      NodeStatus status = ClusterProbe.probe(fencing, members, TIMEOUT).stream()
-          .filter(n -> n.peer().id().equals(id)).findFirst().orElseThrow();
+      NodeStatus status =
+          ClusterProbe.probe(fencing, members, TIMEOUT).stream()
+              .filter(n -> n.peer().id().equals(id))
+              .findFirst()
+              .orElseThrow();
       if (!status.reachable()) {
-        return new Located(id, null, Report.failure(ResultCode.UNAVAILABLE, id + " did not answer: " + status.error()));
+        return new Located(
+            id,
+            null,
+            Report.failure(ResultCode.UNAVAILABLE, id + " did not answer: " + status.error()));
       }
       info = status.info();
     }
     if (info.getMetricsPort() <= 0) {
-      return new Located(id, null, Report.failure(ResultCode.UNAVAILABLE,
-          id + " serves no metrics: set metrics.port in its properties and restart it"));
+      return new Located(
+          id,
+          null,
+          Report.failure(
+              ResultCode.UNAVAILABLE,
+              id + " serves no metrics: set metrics.port in its properties and restart it"));
     }
-    String host = peer.get().host().indexOf(':') >= 0 ? "[" + peer.get().host() + "]" : peer.get().host();
+    String host =
+        peer.get().host().indexOf(':') >= 0 ? "[" + peer.get().host() + "]" : peer.get().host();
     return new Located(id, "http://" + host + ":" + info.getMetricsPort() + "/metrics", null);
   }
 
@@ -171,9 +210,14 @@ final class MetricsCommand implements Callable<Integer> {
       throw new IOException("not a URL: " + e.getMessage(), e);
     }
     HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
-    HttpResponse<String> response = http.send(
-        HttpRequest.newBuilder(uri).timeout(TIMEOUT).header("Accept", "text/plain").GET().build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response =
+        http.send(
+            HttpRequest.newBuilder(uri)
+                .timeout(TIMEOUT)
+                .header("Accept", "text/plain")
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     if (response.statusCode() != 200) {
       throw new IOException("HTTP " + response.statusCode());
     }

@@ -16,28 +16,31 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The node processes of {@code up}: one JVM per node running {@code fencekeeper server}, output appended to
- * its node.log. Reports each node that exits on its own, and stops them all on request.
+ * The node processes of {@code up}: one JVM per node running {@code fencekeeper server}, output
+ * appended to its node.log. Reports each node that exits on its own, and stops them all on request.
  */
 public final class NodeProcesses {
-  /** System properties passed on to the nodes, so a log setting given to `up` applies to them too. */
+  /**
+   * System properties passed on to the nodes, so a log setting given to `up` applies to them too.
+   */
   private static final List<String> FORWARDED_PROPERTIES =
       List.of("logback.configurationFile", ServerCommand.LOG_LEVEL_PROPERTY);
 
   /**
-   * Transparent huge pages for the heap (Linux, in `madvise` mode as most distributions ship it): a node
-   * that loads a large state faults its heap in 2 MiB pages instead of 4 KiB ones. Restarting with
-   * 1,000,000 keys took 5.7-5.9 CPU-seconds without and 4.9-5.1 with (docs/benchmarks.md); where the kernel
-   * has no THP the JVM notes it in the node log and carries on.
+   * Transparent huge pages for the heap (Linux, in `madvise` mode as most distributions ship it): a
+   * node that loads a large state faults its heap in 2 MiB pages instead of 4 KiB ones. Restarting
+   * with 1,000,000 keys took 5.7-5.9 CPU-seconds without and 4.9-5.1 with (docs/benchmarks.md);
+   * where the kernel has no THP the JVM notes it in the node log and carries on.
    */
   private static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
 
   /**
-   * Both JIT compilers, on every host. On two cores C2 competes with the node for minutes after a start (a
-   * third to a half of the three nodes' CPU for the first two minutes of load), so C1 alone looks faster at
-   * first; but once C2 has settled, after four to five minutes of load, its code needs about a third less CPU
-   * per write and W2 at 64 workers did 6,200-8,400 writes/s against 4,500-5,300 with C1 only
-   * (docs/benchmarks.md, JIT). A node runs for days; its first minutes should not decide its code.
+   * Both JIT compilers, on every host. On two cores C2 competes with the node for minutes after a
+   * start (a third to a half of the three nodes' CPU for the first two minutes of load), so C1
+   * alone looks faster at first; but once C2 has settled, after four to five minutes of load, its
+   * code needs about a third less CPU per write and W2 at 64 workers did 6,200-8,400 writes/s
+   * against 4,500-5,300 with C1 only (docs/benchmarks.md, JIT). A node runs for days; its first
+   * minutes should not decide its code.
    */
   public static List<String> nodeJvmFlags() {
     return List.of(HUGE_PAGES);
@@ -57,16 +60,20 @@ public final class NodeProcesses {
     this.allExited = new CountDownLatch(nodes.size());
   }
 
-  /** Starts every node; if one cannot even be launched, the ones already started are stopped again. */
+  /**
+   * Starts every node; if one cannot even be launched, the ones already started are stopped again.
+   */
   static NodeProcesses start(List<Node> nodes, PrintStream out) throws IOException {
     return start(nodes, out, List.of("server"));
   }
 
   /**
-   * As {@link #start(List, PrintStream)}, running the verb {@code verb} (which takes {@code --config} and
-   * {@code --parent-pid} as {@code server} does) instead of {@code server}: the bench's baseline nodes.
+   * As {@link #start(List, PrintStream)}, running the verb {@code verb} (which takes {@code
+   * --config} and {@code --parent-pid} as {@code server} does) instead of {@code server}: the
+   * bench's baseline nodes.
    */
-  public static NodeProcesses start(List<Node> nodes, PrintStream out, List<String> verb) throws IOException {
+  public static NodeProcesses start(List<Node> nodes, PrintStream out, List<String> verb)
+      throws IOException {
     NodeProcesses processes = new NodeProcesses(nodes, out, verb);
     try {
       for (Node node : nodes) {
@@ -92,14 +99,21 @@ public final class NodeProcesses {
       }
     }
     // The launcher runs `java -jar fencekeeper.jar`, so the class path is exactly that jar.
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName()));
+    command.addAll(
+        List.of("-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName()));
     command.addAll(verb);
-    command.addAll(List.of("--config", node.configFile().toString(),
-        "--parent-pid", Long.toString(ProcessHandle.current().pid())));
-    ProcessBuilder builder = new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
-    // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell (FENCEKEEPER_PEERS
+    command.addAll(
+        List.of(
+            "--config",
+            node.configFile().toString(),
+            "--parent-pid",
+            Long.toString(ProcessHandle.current().pid())));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
+    // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell
+    // (FENCEKEEPER_PEERS
     // for the client verbs, say) must not override it in the node.
     builder.environment().keySet().removeAll(ClusterConfig.environmentVariables());
     Process process = builder.start();
@@ -111,7 +125,9 @@ public final class NodeProcesses {
   }
 
   private static String javaBinary() {
-    return ProcessHandle.current().info().command()
+    return ProcessHandle.current()
+        .info()
+        .command()
         .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
   }
 
@@ -132,8 +148,15 @@ public final class NodeProcesses {
       survivors = describeSurvivors();
     }
     if (!stopping) {
-      out.println("node " + node.id() + " (pid " + process.pid() + ") exited with code " + process.exitValue()
-          + "; " + survivors);
+      out.println(
+          "node "
+              + node.id()
+              + " (pid "
+              + process.pid()
+              + ") exited with code "
+              + process.exitValue()
+              + "; "
+              + survivors);
       out.flush();
     }
     allExited.countDown();
@@ -149,7 +172,12 @@ public final class NodeProcesses {
     if (ids.size() >= majority) {
       return String.join(", ", ids) + (ids.size() == 1 ? " keeps" : " keep") + " serving";
     }
-    return String.join(", ", ids) + " cannot serve without a majority (" + majority + " of " + total + ")";
+    return String.join(", ", ids)
+        + " cannot serve without a majority ("
+        + majority
+        + " of "
+        + total
+        + ")";
   }
 
   /** True once {@link #stopAll} has begun: exits from then on are expected, not news. */
@@ -163,8 +191,8 @@ public final class NodeProcesses {
   }
 
   /**
-   * SIGTERM to every node, a kill for any still running after {@code grace}. Returns once all are gone (or
-   * the kill, too, has had a few seconds).
+   * SIGTERM to every node, a kill for any still running after {@code grace}. Returns once all are
+   * gone (or the kill, too, has had a few seconds).
    */
   public void stopAll(Duration grace) {
     stopping = true;

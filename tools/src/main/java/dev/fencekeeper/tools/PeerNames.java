@@ -13,13 +13,16 @@ final class PeerNames {
 
   /** "cannot resolve host a.example, b.example", or empty when every peer's host resolves. */
   static Optional<String> unresolved(ClusterConfig cluster) {
-    List<String> hosts = cluster.peers().stream()
-        .map(PeerAddress::host)
-        .distinct()
-        .filter(host -> !resolves(host))
-        .toList();
-    return hosts.isEmpty() ? Optional.empty()
-        : Optional.of("cannot resolve host" + (hosts.size() > 1 ? "s " : " ") + String.join(", ", hosts));
+    List<String> hosts =
+        cluster.peers().stream()
+            .map(PeerAddress::host)
+            .distinct()
+            .filter(host -> !resolves(host))
+            .toList();
+    return hosts.isEmpty()
+        ? Optional.empty()
+        : Optional.of(
+            "cannot resolve host" + (hosts.size() > 1 ? "s " : " ") + String.join(", ", hosts));
   }
 
   private static boolean resolves(String host) {

@@ -17,12 +17,17 @@ import picocli.CommandLine.Parameters;
       "Exit 0 FOUND, 10 NOT_FOUND."
     })
 final class ReadCommand extends ClientVerb {
-  @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-  @Parameters(index = "1", paramLabel = "<key>") private String key;
+  @Parameters(index = "0", paramLabel = "<resource>")
+  private String resource;
 
-  @Option(names = "--stale",
-      description = "Read from any one replica without a leader round trip: cheaper, possibly behind."
-          + " Never use it to decide who owns a resource.")
+  @Parameters(index = "1", paramLabel = "<key>")
+  private String key;
+
+  @Option(
+      names = "--stale",
+      description =
+          "Read from any one replica without a leader round trip: cheaper, possibly behind."
+              + " Never use it to decide who owns a resource.")
   private boolean stale;
 
   ReadCommand(CliContext context) {
@@ -32,6 +37,7 @@ final class ReadCommand extends ClientVerb {
   @Override
   ResultView call(FencingClient fencing) {
     ReadConsistency consistency = stale ? ReadConsistency.STALE : ReadConsistency.LINEARIZABLE;
-    return ResultView.ofValue(Wire.response(fencing.read(resource, key, consistency)), resource, key);
+    return ResultView.ofValue(
+        Wire.response(fencing.read(resource, key, consistency)), resource, key);
   }
 }

@@ -6,8 +6,8 @@ import dev.fencekeeper.proto.ResultCode;
 import java.util.List;
 
 /**
- * What an admin verb prints: readable lines, or with {@code --json} one JSON object whose {@code status} is
- * {@code OK} or the failure's result code, and the exit code that goes with it.
+ * What an admin verb prints: readable lines, or with {@code --json} one JSON object whose {@code
+ * status} is {@code OK} or the failure's result code, and the exit code that goes with it.
  */
 record Report(ExitCode exit, ObjectNode json, List<String> lines) {
   static final String OK = "OK";

@@ -14,30 +14,49 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code restore <file>}: seed the storage of new, empty nodes from a backup. */
-@Command(name = "restore", mixinStandardHelpOptions = true, header = "Seed a new cluster from a backup.",
+@Command(
+    name = "restore",
+    mixinStandardHelpOptions = true,
+    header = "Seed a new cluster from a backup.",
     description = {
-        "Places <file> in the storage directory of each new node; on first start each node begins from the",
-        "backup's state, and every token it issues exceeds every token the backed-up cluster ever issued,",
-        "even one issued after the backup. Refuses nodes that already hold Raft data.",
-        "  fencekeeper restore cluster.backup --data-dir ./restored && fencekeeper up --data-dir ./restored",
-        "Exit 0 on success, 2 when the file or a target directory is refused."})
+      "Places <file> in the storage directory of each new node; on first start each node begins"
+          + " from the",
+      "backup's state, and every token it issues exceeds every token the backed-up cluster ever"
+          + " issued,",
+      "even one issued after the backup. Refuses nodes that already hold Raft data.",
+      "  fencekeeper restore cluster.backup --data-dir ./restored && fencekeeper up --data-dir"
+          + " ./restored",
+      "Exit 0 on success, 2 when the file or a target directory is refused."
+    })
 final class RestoreCommand implements Callable<Integer> {
   private final CliContext context;
 
-  @Parameters(index = "0", paramLabel = "<file>") private Path file;
+  @Parameters(index = "0", paramLabel = "<file>")
+  private Path file;
 
-  @ArgGroup(exclusive = true, multiplicity = "1") private Target target;
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  private Target target;
 
   static final class Target {
-    @Option(names = "--data-dir", paramLabel = "DIR",
-        description = "A data directory laid out as `up` uses it: seeds DIR/<id> for every --nodes id.")
+    @Option(
+        names = "--data-dir",
+        paramLabel = "DIR",
+        description =
+            "A data directory laid out as `up` uses it: seeds DIR/<id> for every --nodes id.")
     Path dataDir;
 
-    @Option(names = "--storage-dir", paramLabel = "DIR", description = "The storage.dir of one node.")
+    @Option(
+        names = "--storage-dir",
+        paramLabel = "DIR",
+        description = "The storage.dir of one node.")
     Path storageDir;
   }
 
-  @Option(names = "--nodes", split = ",", paramLabel = "ID,...", defaultValue = "n1,n2,n3",
+  @Option(
+      names = "--nodes",
+      split = ",",
+      paramLabel = "ID,...",
+      defaultValue = "n1,n2,n3",
       description = "Node ids under --data-dir (default: ${DEFAULT-VALUE}).")
   private List<String> nodes;
 
@@ -61,8 +80,17 @@ final class RestoreCommand implements Callable<Integer> {
       for (Path dir : dirs) {
         RestoreSeed.seed(backup, dir, Limits.defaults());
       }
-      context.out().println("RESTORED " + backup + " into " + dirs + ": " + state.resources().size()
-          + " resources; new tokens start above " + FencingState.nextEpochFloor(state.lastIssuedToken()));
+      context
+          .out()
+          .println(
+              "RESTORED "
+                  + backup
+                  + " into "
+                  + dirs
+                  + ": "
+                  + state.resources().size()
+                  + " resources; new tokens start above "
+                  + FencingState.nextEpochFloor(state.lastIssuedToken()));
       context.out().flush();
       return ExitCode.SUCCESS.code();
     } catch (IOException e) {

@@ -11,12 +11,14 @@ import java.util.Base64;
 import java.util.Locale;
 
 /**
- * How one cluster answer is shown: a readable line for people, or a JSON object for scripts. Works on the
- * wire {@link Response} so every code and field combination can be rendered (and tested) without a cluster.
+ * How one cluster answer is shown: a readable line for people, or a JSON object for scripts. Works
+ * on the wire {@link Response} so every code and field combination can be rendered (and tested)
+ * without a cluster.
  *
  * @param resource the resource the call was about (null for a failure before the call was made)
  * @param key the key for value calls (write, read), null for lease calls
- * @param leaseQuery true for {@code lease show}, whose {@code live=false} is an answer, not a default
+ * @param leaseQuery true for {@code lease show}, whose {@code live=false} is an answer, not a
+ *     default
  */
 record ResultView(Response response, String resource, String key, boolean leaseQuery) {
 
@@ -44,8 +46,9 @@ record ResultView(Response response, String resource, String key, boolean leaseQ
   // JSON
 
   /**
-   * {@code status} (the result code name) always; other fields only when set, except where zero, false or
-   * empty is itself the answer: {@code value} of a found key, {@code live} of a lease query.
+   * {@code status} (the result code name) always; other fields only when set, except where zero,
+   * false or empty is itself the answer: {@code value} of a found key, {@code live} of a lease
+   * query.
    */
   ObjectNode json() {
     Response r = response;
@@ -108,21 +111,55 @@ record ResultView(Response response, String resource, String key, boolean leaseQ
   String humanLine(long localNowMs) {
     Response r = response;
     return switch (code()) {
-      case GRANTED, RENEWED -> code() + " " + resource + " token=" + r.getToken() + expiry(localNowMs) + owner();
-      case RELEASED -> "RELEASED " + resource + " token=" + r.getToken()
-          + (r.getAlreadyEnded() ? " (the lease had already ended)" : "");
-      case ACCEPTED -> "ACCEPTED " + valueName() + " token=" + r.getAcceptedToken() + " version=" + r.getVersion()
-          + (r.getMessage().isEmpty() ? "" : " (" + r.getMessage() + ")");
+      case GRANTED, RENEWED ->
+          code() + " " + resource + " token=" + r.getToken() + expiry(localNowMs) + owner();
+      case RELEASED ->
+          "RELEASED "
+              + resource
+              + " token="
+              + r.getToken()
+              + (r.getAlreadyEnded() ? " (the lease had already ended)" : "");
+      case ACCEPTED ->
+          "ACCEPTED "
+              + valueName()
+              + " token="
+              + r.getAcceptedToken()
+              + " version="
+              + r.getVersion()
+              + (r.getMessage().isEmpty() ? "" : " (" + r.getMessage() + ")");
       case FOUND -> key == null ? foundLease(localNowMs) : foundValue();
-      case CURRENT -> "CURRENT " + resource + " token=" + r.getToken() + " is the live lease" + owner()
-          + commaExpiry(localNowMs);
-      case REVOKED -> "REVOKED " + resource + " token=" + r.getToken()
-          + (r.getMessage().isEmpty() ? "" : " (" + r.getMessage() + ")");
-      case HELD -> "HELD: " + resource + " is held by token " + r.getToken() + owner() + commaExpiry(localNowMs);
-      case STALE_TOKEN, STALE -> r.getCurrentToken() > r.getSentToken()
-          ? code() + ": token " + r.getSentToken() + " is stale; " + resource + " has token " + r.getCurrentToken()
-              + holder()
-          : code() + ": " + r.getMessage();
+      case CURRENT ->
+          "CURRENT "
+              + resource
+              + " token="
+              + r.getToken()
+              + " is the live lease"
+              + owner()
+              + commaExpiry(localNowMs);
+      case REVOKED ->
+          "REVOKED "
+              + resource
+              + " token="
+              + r.getToken()
+              + (r.getMessage().isEmpty() ? "" : " (" + r.getMessage() + ")");
+      case HELD ->
+          "HELD: "
+              + resource
+              + " is held by token "
+              + r.getToken()
+              + owner()
+              + commaExpiry(localNowMs);
+      case STALE_TOKEN, STALE ->
+          r.getCurrentToken() > r.getSentToken()
+              ? code()
+                  + ": token "
+                  + r.getSentToken()
+                  + " is stale; "
+                  + resource
+                  + " has token "
+                  + r.getCurrentToken()
+                  + holder()
+              : code() + ": " + r.getMessage();
       default -> code() + ": " + (r.getMessage().isEmpty() ? "(no details)" : r.getMessage());
     };
   }
@@ -138,11 +175,20 @@ record ResultView(Response response, String resource, String key, boolean leaseQ
   private String foundValue() {
     Response r = response;
     byte[] bytes = r.getValue().toByteArray();
-    String shown = isUtf8(bytes)
-        ? Json.write(new String(bytes, StandardCharsets.UTF_8)) // quoted and escaped: stays one line
-        : "base64:" + Base64.getEncoder().encodeToString(bytes);
-    return "FOUND " + valueName() + " = " + shown + " (token " + r.getAcceptedToken() + ", version "
-        + r.getVersion() + ")";
+    String shown =
+        isUtf8(bytes)
+            ? Json.write(
+                new String(bytes, StandardCharsets.UTF_8)) // quoted and escaped: stays one line
+            : "base64:" + Base64.getEncoder().encodeToString(bytes);
+    return "FOUND "
+        + valueName()
+        + " = "
+        + shown
+        + " (token "
+        + r.getAcceptedToken()
+        + ", version "
+        + r.getVersion()
+        + ")";
   }
 
   private String foundLease(long localNowMs) {
@@ -154,9 +200,9 @@ record ResultView(Response response, String resource, String key, boolean leaseQ
   }
 
   /**
-   * " expires in 4.2s". State-machine time only moves when an entry commits, so on an idle cluster the
-   * answer's {@code nowMs} lags; the later of it and the local clock is the better estimate of "now", and
-   * either way the figure errs towards less time left, never more.
+   * " expires in 4.2s". State-machine time only moves when an entry commits, so on an idle cluster
+   * the answer's {@code nowMs} lags; the later of it and the local clock is the better estimate of
+   * "now", and either way the figure errs towards less time left, never more.
    */
   private String expiry(long localNowMs) {
     Response r = response;
@@ -164,7 +210,9 @@ record ResultView(Response response, String resource, String key, boolean leaseQ
       return "";
     }
     long remainingMs = r.getExpiresAtMs() - Math.max(r.getNowMs(), localNowMs);
-    return remainingMs <= 0 ? " expired" : String.format(Locale.ROOT, " expires in %.1fs", remainingMs / 1000.0);
+    return remainingMs <= 0
+        ? " expired"
+        : String.format(Locale.ROOT, " expires in %.1fs", remainingMs / 1000.0);
   }
 
   private String commaExpiry(long localNowMs) {
@@ -184,7 +232,8 @@ record ResultView(Response response, String resource, String key, boolean leaseQ
 
   static boolean isUtf8(byte[] bytes) {
     try {
-      StandardCharsets.UTF_8.newDecoder()
+      StandardCharsets.UTF_8
+          .newDecoder()
           .onMalformedInput(CodingErrorAction.REPORT)
           .onUnmappableCharacter(CodingErrorAction.REPORT)
           .decode(ByteBuffer.wrap(bytes));

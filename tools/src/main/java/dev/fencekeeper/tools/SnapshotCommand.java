@@ -1,8 +1,8 @@
 package dev.fencekeeper.tools;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import dev.fencekeeper.client.FencingAdmin.Membership;
 import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingAdmin.Membership;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
@@ -10,10 +10,10 @@ import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 /** {@code snapshot create}: write a snapshot now rather than at the next automatic trigger. */
 @Command(
@@ -29,11 +29,17 @@ final class SnapshotCommand implements Runnable {
     throw new CommandLine.ParameterException(spec.commandLine(), "choose: create");
   }
 
-  @Command(name = "create", mixinStandardHelpOptions = true, header = "Snapshot a node's state now.",
+  @Command(
+      name = "create",
+      mixinStandardHelpOptions = true,
+      header = "Snapshot a node's state now.",
       description = {
-          "Writes a snapshot of the applied state on the leader (default), on --node <id>, or on --all",
-          "members, and prints the log index each covers. The log before a snapshot can then be purged, and",
-          "a restart replays less. Exit 0, 10 if <id> is not a member, 11 if any node failed."})
+        "Writes a snapshot of the applied state on the leader (default), on --node <id>, or on"
+            + " --all",
+        "members, and prints the log index each covers. The log before a snapshot can then be"
+            + " purged, and",
+        "a restart replays less. Exit 0, 10 if <id> is not a member, 11 if any node failed."
+      })
   static final class Create extends AdminVerb {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
@@ -80,7 +86,11 @@ final class SnapshotCommand implements Runnable {
           }
           failed = failed == null ? ResultCode.valueOf(e.code().name()) : failed;
           lines.add(e.code() + ": " + id + ": " + e.result().message());
-          snapshots.addObject().put("node", id).put("status", e.code().name()).put("error", e.result().message());
+          snapshots
+              .addObject()
+              .put("node", id)
+              .put("status", e.code().name())
+              .put("error", e.result().message());
         }
       }
       if (failed != null) {

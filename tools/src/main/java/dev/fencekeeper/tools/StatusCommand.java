@@ -19,8 +19,10 @@ import picocli.CommandLine.Mixin;
     mixinStandardHelpOptions = true,
     header = "Show every node's role, term and progress.",
     description = {
-      "Per node of --peers: id, address, pid, role (LEADER, FOLLOWER, ... or unreachable), term, last",
-      "applied index, commit index, newest snapshot's index, size of its Raft log on disk, and the leader",
+      "Per node of --peers: id, address, pid, role (LEADER, FOLLOWER, ... or unreachable), term,"
+          + " last",
+      "applied index, commit index, newest snapshot's index, size of its Raft log on disk, and the"
+          + " leader",
       "it follows. Exit 0 if a leader is known, 11 if not."
     })
 final class StatusCommand implements Callable<Integer> {
@@ -54,7 +56,8 @@ final class StatusCommand implements Callable<Integer> {
     return exit.code();
   }
 
-  private static ObjectNode json(List<NodeStatus> nodes, Optional<NodeStatus> leader, ExitCode exit) {
+  private static ObjectNode json(
+      List<NodeStatus> nodes, Optional<NodeStatus> leader, ExitCode exit) {
     ObjectNode o = Json.object();
     o.put("status", exit == ExitCode.SUCCESS ? "OK" : "UNAVAILABLE");
     leader.ifPresent(l -> o.put("leader", l.peer().id()));
@@ -87,18 +90,35 @@ final class StatusCommand implements Callable<Integer> {
   }
 
   private void printTable(List<NodeStatus> nodes, Optional<NodeStatus> leader) {
-    Table table = new Table("ID", "ADDRESS", "PID", "ROLE", "TERM", "APPLIED", "COMMIT", "SNAPSHOT", "LOG",
-        "LEADER");
+    Table table =
+        new Table(
+            "ID",
+            "ADDRESS",
+            "PID",
+            "ROLE",
+            "TERM",
+            "APPLIED",
+            "COMMIT",
+            "SNAPSHOT",
+            "LOG",
+            "LEADER");
     for (NodeStatus n : nodes) {
       NodeInfo info = n.info();
       if (n.reachable()) {
-        table.row(n.peer().id(), n.peer().address(), Long.toString(info.getPid()), info.getRole(),
-            Long.toString(info.getTerm()), Long.toString(info.getLastAppliedIndex()),
+        table.row(
+            n.peer().id(),
+            n.peer().address(),
+            Long.toString(info.getPid()),
+            info.getRole(),
+            Long.toString(info.getTerm()),
+            Long.toString(info.getLastAppliedIndex()),
             Long.toString(info.getCommitIndex()),
             info.getSnapshotIndex() < 0 ? "-" : Long.toString(info.getSnapshotIndex()),
-            bytes(info.getLogSizeBytes()), info.getLeaderId().isEmpty() ? "-" : info.getLeaderId());
+            bytes(info.getLogSizeBytes()),
+            info.getLeaderId().isEmpty() ? "-" : info.getLeaderId());
       } else {
-        table.row(n.peer().id(), n.peer().address(), "-", UNREACHABLE, "-", "-", "-", "-", "-", "-");
+        table.row(
+            n.peer().id(), n.peer().address(), "-", UNREACHABLE, "-", "-", "-", "-", "-", "-");
       }
     }
     table.lines().forEach(context.out()::println);

@@ -32,7 +32,8 @@ final class Table {
     for (String[] row : rows) {
       StringBuilder line = new StringBuilder();
       for (int i = 0; i < columns; i++) {
-        line.append(i == columns - 1 ? row[i] : String.format("%-" + (widths[i] + 2) + "s", row[i]));
+        line.append(
+            i == columns - 1 ? row[i] : String.format("%-" + (widths[i] + 2) + "s", row[i]));
       }
       lines.add(line.toString().stripTrailing());
     }

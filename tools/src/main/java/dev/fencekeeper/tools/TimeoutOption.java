@@ -6,15 +6,19 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 /**
- * {@code --timeout D}, shared by the verbs that make calls and print their answer: the whole verb gives up
- * after D with UNAVAILABLE (exit 11). {@link CallDeadline} enforces it around the verb, so no verb can
- * forget to. Verbs that run until stopped ({@code watch}, {@code lease hold}, {@code lease run}) give
- * their own {@code --timeout} their own meaning instead.
+ * {@code --timeout D}, shared by the verbs that make calls and print their answer: the whole verb
+ * gives up after D with UNAVAILABLE (exit 11). {@link CallDeadline} enforces it around the verb, so
+ * no verb can forget to. Verbs that run until stopped ({@code watch}, {@code lease hold}, {@code
+ * lease run}) give their own {@code --timeout} their own meaning instead.
  */
 final class TimeoutOption {
-  @Option(names = "--timeout", paramLabel = "DURATION", converter = DurationConverter.class,
-      description = "Give up after this long: UNAVAILABLE, exit 11 (a change cut short may or may not have"
-          + " been applied). Default: the client's own limit per call.")
+  @Option(
+      names = "--timeout",
+      paramLabel = "DURATION",
+      converter = DurationConverter.class,
+      description =
+          "Give up after this long: UNAVAILABLE, exit 11 (a change cut short may or may not have"
+              + " been applied). Default: the client's own limit per call.")
   private Duration timeout;
 
   Optional<Duration> timeout() {

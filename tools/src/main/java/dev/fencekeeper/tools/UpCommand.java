@@ -24,10 +24,11 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     header = "Run a three-node cluster on this machine until Ctrl-C.",
     description = {
-      "Starts nodes n1, n2, n3 on 127.0.0.1 (one process each) and prints each node's id, address, pid,"
-          + " log file and metrics URL (each node serves /metrics on its port + 100)."
-          + " Ctrl-C or SIGTERM stops every node (exit 0). Starting again on the same --data-dir resumes the"
-          + " same state and token sequence. A node that dies is reported; the others keep serving.",
+      "Starts nodes n1, n2, n3 on 127.0.0.1 (one process each) and prints each node's id, address,"
+          + " pid, log file and metrics URL (each node serves /metrics on its port + 100). Ctrl-C"
+          + " or SIGTERM stops every node (exit 0). Starting again on the same --data-dir resumes"
+          + " the same state and token sequence. A node that dies is reported; the others keep"
+          + " serving.",
       "Exit 2 if a port is taken or the data dir holds another cluster, 11 if every node exited."
     })
 final class UpCommand implements Callable<Integer> {
@@ -38,20 +39,31 @@ final class UpCommand implements Callable<Integer> {
 
   private final CliContext context;
 
-  @Option(names = "--data-dir", paramLabel = "DIR",
+  @Option(
+      names = "--data-dir",
+      paramLabel = "DIR",
       description = "Node configs and data. Default: $FENCEKEEPER_DATA_DIR, else ./data.")
   private Path dataDirFlag;
 
-  @Option(names = "--base-port", paramLabel = "PORT",
-      description = "Nodes n1, n2, n3 listen on PORT, PORT+1, PORT+2. Default: $FENCEKEEPER_BASE_PORT, else 7301.")
+  @Option(
+      names = "--base-port",
+      paramLabel = "PORT",
+      description =
+          "Nodes n1, n2, n3 listen on PORT, PORT+1, PORT+2. Default: $FENCEKEEPER_BASE_PORT, else"
+              + " 7301.")
   private Integer basePortFlag;
 
-  @Option(names = "--tls", description = "Mutual TLS between nodes and for clients, with the certificates in --certs.")
+  @Option(
+      names = "--tls",
+      description = "Mutual TLS between nodes and for clients, with the certificates in --certs.")
   private boolean tls;
 
-  @Option(names = "--certs", paramLabel = "DIR",
-      description = "With --tls: the directory `fencekeeper certs DIR` wrote. Nodes use node.crt; admin.crt's CN"
-          + " is the admin.")
+  @Option(
+      names = "--certs",
+      paramLabel = "DIR",
+      description =
+          "With --tls: the directory `fencekeeper certs DIR` wrote. Nodes use node.crt; admin.crt's"
+              + " CN is the admin.")
   private Path certs;
 
   UpCommand(CliContext context) {
@@ -66,21 +78,40 @@ final class UpCommand implements Callable<Integer> {
     List<Node> nodes = LocalClusterLayout.prepare(dataDir, basePort, security);
     refuseIfAnyPortInUse(nodes);
 
-    context.out().println("fencekeeper up: 3 nodes on 127.0.0.1" + (tls ? " with mutual TLS" : "") + ", data in "
-        + dataDir + " (Ctrl-C stops them)");
+    context
+        .out()
+        .println(
+            "fencekeeper up: 3 nodes on 127.0.0.1"
+                + (tls ? " with mutual TLS" : "")
+                + ", data in "
+                + dataDir
+                + " (Ctrl-C stops them)");
     NodeProcesses processes = NodeProcesses.start(nodes, context.out());
     Termination termination = Termination.onSignal(() -> stop(processes));
     for (Node node : nodes) {
-      context.out().println(node.id() + "  " + node.peer().address() + "  pid " + processes.pid(node)
-          + "  log " + node.logFile()
-          + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off"));
+      context
+          .out()
+          .println(
+              node.id()
+                  + "  "
+                  + node.peer().address()
+                  + "  pid "
+                  + processes.pid(node)
+                  + "  log "
+                  + node.logFile()
+                  + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off"));
     }
     context.out().flush();
 
     ClusterConfig probe = ClusterConfig.local(basePort);
     if (tls) {
-      probe = probe.withSecurity(probe.security().withTls(
-          Security.TlsFiles.inDirectory(security.tls().cert().getParent(), Certificates.CLIENT)));
+      probe =
+          probe.withSecurity(
+              probe
+                  .security()
+                  .withTls(
+                      Security.TlsFiles.inDirectory(
+                          security.tls().cert().getParent(), Certificates.CLIENT)));
     }
     awaitLeader(probe, processes);
     processes.awaitAllExited();
@@ -94,7 +125,9 @@ final class UpCommand implements Callable<Integer> {
     return ExitCode.UNAVAILABLE.code();
   }
 
-  /** What the nodes' configs say about TLS: plaintext, or node.crt with admin.crt's CN as the admin. */
+  /**
+   * What the nodes' configs say about TLS: plaintext, or node.crt with admin.crt's CN as the admin.
+   */
   private Security nodeSecurity() {
     if (!tls) {
       if (certs != null) {
@@ -103,10 +136,12 @@ final class UpCommand implements Callable<Integer> {
       return Security.none();
     }
     if (certs == null) {
-      throw new ConfigException("--tls needs --certs DIR (create one with `fencekeeper certs DIR`)");
+      throw new ConfigException(
+          "--tls needs --certs DIR (create one with `fencekeeper certs DIR`)");
     }
     Path dir = context.resolve(certs).toAbsolutePath();
-    return Security.none().withTls(Security.TlsFiles.inDirectory(dir, Certificates.NODE))
+    return Security.none()
+        .withTls(Security.TlsFiles.inDirectory(dir, Certificates.NODE))
         .withAdmins(java.util.Set.of(Certificates.ADMIN_CN));
   }
 
@@ -135,13 +170,19 @@ final class UpCommand implements Callable<Integer> {
       probe.setReuseAddress(true);
       probe.bind(new InetSocketAddress(port));
     } catch (IOException e) {
-      throw new ConfigException("port " + port + " (" + what + ") is already in use: is another"
-          + " `fencekeeper up` running? Stop it, or choose other ports with --base-port.");
+      throw new ConfigException(
+          "port "
+              + port
+              + " ("
+              + what
+              + ") is already in use: is another"
+              + " `fencekeeper up` running? Stop it, or choose other ports with --base-port.");
     }
   }
 
   /** Polls every node until one says it leads; reports once if that takes unusually long. */
-  private void awaitLeader(ClusterConfig cluster, NodeProcesses processes) throws InterruptedException {
+  private void awaitLeader(ClusterConfig cluster, NodeProcesses processes)
+      throws InterruptedException {
     long started = System.nanoTime();
     boolean warned = false;
     try (FencingClient client = FencingClient.connect(cluster)) {
@@ -155,8 +196,12 @@ final class UpCommand implements Callable<Integer> {
         }
         if (!warned && System.nanoTime() - started > SLOW_START_WARNING.toNanos()) {
           warned = true;
-          context.err().println("fencekeeper up: no leader after " + SLOW_START_WARNING.toSeconds()
-              + "s; still waiting (see the node logs)");
+          context
+              .err()
+              .println(
+                  "fencekeeper up: no leader after "
+                      + SLOW_START_WARNING.toSeconds()
+                      + "s; still waiting (see the node logs)");
         }
         Thread.sleep(PROBE_INTERVAL.toMillis());
       }

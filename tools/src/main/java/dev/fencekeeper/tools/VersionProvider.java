@@ -19,8 +19,13 @@ final class VersionProvider implements CommandLine.IVersionProvider {
     }
     return new String[] {
       "fencekeeper " + build.getProperty("version", "(unknown version)"),
-      "Apache Ratis " + build.getProperty("ratis.version", "(unknown)")
-          + ", Java " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")"
+      "Apache Ratis "
+          + build.getProperty("ratis.version", "(unknown)")
+          + ", Java "
+          + Runtime.version()
+          + " ("
+          + System.getProperty("java.vendor")
+          + ")"
     };
   }
 }

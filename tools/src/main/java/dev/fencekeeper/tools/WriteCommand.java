@@ -2,13 +2,13 @@ package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ConfigException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import dev.fencekeeper.client.wire.Wire;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -20,34 +20,53 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     header = "Write (or delete) a protected value, fenced by a token.",
     description = {
-      "Writes <value> (or the bytes of --value-file) to <key> of <resource>, or deletes <key> with --delete."
-          + " Accepted only while --token is the resource's live lease and no newer token has written the key.",
+      "Writes <value> (or the bytes of --value-file) to <key> of <resource>, or deletes <key> with"
+          + " --delete. Accepted only while --token is the resource's live lease and no newer token"
+          + " has written the key.",
       "Arguments are taken literally: a <value> starting with @ is that text, not a file.",
       "Exit 0 ACCEPTED, 6 STALE_TOKEN, 7 LEASE_EXPIRED, 8 UNKNOWN_TOKEN, 9 INVALID_ARGUMENT."
     })
 final class WriteCommand extends ClientVerb {
   static final String STDIN = "-";
 
-  @Parameters(index = "0", paramLabel = "<resource>") private String resource;
-  @Parameters(index = "1", paramLabel = "<key>") private String key;
+  @Parameters(index = "0", paramLabel = "<resource>")
+  private String resource;
 
-  @Parameters(index = "2", arity = "0..1", paramLabel = "<value>", description = "The new value (UTF-8).")
+  @Parameters(index = "1", paramLabel = "<key>")
+  private String key;
+
+  @Parameters(
+      index = "2",
+      arity = "0..1",
+      paramLabel = "<value>",
+      description = "The new value (UTF-8).")
   private String value;
 
-  @Option(names = "--value-file", paramLabel = "FILE",
-      description = "Write the bytes of FILE as they are (`-`: standard input) instead of <value>: for values"
-          + " too large for a command line, or not text.")
+  @Option(
+      names = "--value-file",
+      paramLabel = "FILE",
+      description =
+          "Write the bytes of FILE as they are (`-`: standard input) instead of <value>: for values"
+              + " too large for a command line, or not text.")
   private Path valueFile;
 
   @Option(names = "--delete", description = "Remove <key> instead of writing a value.")
   private boolean delete;
 
-  @Option(names = "--token", required = true, paramLabel = "N", converter = TokenConverter.class,
+  @Option(
+      names = "--token",
+      required = true,
+      paramLabel = "N",
+      converter = TokenConverter.class,
       description = "The fencing token of your lease.")
   private long token;
 
-  @Option(names = "--request-id", paramLabel = "ID",
-      description = "Makes a retry safe: a write repeated with the same id under the same lease is applied once.")
+  @Option(
+      names = "--request-id",
+      paramLabel = "ID",
+      description =
+          "Makes a retry safe: a write repeated with the same id under the same lease is applied"
+              + " once.")
   private String requestId;
 
   WriteCommand(CliContext context) {
@@ -67,10 +86,14 @@ final class WriteCommand extends ClientVerb {
 
   @Override
   ResultView call(FencingClient fencing) {
-    KeyChange change = delete ? KeyChange.delete(key)
-        : valueFile != null ? KeyChange.put(key, readValueFile())
-        : KeyChange.put(key, value.getBytes(StandardCharsets.UTF_8));
-    return ResultView.ofValue(Wire.response(fencing.write(resource, token, List.of(change), requestId)), resource, key);
+    KeyChange change =
+        delete
+            ? KeyChange.delete(key)
+            : valueFile != null
+                ? KeyChange.put(key, readValueFile())
+                : KeyChange.put(key, value.getBytes(StandardCharsets.UTF_8));
+    return ResultView.ofValue(
+        Wire.response(fencing.write(resource, token, List.of(change), requestId)), resource, key);
   }
 
   private byte[] readValueFile() {

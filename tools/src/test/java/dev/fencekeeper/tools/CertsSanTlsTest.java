@@ -3,7 +3,6 @@ package dev.fencekeeper.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.Security;
@@ -19,13 +18,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code certs --san} against a real TLS node reached by a name other than 127.0.0.1 or localhost: gRPC
- * checks the node's certificate against the address the client dialled, so the node is usable by that
- * name exactly when its certificate names it.
+ * {@code certs --san} against a real TLS node reached by a name other than 127.0.0.1 or localhost:
+ * gRPC checks the node's certificate against the address the client dialled, so the node is usable
+ * by that name exactly when its certificate names it.
  */
 class CertsSanTlsTest {
-  /** A loopback address that the default certificate does not name (all of 127/8 is loopback on Linux). */
+  /**
+   * A loopback address that the default certificate does not name (all of 127/8 is loopback on
+   * Linux).
+   */
   private static final String HOST = "127.0.0.2";
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   @TempDir Path dir;
@@ -38,7 +41,8 @@ class CertsSanTlsTest {
     }
   }
 
-  // Guarantee: with --san naming the node's address a TLS client reaches it there; without, the handshake
+  // Guarantee: with --san naming the node's address a TLS client reaches it there; without, the
+  // handshake
   // fails and the verb answers UNAVAILABLE.
   @Test
   void aNodeIsReachableByTheNameItsCertificateCarries() throws IOException {
@@ -47,17 +51,36 @@ class CertsSanTlsTest {
     String named = startSingleNode("named", dir.resolve("named"));
     String unnamed = startSingleNode("unnamed", dir.resolve("unnamed"));
 
-    CliRun reached = CliRun.run(dir, "lease", "acquire", "r", "--ttl", "30s", "--json",
-        "--peers", named, "--tls", "--certs", "named");
-    CliRun refused = CliRun.run(dir, "lease", "acquire", "r", "--ttl", "30s", "--json", "--timeout", "5s",
-        "--peers", unnamed, "--tls", "--certs", "unnamed");
+    CliRun reached =
+        CliRun.run(
+            dir, "lease", "acquire", "r", "--ttl", "30s", "--json", "--peers", named, "--tls",
+            "--certs", "named");
+    CliRun refused =
+        CliRun.run(
+            dir,
+            "lease",
+            "acquire",
+            "r",
+            "--ttl",
+            "30s",
+            "--json",
+            "--timeout",
+            "5s",
+            "--peers",
+            unnamed,
+            "--tls",
+            "--certs",
+            "unnamed");
 
     assertThat(reached.exitCode()).as(reached.toString()).isZero();
     assertThat(JSON.readTree(reached.out()).get("status").asText()).isEqualTo("GRANTED");
     assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
   }
 
-  /** A one-node TLS cluster on HOST with the node certificate from {@code certs}; returns its --peers. */
+  /**
+   * A one-node TLS cluster on HOST with the node certificate from {@code certs}; returns its
+   * --peers.
+   */
   private String startSingleNode(String id, Path certs) throws IOException {
     String peers = HOST + ":" + InProcessCluster.freePort();
     Properties p = new Properties();
@@ -65,18 +88,24 @@ class CertsSanTlsTest {
     p.setProperty("authz.admins", Certificates.ADMIN_CN);
     p.setProperty("authz.nodes", Certificates.NODE_CN);
     ClusterConfig cluster = ClusterConfig.fromProperties(p);
-    ClusterConfig node = cluster.withSecurity(cluster.security().withTls(
-            Security.TlsFiles.inDirectory(certs, Certificates.NODE)))
-        .withNodeId("n1").withStorageDir(dir.resolve(id + "-data"));
+    ClusterConfig node =
+        cluster
+            .withSecurity(
+                cluster.security().withTls(Security.TlsFiles.inDirectory(certs, Certificates.NODE)))
+            .withNodeId("n1")
+            .withStorageDir(dir.resolve(id + "-data"));
     FencekeeperServer server = FencekeeperServer.start(node);
     servers.add(server);
-    await().atMost(Duration.ofSeconds(60)).until(() -> {
-      try {
-        return server.raftServer().getDivision(node.groupId()).getInfo().isLeaderReady();
-      } catch (IOException e) {
-        return false;
-      }
-    });
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () -> {
+              try {
+                return server.raftServer().getDivision(node.groupId()).getInfo().isLeaderReady();
+              } catch (IOException e) {
+                return false;
+              }
+            });
     return peers;
   }
 }

@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The launcher runs {@code train-class-archive} silently and carries on without an archive when it fails,
- * so a broken training would only show up as slower start-ups. This test makes it show up here.
+ * The launcher runs {@code train-class-archive} silently and carries on without an archive when it
+ * fails, so a broken training would only show up as slower start-ups. This test makes it show up
+ * here.
  */
 class ClassArchiveTrainingTest {
 
@@ -30,7 +31,9 @@ class ClassArchiveTrainingTest {
 
   private static long trainingDirs(Path tmp) throws IOException {
     try (Stream<Path> entries = Files.list(tmp)) {
-      return entries.filter(p -> p.getFileName().toString().startsWith("fencekeeper-class-archive-")).count();
+      return entries
+          .filter(p -> p.getFileName().toString().startsWith("fencekeeper-class-archive-"))
+          .count();
     }
   }
 }

@@ -10,9 +10,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The command line in a JVM of its own, started from this test's class path as {@code ./fencekeeper} would
- * start the jar: for what only a real process shows (signals, child processes, what lands on stderr).
- * Output goes to files in {@code dir}; {@link #close} kills it and everything it started.
+ * The command line in a JVM of its own, started from this test's class path as {@code
+ * ./fencekeeper} would start the jar: for what only a real process shows (signals, child processes,
+ * what lands on stderr). Output goes to files in {@code dir}; {@link #close} kills it and
+ * everything it started.
  */
 final class CliProcess implements AutoCloseable {
   private final Process process;
@@ -25,21 +26,34 @@ final class CliProcess implements AutoCloseable {
     this.stderr = stderr;
   }
 
-  /** Starts {@code fencekeeper args...} in {@code dir}, its output in {@code dir/<name>.out} and {@code .err}. */
+  /**
+   * Starts {@code fencekeeper args...} in {@code dir}, its output in {@code dir/<name>.out} and
+   * {@code .err}.
+   */
   static CliProcess start(Path dir, String name, String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-        // The logging the jar ships with, not this module's logback-test.xml (which silences Ratis and gRPC):
-        // what lands on stderr is part of what these tests check.
-        "-Dlogback.configurationFile=logback.xml",
-        "-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName()));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m",
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
+                // The logging the jar ships with, not this module's logback-test.xml (which
+                // silences Ratis and gRPC):
+                // what lands on stderr is part of what these tests check.
+                "-Dlogback.configurationFile=logback.xml",
+                "-cp",
+                System.getProperty("java.class.path"),
+                FencekeeperCli.class.getName()));
     command.addAll(List.of(args));
     Path out = dir.resolve(name + ".out");
     Path err = dir.resolve(name + ".err");
-    ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile())
-        .redirectOutput(out.toFile()).redirectError(err.toFile())
-        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     // As in CliRun: no FENCEKEEPER_* variable of the developer's reaches the command.
     builder.environment().keySet().removeIf(key -> key.startsWith("FENCEKEEPER_"));
     return new CliProcess(builder.start(), out, err);

@@ -6,8 +6,8 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -16,8 +16,8 @@ import java.util.Map;
 /** One in-process run of the command line: its exit code and everything it printed. */
 record CliRun(int exitCode, String out, String err) {
   // Strict: trailing text after the object would break `jq` and any script reading it.
-  private static final ObjectMapper STRICT = new ObjectMapper()
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+  private static final ObjectMapper STRICT =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /** Runs {@code args} with the given environment and working directory, capturing both streams. */
   static CliRun run(Map<String, String> env, Path workingDir, String... args) {
@@ -28,17 +28,22 @@ record CliRun(int exitCode, String out, String err) {
   static CliRun run(Map<String, String> env, Path workingDir, InputStream stdin, String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    CliContext context = new CliContext(
-        new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8),
-        env,
-        workingDir,
-        stdin);
+    CliContext context =
+        new CliContext(
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8),
+            env,
+            workingDir,
+            stdin);
     int exit = FencekeeperCli.execute(context, args);
-    return new CliRun(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    return new CliRun(
+        exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
-  /** Runs {@code args} with no FENCEKEEPER_* variables, so the developer's own environment cannot leak in. */
+  /**
+   * Runs {@code args} with no FENCEKEEPER_* variables, so the developer's own environment cannot
+   * leak in.
+   */
   static CliRun run(Path workingDir, String... args) {
     return run(Map.of(), workingDir, args);
   }

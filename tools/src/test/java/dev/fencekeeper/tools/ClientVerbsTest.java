@@ -34,10 +34,15 @@ class ClientVerbsTest {
     return Long.parseLong(run.line());
   }
 
-  /** Waits until the cluster has expired the lease on {@code resource} (its leader commits the expiry). */
+  /**
+   * Waits until the cluster has expired the lease on {@code resource} (its leader commits the
+   * expiry).
+   */
   private static void awaitNoLiveLease(String resource) {
-    Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() ->
-        !json(cli("lease", "show", resource, "--json")).get("live").asBoolean());
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(100))
+        .until(() -> !json(cli("lease", "show", resource, "--json")).get("live").asBoolean());
   }
 
   private static String resource(TestInfo test) {
@@ -50,10 +55,15 @@ class ClientVerbsTest {
     CliRun run = cli("lease", "acquire", resource(test), "--ttl", "5s", "--owner", "worker-a");
 
     assertThat(run.exitCode()).as(run.toString()).isZero();
-    assertThat(run.line()).matches("GRANTED " + resource(test) + " token=\\d+ expires in [45]\\.\\ds \\(owner worker-a\\)");
+    assertThat(run.line())
+        .matches(
+            "GRANTED "
+                + resource(test)
+                + " token=\\d+ expires in [45]\\.\\ds \\(owner worker-a\\)");
   }
 
-  // Guarantee: -q prints the token alone, and on rejection prints nothing on stdout (the reason goes to stderr).
+  // Guarantee: -q prints the token alone, and on rejection prints nothing on stdout (the reason
+  // goes to stderr).
   @Test
   void quietAcquirePrintsOnlyTheToken(TestInfo test) {
     CliRun granted = cli("lease", "acquire", resource(test), "--ttl", "30s", "-q");
@@ -62,7 +72,8 @@ class ClientVerbsTest {
     assertThat(granted.out()).matches("\\d+\\n");
     assertThat(held.exitCode()).isEqualTo(ExitCode.HELD.code());
     assertThat(held.out()).isEmpty();
-    assertThat(held.err()).startsWith("HELD: " + resource(test) + " is held by token " + granted.line());
+    assertThat(held.err())
+        .startsWith("HELD: " + resource(test) + " is held by token " + granted.line());
   }
 
   // Guarantee: HELD names the holder's token and owner, in JSON, and exits 3.
@@ -70,7 +81,8 @@ class ClientVerbsTest {
   void heldAcquireNamesTheHolder(TestInfo test) throws IOException {
     long token = acquire(resource(test), "30s", "worker-a");
 
-    CliRun run = cli("lease", "acquire", resource(test), "--ttl", "5s", "--owner", "worker-b", "--json");
+    CliRun run =
+        cli("lease", "acquire", resource(test), "--ttl", "5s", "--owner", "worker-b", "--json");
 
     assertThat(run.exitCode()).isEqualTo(3);
     JsonNode json = json(run);
@@ -80,7 +92,8 @@ class ClientVerbsTest {
     assertThat(json.get("expiresAtMs").asLong()).isPositive();
   }
 
-  // Guarantee: the seed scenario through the CLI: A's late write is STALE_TOKEN (exit 6) and B's value stays.
+  // Guarantee: the seed scenario through the CLI: A's late write is STALE_TOKEN (exit 6) and B's
+  // value stays.
   @Test
   void staleWriteIsRejectedAndTheNewerValueStays(TestInfo test) throws IOException {
     String resource = resource(test);
@@ -90,13 +103,22 @@ class ClientVerbsTest {
     CliRun accepted = cli("write", resource, "report", "by worker-b", "--token", Long.toString(b));
 
     CliRun stale = cli("write", resource, "report", "by worker-a", "--token", Long.toString(a));
-    CliRun staleJson = cli("write", resource, "report", "by worker-a", "--token", Long.toString(a), "--json");
+    CliRun staleJson =
+        cli("write", resource, "report", "by worker-a", "--token", Long.toString(a), "--json");
     CliRun read = cli("read", resource, "report", "--json");
 
-    assertThat(accepted.line()).isEqualTo("ACCEPTED " + resource + "/report token=" + b + " version=1");
+    assertThat(accepted.line())
+        .isEqualTo("ACCEPTED " + resource + "/report token=" + b + " version=1");
     assertThat(stale.exitCode()).isEqualTo(6);
     assertThat(stale.line())
-        .isEqualTo("STALE_TOKEN: token " + a + " is stale; " + resource + " has token " + b + " held by worker-b");
+        .isEqualTo(
+            "STALE_TOKEN: token "
+                + a
+                + " is stale; "
+                + resource
+                + " has token "
+                + b
+                + " held by worker-b");
     JsonNode json = json(staleJson);
     assertThat(staleJson.exitCode()).isEqualTo(6);
     assertThat(json.get("status").asText()).isEqualTo("STALE_TOKEN");
@@ -110,7 +132,8 @@ class ClientVerbsTest {
     assertThat(value.get("version").asLong()).isEqualTo(1);
   }
 
-  // Guarantee: a write after the lease ended, with no newer token, is LEASE_EXPIRED (exit 7), not accepted.
+  // Guarantee: a write after the lease ended, with no newer token, is LEASE_EXPIRED (exit 7), not
+  // accepted.
   @Test
   void writeAfterExpiryIsLeaseExpired(TestInfo test) {
     long token = acquire(resource(test), "300ms", "worker-a");
@@ -127,13 +150,15 @@ class ClientVerbsTest {
   void neverIssuedTokenIsUnknown(TestInfo test) {
     long token = acquire(resource(test), "30s", "worker-a");
 
-    CliRun run = cli("write", resource(test), "k", "v", "--token", Long.toString(token + 1_000_000));
+    CliRun run =
+        cli("write", resource(test), "k", "v", "--token", Long.toString(token + 1_000_000));
 
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(8);
     assertThat(run.line()).startsWith("UNKNOWN_TOKEN: ");
   }
 
-  // Guarantee: renew and release succeed for the holder (exit 0) and say LEASE_LOST (4) / NOT_HOLDER (5) otherwise.
+  // Guarantee: renew and release succeed for the holder (exit 0) and say LEASE_LOST (4) /
+  // NOT_HOLDER (5) otherwise.
   @Test
   void renewAndReleaseAnswerForHolderAndOthers(TestInfo test) throws IOException {
     String resource = resource(test);
@@ -148,7 +173,13 @@ class ClientVerbsTest {
     CliRun again = cli("lease", "release", resource, Long.toString(current), "--json");
 
     assertThat(renewed.exitCode()).as(renewed.toString()).isZero();
-    assertThat(renewed.line()).matches("RENEWED " + resource + " token=" + current + " expires in (20\\.0|19\\.\\d)s \\(owner worker-b\\)");
+    assertThat(renewed.line())
+        .matches(
+            "RENEWED "
+                + resource
+                + " token="
+                + current
+                + " expires in (20\\.0|19\\.\\d)s \\(owner worker-b\\)");
     assertThat(lost.exitCode()).isEqualTo(4);
     assertThat(lost.line()).startsWith("LEASE_LOST: ");
     assertThat(notHolder.exitCode()).isEqualTo(5);
@@ -179,7 +210,8 @@ class ClientVerbsTest {
     assertThat(expiredRun.exitCode()).isEqualTo(14);
   }
 
-  // Guarantee: TTLs outside the cluster's bounds are refused by the cluster as INVALID_ARGUMENT (exit 9).
+  // Guarantee: TTLs outside the cluster's bounds are refused by the cluster as INVALID_ARGUMENT
+  // (exit 9).
   @Test
   void ttlOutsideBoundsIsInvalidArgument(TestInfo test) {
     CliRun run = cli("lease", "acquire", resource(test), "--ttl", "2h");
@@ -188,7 +220,8 @@ class ClientVerbsTest {
     assertThat(run.line()).startsWith("INVALID_ARGUMENT: ");
   }
 
-  // Guarantee: lease show reports holder and liveness; a never-leased resource or missing key is NOT_FOUND (10).
+  // Guarantee: lease show reports holder and liveness; a never-leased resource or missing key is
+  // NOT_FOUND (10).
   @Test
   void showAndReadReportWhatExists(TestInfo test) throws IOException {
     String resource = resource(test);
@@ -208,14 +241,19 @@ class ClientVerbsTest {
     assertThat(missingKey.exitCode()).isEqualTo(10);
   }
 
-  // Guarantee: --delete removes a key under the lease, and a retried write with one --request-id applies once.
+  // Guarantee: --delete removes a key under the lease, and a retried write with one --request-id
+  // applies once.
   @Test
   void deleteAndRetriedWrites(TestInfo test) throws IOException {
     String resource = resource(test);
     String token = Long.toString(acquire(resource, "30s", "worker-a"));
 
-    JsonNode first = json(cli("write", resource, "k", "v1", "--token", token, "--request-id", "job-7", "--json"));
-    JsonNode retry = json(cli("write", resource, "k", "v1", "--token", token, "--request-id", "job-7", "--json"));
+    JsonNode first =
+        json(
+            cli("write", resource, "k", "v1", "--token", token, "--request-id", "job-7", "--json"));
+    JsonNode retry =
+        json(
+            cli("write", resource, "k", "v1", "--token", token, "--request-id", "job-7", "--json"));
     JsonNode afterRetry = json(cli("read", resource, "k", "--json"));
     CliRun deleted = cli("write", resource, "k", "--delete", "--token", token);
     CliRun afterDelete = cli("read", resource, "k");
@@ -239,13 +277,16 @@ class ClientVerbsTest {
     }
 
     JsonNode linearizable = json(cli("read", resource, "bin", "--json"));
-    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
-        cli("read", resource, "bin", "--stale").exitCode() == 0);
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> cli("read", resource, "bin", "--stale").exitCode() == 0);
 
-    assertThat(Base64.getDecoder().decode(linearizable.get("valueBase64").asText())).isEqualTo(binary);
+    assertThat(Base64.getDecoder().decode(linearizable.get("valueBase64").asText()))
+        .isEqualTo(binary);
   }
 
-  // Guarantee: status lists every node with pid, role, term and applied index, names the leader, and exits 0.
+  // Guarantee: status lists every node with pid, role, term and applied index, names the leader,
+  // and exits 0.
   @Test
   void statusShowsEveryNodeAndTheLeader() throws IOException {
     CliRun table = cli("status");
@@ -272,7 +313,8 @@ class ClientVerbsTest {
     assertThat(lines.get(4)).isEqualTo("leader " + json.get("leader").asText());
   }
 
-  // Guarantee: metrics on a node without metrics.port says so (UNAVAILABLE, exit 11) instead of failing obscurely.
+  // Guarantee: metrics on a node without metrics.port says so (UNAVAILABLE, exit 11) instead of
+  // failing obscurely.
   @Test
   void metricsWithoutAnEndpointIsUnavailable() throws IOException {
     CliRun run = cli("metrics", "--node", "n1", "--json");
@@ -280,13 +322,15 @@ class ClientVerbsTest {
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
     JsonNode json = json(run);
     assertThat(json.get("status").asText()).isEqualTo("UNAVAILABLE");
-    assertThat(json.get("message").asText()).isEqualTo("n1 serves no metrics: set metrics.port in its properties and restart it");
+    assertThat(json.get("message").asText())
+        .isEqualTo("n1 serves no metrics: set metrics.port in its properties and restart it");
   }
 
   // Guarantee: with no node reachable, status says so per node and exits 11 within a few seconds.
   @Test
   void statusWithoutNodesIsUnavailable() throws IOException {
-    String nowhere = "127.0.0.1:" + InProcessCluster.freePort() + ",127.0.0.1:" + InProcessCluster.freePort();
+    String nowhere =
+        "127.0.0.1:" + InProcessCluster.freePort() + ",127.0.0.1:" + InProcessCluster.freePort();
     CliRun run = CliRun.run(cluster.dataDir(), "status", "--json", "--peers", nowhere);
 
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(11);
@@ -298,7 +342,8 @@ class ClientVerbsTest {
     }
   }
 
-  // Guarantee: an argument starting with @ is taken literally, never replaced by the file it names, whether
+  // Guarantee: an argument starting with @ is taken literally, never replaced by the file it names,
+  // whether
   // it is a value, a resource, a key or an owner.
   @Test
   void atArgumentsAreLiteralNotFiles(TestInfo test) throws IOException {
@@ -306,7 +351,8 @@ class ClientVerbsTest {
     Files.writeString(secret, "the file's contents\n");
     String at = "@" + secret;
     String resource = at + "-" + resource(test);
-    JsonNode grant = json(cli("lease", "acquire", resource, "--ttl", "30s", "--owner", at, "--json"));
+    JsonNode grant =
+        json(cli("lease", "acquire", resource, "--ttl", "30s", "--owner", at, "--json"));
     String token = grant.get("token").asText();
 
     CliRun write = cli("write", resource, at, at, "--token", token);
@@ -320,8 +366,10 @@ class ClientVerbsTest {
     assertThat(read.get("value").asText()).isEqualTo(at);
   }
 
-  // Guarantee: --value-file FILE and --value-file - (standard input) write the bytes as they are, up to the
-  // cluster's 1 MiB limit, which a command-line argument cannot reach; one byte more is INVALID_ARGUMENT (9).
+  // Guarantee: --value-file FILE and --value-file - (standard input) write the bytes as they are,
+  // up to the
+  // cluster's 1 MiB limit, which a command-line argument cannot reach; one byte more is
+  // INVALID_ARGUMENT (9).
   @Test
   void valueFromAFileOrStandardInputUpToTheLimit(TestInfo test) throws IOException {
     String resource = resource(test);
@@ -336,10 +384,24 @@ class ClientVerbsTest {
     Path tooLarge = cluster.dataDir().resolve(resource + "-too-large.bin");
     Files.write(tooLarge, new byte[limit + 1]);
 
-    CliRun viaFile = cli("write", resource, "file", "--value-file", file.toString(), "--token", token);
-    CliRun viaStdin = CliRun.run(Map.of(), cluster.dataDir(), new ByteArrayInputStream(fromStdin),
-        "write", resource, "stdin", "--value-file", "-", "--token", token, "--peers", cluster.peers());
-    CliRun over = cli("write", resource, "over", "--value-file", tooLarge.toString(), "--token", token);
+    CliRun viaFile =
+        cli("write", resource, "file", "--value-file", file.toString(), "--token", token);
+    CliRun viaStdin =
+        CliRun.run(
+            Map.of(),
+            cluster.dataDir(),
+            new ByteArrayInputStream(fromStdin),
+            "write",
+            resource,
+            "stdin",
+            "--value-file",
+            "-",
+            "--token",
+            token,
+            "--peers",
+            cluster.peers());
+    CliRun over =
+        cli("write", resource, "over", "--value-file", tooLarge.toString(), "--token", token);
     CliRun missing = cli("write", resource, "k", "--value-file", "no-such-file", "--token", token);
 
     assertThat(viaFile.exitCode()).as(viaFile.toString()).isZero();
@@ -349,7 +411,10 @@ class ClientVerbsTest {
     assertThat(over.exitCode()).as(over.toString()).isEqualTo(ExitCode.INVALID_ARGUMENT.code());
     assertThat(cli("read", resource, "over").exitCode()).isEqualTo(ExitCode.NOT_FOUND.code());
     assertThat(missing.exitCode()).isEqualTo(ExitCode.USAGE.code());
-    assertThat(missing.err()).contains("--value-file").contains("no-such-file").contains("no such file");
+    assertThat(missing.err())
+        .contains("--value-file")
+        .contains("no-such-file")
+        .contains("no such file");
   }
 
   private static byte[] valueOf(String resource, String key) throws IOException {
@@ -358,7 +423,8 @@ class ClientVerbsTest {
     return Base64.getDecoder().decode(read.get("valueBase64").asText());
   }
 
-  // Guarantee: --timeout bounds a verb that would otherwise block (here an acquire waiting a minute in line):
+  // Guarantee: --timeout bounds a verb that would otherwise block (here an acquire waiting a minute
+  // in line):
   // it ends with UNAVAILABLE (exit 11) saying so, long before the wait would have.
   @Test
   void timeoutBoundsAVerbThatWouldBlock(TestInfo test) throws IOException {
@@ -366,7 +432,18 @@ class ClientVerbsTest {
     acquire(resource, "2m", "worker-a");
     long started = System.nanoTime();
 
-    CliRun run = cli("lease", "acquire", resource, "--ttl", "5s", "--wait", "60s", "--timeout", "1s", "--json");
+    CliRun run =
+        cli(
+            "lease",
+            "acquire",
+            resource,
+            "--ttl",
+            "5s",
+            "--wait",
+            "60s",
+            "--timeout",
+            "1s",
+            "--json");
 
     Duration took = Duration.ofNanos(System.nanoTime() - started);
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());

@@ -13,12 +13,18 @@ import org.junit.jupiter.api.io.TempDir;
 class DeadClusterVerbsTest {
   @TempDir Path dir;
 
-  // Guarantee: a client verb against dead ports exits 11 (UNAVAILABLE) within a few seconds, with one line
+  // Guarantee: a client verb against dead ports exits 11 (UNAVAILABLE) within a few seconds, with
+  // one line
   // that says so and no stack trace.
   @Test
   void verbAgainstDeadPortsFailsFastWithOneLine() {
-    String nowhere = "127.0.0.1:" + InProcessCluster.freePort() + ",127.0.0.1:" + InProcessCluster.freePort()
-        + ",127.0.0.1:" + InProcessCluster.freePort();
+    String nowhere =
+        "127.0.0.1:"
+            + InProcessCluster.freePort()
+            + ",127.0.0.1:"
+            + InProcessCluster.freePort()
+            + ",127.0.0.1:"
+            + InProcessCluster.freePort();
     long start = System.nanoTime();
     CliRun run = CliRun.run(dir, "lease", "acquire", "nowhere", "--ttl", "5s", "--peers", nowhere);
     Duration took = Duration.ofNanos(System.nanoTime() - start);
@@ -27,6 +33,9 @@ class DeadClusterVerbsTest {
     assertThat(took).as(run.toString()).isLessThan(Duration.ofSeconds(8));
     String all = (run.out() + run.err()).strip();
     assertThat(all.lines().count()).as(run.toString()).isEqualTo(1);
-    assertThat(all).startsWith("UNAVAILABLE").contains("no node reachable").doesNotContain("Exception");
+    assertThat(all)
+        .startsWith("UNAVAILABLE")
+        .contains("no node reachable")
+        .doesNotContain("Exception");
   }
 }

@@ -16,13 +16,16 @@ class DrillUsageTest {
     CliRun run = CliRun.run(dir, "drill", "meteor-strike");
 
     assertThat(run.exitCode()).isEqualTo(2);
-    assertThat(run.err()).contains("no drill 'meteor-strike'").contains("stale-writer", "leader-kill", "partition");
+    assertThat(run.err())
+        .contains("no drill 'meteor-strike'")
+        .contains("stale-writer", "leader-kill", "partition");
   }
 
   // Guarantee: a drill that must kill or rewire nodes refuses a cluster it did not start.
   @Test
   void aNodeFaultDrillRefusesAnExternalCluster() {
-    CliRun run = CliRun.run(dir, "drill", "leader-kill", "--peers", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3");
+    CliRun run =
+        CliRun.run(dir, "drill", "leader-kill", "--peers", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3");
 
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("needs its own cluster").contains("stale-writer");

@@ -20,9 +20,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Every drill, short, through {@code ./fencekeeper drill} as a user runs it: real node processes, real
- * faults (partition: real network namespaces; CI runs as root), and the checker's verdict. Plus the
- * deliberately broken build, which must fail.
+ * Every drill, short, through {@code ./fencekeeper drill} as a user runs it: real node processes,
+ * real faults (partition: real network namespaces; CI runs as root), and the checker's verdict.
+ * Plus the deliberately broken build, which must fail.
  */
 class DrillsIT {
   private static final String DURATION = "12s";
@@ -32,19 +32,35 @@ class DrillsIT {
 
   @TempDir Path scratch;
 
-  private record Run(int exit, JsonNode report, String stderr) { }
+  private record Run(int exit, JsonNode report, String stderr) {}
 
   private Run drill(String name, String javaOpts) throws IOException, InterruptedException {
-    Path root = Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
-    assertThat(root.resolve("tools/target/fencekeeper.jar")).as("run in `verify`, after `package`").exists();
+    Path root =
+        Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
+    assertThat(root.resolve("tools/target/fencekeeper.jar"))
+        .as("run in `verify`, after `package`")
+        .exists();
     Path out = scratch.resolve(name + ".json");
     Path err = scratch.resolve(name + ".err");
-    List<String> command = new ArrayList<>(List.of("./fencekeeper", "drill", name, "--duration", DURATION,
-        "--seed", Long.toString(SEED), "--json"));
-    ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
-        .redirectOutput(out.toFile()).redirectError(err.toFile())
-        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-    // Maven built the jar moments ago in this run; a launcher-triggered build would rebuild it under us.
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                "./fencekeeper",
+                "drill",
+                name,
+                "--duration",
+                DURATION,
+                "--seed",
+                Long.toString(SEED),
+                "--json"));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .directory(root.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    // Maven built the jar moments ago in this run; a launcher-triggered build would rebuild it
+    // under us.
     builder.environment().put("FENCEKEEPER_SKIP_BUILD", "1");
     if (javaOpts != null) {
       builder.environment().put("FENCEKEEPER_JAVA_OPTS", javaOpts);
@@ -64,14 +80,28 @@ class DrillsIT {
   }
 
   private static String explain(Run run) {
-    String tail = run.stderr().length() > 4000 ? run.stderr().substring(run.stderr().length() - 4000) : run.stderr();
+    String tail =
+        run.stderr().length() > 4000
+            ? run.stderr().substring(run.stderr().length() - 4000)
+            : run.stderr();
     return "report: " + run.report().toPrettyString() + "\n--- stderr (tail)\n" + tail;
   }
 
-  // Guarantee: under each drill's faults the history checker finds no violation, and the drill exits 0.
+  // Guarantee: under each drill's faults the history checker finds no violation, and the drill
+  // exits 0.
   @ParameterizedTest
-  @ValueSource(strings = {"stale-writer", "leader-kill", "leader-pause", "restart-all", "rolling-restart",
-      "clock-skew", "membership", "partition", "disk-full"})
+  @ValueSource(
+      strings = {
+        "stale-writer",
+        "leader-kill",
+        "leader-pause",
+        "restart-all",
+        "rolling-restart",
+        "clock-skew",
+        "membership",
+        "partition",
+        "disk-full"
+      })
   @Timeout(300)
   void everyDrillPasses(String name) throws Exception {
     Run run = drill(name, null);
@@ -79,10 +109,13 @@ class DrillsIT {
     assertThat(run.exit()).as(explain(run)).isZero();
     assertThat(run.report().path("verdict").asText()).as(explain(run)).isEqualTo("PASS");
     assertThat(run.report().path("events_complete").asBoolean()).as(explain(run)).isTrue();
-    assertThat(run.report().path("ops").path("write").path("ok").asInt()).as(explain(run)).isPositive();
+    assertThat(run.report().path("ops").path("write").path("ok").asInt())
+        .as(explain(run))
+        .isPositive();
   }
 
-  // Guarantee: the checker can fail: a build that skips the fencing check lets A's stale write in, and the
+  // Guarantee: the checker can fail: a build that skips the fencing check lets A's stale write in,
+  // and the
   // drill says so (exit 18, the stale write among the violations, a replay command with the seed).
   @Test
   @Timeout(300)

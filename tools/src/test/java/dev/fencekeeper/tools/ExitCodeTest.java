@@ -17,36 +17,49 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 class ExitCodeTest {
-  private static final Set<ResultCode> SUCCESSES = EnumSet.of(
-      ResultCode.GRANTED, ResultCode.RENEWED, ResultCode.RELEASED, ResultCode.ACCEPTED, ResultCode.FOUND,
-      ResultCode.CURRENT, ResultCode.REVOKED);
+  private static final Set<ResultCode> SUCCESSES =
+      EnumSet.of(
+          ResultCode.GRANTED,
+          ResultCode.RENEWED,
+          ResultCode.RELEASED,
+          ResultCode.ACCEPTED,
+          ResultCode.FOUND,
+          ResultCode.CURRENT,
+          ResultCode.REVOKED);
 
-  // Guarantee: every result code a node can send has a deliberately chosen exit code, and only successes exit 0.
+  // Guarantee: every result code a node can send has a deliberately chosen exit code, and only
+  // successes exit 0.
   @Test
   void everyResultCodeMapsAndOnlySuccessesExitZero() {
     for (ResultCode code : ResultCode.values()) {
       assertThat(ExitCode.deliberateMapping(code))
-          .as("ResultCode.%s has no exit code yet: choose one in ExitCode (and the README table)", code)
+          .as(
+              "ResultCode.%s has no exit code yet: choose one in ExitCode (and the README table)",
+              code)
           .isPresent();
       ExitCode exit = ExitCode.of(code);
       assertThat(exit == ExitCode.SUCCESS).as(code.name()).isEqualTo(SUCCESSES.contains(code));
     }
   }
 
-  // Guarantee: each kind of rejection has its own exit code, so a script can tell them apart by $? alone.
+  // Guarantee: each kind of rejection has its own exit code, so a script can tell them apart by $?
+  // alone.
   @Test
   void eachRejectionKindHasItsOwnCode() {
-    List<ResultCode> rejections = Arrays.stream(ResultCode.values())
-        .filter(c -> !SUCCESSES.contains(c))
-        .filter(c -> c != ResultCode.RESULT_CODE_UNSPECIFIED && c != ResultCode.UNRECOGNIZED)
-        // The envelope of a coalesced batch, never the answer to a request the CLI sends.
-        .filter(c -> c != ResultCode.BATCH_ANSWERED)
-        .toList();
-    Set<Integer> codes = rejections.stream().map(c -> ExitCode.of(c).code()).collect(Collectors.toSet());
+    List<ResultCode> rejections =
+        Arrays.stream(ResultCode.values())
+            .filter(c -> !SUCCESSES.contains(c))
+            .filter(c -> c != ResultCode.RESULT_CODE_UNSPECIFIED && c != ResultCode.UNRECOGNIZED)
+            // The envelope of a coalesced batch, never the answer to a request the CLI sends.
+            .filter(c -> c != ResultCode.BATCH_ANSWERED)
+            .toList();
+    Set<Integer> codes =
+        rejections.stream().map(c -> ExitCode.of(c).code()).collect(Collectors.toSet());
     assertThat(codes).hasSameSizeAs(rejections).doesNotContain(0, 1, 2);
   }
 
-  // Guarantee: the fixed codes the README and the issue promise (STALE_TOKEN is 6, ...) stay as documented.
+  // Guarantee: the fixed codes the README and the issue promise (STALE_TOKEN is 6, ...) stay as
+  // documented.
   @Test
   void documentedNumbersAreStable() {
     assertThat(ExitCode.of(ResultCode.HELD).code()).isEqualTo(3);
@@ -68,7 +81,8 @@ class ExitCodeTest {
     while (row.find()) {
       documented.add(row.group(1) + " " + row.group(2));
     }
-    List<String> actual = Arrays.stream(ExitCode.values()).map(e -> e.code() + " " + e.meaning()).toList();
+    List<String> actual =
+        Arrays.stream(ExitCode.values()).map(e -> e.code() + " " + e.meaning()).toList();
     assertThat(documented).containsExactlyElementsOf(actual);
   }
 

@@ -21,13 +21,14 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Three real nodes in the test JVM on free loopback ports. The cluster keeps the default name, so the CLI's
- * {@code --peers} (which cannot name a cluster) reaches it.
+ * Three real nodes in the test JVM on free loopback ports. The cluster keeps the default name, so
+ * the CLI's {@code --peers} (which cannot name a cluster) reaches it.
  *
- * <p>The verb tests share one per test class: {@code @RegisterExtension static final InProcessCluster cluster
- * = InProcessCluster.perClass();} starts it before the class's first test, with its data in a temporary
- * directory ({@link #dataDir}), and stops it and deletes that directory after the last. {@link #start} gives
- * one whose data lives where the caller says, for the caller to close.
+ * <p>The verb tests share one per test class: {@code @RegisterExtension static final
+ * InProcessCluster cluster = InProcessCluster.perClass();} starts it before the class's first test,
+ * with its data in a temporary directory ({@link #dataDir}), and stops it and deletes that
+ * directory after the last. {@link #start} gives one whose data lives where the caller says, for
+ * the caller to close.
  */
 final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
   private final boolean withMetrics;
@@ -47,7 +48,10 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
     return cluster;
   }
 
-  /** A cluster for {@code @RegisterExtension}: running from before the class's first test until after its last. */
+  /**
+   * A cluster for {@code @RegisterExtension}: running from before the class's first test until
+   * after its last.
+   */
   static InProcessCluster perClass() {
     return new InProcessCluster(false, true);
   }
@@ -59,7 +63,9 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
 
   @Override
   public void beforeAll(ExtensionContext context) throws IOException {
-    startNodes(Files.createTempDirectory("fencekeeper-" + context.getRequiredTestClass().getSimpleName() + "-"));
+    startNodes(
+        Files.createTempDirectory(
+            "fencekeeper-" + context.getRequiredTestClass().getSimpleName() + "-"));
   }
 
   @Override
@@ -75,14 +81,16 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
   }
 
   private void startNodes(Path dataDir) throws IOException {
-    String peers = List.of(freePort(), freePort(), freePort()).stream()
-        .map(port -> "127.0.0.1:" + port)
-        .collect(Collectors.joining(","));
+    String peers =
+        List.of(freePort(), freePort(), freePort()).stream()
+            .map(port -> "127.0.0.1:" + port)
+            .collect(Collectors.joining(","));
     this.config = ClusterConfig.forPeers(peers);
     this.dataDir = dataDir;
     try {
       for (PeerAddress peer : config.peers()) {
-        ClusterConfig node = config.withNodeId(peer.id()).withStorageDir(dataDir.resolve(peer.id()));
+        ClusterConfig node =
+            config.withNodeId(peer.id()).withStorageDir(dataDir.resolve(peer.id()));
         servers.add(FencekeeperServer.start(withMetrics ? node.withMetricsPort(freePort()) : node));
       }
       awaitLeader();
@@ -112,8 +120,8 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
   }
 
   /**
-   * Starts a new node {@code id} on a free port without the group (as {@code server --join} does), its peers
-   * being this cluster's plus itself; {@link #close} stops it too. Returns its address.
+   * Starts a new node {@code id} on a free port without the group (as {@code server --join} does),
+   * its peers being this cluster's plus itself; {@link #close} stops it too. Returns its address.
    */
   PeerAddress startJoining(String id) throws IOException {
     PeerAddress peer = new PeerAddress(id, "127.0.0.1", freePort());
@@ -139,8 +147,13 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
 
   private void awaitLeader() {
     try (FencingClient client = FencingClient.connect(config)) {
-      Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() ->
-          ClusterProbe.leader(ClusterProbe.probe(client, config, Duration.ofSeconds(1))).isPresent());
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(100))
+          .until(
+              () ->
+                  ClusterProbe.leader(ClusterProbe.probe(client, config, Duration.ofSeconds(1)))
+                      .isPresent());
     }
   }
 

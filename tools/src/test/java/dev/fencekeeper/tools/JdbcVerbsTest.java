@@ -16,7 +16,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code drill stale-writer --jdbc-url} and {@code bench jdbc} against a real (embedded) PostgreSQL. */
+/**
+ * {@code drill stale-writer --jdbc-url} and {@code bench jdbc} against a real (embedded)
+ * PostgreSQL.
+ */
 @Timeout(180)
 class JdbcVerbsTest {
   private static EmbeddedPostgres postgres;
@@ -46,19 +49,34 @@ class JdbcVerbsTest {
     return names;
   }
 
-  // Guarantee: the drill replays T1–T6 against the named database, the stale writer is refused there, the
+  // Guarantee: the drill replays T1–T6 against the named database, the stale writer is refused
+  // there, the
   // verdict is PASS (exit 0), and the drill's own tables are gone afterwards.
   @Test
   void printsPassAgainstPostgres() throws Exception {
     Path password = dir.resolve("pg-password");
     Files.writeString(password, "unused-by-trust-auth\n");
     try (var cluster = InProcessCluster.start(dir.resolve("cluster"))) {
-      var run = CliRun.run(dir, "drill", "stale-writer",
-          "--peers", cluster.peers(), "--jdbc-url", "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres",
-          "--user", "postgres", "--password-file", password.toString());
+      var run =
+          CliRun.run(
+              dir,
+              "drill",
+              "stale-writer",
+              "--peers",
+              cluster.peers(),
+              "--jdbc-url",
+              "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres",
+              "--user",
+              "postgres",
+              "--password-file",
+              password.toString());
       assertThat(run.exitCode()).as(run.toString()).isZero();
-      assertThat(run.out()).contains("T1  A acquires").contains("T5  B writes").contains("T6  A resumes")
-          .contains("refused by the database").contains("verdict: PASS");
+      assertThat(run.out())
+          .contains("T1  A acquires")
+          .contains("T5  B writes")
+          .contains("T6  A resumes")
+          .contains("refused by the database")
+          .contains("verdict: PASS");
     }
     assertThat(tables()).noneMatch(t -> t.startsWith("fencekeeper_drill_"));
   }
@@ -66,24 +84,51 @@ class JdbcVerbsTest {
   // Guarantee: a database that cannot be reached is reported as such (exit 11), not as a verdict.
   @Test
   void anUnreachableDatabaseIsNotAVerdict() {
-    var run = CliRun.run(dir, "drill", "stale-writer",
-        "--peers", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/none",
-        "--user", "postgres");
+    var run =
+        CliRun.run(
+            dir,
+            "drill",
+            "stale-writer",
+            "--peers",
+            "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3",
+            "--jdbc-url",
+            "jdbc:postgresql://127.0.0.1:1/none",
+            "--user",
+            "postgres");
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(11);
     assertThat(run.err()).contains("cannot connect");
     assertThat(run.out()).doesNotContain("PASS");
   }
 
-  // Guarantee: the bench measures both variants at each worker count and the contended resource, prints the
+  // Guarantee: the bench measures both variants at each worker count and the contended resource,
+  // prints the
   // table docs/benchmarks.md quotes, counts no failed transaction, and drops its tables.
   @Test
   void benchJdbcReportsFencedAgainstUnfenced() throws Exception {
-    var run = CliRun.run(dir, "bench", "jdbc", "--jdbc-url",
-        "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres", "--user", "postgres",
-        "--concurrency", "1,4", "--duration", "1s", "--rounds", "2", "--warmup", "0s");
+    var run =
+        CliRun.run(
+            dir,
+            "bench",
+            "jdbc",
+            "--jdbc-url",
+            "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres",
+            "--user",
+            "postgres",
+            "--concurrency",
+            "1,4",
+            "--duration",
+            "1s",
+            "--rounds",
+            "2",
+            "--warmup",
+            "0s");
     assertThat(run.exitCode()).as(run.toString()).isZero();
-    assertThat(run.out()).contains("| workers | unfenced tx/s | fenced tx/s").contains("| 1 | ").contains("| 4 | ")
-        .contains("One resource, 4 workers: fenced").contains("Failed transactions: 0.");
+    assertThat(run.out())
+        .contains("| workers | unfenced tx/s | fenced tx/s")
+        .contains("| 1 | ")
+        .contains("| 4 | ")
+        .contains("One resource, 4 workers: fenced")
+        .contains("Failed transactions: 0.");
     assertThat(tables()).noneMatch(t -> t.startsWith("fencekeeper_bench_"));
   }
 }

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code lease run} as a real process with a real child (a shell script) against three real nodes: the
- * child runs under the lease, learns its token, and is stopped when the lease is lost.
+ * {@code lease run} as a real process with a real child (a shell script) against three real nodes:
+ * the child runs under the lease, learns its token, and is stopped when the lease is lost.
  */
 class LeaseRunTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -40,8 +40,9 @@ class LeaseRunTest {
   }
 
   /**
-   * A child whose `lease run` failed to stop it (the bug these tests look for) has been re-parented and is
-   * out of CliProcess's reach: end every child that recorded its pid, so no failed run leaves one behind.
+   * A child whose `lease run` failed to stop it (the bug these tests look for) has been re-parented
+   * and is out of CliProcess's reach: end every child that recorded its pid, so no failed run
+   * leaves one behind.
    */
   @AfterEach
   void killRecordedChildren() throws IOException {
@@ -51,11 +52,14 @@ class LeaseRunTest {
         if (text.matches("\\d+")) {
           // Only if the pid still names one of these shells, not a process that reused the number.
           ProcessHandle.of(Long.parseLong(text))
-              .filter(child -> child.info().commandLine().orElse("").contains(file.getFileName().toString()))
-              .ifPresent(child -> {
-                child.descendants().forEach(ProcessHandle::destroyForcibly);
-                child.destroyForcibly();
-              });
+              .filter(
+                  child ->
+                      child.info().commandLine().orElse("").contains(file.getFileName().toString()))
+              .ifPresent(
+                  child -> {
+                    child.descendants().forEach(ProcessHandle::destroyForcibly);
+                    child.destroyForcibly();
+                  });
         }
       }
     }
@@ -65,10 +69,15 @@ class LeaseRunTest {
     return test.getTestMethod().orElseThrow().getName();
   }
 
-  /** {@code fencekeeper lease run <resource> <flags...> -- sh -c <script>} against the test cluster. */
-  private static CliProcess leaseRun(String resource, String script, String... flags) throws IOException {
-    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(
-        "lease", "run", resource, "--peers", cluster.peers(), "--owner", "runner"));
+  /**
+   * {@code fencekeeper lease run <resource> <flags...> -- sh -c <script>} against the test cluster.
+   */
+  private static CliProcess leaseRun(String resource, String script, String... flags)
+      throws IOException {
+    java.util.List<String> args =
+        new java.util.ArrayList<>(
+            java.util.List.of(
+                "lease", "run", resource, "--peers", cluster.peers(), "--owner", "runner"));
     args.addAll(java.util.List.of(flags));
     args.addAll(java.util.List.of("--", "sh", "-c", script));
     return CliProcess.start(dataDir, resource, args.toArray(String[]::new));
@@ -79,22 +88,32 @@ class LeaseRunTest {
   }
 
   private static void awaitFile(Path file, CliProcess run) {
-    Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(100))
         .failFast(() -> !run.isAlive() && !Files.exists(file))
         .until(() -> Files.exists(file) && !Files.readString(file).isBlank());
   }
 
-  // Guarantee: the child runs while the lease is held, gets the resource and its token in its environment,
+  // Guarantee: the child runs while the lease is held, gets the resource and its token in its
+  // environment,
   // and when it exits the lease is released and `lease run` exits with the child's code.
   @Test
   void childRunsUnderTheLeaseAndItsExitCodeIsPassedOn(TestInfo test) throws Exception {
     String resource = resource(test);
     Path started = dataDir.resolve(resource + ".started");
     Path go = dataDir.resolve(resource + ".go");
-    try (CliProcess run = leaseRun(resource,
-        "echo \"$FENCEKEEPER_RESOURCE $FENCEKEEPER_TOKEN\" > '" + started + "';"
-            + " while [ ! -e '" + go + "' ]; do sleep 0.1; done; exit 7",
-        "--ttl", "10s")) {
+    try (CliProcess run =
+        leaseRun(
+            resource,
+            "echo \"$FENCEKEEPER_RESOURCE $FENCEKEEPER_TOKEN\" > '"
+                + started
+                + "';"
+                + " while [ ! -e '"
+                + go
+                + "' ]; do sleep 0.1; done; exit 7",
+            "--ttl",
+            "10s")) {
       awaitFile(started, run);
       JsonNode whileRunning = leaseShow(resource);
       String[] seen = Files.readString(started).strip().split(" ");
@@ -111,16 +130,24 @@ class LeaseRunTest {
     }
   }
 
-  // Guarantee: a lease revoked mid-run sends the child SIGTERM, and `lease run` exits 21, not the child's 0.
+  // Guarantee: a lease revoked mid-run sends the child SIGTERM, and `lease run` exits 21, not the
+  // child's 0.
   @Test
   void revokedLeaseStopsTheChildWithSigterm(TestInfo test) throws Exception {
     String resource = resource(test);
     Path started = dataDir.resolve(resource + ".started");
     Path terminated = dataDir.resolve(resource + ".terminated");
-    try (CliProcess run = leaseRun(resource,
-        "trap \"echo TERM > '" + terminated + "'; exit 0\" TERM; echo $$ > '" + started + "';"
-            + " while :; do sleep 0.1; done",
-        "--ttl", "10s")) {
+    try (CliProcess run =
+        leaseRun(
+            resource,
+            "trap \"echo TERM > '"
+                + terminated
+                + "'; exit 0\" TERM; echo $$ > '"
+                + started
+                + "';"
+                + " while :; do sleep 0.1; done",
+            "--ttl",
+            "10s")) {
       awaitFile(started, run);
 
       CliRun revoke = cluster.cli("lease", "revoke", resource, "--reason", "test");
@@ -135,17 +162,25 @@ class LeaseRunTest {
     }
   }
 
-  // Guarantee: SIGTERM to `lease run` itself (a supervisor stopping it) is passed on to the child; when the
+  // Guarantee: SIGTERM to `lease run` itself (a supervisor stopping it) is passed on to the child;
+  // when the
   // child has exited the lease is released and `lease run` exits with the child's code.
   @Test
   void sigtermToLeaseRunStopsTheChildAndReleases(TestInfo test) throws Exception {
     String resource = resource(test);
     Path started = dataDir.resolve(resource + ".started");
     Path terminated = dataDir.resolve(resource + ".terminated");
-    try (CliProcess run = leaseRun(resource,
-        "trap \"echo TERM > '" + terminated + "'; exit 5\" TERM; echo $$ > '" + started + "';"
-            + " while :; do sleep 0.1; done",
-        "--ttl", "10s")) {
+    try (CliProcess run =
+        leaseRun(
+            resource,
+            "trap \"echo TERM > '"
+                + terminated
+                + "'; exit 5\" TERM; echo $$ > '"
+                + started
+                + "';"
+                + " while :; do sleep 0.1; done",
+            "--ttl",
+            "10s")) {
       awaitFile(started, run);
       assertThat(leaseShow(resource).get("live").asBoolean()).isTrue();
 
@@ -163,9 +198,14 @@ class LeaseRunTest {
   void childIgnoringSigtermIsKilledAfterTheGrace(TestInfo test) throws Exception {
     String resource = resource(test);
     Path started = dataDir.resolve(resource + ".started");
-    try (CliProcess run = leaseRun(resource,
-        "trap '' TERM; echo $$ > '" + started + "'; while :; do sleep 0.1; done",
-        "--ttl", "10s", "--grace", "1s")) {
+    try (CliProcess run =
+        leaseRun(
+            resource,
+            "trap '' TERM; echo $$ > '" + started + "'; while :; do sleep 0.1; done",
+            "--ttl",
+            "10s",
+            "--grace",
+            "1s")) {
       awaitFile(started, run);
       long childPid = Long.parseLong(Files.readString(started).strip());
 
@@ -173,13 +213,16 @@ class LeaseRunTest {
       int exit = run.awaitExit(EXIT_WITHIN);
 
       assertThat(exit).as(run.describe()).isEqualTo(ExitCode.RUN_LEASE_LOST.code());
-      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
-          !ProcessHandle.of(childPid).map(ProcessHandle::isAlive).orElse(false));
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> !ProcessHandle.of(childPid).map(ProcessHandle::isAlive).orElse(false));
     }
   }
 
-  // Guarantee: a held resource is not run under (HELD, exit 3, the child never starts), nor when --timeout
-  // ends a --wait first (UNAVAILABLE, 11); a command that cannot be started exits 127 and leaves the lease
+  // Guarantee: a held resource is not run under (HELD, exit 3, the child never starts), nor when
+  // --timeout
+  // ends a --wait first (UNAVAILABLE, 11); a command that cannot be started exits 127 and leaves
+  // the lease
   // released.
   @Test
   void heldResourceOrMissingCommandRunsNothing(TestInfo test) throws Exception {
@@ -194,14 +237,28 @@ class LeaseRunTest {
       assertThat(run.err()).as(run.describe()).startsWith("HELD: ");
     }
     int timedOutExit;
-    try (CliProcess run = leaseRun(resource, "touch '" + ran + "'", "--ttl", "10s", "--wait", "5m",
-        "--timeout", "2s")) {
+    try (CliProcess run =
+        leaseRun(
+            resource, "touch '" + ran + "'", "--ttl", "10s", "--wait", "5m", "--timeout", "2s")) {
       timedOutExit = run.awaitExit(EXIT_WITHIN);
-      assertThat(run.err()).as(run.describe()).contains("UNAVAILABLE: not granted within 2s (--timeout)");
+      assertThat(run.err())
+          .as(run.describe())
+          .contains("UNAVAILABLE: not granted within 2s (--timeout)");
     }
     int missingExit;
-    try (CliProcess run = CliProcess.start(dataDir, missingResource, "lease", "run", missingResource,
-        "--ttl", "10s", "--peers", cluster.peers(), "--", "/nonexistent/command")) {
+    try (CliProcess run =
+        CliProcess.start(
+            dataDir,
+            missingResource,
+            "lease",
+            "run",
+            missingResource,
+            "--ttl",
+            "10s",
+            "--peers",
+            cluster.peers(),
+            "--",
+            "/nonexistent/command")) {
       missingExit = run.awaitExit(EXIT_WITHIN);
       assertThat(run.err()).as(run.describe()).contains("cannot run /nonexistent/command");
     }

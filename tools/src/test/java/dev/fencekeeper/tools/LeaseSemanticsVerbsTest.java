@@ -19,12 +19,14 @@ class LeaseSemanticsVerbsTest {
     return cluster.cli(args);
   }
 
-  // Guarantee: `lease acquire --wait` blocks until the holder's lease ends, then prints the new grant.
+  // Guarantee: `lease acquire --wait` blocks until the holder's lease ends, then prints the new
+  // grant.
   @Test
   void acquireWithWaitGetsTheResourceWhenTheHolderLetsGo() throws Exception {
     CliRun first = cli("lease", "acquire", "waited", "--ttl", "1s", "--owner", "a", "-q");
     assertThat(first.exitCode()).as(first.toString()).isZero();
-    CliRun second = cli("lease", "acquire", "waited", "--ttl", "5s", "--owner", "b", "--wait", "10s");
+    CliRun second =
+        cli("lease", "acquire", "waited", "--ttl", "5s", "--owner", "b", "--wait", "10s");
     assertThat(second.exitCode()).as(second.toString()).isZero();
     assertThat(second.line()).startsWith("GRANTED waited token=").contains("(owner b)");
     long secondToken = Long.parseLong(second.line().replaceAll(".*token=(\\d+).*", "$1"));
@@ -35,12 +37,14 @@ class LeaseSemanticsVerbsTest {
   @Test
   void waitThatRunsOutExitsHeld() {
     cli("lease", "acquire", "busy", "--ttl", "30s", "--owner", "a", "-q");
-    CliRun waited = cli("lease", "acquire", "busy", "--ttl", "5s", "--owner", "b", "--wait", "500ms");
+    CliRun waited =
+        cli("lease", "acquire", "busy", "--ttl", "5s", "--owner", "b", "--wait", "500ms");
     assertThat(waited.exitCode()).as(waited.toString()).isEqualTo(3);
     assertThat(waited.line()).startsWith("HELD");
   }
 
-  // Guarantee: retrying an acquire with the same --request-id prints the same token, not a second lease.
+  // Guarantee: retrying an acquire with the same --request-id prints the same token, not a second
+  // lease.
   @Test
   void acquireWithRequestIdIsIdempotent() {
     CliRun first = cli("lease", "acquire", "idem", "--ttl", "30s", "--request-id", "job-7", "-q");
@@ -51,7 +55,8 @@ class LeaseSemanticsVerbsTest {
     assertThat(other.exitCode()).isEqualTo(3);
   }
 
-  // Guarantee: `lease revoke` evicts the holder (exit 0), whose write is then rejected, and a lock-delay
+  // Guarantee: `lease revoke` evicts the holder (exit 0), whose write is then rejected, and a
+  // lock-delay
   // asked for at acquire holds the resource afterwards (exit 16).
   @Test
   void revokeEvictsAndStartsTheLockDelay() {
@@ -66,7 +71,8 @@ class LeaseSemanticsVerbsTest {
     assertThat(again.exitCode()).as(again.toString()).isEqualTo(16);
   }
 
-  // Guarantee: `backup` writes a file that `restore` accepts for new nodes, and `restore` refuses a node
+  // Guarantee: `backup` writes a file that `restore` accepts for new nodes, and `restore` refuses a
+  // node
   // that already holds Raft data (exit 2).
   @Test
   void backupThenRestoreSeedsNewNodesOnly(@TempDir Path scratch) {
@@ -76,20 +82,25 @@ class LeaseSemanticsVerbsTest {
     assertThat(backup.exitCode()).as(backup.toString()).isZero();
     assertThat(backup.line()).matches("BACKUP .*: \\d+ bytes, \\d+ resources, newest token \\d+");
 
-    CliRun restore = CliRun.run(scratch, "restore", file.toString(), "--data-dir", scratch.resolve("new").toString());
+    CliRun restore =
+        CliRun.run(
+            scratch, "restore", file.toString(), "--data-dir", scratch.resolve("new").toString());
     assertThat(restore.exitCode()).as(restore.toString()).isZero();
     assertThat(scratch.resolve("new/n2/fencekeeper-restore.seed")).exists();
 
-    CliRun refused = CliRun.run(scratch, "restore", file.toString(), "--data-dir", cluster.dataDir().toString());
+    CliRun refused =
+        CliRun.run(scratch, "restore", file.toString(), "--data-dir", cluster.dataDir().toString());
     assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(2);
     assertThat(refused.err()).contains("already holds Raft data");
   }
 
-  // Guarantee: `watch --count` prints the events of a resource in commit order, each with its index.
+  // Guarantee: `watch --count` prints the events of a resource in commit order, each with its
+  // index.
   @Test
   void watchPrintsEventsInOrder() throws Exception {
-    CompletableFuture<CliRun> watching = CompletableFuture.supplyAsync(
-        () -> cli("watch", "watched", "--count", "2", "--timeout", "30s"));
+    CompletableFuture<CliRun> watching =
+        CompletableFuture.supplyAsync(
+            () -> cli("watch", "watched", "--count", "2", "--timeout", "30s"));
     Thread.sleep(1_000); // the watch starts from now
     long token = Long.parseLong(cli("lease", "acquire", "watched", "--ttl", "30s", "-q").line());
     cli("lease", "release", "watched", Long.toString(token));

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 class LocalClusterTest {
   @TempDir Path dir;
 
-  // Guarantee: up writes one config per node: n1..n3 on consecutive ports, each with its own storage dir.
+  // Guarantee: up writes one config per node: n1..n3 on consecutive ports, each with its own
+  // storage dir.
   @Test
   void writesThreeNodeConfigs() {
     List<Node> nodes = LocalClusterLayout.prepare(dir, 17001);
@@ -33,11 +34,13 @@ class LocalClusterTest {
       assertThat(config.peers()).isEqualTo(ClusterConfig.local(17001).peers());
       assertThat(config.storageDir()).isEqualTo(dir.resolve("n" + (i + 1)));
       assertThat(config.metricsPort()).isEqualTo(17101 + i);
-      assertThat(nodes.get(i).metricsUrl()).isEqualTo("http://127.0.0.1:" + (17101 + i) + "/metrics");
+      assertThat(nodes.get(i).metricsUrl())
+          .isEqualTo("http://127.0.0.1:" + (17101 + i) + "/metrics");
     }
   }
 
-  // Guarantee: a node's own log files (node.log, logs/) are not Raft data, so they never block a port change.
+  // Guarantee: a node's own log files (node.log, logs/) are not Raft data, so they never block a
+  // port change.
   @Test
   void logFilesAreNotRaftData() throws IOException {
     Node n1 = LocalClusterLayout.prepare(dir, 17001).get(0);
@@ -71,7 +74,8 @@ class LocalClusterTest {
     assertThat(ClusterConfig.load(n1.configFile()).self().port()).isEqualTo(18001);
   }
 
-  // Guarantee: existing Raft data is never pointed at other addresses; the refusal says how to start it instead.
+  // Guarantee: existing Raft data is never pointed at other addresses; the refusal says how to
+  // start it instead.
   @Test
   void refusesOtherPortsOverExistingData() throws IOException {
     Node n1 = LocalClusterLayout.prepare(dir, 17001).get(0);
@@ -90,7 +94,8 @@ class LocalClusterTest {
       taken.bind(new InetSocketAddress(0));
       int base = taken.getLocalPort() - 1; // n2's port is the taken one
 
-      CliRun run = CliRun.run(dir, "up", "--data-dir", "data", "--base-port", Integer.toString(base));
+      CliRun run =
+          CliRun.run(dir, "up", "--data-dir", "data", "--base-port", Integer.toString(base));
 
       assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
       assertThat(run.err()).contains("port " + taken.getLocalPort() + " (n2) is already in use");
@@ -98,18 +103,24 @@ class LocalClusterTest {
     }
   }
 
-  // Guarantee: relative paths resolve against the user's directory; env variables supply defaults for scripts.
+  // Guarantee: relative paths resolve against the user's directory; env variables supply defaults
+  // for scripts.
   @Test
   void defaultsComeFromFlagsThenEnvironment() {
     CliContext plain = new CliContext(System.out, System.err, Map.of(), dir);
-    CliContext configured = new CliContext(System.out, System.err,
-        Map.of("FENCEKEEPER_DATA_DIR", "elsewhere", "FENCEKEEPER_BASE_PORT", "17101"), dir);
+    CliContext configured =
+        new CliContext(
+            System.out,
+            System.err,
+            Map.of("FENCEKEEPER_DATA_DIR", "elsewhere", "FENCEKEEPER_BASE_PORT", "17101"),
+            dir);
 
     assertThat(LocalDefaults.dataDir(plain, null)).isEqualTo(dir.resolve("data"));
     assertThat(LocalDefaults.dataDir(plain, Path.of("mine"))).isEqualTo(dir.resolve("mine"));
     assertThat(LocalDefaults.dataDir(configured, null)).isEqualTo(dir.resolve("elsewhere"));
     assertThat(LocalDefaults.basePort(plain, null)).isEqualTo(ClusterConfig.DEFAULT_BASE_PORT);
-    assertThat(LocalDefaults.cluster(configured, null).peers()).isEqualTo(ClusterConfig.local(17101).peers());
+    assertThat(LocalDefaults.cluster(configured, null).peers())
+        .isEqualTo(ClusterConfig.local(17101).peers());
     assertThat(LocalDefaults.cluster(configured, "127.0.0.1:9000").peers())
         .containsExactly(new PeerAddress("n1", "127.0.0.1", 9000));
   }

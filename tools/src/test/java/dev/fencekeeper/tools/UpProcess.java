@@ -18,8 +18,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A real {@code ./fencekeeper up}, started as a user would, whose stdout is followed line by line. Close it
- * to make sure neither it nor any node it started outlives the test.
+ * A real {@code ./fencekeeper up}, started as a user would, whose stdout is followed line by line.
+ * Close it to make sure neither it nor any node it started outlives the test.
  */
 final class UpProcess implements AutoCloseable {
   private static final Pattern NODE_LINE = Pattern.compile("^(n\\d+)\\s+(\\S+)\\s+pid (\\d+)\\b.*");
@@ -37,19 +37,25 @@ final class UpProcess implements AutoCloseable {
     reader.start();
   }
 
-  /** Runs {@code ./fencekeeper up} in {@code repoRoot} with {@code env} added to this JVM's environment. */
-  static UpProcess start(Path repoRoot, Map<String, String> env, Path stderrFile) throws IOException {
-    ProcessBuilder builder = new ProcessBuilder("./fencekeeper", "up")
-        .directory(repoRoot.toFile())
-        .redirectError(ProcessBuilder.Redirect.appendTo(stderrFile.toFile()))
-        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+  /**
+   * Runs {@code ./fencekeeper up} in {@code repoRoot} with {@code env} added to this JVM's
+   * environment.
+   */
+  static UpProcess start(Path repoRoot, Map<String, String> env, Path stderrFile)
+      throws IOException {
+    ProcessBuilder builder =
+        new ProcessBuilder("./fencekeeper", "up")
+            .directory(repoRoot.toFile())
+            .redirectError(ProcessBuilder.Redirect.appendTo(stderrFile.toFile()))
+            .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     builder.environment().putAll(env);
     return new UpProcess(builder.start(), stderrFile);
   }
 
   private void follow() {
-    try (BufferedReader out = new BufferedReader(
-        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader out =
+        new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       for (String line; (line = out.readLine()) != null; ) {
         synchronized (this) {
           lines.add(line);
@@ -73,8 +79,8 @@ final class UpProcess implements AutoCloseable {
       }
       long left = deadline - System.nanoTime();
       if (left <= 0 || (!process.isAlive() && seen == lines.size())) {
-        throw new AssertionError("`up` printed no line matching " + pattern + " within " + timeout + "\n"
-            + describe());
+        throw new AssertionError(
+            "`up` printed no line matching " + pattern + " within " + timeout + "\n" + describe());
       }
       TimeUnit.NANOSECONDS.timedWait(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
     }
@@ -122,8 +128,12 @@ final class UpProcess implements AutoCloseable {
   public void close() {
     List<Long> nodePids;
     synchronized (this) {
-      nodePids = lines.stream().map(NODE_LINE::matcher).filter(Matcher::matches)
-          .map(m -> Long.parseLong(m.group(3))).toList();
+      nodePids =
+          lines.stream()
+              .map(NODE_LINE::matcher)
+              .filter(Matcher::matches)
+              .map(m -> Long.parseLong(m.group(3)))
+              .toList();
     }
     process.destroyForcibly();
     for (long pid : nodePids) {

@@ -17,7 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** Mistakes on the command line: refused before anything is sent, with exit 2 and a message naming the mistake. */
+/**
+ * Mistakes on the command line: refused before anything is sent, with exit 2 and a message naming
+ * the mistake.
+ */
 class UsageTest {
   @TempDir Path dir;
 
@@ -27,14 +30,17 @@ class UsageTest {
     CliRun run = CliRun.run(dir, "--help");
 
     assertThat(run.exitCode()).isZero();
-    assertThat(run.out()).contains("server", "up", "lease", "write", "read", "status", "Exit codes:");
-    assertThat(run.out()).contains("members", "leader", "snapshot", "leases", "keys", "inspect", "metrics");
+    assertThat(run.out())
+        .contains("server", "up", "lease", "write", "read", "status", "Exit codes:");
+    assertThat(run.out())
+        .contains("members", "leader", "snapshot", "leases", "keys", "inspect", "metrics");
     for (ExitCode code : ExitCode.values()) {
       assertThat(run.out()).contains(String.format("%2d  %s", code.code(), code.meaning()));
     }
   }
 
-  // Guarantee: every verb's help renders as written. A lone '%' in a description makes picocli print its raw
+  // Guarantee: every verb's help renders as written. A lone '%' in a description makes picocli
+  // print its raw
   // text and a warning on stderr instead (as `bench --help` did with "5 % of their CPU").
   @Test
   void everyVerbsHelpRendersWithoutFormatWarnings() {
@@ -43,8 +49,11 @@ class UsageTest {
     List<String> rendered = new ArrayList<>();
     try {
       System.setErr(new PrintStream(picocliWarnings, true, StandardCharsets.UTF_8));
-      Deque<CommandLine> verbs = new ArrayDeque<>(List.of(FencekeeperCli.commandLine(
-          new CliContext(System.out, System.err, Map.of(), dir))));
+      Deque<CommandLine> verbs =
+          new ArrayDeque<>(
+              List.of(
+                  FencekeeperCli.commandLine(
+                      new CliContext(System.out, System.err, Map.of(), dir))));
       while (!verbs.isEmpty()) {
         CommandLine verb = verbs.pop();
         rendered.add(verb.getCommandSpec().qualifiedName());
@@ -68,7 +77,8 @@ class UsageTest {
     assertThat(run.out()).containsPattern("fencekeeper \\d+\\.\\d+").contains("Apache Ratis 3.");
   }
 
-  // Guarantee: no verb, an unknown verb, or a bare group is a usage error (2), never a silent success.
+  // Guarantee: no verb, an unknown verb, or a bare group is a usage error (2), never a silent
+  // success.
   @Test
   void missingOrUnknownVerbsAreUsageErrors() {
     assertThat(CliRun.run(dir).exitCode()).isEqualTo(2);
@@ -79,7 +89,8 @@ class UsageTest {
     }
   }
 
-  // Guarantee: a TTL without a unit is refused (the factor-of-1000 mistake), naming the option and the value.
+  // Guarantee: a TTL without a unit is refused (the factor-of-1000 mistake), naming the option and
+  // the value.
   @Test
   void ttlWithoutUnitIsRefused() {
     CliRun run = CliRun.run(dir, "lease", "acquire", "r", "--ttl", "5");
@@ -95,7 +106,8 @@ class UsageTest {
     CliRun both = CliRun.run(dir, "write", "r", "k", "v", "--delete", "--token", "1");
     CliRun neither = CliRun.run(dir, "write", "r", "k", "--token", "1");
 
-    CliRun valueAndFile = CliRun.run(dir, "write", "r", "k", "v", "--value-file", "f", "--token", "1");
+    CliRun valueAndFile =
+        CliRun.run(dir, "write", "r", "k", "v", "--value-file", "f", "--token", "1");
 
     assertThat(both.exitCode()).isEqualTo(2);
     assertThat(both.err()).contains("one of <value>, --value-file or --delete");
@@ -105,33 +117,67 @@ class UsageTest {
     assertThat(neither.err()).contains("missing <value>");
   }
 
-  // Guarantee: a usage error prints the mistake in one line and where to read more, not the whole help.
+  // Guarantee: a usage error prints the mistake in one line and where to read more, not the whole
+  // help.
   @Test
   void usageErrorIsOneLineAndAHint() {
     CliRun typo = CliRun.run(dir, "lease", "acquire", "r", "--tll", "5s");
     CliRun unknownVerb = CliRun.run(dir, "leese");
 
     assertThat(typo.exitCode()).isEqualTo(2);
-    assertThat(typo.err().lines()).as(typo.toString()).hasSizeLessThanOrEqualTo(3)
-        .first().asString().startsWith("fencekeeper: ").contains("'--tll'");
-    assertThat(typo.err()).contains("See 'fencekeeper lease acquire --help'.").doesNotContain("Usage:");
+    assertThat(typo.err().lines())
+        .as(typo.toString())
+        .hasSizeLessThanOrEqualTo(3)
+        .first()
+        .asString()
+        .startsWith("fencekeeper: ")
+        .contains("'--tll'");
+    assertThat(typo.err())
+        .contains("See 'fencekeeper lease acquire --help'.")
+        .doesNotContain("Usage:");
     assertThat(unknownVerb.exitCode()).isEqualTo(2);
     assertThat(unknownVerb.err()).contains("'leese'").contains("lease").doesNotContain("Usage:");
     assertThat(unknownVerb.err().lines()).hasSizeLessThanOrEqualTo(3);
   }
 
-  // Guarantee: what is wrong on its face (a negative TTL, a token that is not positive) is refused by the CLI
-  // before anything is sent, with the usage code 2 for both; 9 is for what the cluster refuses against its
+  // Guarantee: what is wrong on its face (a negative TTL, a token that is not positive) is refused
+  // by the CLI
+  // before anything is sent, with the usage code 2 for both; 9 is for what the cluster refuses
+  // against its
   // limits. No cluster runs here, so an exit other than 2 would be the call's UNAVAILABLE.
   @Test
   void inputWrongOnItsFaceIsAUsageErrorWhateverTheFlag() {
     String nowhere = "127.0.0.1:" + InProcessCluster.freePort();
-    List<CliRun> runs = List.of(
-        CliRun.run(dir, "lease", "acquire", "r", "--ttl", "-5s", "--peers", nowhere, "--timeout", "5s"),
-        CliRun.run(dir, "write", "r", "k", "v", "--token", "-1", "--peers", nowhere, "--timeout", "5s"),
-        CliRun.run(dir, "write", "r", "k", "v", "--token", "0", "--peers", nowhere, "--timeout", "5s"),
-        CliRun.run(dir, "lease", "renew", "r", "-1", "--peers", nowhere, "--timeout", "5s"),
-        CliRun.run(dir, "lease", "validate", "r", "zero", "--peers", nowhere, "--timeout", "5s"));
+    List<CliRun> runs =
+        List.of(
+            CliRun.run(
+                dir,
+                "lease",
+                "acquire",
+                "r",
+                "--ttl",
+                "-5s",
+                "--peers",
+                nowhere,
+                "--timeout",
+                "5s"),
+            CliRun.run(
+                dir,
+                "write",
+                "r",
+                "k",
+                "v",
+                "--token",
+                "-1",
+                "--peers",
+                nowhere,
+                "--timeout",
+                "5s"),
+            CliRun.run(
+                dir, "write", "r", "k", "v", "--token", "0", "--peers", nowhere, "--timeout", "5s"),
+            CliRun.run(dir, "lease", "renew", "r", "-1", "--peers", nowhere, "--timeout", "5s"),
+            CliRun.run(
+                dir, "lease", "validate", "r", "zero", "--peers", nowhere, "--timeout", "5s"));
 
     for (CliRun run : runs) {
       assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCode.USAGE.code());
@@ -141,29 +187,46 @@ class UsageTest {
     assertThat(runs.get(1).err()).contains("--token").contains("'-1' is not a token");
   }
 
-  // Guarantee: every verb that calls the cluster takes --timeout (watch, lease hold and lease run too, with
+  // Guarantee: every verb that calls the cluster takes --timeout (watch, lease hold and lease run
+  // too, with
   // their own meaning).
   @Test
   void everyClientVerbTakesATimeout() {
     List<String> clientVerbs = new ArrayList<>();
-    Deque<CommandLine> verbs = new ArrayDeque<>(List.of(FencekeeperCli.commandLine(
-        new CliContext(System.out, System.err, Map.of(), dir))));
+    Deque<CommandLine> verbs =
+        new ArrayDeque<>(
+            List.of(
+                FencekeeperCli.commandLine(new CliContext(System.out, System.err, Map.of(), dir))));
     while (!verbs.isEmpty()) {
       CommandLine verb = verbs.pop();
       verbs.addAll(verb.getSubcommands().values());
-      boolean callsTheCluster = verb.getCommandSpec().mixins().values().stream()
-          .anyMatch(m -> m.userObject() instanceof ClientOptions);
+      boolean callsTheCluster =
+          verb.getCommandSpec().mixins().values().stream()
+              .anyMatch(m -> m.userObject() instanceof ClientOptions);
       if (callsTheCluster) {
         clientVerbs.add(verb.getCommandSpec().qualifiedName());
-        assertThat(verb.getCommandSpec().findOption("--timeout")).as(verb.getCommandSpec().qualifiedName()).isNotNull();
+        assertThat(verb.getCommandSpec().findOption("--timeout"))
+            .as(verb.getCommandSpec().qualifiedName())
+            .isNotNull();
       }
     }
-    assertThat(clientVerbs).contains("fencekeeper write", "fencekeeper read", "fencekeeper status",
-        "fencekeeper lease acquire", "fencekeeper lease run", "fencekeeper lease hold", "fencekeeper watch",
-        "fencekeeper members list", "fencekeeper leases list", "fencekeeper inspect", "fencekeeper backup");
+    assertThat(clientVerbs)
+        .contains(
+            "fencekeeper write",
+            "fencekeeper read",
+            "fencekeeper status",
+            "fencekeeper lease acquire",
+            "fencekeeper lease run",
+            "fencekeeper lease hold",
+            "fencekeeper watch",
+            "fencekeeper members list",
+            "fencekeeper leases list",
+            "fencekeeper inspect",
+            "fencekeeper backup");
   }
 
-  // Guarantee: `completion bash` prints a script that bash loads and that completes verbs and subcommands;
+  // Guarantee: `completion bash` prints a script that bash loads and that completes verbs and
+  // subcommands;
   // `completion zsh` prints the same script, which under zsh loads bashcompinit itself.
   @Test
   void completionScriptCompletesVerbs() throws Exception {
@@ -176,7 +239,9 @@ class UsageTest {
     String verbs = completions(script, "fencekeeper lea");
 
     assertThat(bash.exitCode()).as(bash.toString()).isZero();
-    assertThat(completed.split(" ")).contains("renew", "release", "revoke", "run").doesNotContain("acquire");
+    assertThat(completed.split(" "))
+        .contains("renew", "release", "revoke", "run")
+        .doesNotContain("acquire");
     assertThat(verbs.split(" ")).contains("lease", "leases", "leader");
     assertThat(zsh.exitCode()).isZero();
     assertThat(zsh.out()).isEqualTo(bash.out()).contains("ZSH_VERSION").contains("bashcompinit");
@@ -185,11 +250,17 @@ class UsageTest {
 
   /** What bash's completion function offers for the last word of {@code line}. */
   private static String completions(Path script, String line) throws Exception {
-    String program = "source '" + script + "'\n"
-        + "COMP_LINE='" + line + "'; COMP_POINT=${#COMP_LINE}; read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
-        + "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
-        + "_complete_fencekeeper fencekeeper \"${COMP_WORDS[COMP_CWORD]}\" \"${COMP_WORDS[COMP_CWORD-1]}\"\n"
-        + "echo \"${COMPREPLY[*]}\"\n";
+    String program =
+        "source '"
+            + script
+            + "'\n"
+            + "COMP_LINE='"
+            + line
+            + "'; COMP_POINT=${#COMP_LINE}; read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
+            + "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
+            + "_complete_fencekeeper fencekeeper \"${COMP_WORDS[COMP_CWORD]}\""
+            + " \"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+            + "echo \"${COMPREPLY[*]}\"\n";
     Process bash = new ProcessBuilder("bash", "-c", program).redirectErrorStream(true).start();
     String out = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(bash.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
@@ -206,7 +277,8 @@ class UsageTest {
     assertThat(run.err()).contains("--quiet and --json");
   }
 
-  // Guarantee: a malformed --peers or environment default is a usage error naming where it came from.
+  // Guarantee: a malformed --peers or environment default is a usage error naming where it came
+  // from.
   @Test
   void badPeersAreNamed() {
     CliRun flag = CliRun.run(dir, "read", "r", "k", "--peers", "127.0.0.1");
@@ -230,7 +302,8 @@ class UsageTest {
     assertThat(run.err()).contains("cannot read config file").contains("nowhere.properties");
   }
 
-  // Guarantee: server with an invalid config prints the ConfigException's key and value, and exits 2.
+  // Guarantee: server with an invalid config prints the ConfigException's key and value, and exits
+  // 2.
   @Test
   void serverWithInvalidConfigNamesKeyAndValue() throws IOException {
     Path config = dir.resolve("n1.properties");

@@ -8,9 +8,10 @@ import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 
 /**
- * Carries a complete {@link Response} through Ratis's exception channel. A node that refuses a request
- * before logging it (malformed input, a token already superseded) can only answer with an exception, so
- * the response travels inside its message and the client turns it back into an ordinary result.
+ * Carries a complete {@link Response} through Ratis's exception channel. A node that refuses a
+ * request before logging it (malformed input, a token already superseded) can only answer with an
+ * exception, so the response travels inside its message and the client turns it back into an
+ * ordinary result.
  */
 public final class LeaderRejection {
   private static final String MARKER = "fencekeeper-response:";
@@ -35,7 +36,8 @@ public final class LeaderRejection {
         end++;
       }
       try {
-        return Optional.of(Response.parseFrom(Base64.getDecoder().decode(message.substring(start, end))));
+        return Optional.of(
+            Response.parseFrom(Base64.getDecoder().decode(message.substring(start, end))));
       } catch (IllegalArgumentException | InvalidProtocolBufferException e) {
         return Optional.empty();
       }
@@ -44,18 +46,25 @@ public final class LeaderRejection {
   }
 
   /**
-   * {@code policy}, except that a node's own refusal is never retried: it is an answer (a retry would
-   * only be refused again), not a failure to reach the cluster.
+   * {@code policy}, except that a node's own refusal is never retried: it is an answer (a retry
+   * would only be refused again), not a failure to reach the cluster.
    */
   public static RetryPolicy notRetried(RetryPolicy policy) {
-    return event -> decode(event.getCause()).isPresent() ? RetryPolicy.NO_RETRY_ACTION
-        : policy.handleAttemptFailure(event);
+    return event ->
+        decode(event.getCause()).isPresent()
+            ? RetryPolicy.NO_RETRY_ACTION
+            : policy.handleAttemptFailure(event);
   }
 
-  /** {@code normal}, except that a full leader queue ({@link #isOverload}) is retried by {@code overload}. */
+  /**
+   * {@code normal}, except that a full leader queue ({@link #isOverload}) is retried by {@code
+   * overload}.
+   */
   public static RetryPolicy backingOffWhenOverloaded(RetryPolicy normal, RetryPolicy overload) {
-    return event -> isOverload(event.getCause()) ? overload.handleAttemptFailure(event)
-        : normal.handleAttemptFailure(event);
+    return event ->
+        isOverload(event.getCause())
+            ? overload.handleAttemptFailure(event)
+            : normal.handleAttemptFailure(event);
   }
 
   /** True when {@code error}'s cause chain says the leader's queue of pending requests was full. */
@@ -69,6 +78,11 @@ public final class LeaderRejection {
   }
 
   private static boolean isBase64(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=';
+    return (c >= 'A' && c <= 'Z')
+        || (c >= 'a' && c <= 'z')
+        || (c >= '0' && c <= '9')
+        || c == '+'
+        || c == '/'
+        || c == '=';
   }
 }

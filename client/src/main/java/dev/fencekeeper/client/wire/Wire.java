@@ -12,9 +12,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * Internal: the wire messages behind the client's public types, for fencekeeper's own tools and tests
- * (the command line prints every field of an answer; hostile-input tests send malformed requests). Not
- * part of the API: the generated classes it exposes change with {@code fencing.proto}.
+ * Internal: the wire messages behind the client's public types, for fencekeeper's own tools and
+ * tests (the command line prints every field of an answer; hostile-input tests send malformed
+ * requests). Not part of the API: the generated classes it exposes change with {@code
+ * fencing.proto}.
  */
 public final class Wire {
   /** What the client package gives this class; installed by it, once. */
@@ -32,7 +33,12 @@ public final class Wire {
     NodeInfo nodeInfo(FencingClient client, String peerId, Duration timeout);
 
     /** See {@link Wire#watch}. */
-    Watch watch(FencingClient client, String name, boolean prefix, long afterIndex, Consumer<LeaseEvent> listener);
+    Watch watch(
+        FencingClient client,
+        String name,
+        boolean prefix,
+        long afterIndex,
+        Consumer<LeaseEvent> listener);
   }
 
   private static volatile Access access;
@@ -70,8 +76,8 @@ public final class Wire {
   }
 
   /**
-   * Sends a request envelope as built by the caller: queries as linearizable reads, everything else through
-   * the log, unchecked by the client (malformed input included).
+   * Sends a request envelope as built by the caller: queries as linearizable reads, everything else
+   * through the log, unchecked by the client (malformed input included).
    */
   public static Result send(FencingClient client, Request request) {
     return sendAsync(client, request).join();
@@ -82,13 +88,19 @@ public final class Wire {
     return access().sendAsync(client, request);
   }
 
-  /** What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}. */
+  /**
+   * What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}.
+   */
   public static NodeInfo nodeInfo(FencingClient client, String peerId, Duration timeout) {
     return access().nodeInfo(client, peerId, timeout);
   }
 
   /** A watch delivering the wire's events. */
-  public static Watch watch(FencingClient client, String name, boolean prefix, long afterIndex,
+  public static Watch watch(
+      FencingClient client,
+      String name,
+      boolean prefix,
+      long afterIndex,
       Consumer<LeaseEvent> listener) {
     return access().watch(client, name, prefix, afterIndex, listener);
   }

@@ -8,9 +8,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Which lease events make a queued acquire ask the cluster again. Only those that can change its answer
- * may: with every waiter re-sending on every grant, a contended resource spent one log entry per waiter
- * per grant.
+ * Which lease events make a queued acquire ask the cluster again. Only those that can change its
+ * answer may: with every waiter re-sending on every grant, a contended resource spent one log entry
+ * per waiter per grant.
  */
 class WaiterWakeupTest {
   private static LeaseEvent event(Type type, String requestId) {
@@ -20,18 +20,26 @@ class WaiterWakeupTest {
   // Guarantee: a waiter is woken by its own grant, and not by another waiter's.
   @Test
   void ownGrantWakesAndOthersDoNot() {
-    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.RELEASED, ""), event(Type.ACQUIRED, "me")), "me"))
+    assertThat(
+            WaiterWakeups.mayConcern(
+                List.of(event(Type.RELEASED, ""), event(Type.ACQUIRED, "me")), "me"))
         .isTrue();
-    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.RELEASED, ""), event(Type.ACQUIRED, "other")), "me"))
+    assertThat(
+            WaiterWakeups.mayConcern(
+                List.of(event(Type.RELEASED, ""), event(Type.ACQUIRED, "other")), "me"))
         .isFalse();
     assertThat(WaiterWakeups.mayConcern(List.of(event(Type.RENEWED, "")), "me")).isFalse();
   }
 
-  // Guarantee: a lease that ended with no grant after it wakes the waiter (it may have been skipped and must
-  // queue again), and so does a grant naming no request id, as servers from before this change send.
+  // Guarantee: a lease that ended with no grant after it wakes the waiter (it may have been skipped
+  // and must
+  // queue again), and so does a grant naming no request id, as servers from before this change
+  // send.
   @Test
   void endWithoutGrantAndUnnamedGrantWake() {
-    assertThat(WaiterWakeups.mayConcern(List.of(event(Type.ACQUIRED, "other"), event(Type.EXPIRED, "")), "me"))
+    assertThat(
+            WaiterWakeups.mayConcern(
+                List.of(event(Type.ACQUIRED, "other"), event(Type.EXPIRED, "")), "me"))
         .isTrue();
     assertThat(WaiterWakeups.mayConcern(List.of(event(Type.REVOKED, "")), "me")).isTrue();
     assertThat(WaiterWakeups.mayConcern(List.of(event(Type.ACQUIRED, "")), "me")).isTrue();

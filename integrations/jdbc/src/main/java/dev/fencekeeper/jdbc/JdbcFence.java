@@ -12,16 +12,16 @@ import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
- * Fencing tokens enforced by the user's own database. A fence table holds one guard row per resource with
- * the newest token the database has accepted. Every fenced transaction first runs one statement that
- * advances that row to its token only if the row's token is not newer ({@code token <= ?}); if that
- * changes no row, a newer lease holder has already committed here, and the transaction is rolled back
- * with a {@link StaleFenceTokenException}.
+ * Fencing tokens enforced by the user's own database. A fence table holds one guard row per
+ * resource with the newest token the database has accepted. Every fenced transaction first runs one
+ * statement that advances that row to its token only if the row's token is not newer ({@code token
+ * <= ?}); if that changes no row, a newer lease holder has already committed here, and the
+ * transaction is rolled back with a {@link StaleFenceTokenException}.
  *
- * <p>Why not {@code lease.isValid()} or the cluster's validate before writing: that is check-then-act,
- * and the pause that outlives the lease can fall between the check and the write. The guard is in the
- * same transaction as the writes, and the row lock it takes serialises the writers of one resource
- * until commit, so an older token can never commit after a newer one:
+ * <p>Why not {@code lease.isValid()} or the cluster's validate before writing: that is
+ * check-then-act, and the pause that outlives the lease can fall between the check and the write.
+ * The guard is in the same transaction as the writes, and the row lock it takes serialises the
+ * writers of one resource until commit, so an older token can never commit after a newer one:
  *
  * <pre>
  *   worker A (token 41)                  worker B (token 42)
@@ -32,14 +32,15 @@ import javax.sql.DataSource;
  *   guard 41: row holds 42, 0 rows -> StaleFenceTokenException, rolled back
  * </pre>
  *
- * <p>The same token may write any number of times ({@code <=}, not {@code <}): one lease keeps one token
- * for all its writes. Isolation levels, pools and migrations: see docs/external-stores.md.
+ * <p>The same token may write any number of times ({@code <=}, not {@code <}): one lease keeps one
+ * token for all its writes. Isolation levels, pools and migrations: see docs/external-stores.md.
  */
 public final class JdbcFence {
   /** The default fence table name. */
   public static final String DEFAULT_TABLE = "fencekeeper_fence";
 
-  private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+  private static final Pattern TABLE_NAME =
+      Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
   private static final int MAX_RESOURCE_LENGTH = 512;
 
   private final DataSource dataSource;
@@ -66,22 +67,27 @@ public final class JdbcFence {
   }
 
   /**
-   * Opens a transaction on a connection from the data source, guards it with the lease's token, runs
-   * {@code work}, and commits. Rolls back when the token is stale ({@link StaleFenceTokenException}), when
-   * {@code work} throws, or when the commit fails (a serialization failure under REPEATABLE READ or
-   * SERIALIZABLE arrives as the driver's {@link SQLException}, SQLState 40001 — never as a result).
+   * Opens a transaction on a connection from the data source, guards it with the lease's token,
+   * runs {@code work}, and commits. Rolls back when the token is stale ({@link
+   * StaleFenceTokenException}), when {@code work} throws, or when the commit fails (a serialization
+   * failure under REPEATABLE READ or SERIALIZABLE arrives as the driver's {@link SQLException},
+   * SQLState 40001 — never as a result).
    */
   public <T> T inTransaction(Lease lease, SqlWork<T> work) throws SQLException {
     Objects.requireNonNull(lease, "lease");
     return inTransaction(lease.resource(), lease.token(), work);
   }
 
-  /** As {@link #inTransaction(Lease, SqlWork)} for a token obtained elsewhere (the CLI, another process). */
+  /**
+   * As {@link #inTransaction(Lease, SqlWork)} for a token obtained elsewhere (the CLI, another
+   * process).
+   */
   public <T> T inTransaction(String resource, long token, SqlWork<T> work) throws SQLException {
     checkArguments(resource, token);
     Objects.requireNonNull(work, "work");
     if (createTable && !tableReady) {
-      // Before taking the transaction's connection: a pool of one must not need a second one for the DDL.
+      // Before taking the transaction's connection: a pool of one must not need a second one for
+      // the DDL.
       createTable();
     }
     try (Connection connection = dataSource.getConnection()) {
@@ -107,22 +113,25 @@ public final class JdbcFence {
   }
 
   /**
-   * Guards a transaction the caller manages (Spring's {@code @Transactional}, jOOQ, plain JDBC): advances
-   * the guard row of {@code resource} to {@code token} on {@code txConnection}, or throws
+   * Guards a transaction the caller manages (Spring's {@code @Transactional}, jOOQ, plain JDBC):
+   * advances the guard row of {@code resource} to {@code token} on {@code txConnection}, or throws
    * {@link StaleFenceTokenException} if the row already holds a newer token. Call it before the
-   * transaction's protected writes; its row lock lasts until the caller's commit or rollback. On a stale
-   * token the caller must roll back (frameworks do, since the exception propagates).
+   * transaction's protected writes; its row lock lasts until the caller's commit or rollback. On a
+   * stale token the caller must roll back (frameworks do, since the exception propagates).
    *
-   * @throws IllegalStateException if {@code txConnection} is in autocommit mode: the guard would commit at
-   *     once and release its lock, leaving the writes that follow unfenced
+   * @throws IllegalStateException if {@code txConnection} is in autocommit mode: the guard would
+   *     commit at once and release its lock, leaving the writes that follow unfenced
    */
   public void guard(Connection txConnection, String resource, long token) throws SQLException {
     Objects.requireNonNull(txConnection, "txConnection");
     checkArguments(resource, token);
     if (txConnection.getAutoCommit()) {
-      throw new IllegalStateException("fencekeeper-jdbc: refusing to guard '" + resource + "' on a connection in"
-          + " autocommit mode: the guard row's lock would be released at once and the writes after it would not"
-          + " be fenced; call setAutoCommit(false) or run inside the caller's transaction");
+      throw new IllegalStateException(
+          "fencekeeper-jdbc: refusing to guard '"
+              + resource
+              + "' on a connection in autocommit mode: the guard row's lock would be released at"
+              + " once and the writes after it would not be fenced; call setAutoCommit(false) or"
+              + " run inside the caller's transaction");
     }
     FenceDialect d = dialect(txConnection);
     ensureTable(txConnection, d);
@@ -140,11 +149,18 @@ public final class JdbcFence {
       return;
     }
     if (updated == 0) {
-      throw new StaleFenceTokenException(resource, token, readToken(txConnection, d, resource).orElse(-1));
+      throw new StaleFenceTokenException(
+          resource, token, readToken(txConnection, d, resource).orElse(-1));
     }
     if (updated != 1) {
-      throw new SQLException("fencekeeper-jdbc: the guard statement for '" + resource + "' changed " + updated
-          + " rows of " + table + "; is 'resource' its primary key?");
+      throw new SQLException(
+          "fencekeeper-jdbc: the guard statement for '"
+              + resource
+              + "' changed "
+              + updated
+              + " rows of "
+              + table
+              + "; is 'resource' its primary key?");
     }
   }
 
@@ -175,7 +191,8 @@ public final class JdbcFence {
     }
   }
 
-  private OptionalLong readToken(Connection connection, FenceDialect d, String resource) throws SQLException {
+  private OptionalLong readToken(Connection connection, FenceDialect d, String resource)
+      throws SQLException {
     try (PreparedStatement q = connection.prepareStatement(d.currentTokenQuery(table))) {
       q.setString(1, resource);
       try (ResultSet rs = q.executeQuery()) {
@@ -184,13 +201,17 @@ public final class JdbcFence {
     }
   }
 
-  private long lockedToken(Connection connection, FenceDialect d, String resource) throws SQLException {
+  private long lockedToken(Connection connection, FenceDialect d, String resource)
+      throws SQLException {
     try (PreparedStatement q = connection.prepareStatement(d.lockingTokenQuery(table))) {
       q.setString(1, resource);
       try (ResultSet rs = q.executeQuery()) {
         if (!rs.next()) {
-          throw new SQLException("fencekeeper-jdbc: the guard statement left no row for '" + resource + "' in "
-              + table);
+          throw new SQLException(
+              "fencekeeper-jdbc: the guard statement left no row for '"
+                  + resource
+                  + "' in "
+                  + table);
         }
         return rs.getLong(1);
       }
@@ -201,7 +222,8 @@ public final class JdbcFence {
     if (!createTable || tableReady) {
       return;
     }
-    // Created on a connection of its own: DDL inside the caller's transaction would commit it on some
+    // Created on a connection of its own: DDL inside the caller's transaction would commit it on
+    // some
     // databases, or be rolled back with it on others.
     createTable();
   }
@@ -226,7 +248,8 @@ public final class JdbcFence {
   private static void checkArguments(String resource, long token) {
     checkResource(resource);
     if (token <= 0) {
-      throw new IllegalArgumentException("token: " + token + " is not a fencing token (tokens are positive)");
+      throw new IllegalArgumentException(
+          "token: " + token + " is not a fencing token (tokens are positive)");
     }
   }
 
@@ -235,14 +258,21 @@ public final class JdbcFence {
       throw new IllegalArgumentException("resource: must be non-empty");
     }
     if (resource.length() > MAX_RESOURCE_LENGTH) {
-      throw new IllegalArgumentException("resource: " + resource.length() + " characters, the fence table holds at"
-          + " most " + MAX_RESOURCE_LENGTH);
+      throw new IllegalArgumentException(
+          "resource: "
+              + resource.length()
+              + " characters, the fence table holds at"
+              + " most "
+              + MAX_RESOURCE_LENGTH);
     }
   }
 
   @Override
   public String toString() {
-    return "JdbcFence{table=" + table + ", dialect=" + (configuredDialect != null ? configuredDialect : "detected")
+    return "JdbcFence{table="
+        + table
+        + ", dialect="
+        + (configuredDialect != null ? configuredDialect : "detected")
         + "}";
   }
 
@@ -260,16 +290,19 @@ public final class JdbcFence {
     /** The fence table, optionally schema-qualified (default {@value JdbcFence#DEFAULT_TABLE}). */
     public Builder table(String table) {
       if (table == null || !TABLE_NAME.matcher(table).matches()) {
-        throw new IllegalArgumentException("table: '" + table + "' must be an unquoted SQL identifier, optionally"
-            + " schema-qualified (letters, digits, underscores)");
+        throw new IllegalArgumentException(
+            "table: '"
+                + table
+                + "' must be an unquoted SQL identifier, optionally"
+                + " schema-qualified (letters, digits, underscores)");
       }
       this.table = table;
       return this;
     }
 
     /**
-     * Whether the library creates the table on first use (default false: the application's migrations do,
-     * from {@code db/fencekeeper/<dialect>/V1__fencekeeper_fence.sql}).
+     * Whether the library creates the table on first use (default false: the application's
+     * migrations do, from {@code db/fencekeeper/<dialect>/V1__fencekeeper_fence.sql}).
      */
     public Builder createTable(boolean createTable) {
       this.createTable = createTable;

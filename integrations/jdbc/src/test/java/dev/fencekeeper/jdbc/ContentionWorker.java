@@ -23,11 +23,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * One worker process of {@link ContentionPostgresTest}: a few threads that take leases on two contended
- * resources and run read-modify-write transactions on a counter row, each also appending
- * {@code (resource, token, value)} to an audit table. Announces on stdout each pause window it enters (and
- * then lingers there briefly) so the controller can SIGSTOP the whole process inside it. Stops when stdin
- * closes, or at its own time and iteration bounds.
+ * One worker process of {@link ContentionPostgresTest}: a few threads that take leases on two
+ * contended resources and run read-modify-write transactions on a counter row, each also appending
+ * {@code (resource, token, value)} to an audit table. Announces on stdout each pause window it
+ * enters (and then lingers there briefly) so the controller can SIGSTOP the whole process inside
+ * it. Stops when stdin closes, or at its own time and iteration bounds.
  */
 public final class ContentionWorker {
   static final String PREFIX = "FK-WORKER ";
@@ -57,7 +57,8 @@ public final class ContentionWorker {
 
   private final String prefix;
 
-  private ContentionWorker(FencingClient client, PGSimpleDataSource db, Variant variant, String prefix) {
+  private ContentionWorker(
+      FencingClient client, PGSimpleDataSource db, Variant variant, String prefix) {
     this.prefix = prefix;
     this.client = client;
     this.db = db;
@@ -74,7 +75,8 @@ public final class ContentionWorker {
     int threads = Integer.parseInt(args[3]);
     long seed = Long.parseLong(args[4]);
     String prefix = args[5];
-    try (FencingClient client = FencingClient.connect(config, "worker-" + ProcessHandle.current().pid())) {
+    try (FencingClient client =
+        FencingClient.connect(config, "worker-" + ProcessHandle.current().pid())) {
       ContentionWorker worker = new ContentionWorker(client, db, variant, prefix);
       worker.run(threads, seed);
     }
@@ -82,17 +84,21 @@ public final class ContentionWorker {
   }
 
   private void run(int threads, long seed) throws Exception {
-    Thread stdinWatch = new Thread(() -> {
-      try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-        while (in.readLine() != null) {
-          // Any line or EOF ends the run; EOF also comes when the controller dies.
-          break;
-        }
-      } catch (Exception ignored) {
-        // Treated as EOF.
-      }
-      stop.set(true);
-    }, "stdin-watch");
+    Thread stdinWatch =
+        new Thread(
+            () -> {
+              try (BufferedReader in =
+                  new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                while (in.readLine() != null) {
+                  // Any line or EOF ends the run; EOF also comes when the controller dies.
+                  break;
+                }
+              } catch (Exception ignored) {
+                // Treated as EOF.
+              }
+              stop.set(true);
+            },
+            "stdin-watch");
     stdinWatch.setDaemon(true);
     stdinWatch.start();
     long deadline = System.nanoTime() + MAX_RUN.toNanos();
@@ -174,20 +180,24 @@ public final class ContentionWorker {
         linger("post");
       }
       long value;
-      try (PreparedStatement read = c.prepareStatement("SELECT value FROM counter WHERE resource = ?")) {
+      try (PreparedStatement read =
+          c.prepareStatement("SELECT value FROM counter WHERE resource = ?")) {
         read.setString(1, resource);
         try (ResultSet rs = read.executeQuery()) {
           rs.next();
           value = rs.getLong(1) + 1;
         }
       }
-      try (PreparedStatement write = c.prepareStatement("UPDATE counter SET value = ? WHERE resource = ?")) {
+      try (PreparedStatement write =
+          c.prepareStatement("UPDATE counter SET value = ? WHERE resource = ?")) {
         write.setLong(1, value);
         write.setString(2, resource);
         write.executeUpdate();
       }
-      try (PreparedStatement audit = c.prepareStatement(
-          "INSERT INTO audit (tx_id, resource, token, value, checked_at) VALUES (?, ?, ?, ?, ?)")) {
+      try (PreparedStatement audit =
+          c.prepareStatement(
+              "INSERT INTO audit (tx_id, resource, token, value, checked_at) VALUES (?, ?, ?,"
+                  + " ?, ?)")) {
         audit.setString(1, txId);
         audit.setString(2, resource);
         audit.setLong(3, token);
@@ -209,8 +219,9 @@ public final class ContentionWorker {
     }
     committed.incrementAndGet();
     // Noted after the commit returned: an upper bound on when it became visible.
-    try (PreparedStatement note = c.prepareStatement(
-        "INSERT INTO committed (tx_id, noted_at) VALUES (?, clock_timestamp())")) {
+    try (PreparedStatement note =
+        c.prepareStatement(
+            "INSERT INTO committed (tx_id, noted_at) VALUES (?, clock_timestamp())")) {
       note.setString(1, txId);
       note.executeUpdate();
     }
@@ -219,7 +230,8 @@ public final class ContentionWorker {
 
   /** The database's own clock, so every process's timestamps are comparable. */
   private static Timestamp now(Connection c) throws SQLException {
-    try (PreparedStatement q = c.prepareStatement("SELECT clock_timestamp()"); ResultSet rs = q.executeQuery()) {
+    try (PreparedStatement q = c.prepareStatement("SELECT clock_timestamp()");
+        ResultSet rs = q.executeQuery()) {
       rs.next();
       return rs.getTimestamp(1);
     }
@@ -238,5 +250,4 @@ public final class ContentionWorker {
     System.out.println(PREFIX + line);
     System.out.flush();
   }
-
 }

@@ -29,7 +29,8 @@ class H2FenceTest {
     db = new JdbcDataSource();
     db.setURL("jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=20000");
     fence = JdbcFence.builder(db).createTable(true).build();
-    try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement()) {
       s.execute("CREATE TABLE note (id INT PRIMARY KEY, token BIGINT)");
     }
   }
@@ -44,14 +45,16 @@ class H2FenceTest {
   }
 
   private long notes() throws SQLException {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
         var rs = s.executeQuery("SELECT count(*) FROM note")) {
       rs.next();
       return rs.getLong(1);
     }
   }
 
-  // Guarantee: first use inserts, the same token writes again, a newer one advances, an older one is refused
+  // Guarantee: first use inserts, the same token writes again, a newer one advances, an older one
+  // is refused
   // naming both tokens and its statements are rolled back.
   @Test
   void acceptsAndRefusesLikePostgres() throws SQLException {
@@ -59,10 +62,12 @@ class H2FenceTest {
     fence.inTransaction("r", 41, note(2, 41));
     fence.inTransaction("r", 42, note(3, 42));
     assertThatThrownBy(() -> fence.inTransaction("r", 41, note(4, 41)))
-        .isInstanceOfSatisfying(StaleFenceTokenException.class, e -> {
-          assertThat(e.sentToken()).isEqualTo(41);
-          assertThat(e.newerToken()).isEqualTo(42);
-        });
+        .isInstanceOfSatisfying(
+            StaleFenceTokenException.class,
+            e -> {
+              assertThat(e.sentToken()).isEqualTo(41);
+              assertThat(e.newerToken()).isEqualTo(42);
+            });
     assertThat(notes()).isEqualTo(3);
     assertThat(fence.acceptedToken("r")).isEqualTo(OptionalLong.of(42));
   }
@@ -71,12 +76,16 @@ class H2FenceTest {
   @Test
   void shippedMigrationCreatesTheTable() throws Exception {
     String sql;
-    try (java.io.InputStream in = JdbcFence.class.getResourceAsStream(
-        "/db/fencekeeper/h2/V1__fencekeeper_fence.sql")) {
+    try (java.io.InputStream in =
+        JdbcFence.class.getResourceAsStream("/db/fencekeeper/h2/V1__fencekeeper_fence.sql")) {
       sql = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     }
-    try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
-      s.execute(sql.lines().filter(line -> !line.startsWith("--")).collect(java.util.stream.Collectors.joining("\n")));
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(
+          sql.lines()
+              .filter(line -> !line.startsWith("--"))
+              .collect(java.util.stream.Collectors.joining("\n")));
     }
     JdbcFence migrated = JdbcFence.builder(db).build();
     migrated.inTransaction("migrated", 5, note(9, 5));
@@ -85,7 +94,8 @@ class H2FenceTest {
         .isInstanceOf(StaleFenceTokenException.class);
   }
 
-  // Guarantee: an older token waiting on the newer holder's guard-row lock is refused once the newer commits.
+  // Guarantee: an older token waiting on the newer holder's guard-row lock is refused once the
+  // newer commits.
   @Test
   void olderTokenWaitingBehindNewerIsRefused() throws Exception {
     fence.inTransaction("r", 40, c -> null);
@@ -95,9 +105,11 @@ class H2FenceTest {
       fence.guard(newer, "r", 42);
       note(1, 42).run(newer);
       Future<Void> older = second.submit(() -> fence.inTransaction("r", 41, note(2, 41)));
-      assertThatThrownBy(() -> older.get(700, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
+      assertThatThrownBy(() -> older.get(700, TimeUnit.MILLISECONDS))
+          .isInstanceOf(TimeoutException.class);
       newer.commit();
-      assertThatThrownBy(() -> older.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(StaleFenceTokenException.class);
+      assertThatThrownBy(() -> older.get(30, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(StaleFenceTokenException.class);
     } finally {
       second.shutdownNow();
     }

@@ -22,10 +22,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * What two concurrent writers of one resource see under each isolation level on PostgreSQL. In every case
- * an older token never commits after a newer one; where PostgreSQL cannot re-evaluate the guard on the newest
- * row (REPEATABLE READ, SERIALIZABLE) the loser gets the driver's serialization failure (SQLState 40001),
- * which the application retries as a new transaction — it is never reported as an accepted write.
+ * What two concurrent writers of one resource see under each isolation level on PostgreSQL. In
+ * every case an older token never commits after a newer one; where PostgreSQL cannot re-evaluate
+ * the guard on the newest row (REPEATABLE READ, SERIALIZABLE) the loser gets the driver's
+ * serialization failure (SQLState 40001), which the application retries as a new transaction — it
+ * is never reported as an accepted write.
  */
 @Timeout(120)
 class IsolationLevelsPostgresTest {
@@ -72,33 +73,42 @@ class IsolationLevelsPostgresTest {
 
   private static void write(Connection c, String body) throws SQLException {
     try (Statement s = c.createStatement()) {
-      s.executeUpdate("INSERT INTO report VALUES ('2026-11-29', '" + body + "')"
-          + " ON CONFLICT (day) DO UPDATE SET body = EXCLUDED.body");
+      s.executeUpdate(
+          "INSERT INTO report VALUES ('2026-11-29', '"
+              + body
+              + "')"
+              + " ON CONFLICT (day) DO UPDATE SET body = EXCLUDED.body");
     }
   }
 
   private String body() throws SQLException {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
         var rs = s.executeQuery("SELECT body FROM report")) {
       return rs.next() ? rs.getString(1) : null;
     }
   }
 
-  /** Runs guard + write + commit of {@code token} on another thread; it must block behind the open holder. */
+  /**
+   * Runs guard + write + commit of {@code token} on another thread; it must block behind the open
+   * holder.
+   */
   private Future<Void> blockedWriter(Level level, long token) throws Exception {
-    Future<Void> waiting = second.submit(() -> {
-      try (Connection c = begin(level)) {
-        try {
-          fence.guard(c, "report", token);
-          write(c, "token " + token);
-          c.commit();
-        } catch (SQLException e) {
-          c.rollback();
-          throw e;
-        }
-      }
-      return null;
-    });
+    Future<Void> waiting =
+        second.submit(
+            () -> {
+              try (Connection c = begin(level)) {
+                try {
+                  fence.guard(c, "report", token);
+                  write(c, "token " + token);
+                  c.commit();
+                } catch (SQLException e) {
+                  c.rollback();
+                  throw e;
+                }
+              }
+              return null;
+            });
     assertThatThrownBy(() -> waiting.get(BLOCKED_FOR.toMillis(), TimeUnit.MILLISECONDS))
         .as("the second writer waits for the first one's guard-row lock")
         .isInstanceOf(TimeoutException.class);
@@ -114,8 +124,10 @@ class IsolationLevelsPostgresTest {
     }
   }
 
-  // Guarantee: an older token that waited behind a newer holder's lock is refused once the newer commits —
-  // as stale under READ COMMITTED, as a serialization failure under the snapshot levels; never accepted.
+  // Guarantee: an older token that waited behind a newer holder's lock is refused once the newer
+  // commits —
+  // as stale under READ COMMITTED, as a serialization failure under the snapshot levels; never
+  // accepted.
   @ParameterizedTest
   @EnumSource(Level.class)
   void olderTokenWaitingBehindNewerIsRefused(Level level) throws Exception {
@@ -127,10 +139,13 @@ class IsolationLevelsPostgresTest {
       Throwable failure = failureOf(older);
       assertThat(failure).as("token 41 must not commit after 42").isNotNull();
       if (level == Level.READ_COMMITTED) {
-        assertThat(failure).isInstanceOfSatisfying(StaleFenceTokenException.class,
-            e -> assertThat(e.newerToken()).isEqualTo(42));
+        assertThat(failure)
+            .isInstanceOfSatisfying(
+                StaleFenceTokenException.class, e -> assertThat(e.newerToken()).isEqualTo(42));
       } else {
-        assertThat(failure).isInstanceOf(SQLException.class).isNotInstanceOf(StaleFenceTokenException.class);
+        assertThat(failure)
+            .isInstanceOf(SQLException.class)
+            .isNotInstanceOf(StaleFenceTokenException.class);
         assertThat(((SQLException) failure).getSQLState()).isEqualTo(SERIALIZATION_FAILURE);
       }
     }
@@ -138,8 +153,10 @@ class IsolationLevelsPostgresTest {
     assertThat(body()).isEqualTo("token 42");
   }
 
-  // Guarantee: a newer token waiting behind an older holder commits after it under READ COMMITTED; under the
-  // snapshot levels it gets a serialization failure (not a stale refusal, not a silent success), and its retry
+  // Guarantee: a newer token waiting behind an older holder commits after it under READ COMMITTED;
+  // under the
+  // snapshot levels it gets a serialization failure (not a stale refusal, not a silent success),
+  // and its retry
   // as a new transaction is accepted.
   @ParameterizedTest
   @EnumSource(Level.class)
@@ -153,7 +170,9 @@ class IsolationLevelsPostgresTest {
       if (level == Level.READ_COMMITTED) {
         assertThat(failure).isNull();
       } else {
-        assertThat(failure).isInstanceOf(SQLException.class).isNotInstanceOf(StaleFenceTokenException.class);
+        assertThat(failure)
+            .isInstanceOf(SQLException.class)
+            .isNotInstanceOf(StaleFenceTokenException.class);
         assertThat(((SQLException) failure).getSQLState()).isEqualTo(SERIALIZATION_FAILURE);
         assertThat(fence.acceptedToken("report")).isEqualTo(OptionalLong.of(41));
         assertThat(body()).isEqualTo("token 41");
@@ -168,18 +187,23 @@ class IsolationLevelsPostgresTest {
     assertThat(body()).isEqualTo("token 43");
   }
 
-  // Guarantee: a transaction whose snapshot predates a newer holder's commit (it read first, then guards) is
-  // refused: stale under READ COMMITTED (each statement sees the newest row), serialization failure under the
+  // Guarantee: a transaction whose snapshot predates a newer holder's commit (it read first, then
+  // guards) is
+  // refused: stale under READ COMMITTED (each statement sees the newest row), serialization failure
+  // under the
   // snapshot levels (the row changed after its snapshot).
   @ParameterizedTest
   @EnumSource(Level.class)
   void snapshotTakenBeforeNewerCommitIsRefused(Level level) throws Exception {
     try (Connection stale = begin(level)) {
       body(stale);
-      fence.inTransaction("report", 42, c -> {
-        write(c, "token 42");
-        return null;
-      });
+      fence.inTransaction(
+          "report",
+          42,
+          c -> {
+            write(c, "token 42");
+            return null;
+          });
       Throwable failure = null;
       try {
         fence.guard(stale, "report", 41);
@@ -201,7 +225,8 @@ class IsolationLevelsPostgresTest {
   }
 
   private static void body(Connection c) throws SQLException {
-    try (Statement s = c.createStatement(); var rs = s.executeQuery("SELECT count(*) FROM report")) {
+    try (Statement s = c.createStatement();
+        var rs = s.executeQuery("SELECT count(*) FROM report")) {
       rs.next();
     }
   }

@@ -11,14 +11,14 @@ import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * One real PostgreSQL server (embedded binaries, no Docker) shared by every test in this JVM; each test
- * takes a database of its own so none sees another's guard rows. Stopped when the JVM exits.
+ * One real PostgreSQL server (embedded binaries, no Docker) shared by every test in this JVM; each
+ * test takes a database of its own so none sees another's guard rows. Stopped when the JVM exits.
  */
 final class Postgres {
   private static final AtomicInteger DATABASES = new AtomicInteger();
   private static EmbeddedPostgres server;
 
-  private Postgres() { }
+  private Postgres() {}
 
   static synchronized EmbeddedPostgres server() {
     if (server == null) {
@@ -28,13 +28,17 @@ final class Postgres {
         throw new UncheckedIOException(e);
       }
       EmbeddedPostgres started = server;
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        try {
-          started.close();
-        } catch (IOException ignored) {
-          // The JVM is exiting; the server's directory is a temp dir.
-        }
-      }, "embedded-postgres-stop"));
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      started.close();
+                    } catch (IOException ignored) {
+                      // The JVM is exiting; the server's directory is a temp dir.
+                    }
+                  },
+                  "embedded-postgres-stop"));
     }
     return server;
   }
@@ -42,7 +46,8 @@ final class Postgres {
   /** A fresh, empty database on the shared server. */
   static PGSimpleDataSource newDatabase() throws SQLException {
     String name = "fk" + DATABASES.incrementAndGet() + "_" + ProcessHandle.current().pid();
-    try (Connection c = server().getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = server().getPostgresDatabase().getConnection();
+        Statement s = c.createStatement()) {
       s.execute("CREATE DATABASE " + name);
     }
     return dataSource(name);
@@ -64,7 +69,8 @@ final class Postgres {
   }
 
   static void execute(DataSource ds, String... statements) throws SQLException {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       for (String sql : statements) {
         s.execute(sql);
       }
@@ -72,7 +78,9 @@ final class Postgres {
   }
 
   static long queryLong(DataSource ds, String sql) throws SQLException {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); var rs = s.executeQuery(sql)) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        var rs = s.executeQuery(sql)) {
       if (!rs.next()) {
         throw new SQLException("no row: " + sql);
       }

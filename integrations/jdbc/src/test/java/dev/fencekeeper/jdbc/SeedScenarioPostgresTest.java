@@ -32,14 +32,19 @@ class SeedScenarioPostgresTest {
   @BeforeEach
   void setUp() throws SQLException {
     db = Postgres.newDatabase();
-    Postgres.execute(db, "CREATE TABLE daily_report (day TEXT PRIMARY KEY, body TEXT NOT NULL, token BIGINT NOT NULL)");
+    Postgres.execute(
+        db,
+        "CREATE TABLE daily_report (day TEXT PRIMARY KEY, body TEXT NOT NULL, token BIGINT NOT"
+            + " NULL)");
     fence = JdbcFence.builder(db).createTable(true).build();
   }
 
   private static SqlWork<Void> writeReport(String body, long token) {
     return c -> {
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO daily_report VALUES ('2026-11-29', ?, ?)"
-          + " ON CONFLICT (day) DO UPDATE SET body = EXCLUDED.body, token = EXCLUDED.token")) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "INSERT INTO daily_report VALUES ('2026-11-29', ?, ?) ON CONFLICT (day) DO UPDATE SET"
+                  + " body = EXCLUDED.body, token = EXCLUDED.token")) {
         ps.setString(1, body);
         ps.setLong(2, token);
         ps.executeUpdate();
@@ -49,14 +54,17 @@ class SeedScenarioPostgresTest {
   }
 
   private String report() throws SQLException {
-    try (var c = db.getConnection(); var s = c.createStatement();
+    try (var c = db.getConnection();
+        var s = c.createStatement();
         var rs = s.executeQuery("SELECT body || ' @' || token FROM daily_report")) {
       return rs.next() ? rs.getString(1) : null;
     }
   }
 
-  // Guarantee (the README's T1–T6): A acquires and writes, pauses past its TTL, B acquires and commits,
-  // A resumes and its transaction is rolled back with a stale refusal naming both tokens; B's rows stay.
+  // Guarantee (the README's T1–T6): A acquires and writes, pauses past its TTL, B acquires and
+  // commits,
+  // A resumes and its transaction is rolled back with a stale refusal naming both tokens; B's rows
+  // stay.
   @Test
   void pausedHolderIsRefusedByTheDatabase() throws Exception {
     try (TestCluster cluster = TestCluster.start(clusterData, new Properties())) {
@@ -68,17 +76,26 @@ class SeedScenarioPostgresTest {
       fence.inTransaction(a, writeReport("A's first draft", a.token()));
       // A's pause: it stops renewing (as a frozen process would) and the lease runs out.
       a.abandon();
-      Lease b = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
-          .until(() -> clientB.acquire("daily-sales-report", Duration.ofSeconds(30)), l -> l != null);
+      Lease b =
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofMillis(100))
+              .ignoreExceptions()
+              .until(
+                  () -> clientB.acquire("daily-sales-report", Duration.ofSeconds(30)),
+                  l -> l != null);
       assertThat(b.token()).isGreaterThan(a.token());
       fence.inTransaction(b, writeReport("B's report", b.token()));
 
       // A wakes up: it still believes it holds the lease.
-      assertThatThrownBy(() -> fence.inTransaction(a, writeReport("A's stale overwrite", a.token())))
-          .isInstanceOfSatisfying(StaleFenceTokenException.class, e -> {
-            assertThat(e.sentToken()).isEqualTo(a.token());
-            assertThat(e.newerToken()).isEqualTo(b.token());
-          });
+      assertThatThrownBy(
+              () -> fence.inTransaction(a, writeReport("A's stale overwrite", a.token())))
+          .isInstanceOfSatisfying(
+              StaleFenceTokenException.class,
+              e -> {
+                assertThat(e.sentToken()).isEqualTo(a.token());
+                assertThat(e.newerToken()).isEqualTo(b.token());
+              });
       assertThat(report()).isEqualTo("B's report @" + b.token());
       // The holder itself writes again with the same token.
       fence.inTransaction(b, writeReport("B's second revision", b.token()));
@@ -87,7 +104,8 @@ class SeedScenarioPostgresTest {
     }
   }
 
-  // Guarantee: after fencekeeper is restored from a backup (its tokens jump above every old one) the guard
+  // Guarantee: after fencekeeper is restored from a backup (its tokens jump above every old one)
+  // the guard
   // rows need no repair: the new holder writes, and tokens of the old cluster stay refused.
   @Test
   void guardRowsStayValidAcrossARestoreFromBackup() throws Exception {
@@ -108,13 +126,22 @@ class SeedScenarioPostgresTest {
     try (TestCluster restored = TestCluster.startRestored(restoredData, backup)) {
       restored.awaitLeader();
       FencingClient client = restored.newClient("new");
-      Lease fresh = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
-          .until(() -> client.acquire("daily-sales-report", Duration.ofSeconds(30)), l -> l != null);
+      Lease fresh =
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofMillis(200))
+              .ignoreExceptions()
+              .until(
+                  () -> client.acquire("daily-sales-report", Duration.ofSeconds(30)),
+                  l -> l != null);
       assertThat(fresh.token()).isGreaterThan(oldToken);
       fence.inTransaction(fresh, writeReport("restored cluster", fresh.token()));
-      assertThatThrownBy(() -> fence.inTransaction("daily-sales-report", oldToken, writeReport("old", oldToken)))
+      assertThatThrownBy(
+              () ->
+                  fence.inTransaction("daily-sales-report", oldToken, writeReport("old", oldToken)))
           .isInstanceOf(StaleFenceTokenException.class);
-      assertThat(fence.acceptedToken("daily-sales-report")).isEqualTo(OptionalLong.of(fresh.token()));
+      assertThat(fence.acceptedToken("daily-sales-report"))
+          .isEqualTo(OptionalLong.of(fresh.token()));
       assertThat(report()).isEqualTo("restored cluster @" + fresh.token());
       fresh.close();
     }

@@ -20,16 +20,17 @@ import org.slf4j.LoggerFactory;
  * task reads through {@link LockToken#current()}.
  *
  * <ul>
- *   <li>{@code lockAtMostFor} is the lease TTL. By default the lease is not renewed in the background: as
- *       with every ShedLock provider, a task that runs longer than {@code lockAtMostFor} loses the lock
- *       unless it extends it ({@link SimpleLock#extend}, {@code LockExtender.extendActiveLock}) or the
- *       provider keeps it alive ({@link Builder#keepAlive}). Unlike other providers, the loss is fenced:
- *       the next holder's token is newer, so the late task's fenced writes are refused.
- *   <li>{@code lockAtLeastFor} is honoured on unlock: while some of it remains, the lease is renewed to
- *       the remaining time instead of released, and ends by itself.
+ *   <li>{@code lockAtMostFor} is the lease TTL. By default the lease is not renewed in the
+ *       background: as with every ShedLock provider, a task that runs longer than {@code
+ *       lockAtMostFor} loses the lock unless it extends it ({@link SimpleLock#extend}, {@code
+ *       LockExtender.extendActiveLock}) or the provider keeps it alive ({@link Builder#keepAlive}).
+ *       Unlike other providers, the loss is fenced: the next holder's token is newer, so the late
+ *       task's fenced writes are refused.
+ *   <li>{@code lockAtLeastFor} is honoured on unlock: while some of it remains, the lease is
+ *       renewed to the remaining time instead of released, and ends by itself.
  *   <li>A lock held by anyone (this instance included) yields {@code Optional.empty()}, as ShedLock
- *       expects, and so does a grant that arrives after its own {@code lockAtMostFor} (it is released);
- *       any other failure (no node answered, a TTL outside the cluster's limits) throws
+ *       expects, and so does a grant that arrives after its own {@code lockAtMostFor} (it is
+ *       released); any other failure (no node answered, a TTL outside the cluster's limits) throws
  *       {@link LockException} naming the result.
  * </ul>
  */
@@ -46,11 +47,15 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
     this.client = b.client;
     this.resourcePrefix = b.resourcePrefix;
     this.owner = b.owner;
-    this.keepAlive = b.keepAlive ? Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "fencekeeper-shedlock-keep-alive");
-      t.setDaemon(true);
-      return t;
-    }) : null;
+    this.keepAlive =
+        b.keepAlive
+            ? Executors.newSingleThreadScheduledExecutor(
+                r -> {
+                  Thread t = new Thread(r, "fencekeeper-shedlock-keep-alive");
+                  t.setDaemon(true);
+                  return t;
+                })
+            : null;
   }
 
   /** Locks the resource named exactly as the ShedLock lock, labelled with the client's owner. */
@@ -71,28 +76,45 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
   public Optional<SimpleLock> lock(LockConfiguration config) {
     String resource = resourceFor(config.getName());
     long sentNanos = System.nanoTime();
-    Result result = client.acquireToken(resource, config.getLockAtMostFor(), AcquireOptions.defaults().owner(owner));
+    Result result =
+        client.acquireToken(
+            resource, config.getLockAtMostFor(), AcquireOptions.defaults().owner(owner));
     switch (result.code()) {
       case GRANTED:
         long deadlineNanos = sentNanos + config.getLockAtMostFor().toNanos();
         if (System.nanoTime() - deadlineNanos >= 0) {
-          // The grant took longer than lockAtMostFor to arrive (a cold start, a loaded host): by the only
-          // clock that is safe to trust here, the lock is already over. Running the task under it would
+          // The grant took longer than lockAtMostFor to arrive (a cold start, a loaded host): by
+          // the only
+          // clock that is safe to trust here, the lock is already over. Running the task under it
+          // would
           // leave it no time at all, so give it back and let the next run try.
-          LOG.warn("Lock {} (resource {}, token {}) was granted after its lockAtMostFor {} had passed; released"
-              + " without running the task", config.getName(), resource, result.token(), config.getLockAtMostFor());
+          LOG.warn(
+              "Lock {} (resource {}, token {}) was granted after its lockAtMostFor {} had passed;"
+                  + " released without running the task",
+              config.getName(),
+              resource,
+              result.token(),
+              config.getLockAtMostFor());
           client.release(resource, result.token());
           return Optional.empty();
         }
         LockToken.Binding binding =
-            LockToken.bind(new LockToken(config.getName(), resource, result.token()), deadlineNanos);
+            LockToken.bind(
+                new LockToken(config.getName(), resource, result.token()), deadlineNanos);
         return Optional.of(new FencekeeperLock(this, config, binding, sentNanos));
       case HELD:
       case LOCK_DELAYED:
         return Optional.empty();
       default:
-        throw new LockException("fencekeeper could not lock '" + config.getName() + "' (resource '" + resource
-            + "', lockAtMostFor " + config.getLockAtMostFor() + "): " + result);
+        throw new LockException(
+            "fencekeeper could not lock '"
+                + config.getName()
+                + "' (resource '"
+                + resource
+                + "', lockAtMostFor "
+                + config.getLockAtMostFor()
+                + "): "
+                + result);
     }
   }
 
@@ -105,7 +127,10 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
     return keepAlive;
   }
 
-  /** Stops renewing held locks (they then end at their {@code lockAtMostFor}); nothing else to release. */
+  /**
+   * Stops renewing held locks (they then end at their {@code lockAtMostFor}); nothing else to
+   * release.
+   */
   @Override
   public void close() {
     if (keepAlive != null) {
@@ -113,7 +138,10 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
     }
   }
 
-  /** The shortest TTL the cluster grants; a shorter remainder of {@code lockAtLeastFor} is rounded up. */
+  /**
+   * The shortest TTL the cluster grants; a shorter remainder of {@code lockAtLeastFor} is rounded
+   * up.
+   */
   Duration minTtl() {
     return client.config().limits().minTtl();
   }
@@ -129,8 +157,8 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
     }
 
     /**
-     * Prepended to every lock name to form the resource (e.g. {@code "shedlock/"}), to keep ShedLock's
-     * names apart from other users of the cluster. Empty by default.
+     * Prepended to every lock name to form the resource (e.g. {@code "shedlock/"}), to keep
+     * ShedLock's names apart from other users of the cluster. Empty by default.
      */
     public Builder resourcePrefix(String prefix) {
       this.resourcePrefix = Objects.requireNonNull(prefix, "resourcePrefix");
@@ -144,11 +172,11 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
     }
 
     /**
-     * Renews each held lock to its {@code lockAtMostFor} about every third of it while the task runs, so a
-     * long task keeps its lock and only a paused or dead instance loses it after {@code lockAtMostFor}
-     * (ShedLock's {@code KeepAliveLockProvider} does the same for 30 s and longer). Off by default: then,
-     * as ShedLock expects, a lock ends at its {@code lockAtMostFor} unless extended. {@link #close()} the
-     * provider to stop its renewal thread.
+     * Renews each held lock to its {@code lockAtMostFor} about every third of it while the task
+     * runs, so a long task keeps its lock and only a paused or dead instance loses it after {@code
+     * lockAtMostFor} (ShedLock's {@code KeepAliveLockProvider} does the same for 30 s and longer).
+     * Off by default: then, as ShedLock expects, a lock ends at its {@code lockAtMostFor} unless
+     * extended. {@link #close()} the provider to stop its renewal thread.
      */
     public Builder keepAlive(boolean keepAlive) {
       this.keepAlive = keepAlive;

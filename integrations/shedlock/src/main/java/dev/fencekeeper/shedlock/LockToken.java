@@ -6,11 +6,11 @@ import java.util.Iterator;
 import java.util.Optional;
 
 /**
- * The fencing token of the ShedLock lock the current thread holds, for the task to fence its own writes
- * with. ShedLock runs a {@code @SchedulerLock} method on the thread that acquired its lock, so the token is
- * bound to that thread from the moment {@link FencekeeperLockProvider} grants the lock until it is
- * unlocked, or until its {@code lockAtMostFor} (as extended) has passed; an extension keeps the same lease
- * and so the same token.
+ * The fencing token of the ShedLock lock the current thread holds, for the task to fence its own
+ * writes with. ShedLock runs a {@code @SchedulerLock} method on the thread that acquired its lock,
+ * so the token is bound to that thread from the moment {@link FencekeeperLockProvider} grants the
+ * lock until it is unlocked, or until its {@code lockAtMostFor} (as extended) has passed; an
+ * extension keeps the same lease and so the same token.
  *
  * <pre>{@code
  * @Scheduled(cron = "0 0 1 * * *")
@@ -21,9 +21,9 @@ import java.util.Optional;
  * }
  * }</pre>
  *
- * <p>Holding the lock does not make a write safe: the task can pause past {@code lockAtMostFor}, another
- * instance takes over with a newer token, and the paused task wakes up still inside its method. The token
- * is what lets the storage refuse that late write.
+ * <p>Holding the lock does not make a write safe: the task can pause past {@code lockAtMostFor},
+ * another instance takes over with a newer token, and the paused task wakes up still inside its
+ * method. The token is what lets the storage refuse that late write.
  *
  * @param lockName the ShedLock name ({@code @SchedulerLock(name = ...)})
  * @param resource the fencekeeper resource the lock is a lease on
@@ -38,10 +38,14 @@ public record LockToken(String lockName, String resource, long token) {
    * @throws IllegalStateException if this thread holds none
    */
   public static LockToken current() {
-    return find().orElseThrow(() -> new IllegalStateException(
-        "this thread holds no live fencekeeper lock: call LockToken.current() from a @SchedulerLock task (or"
-            + " LockingTaskExecutor task) whose LockProvider is a FencekeeperLockProvider, before the lock's"
-            + " lockAtMostFor has passed"));
+    return find()
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "this thread holds no live fencekeeper lock: call LockToken.current() from a"
+                        + " @SchedulerLock task (or LockingTaskExecutor task) whose LockProvider is"
+                        + " a FencekeeperLockProvider, before the lock's lockAtMostFor has"
+                        + " passed"));
   }
 
   /** The innermost fencekeeper lock this thread holds, if any. */
@@ -71,9 +75,9 @@ public record LockToken(String lockName, String resource, long token) {
   }
 
   /**
-   * Drops what this thread no longer holds: locks unlocked on another thread (which cannot reach this
-   * thread's deque and only mark the binding ended), and locks past {@code lockAtMostFor} that nobody
-   * unlocked, whose lease the cluster has ended.
+   * Drops what this thread no longer holds: locks unlocked on another thread (which cannot reach
+   * this thread's deque and only mark the binding ended), and locks past {@code lockAtMostFor} that
+   * nobody unlocked, whose lease the cluster has ended.
    */
   private static void prune(Deque<Binding> held) {
     long now = System.nanoTime();
@@ -92,7 +96,8 @@ public record LockToken(String lockName, String resource, long token) {
   static final class Binding {
     final LockToken token;
     volatile boolean ended;
-    // lockAtMostFor after the acquire or latest extension was sent: the cluster's deadline is no earlier.
+    // lockAtMostFor after the acquire or latest extension was sent: the cluster's deadline is no
+    // earlier.
     volatile long deadlineNanos;
 
     private Binding(LockToken token, long deadlineNanos) {

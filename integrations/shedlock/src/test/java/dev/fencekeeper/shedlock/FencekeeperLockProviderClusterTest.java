@@ -35,8 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * ShedLock's LockProvider contract (the cases of its test-support module's lock-provider and
- * extensible-lock-provider suites, written out with durations a loaded 2-core box keeps apart), then
- * what fencekeeper adds: the token, its growth, and the fence it enables. All against three real nodes.
+ * extensible-lock-provider suites, written out with durations a loaded 2-core box keeps apart),
+ * then what fencekeeper adds: the token, its growth, and the fence it enables. All against three
+ * real nodes.
  */
 @Timeout(120)
 class FencekeeperLockProviderClusterTest {
@@ -87,7 +88,9 @@ class FencekeeperLockProviderClusterTest {
     Optional<SimpleLock> lock = provider.lock(config(name, Duration.ofMinutes(5), Duration.ZERO));
     assertThat(lock).isNotEmpty();
     assertThat(provider.lock(config(name, Duration.ofMinutes(5), Duration.ZERO))).isEmpty();
-    assertThat(new FencekeeperLockProvider(otherInstance).lock(config(name, Duration.ofMinutes(5), Duration.ZERO)))
+    assertThat(
+            new FencekeeperLockProvider(otherInstance)
+                .lock(config(name, Duration.ofMinutes(5), Duration.ZERO)))
         .isEmpty();
     lock.get().unlock();
   }
@@ -96,7 +99,8 @@ class FencekeeperLockProviderClusterTest {
   @Test
   void shouldCreateTwoIndependentLocks() {
     Optional<SimpleLock> lock1 = provider.lock(config(name, Duration.ofMinutes(5), Duration.ZERO));
-    Optional<SimpleLock> lock2 = provider.lock(config(name + "-2", Duration.ofMinutes(5), Duration.ZERO));
+    Optional<SimpleLock> lock2 =
+        provider.lock(config(name + "-2", Duration.ofMinutes(5), Duration.ZERO));
     assertThat(lock1).isNotEmpty();
     assertThat(lock2).isNotEmpty();
     lock1.get().unlock();
@@ -116,7 +120,8 @@ class FencekeeperLockProviderClusterTest {
     lock2.get().unlock();
   }
 
-  // Guarantee: lockAtMostFor bounds the lock — never unlocked, it ends by itself and can be taken again.
+  // Guarantee: lockAtMostFor bounds the lock — never unlocked, it ends by itself and can be taken
+  // again.
   @Test
   void shouldTimeout() {
     Optional<SimpleLock> lock1 = provider.lock(config(name, Duration.ofMillis(500), Duration.ZERO));
@@ -124,7 +129,9 @@ class FencekeeperLockProviderClusterTest {
     assertLocked(name);
     assertThat(LockToken.find(name)).isPresent();
     await().atMost(Duration.ofSeconds(10)).until(() -> !isLocked(name));
-    assertThat(LockToken.find(name)).describedAs("a lock past lockAtMostFor is no longer this thread's").isEmpty();
+    assertThat(LockToken.find(name))
+        .describedAs("a lock past lockAtMostFor is no longer this thread's")
+        .isEmpty();
     Optional<SimpleLock> lock2 = provider.lock(config(name, Duration.ofMillis(500), Duration.ZERO));
     assertThat(lock2).isNotEmpty();
     lock2.get().unlock();
@@ -155,19 +162,22 @@ class FencekeeperLockProviderClusterTest {
       List<Future<?>> workers = new ArrayList<>();
       for (int t = 0; t < 4; t++) {
         FencekeeperLockProvider p = providers.get(t % 2);
-        workers.add(pool.submit(() -> {
-          for (int i = 0; i < 15; i++) {
-            Optional<SimpleLock> lock = p.lock(config(name, Duration.ofMinutes(1), Duration.ZERO));
-            if (lock.isPresent()) {
-              granted.incrementAndGet();
-              maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
-              Thread.yield();
-              inside.decrementAndGet();
-              lock.get().unlock();
-            }
-          }
-          return null;
-        }));
+        workers.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < 15; i++) {
+                    Optional<SimpleLock> lock =
+                        p.lock(config(name, Duration.ofMinutes(1), Duration.ZERO));
+                    if (lock.isPresent()) {
+                      granted.incrementAndGet();
+                      maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                      Thread.yield();
+                      inside.decrementAndGet();
+                      lock.get().unlock();
+                    }
+                  }
+                  return null;
+                }));
       }
       for (Future<?> w : workers) {
         w.get();
@@ -240,7 +250,8 @@ class FencekeeperLockProviderClusterTest {
   void shouldBeAbleToExtendAtLeast() {
     Optional<SimpleLock> lock = provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO));
     assertThat(lock).isNotEmpty();
-    Optional<SimpleLock> extended = lock.get().extend(Duration.ofSeconds(10), Duration.ofSeconds(9));
+    Optional<SimpleLock> extended =
+        lock.get().extend(Duration.ofSeconds(10), Duration.ofSeconds(9));
     assertThat(extended).isNotEmpty();
     extended.get().unlock();
     assertLocked(name);
@@ -271,22 +282,26 @@ class FencekeeperLockProviderClusterTest {
   // ---------------------------------------------------------------------------------------------
   // What fencekeeper adds.
 
-  // Guarantee: the task ShedLock runs reads its lock's token, which is the live lease's; outside it, none.
+  // Guarantee: the task ShedLock runs reads its lock's token, which is the live lease's; outside
+  // it, none.
   @Test
   void runningTaskReadsItsFencingToken() throws Throwable {
     AtomicReference<LockToken> seen = new AtomicReference<>();
     AtomicReference<Result> leaseDuringTask = new AtomicReference<>();
-    new DefaultLockingTaskExecutor(provider).executeWithLock(
-        (Runnable) () -> {
-          seen.set(LockToken.current());
-          leaseDuringTask.set(client.lease(name));
-        },
-        config(name, Duration.ofMinutes(1), Duration.ZERO));
+    new DefaultLockingTaskExecutor(provider)
+        .executeWithLock(
+            (Runnable)
+                () -> {
+                  seen.set(LockToken.current());
+                  leaseDuringTask.set(client.lease(name));
+                },
+            config(name, Duration.ofMinutes(1), Duration.ZERO));
     assertThat(seen.get().lockName()).isEqualTo(name);
     assertThat(seen.get().resource()).isEqualTo(name);
     assertThat(seen.get().token()).isPositive().isEqualTo(leaseDuringTask.get().token());
     assertThat(LockToken.find()).isEmpty();
-    assertThatThrownBy(LockToken::current).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(LockToken::current)
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("FencekeeperLockProvider");
     assertUnlocked(name);
   }
@@ -298,18 +313,24 @@ class FencekeeperLockProviderClusterTest {
     AtomicReference<LockToken> outer = new AtomicReference<>();
     AtomicReference<LockToken> inner = new AtomicReference<>();
     AtomicReference<LockToken> outerAgain = new AtomicReference<>();
-    executor.executeWithLock((Runnable) () -> {
-      outer.set(LockToken.current());
-      try {
-        executor.executeWithLock((Runnable) () -> {
-          inner.set(LockToken.current());
-          assertThat(LockToken.find(name)).contains(outer.get());
-        }, config(name + "-inner", Duration.ofMinutes(1), Duration.ZERO));
-      } catch (RuntimeException e) {
-        throw e;
-      }
-      outerAgain.set(LockToken.current());
-    }, config(name, Duration.ofMinutes(1), Duration.ZERO));
+    executor.executeWithLock(
+        (Runnable)
+            () -> {
+              outer.set(LockToken.current());
+              try {
+                executor.executeWithLock(
+                    (Runnable)
+                        () -> {
+                          inner.set(LockToken.current());
+                          assertThat(LockToken.find(name)).contains(outer.get());
+                        },
+                    config(name + "-inner", Duration.ofMinutes(1), Duration.ZERO));
+              } catch (RuntimeException e) {
+                throw e;
+              }
+              outerAgain.set(LockToken.current());
+            },
+        config(name, Duration.ofMinutes(1), Duration.ZERO));
     assertThat(inner.get().resource()).isEqualTo(name + "-inner");
     assertThat(inner.get().token()).isNotEqualTo(outer.get().token());
     assertThat(outerAgain.get()).isEqualTo(outer.get());
@@ -320,30 +341,38 @@ class FencekeeperLockProviderClusterTest {
   void lockExtenderExtendsTheSameLease() throws Throwable {
     AtomicReference<LockToken> before = new AtomicReference<>();
     AtomicReference<Result> afterOriginalTtl = new AtomicReference<>();
-    new DefaultLockingTaskExecutor(provider).executeWithLock((Runnable) () -> {
-      before.set(LockToken.current());
-      LockExtender.extendActiveLock(Duration.ofSeconds(30), Duration.ZERO);
-      sleep(Duration.ofMillis(1500));
-      afterOriginalTtl.set(client.lease(name));
-      assertThat(LockToken.current()).isEqualTo(before.get());
-    }, config(name, Duration.ofMillis(700), Duration.ZERO));
+    new DefaultLockingTaskExecutor(provider)
+        .executeWithLock(
+            (Runnable)
+                () -> {
+                  before.set(LockToken.current());
+                  LockExtender.extendActiveLock(Duration.ofSeconds(30), Duration.ZERO);
+                  sleep(Duration.ofMillis(1500));
+                  afterOriginalTtl.set(client.lease(name));
+                  assertThat(LockToken.current()).isEqualTo(before.get());
+                },
+            config(name, Duration.ofMillis(700), Duration.ZERO));
     assertThat(afterOriginalTtl.get().live()).isTrue();
     assertThat(afterOriginalTtl.get().token()).isEqualTo(before.get().token());
     assertUnlocked(name);
   }
 
-  // Guarantee: the seeds' story through ShedLock — a holder paused past lockAtMostFor is superseded by a
+  // Guarantee: the seeds' story through ShedLock — a holder paused past lockAtMostFor is superseded
+  // by a
   // newer token, and its late fenced write is refused while the newer holder's value stays.
   @Test
   void aTaskPausedPastLockAtMostForIsFencedOut() {
-    FencekeeperLock first = (FencekeeperLock) provider.lock(config(name, Duration.ofMillis(500), Duration.ZERO))
-        .orElseThrow();
+    FencekeeperLock first =
+        (FencekeeperLock)
+            provider.lock(config(name, Duration.ofMillis(500), Duration.ZERO)).orElseThrow();
     await().atMost(Duration.ofSeconds(10)).until(() -> !isLocked(name));
     FencekeeperLockProvider other = new FencekeeperLockProvider(otherInstance);
-    FencekeeperLock second = (FencekeeperLock) other.lock(config(name, Duration.ofMinutes(1), Duration.ZERO))
-        .orElseThrow();
+    FencekeeperLock second =
+        (FencekeeperLock)
+            other.lock(config(name, Duration.ofMinutes(1), Duration.ZERO)).orElseThrow();
     assertThat(second.token()).isGreaterThan(first.token());
-    assertThat(otherInstance.write(name, second.token(), "2026-11-29", bytes("by b")).isAccepted()).isTrue();
+    assertThat(otherInstance.write(name, second.token(), "2026-11-29", bytes("by b")).isAccepted())
+        .isTrue();
     assertThat(client.write(name, first.token(), "2026-11-29", bytes("by a")).code())
         .isEqualTo(ResultCode.STALE_TOKEN);
     assertThat(client.read(name, "2026-11-29").valueAsString()).isEqualTo("by b");
@@ -353,20 +382,26 @@ class FencekeeperLockProviderClusterTest {
     second.unlock();
   }
 
-  // Guarantee: with keep-alive, a running task keeps its lock past lockAtMostFor, with the same token, and
+  // Guarantee: with keep-alive, a running task keeps its lock past lockAtMostFor, with the same
+  // token, and
   // unlocking ends it; without it (every other test here) the lock ends at lockAtMostFor.
   @Test
   void keepAliveRenewsWhileTheTaskRuns() throws Throwable {
-    try (FencekeeperLockProvider keepAlive = FencekeeperLockProvider.builder(client).keepAlive(true).build()) {
+    try (FencekeeperLockProvider keepAlive =
+        FencekeeperLockProvider.builder(client).keepAlive(true).build()) {
       AtomicReference<LockToken> before = new AtomicReference<>();
       AtomicReference<Result> afterThreeLockAtMostFors = new AtomicReference<>();
       AtomicReference<Optional<LockToken>> stillCurrent = new AtomicReference<>();
-      new DefaultLockingTaskExecutor(keepAlive).executeWithLock((Runnable) () -> {
-        before.set(LockToken.current());
-        sleep(Duration.ofMillis(1800));
-        afterThreeLockAtMostFors.set(client.lease(name));
-        stillCurrent.set(LockToken.find());
-      }, config(name, Duration.ofMillis(600), Duration.ZERO));
+      new DefaultLockingTaskExecutor(keepAlive)
+          .executeWithLock(
+              (Runnable)
+                  () -> {
+                    before.set(LockToken.current());
+                    sleep(Duration.ofMillis(1800));
+                    afterThreeLockAtMostFors.set(client.lease(name));
+                    stillCurrent.set(LockToken.find());
+                  },
+              config(name, Duration.ofMillis(600), Duration.ZERO));
       assertThat(afterThreeLockAtMostFors.get().live()).isTrue();
       assertThat(afterThreeLockAtMostFors.get().token()).isEqualTo(before.get().token());
       assertThat(stillCurrent.get()).contains(before.get());
@@ -374,35 +409,46 @@ class FencekeeperLockProviderClusterTest {
     }
   }
 
-  // Guarantee: a kept-alive lock that the cluster ends (an operator's revoke) stops being the task's lock.
+  // Guarantee: a kept-alive lock that the cluster ends (an operator's revoke) stops being the
+  // task's lock.
   @Test
   void keepAliveNoticesALostLease() {
-    try (FencekeeperLockProvider keepAlive = FencekeeperLockProvider.builder(client).keepAlive(true).build()) {
-      // Renewed every 2 s: the loss is noticed well before the 6 s lockAtMostFor would end it anyway.
+    try (FencekeeperLockProvider keepAlive =
+        FencekeeperLockProvider.builder(client).keepAlive(true).build()) {
+      // Renewed every 2 s: the loss is noticed well before the 6 s lockAtMostFor would end it
+      // anyway.
       long start = System.nanoTime();
-      SimpleLock lock = keepAlive.lock(config(name, Duration.ofSeconds(6), Duration.ZERO)).orElseThrow();
+      SimpleLock lock =
+          keepAlive.lock(config(name, Duration.ofSeconds(6), Duration.ZERO)).orElseThrow();
       assertThat(LockToken.find(name)).isPresent();
       assertThat(otherInstance.revoke(name, "test").code()).isEqualTo(ResultCode.REVOKED);
-      await().pollInSameThread().atMost(Duration.ofSeconds(10)).until(() -> LockToken.find(name).isEmpty());
+      await()
+          .pollInSameThread()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> LockToken.find(name).isEmpty());
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(6));
       lock.unlock();
       assertUnlocked(name);
     }
   }
 
-  // Guarantee: a resource prefix keeps ShedLock's names apart; the token names the prefixed resource.
+  // Guarantee: a resource prefix keeps ShedLock's names apart; the token names the prefixed
+  // resource.
   @Test
   void resourcePrefixNamesTheLease() {
-    FencekeeperLockProvider prefixed = FencekeeperLockProvider.builder(client).resourcePrefix("shedlock/").build();
-    FencekeeperLock lock = (FencekeeperLock) prefixed.lock(config(name, Duration.ofMinutes(1), Duration.ZERO))
-        .orElseThrow();
+    FencekeeperLockProvider prefixed =
+        FencekeeperLockProvider.builder(client).resourcePrefix("shedlock/").build();
+    FencekeeperLock lock =
+        (FencekeeperLock)
+            prefixed.lock(config(name, Duration.ofMinutes(1), Duration.ZERO)).orElseThrow();
     assertThat(lock.resource()).isEqualTo("shedlock/" + name);
     assertThat(client.lease("shedlock/" + name).live()).isTrue();
     assertThat(client.lease(name).code()).isEqualTo(ResultCode.NOT_FOUND);
     lock.unlock();
   }
 
-  // Guarantee: a lockAtMostFor the cluster cannot grant is an error naming the lock, not a silent skip.
+  // Guarantee: a lockAtMostFor the cluster cannot grant is an error naming the lock, not a silent
+  // skip.
   @Test
   void anUngrantableLockAtMostForThrows() {
     assertThatThrownBy(() -> provider.lock(config(name, Duration.ofHours(5), Duration.ZERO)))
@@ -414,7 +460,8 @@ class FencekeeperLockProviderClusterTest {
 
   // ---------------------------------------------------------------------------------------------
 
-  private static LockConfiguration config(String name, Duration lockAtMostFor, Duration lockAtLeastFor) {
+  private static LockConfiguration config(
+      String name, Duration lockAtMostFor, Duration lockAtLeastFor) {
     return new LockConfiguration(ClockProvider.now(), name, lockAtMostFor, lockAtLeastFor);
   }
 

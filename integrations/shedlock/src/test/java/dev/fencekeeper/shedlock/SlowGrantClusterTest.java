@@ -19,7 +19,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A grant that arrives after its own lockAtMostFor, made slow by taking the cluster's quorum away. */
+/**
+ * A grant that arrives after its own lockAtMostFor, made slow by taking the cluster's quorum away.
+ */
 @Timeout(120)
 class SlowGrantClusterTest {
   @TempDir Path dataDir;
@@ -30,8 +32,10 @@ class SlowGrantClusterTest {
     cluster.close();
   }
 
-  // Guarantee: a lock granted only after its lockAtMostFor has passed by the caller's clock is given back
-  // at once and the task is not run: the cluster would let it run for the whole TTL after the late grant,
+  // Guarantee: a lock granted only after its lockAtMostFor has passed by the caller's clock is
+  // given back
+  // at once and the task is not run: the cluster would let it run for the whole TTL after the late
+  // grant,
   // while by the caller's clock the lock is already over.
   @Test
   void aGrantArrivingAfterLockAtMostForIsReleasedNotRun() throws Exception {
@@ -41,11 +45,16 @@ class SlowGrantClusterTest {
     FencekeeperLockProvider provider = new FencekeeperLockProvider(client);
     client.acquire("warm-up", Duration.ofSeconds(5)).close(); // connect before the quorum goes
 
-    List<String> followers = cluster.running().keySet().stream().filter(id -> !id.equals(leader)).toList();
+    List<String> followers =
+        cluster.running().keySet().stream().filter(id -> !id.equals(leader)).toList();
     followers.forEach(cluster::stopNode);
     Duration lockAtMostFor = Duration.ofSeconds(3);
-    CompletableFuture<Optional<SimpleLock>> lock = CompletableFuture.supplyAsync(() -> provider.lock(
-        new LockConfiguration(ClockProvider.now(), "slow-grant", lockAtMostFor, Duration.ZERO)));
+    CompletableFuture<Optional<SimpleLock>> lock =
+        CompletableFuture.supplyAsync(
+            () ->
+                provider.lock(
+                    new LockConfiguration(
+                        ClockProvider.now(), "slow-grant", lockAtMostFor, Duration.ZERO)));
     Thread.sleep(lockAtMostFor.toMillis() + 1000);
     assertThat(lock).describedAs("no quorum, no grant yet").isNotDone();
     followers.forEach(cluster::startNode);

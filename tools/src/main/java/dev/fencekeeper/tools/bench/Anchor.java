@@ -17,9 +17,10 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A system fencekeeper is compared with in the same run ({@code --baseline zookeeper,etcd}): a three-member
- * cluster on loopback, started from its Debian package under a temp dir, and the bench's workloads done the
- * way that system's users do them. Each member is a process of its own that the bench can kill -9 and restart.
+ * A system fencekeeper is compared with in the same run ({@code --baseline zookeeper,etcd}): a
+ * three-member cluster on loopback, started from its Debian package under a temp dir, and the
+ * bench's workloads done the way that system's users do them. Each member is a process of its own
+ * that the bench can kill -9 and restart.
  */
 abstract class Anchor implements AutoCloseable {
   /** The anchors the bench knows, by the name {@code --baseline} takes. */
@@ -48,16 +49,28 @@ abstract class Anchor implements AutoCloseable {
       return Optional.empty();
     }
 
-    /** Refuses, before anything starts, an anchor whose package is not installed, saying how to install it. */
+    /**
+     * Refuses, before anything starts, an anchor whose package is not installed, saying how to
+     * install it.
+     */
     void requireInstalled() {
       requireInstalled(installed);
     }
 
     void requireInstalled(Path file) {
       if (!Files.isRegularFile(file)) {
-        throw new ConfigException("--baseline " + system + " needs " + title + " from the Debian package `"
-            + debianPackage + "` (" + file + " is missing): install it with `apt-get install " + debianPackage
-            + "`");
+        throw new ConfigException(
+            "--baseline "
+                + system
+                + " needs "
+                + title
+                + " from the Debian package `"
+                + debianPackage
+                + "` ("
+                + file
+                + " is missing): install it with `apt-get install "
+                + debianPackage
+                + "`");
       }
     }
 
@@ -65,10 +78,11 @@ abstract class Anchor implements AutoCloseable {
     Anchor start(int clients) throws IOException, InterruptedException {
       requireInstalled();
       Path dir = Files.createTempDirectory("fencekeeper-bench-" + system + "-");
-      Anchor anchor = switch (this) {
-        case ZOOKEEPER -> new ZooKeeperAnchor(dir);
-        case ETCD -> new EtcdAnchor(dir);
-      };
+      Anchor anchor =
+          switch (this) {
+            case ZOOKEEPER -> new ZooKeeperAnchor(dir);
+            case ETCD -> new EtcdAnchor(dir);
+          };
       try {
         anchor.startMembers();
         anchor.connect(clients);
@@ -97,12 +111,16 @@ abstract class Anchor implements AutoCloseable {
   /** Whether this anchor has an idiomatic equivalent of {@code workload}. */
   abstract boolean covers(Workload workload);
 
-  /** A worker of {@code workload}, number {@code index} of {@code concurrency}, in run {@code runId}. */
-  abstract Worker worker(Workload workload, String runId, int index, int concurrency, Duration leaseTtl);
+  /**
+   * A worker of {@code workload}, number {@code index} of {@code concurrency}, in run {@code
+   * runId}.
+   */
+  abstract Worker worker(
+      Workload workload, String runId, int index, int concurrency, Duration leaseTtl);
 
   /**
-   * A contender for W6's one shared resource in hand-off run {@code runId} at {@code waiters}, for an anchor
-   * that {@link #covers} W6.
+   * A contender for W6's one shared resource in hand-off run {@code runId} at {@code waiters}, for
+   * an anchor that {@link #covers} W6.
    */
   HandOff.Contender contender(String runId, int waiters) {
     throw new UnsupportedOperationException(system() + " has no blocking lock in the bench");
@@ -126,14 +144,18 @@ abstract class Anchor implements AutoCloseable {
   /** The clients' sessions and connections; the members are stopped by {@link #close}. */
   abstract void closeClients();
 
-  /** Starts member {@code id} with {@code command}, its output in its own log file under the temp dir. */
+  /**
+   * Starts member {@code id} with {@code command}, its output in its own log file under the temp
+   * dir.
+   */
   final void launch(String id, List<String> command) throws IOException {
     commands.put(id, List.copyOf(command));
     Path log = dir.resolve(id + ".log");
-    Process p = new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-        .start();
+    Process p =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .start();
     members.put(id, p);
   }
 
@@ -186,8 +208,14 @@ abstract class Anchor implements AutoCloseable {
       }
       Thread.sleep(200);
     }
-    throw new IllegalStateException("the " + system() + " cluster did not have all three members serving within "
-        + READY_TIMEOUT.toSeconds() + " s (logs in " + dir + ")");
+    throw new IllegalStateException(
+        "the "
+            + system()
+            + " cluster did not have all three members serving within "
+            + READY_TIMEOUT.toSeconds()
+            + " s (logs in "
+            + dir
+            + ")");
   }
 
   /** Why a member died during start-up, from the tail of its log; empty while all run. */
@@ -201,8 +229,14 @@ abstract class Anchor implements AutoCloseable {
         } catch (IOException ex) {
           tail = "(no log)";
         }
-        return Optional.of(system() + " member " + e.getKey() + " exited with " + e.getValue().exitValue() + ":\n"
-            + tail);
+        return Optional.of(
+            system()
+                + " member "
+                + e.getKey()
+                + " exited with "
+                + e.getValue().exitValue()
+                + ":\n"
+                + tail);
       }
     }
     return Optional.empty();

@@ -13,15 +13,17 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The leader-kill figure of {@link Failover}, on an anchor: {@link Failover#WRITERS} W2 workers write in a
- * loop, the leading member is killed -9, and the figures are the first write sent after the kill that is
- * acknowledged and the time until every writer has had a write acknowledged again.
+ * The leader-kill figure of {@link Failover}, on an anchor: {@link Failover#WRITERS} W2 workers
+ * write in a loop, the leading member is killed -9, and the figures are the first write sent after
+ * the kill that is acknowledged and the time until every writer has had a write acknowledged again.
  */
 final class AnchorFailover {
   private static final Duration RECOVERY_TIMEOUT = Duration.ofSeconds(30);
+
   /**
-   * After a failed write a writer pauses this long: the ZooKeeper client refuses at once while it reconnects,
-   * and sixteen threads retrying without pause would take the two cores the election needs.
+   * After a failed write a writer pauses this long: the ZooKeeper client refuses at once while it
+   * reconnects, and sixteen threads retrying without pause would take the two cores the election
+   * needs.
    */
   private static final long RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
@@ -32,11 +34,19 @@ final class AnchorFailover {
     List<LeaderKill> results = new ArrayList<>();
     for (int trial = 0; trial < trials; trial++) {
       anchor.awaitAllServing();
-      String leader = anchor.leader().orElseThrow(() -> new IllegalStateException("no " + anchor.system() + " leader"));
+      String leader =
+          anchor
+              .leader()
+              .orElseThrow(() -> new IllegalStateException("no " + anchor.system() + " leader"));
       List<Worker> workers = new ArrayList<>();
       for (int w = 0; w < Failover.WRITERS; w++) {
-        Worker worker = anchor.worker(Workload.W2, runId + "-failover" + trial, w, Failover.WRITERS,
-            Duration.ofMinutes(2));
+        Worker worker =
+            anchor.worker(
+                Workload.W2,
+                runId + "-failover" + trial,
+                w,
+                Failover.WRITERS,
+                Duration.ofMinutes(2));
         worker.setUp();
         workers.add(worker);
       }
@@ -48,30 +58,33 @@ final class AnchorFailover {
       List<Thread> threads = new ArrayList<>();
       for (int w = 0; w < Failover.WRITERS; w++) {
         int index = w;
-        Thread t = new Thread(() -> {
-          while (System.nanoTime() < stopAt && remaining.get() > 0) {
-            long t0 = System.nanoTime();
-            boolean ok;
-            try {
-              ok = workers.get(index).step().kind() == Step.Kind.OK;
-            } catch (RuntimeException e) {
-              ok = false;
-            }
-            long t1 = System.nanoTime();
-            long kill = killNanos.get();
-            if (ok && t1 > kill) {
-              if (t0 > kill) {
-                firstOkAfterKill.accumulateAndGet(t1, Math::min);
-              }
-              if (writerBackAt.compareAndSet(index, 0, t1)) {
-                remaining.decrementAndGet();
-              }
-            }
-            if (!ok) {
-              LockSupport.parkNanos(RETRY_PAUSE_NANOS);
-            }
-          }
-        }, "bench-" + anchor.system() + "-failover-writer-" + w);
+        Thread t =
+            new Thread(
+                () -> {
+                  while (System.nanoTime() < stopAt && remaining.get() > 0) {
+                    long t0 = System.nanoTime();
+                    boolean ok;
+                    try {
+                      ok = workers.get(index).step().kind() == Step.Kind.OK;
+                    } catch (RuntimeException e) {
+                      ok = false;
+                    }
+                    long t1 = System.nanoTime();
+                    long kill = killNanos.get();
+                    if (ok && t1 > kill) {
+                      if (t0 > kill) {
+                        firstOkAfterKill.accumulateAndGet(t1, Math::min);
+                      }
+                      if (writerBackAt.compareAndSet(index, 0, t1)) {
+                        remaining.decrementAndGet();
+                      }
+                    }
+                    if (!ok) {
+                      LockSupport.parkNanos(RETRY_PAUSE_NANOS);
+                    }
+                  }
+                },
+                "bench-" + anchor.system() + "-failover-writer-" + w);
         t.setDaemon(true);
         threads.add(t);
       }
@@ -83,7 +96,10 @@ final class AnchorFailover {
         t.join(RECOVERY_TIMEOUT.toMillis() + 5000);
       }
       long kill = killNanos.get();
-      long first = firstOkAfterKill.get() == Long.MAX_VALUE ? -1 : (firstOkAfterKill.get() - kill) / 1_000_000;
+      long first =
+          firstOkAfterKill.get() == Long.MAX_VALUE
+              ? -1
+              : (firstOkAfterKill.get() - kill) / 1_000_000;
       long all = -1;
       if (remaining.get() == 0) {
         long last = 0;
@@ -93,9 +109,10 @@ final class AnchorFailover {
         all = (last - kill) / 1_000_000;
       }
       results.add(new LeaderKill(leader, first, all, -1));
-      progress.printf("failover %s %d/%d: killed leader %s; first write sent after the kill acknowledged after %d ms,"
-          + " all %d writers back after %d ms%n", anchor.system(), trial + 1, trials, leader, first, Failover.WRITERS,
-          all);
+      progress.printf(
+          "failover %s %d/%d: killed leader %s; first write sent after the kill acknowledged after"
+              + " %d ms, all %d writers back after %d ms%n",
+          anchor.system(), trial + 1, trials, leader, first, Failover.WRITERS, all);
       progress.flush();
       anchor.restart(leader);
       for (Worker worker : workers) {

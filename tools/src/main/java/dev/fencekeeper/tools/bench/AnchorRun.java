@@ -13,8 +13,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The anchors of one bench run, started next to fencekeeper's cluster so that each anchor measurement runs
- * right after the fencekeeper measurement it is compared with, like the bare-Ratis baseline's.
+ * The anchors of one bench run, started next to fencekeeper's cluster so that each anchor
+ * measurement runs right after the fencekeeper measurement it is compared with, like the bare-Ratis
+ * baseline's.
  */
 final class AnchorRun implements AutoCloseable {
   /** Every name {@code --baseline} takes: the bare-Ratis counter and the anchors. */
@@ -22,7 +23,10 @@ final class AnchorRun implements AutoCloseable {
 
   /** How the bench warms up a cluster's JVMs before the first measurement (its --jit-warmup). */
   interface WarmUp {
-    void run(String system, java.util.function.IntFunction<List<Worker>> roundWorkers, Runner.Probe probe)
+    void run(
+        String system,
+        java.util.function.IntFunction<List<Worker>> roundWorkers,
+        Runner.Probe probe)
         throws InterruptedException;
   }
 
@@ -34,16 +38,24 @@ final class AnchorRun implements AutoCloseable {
   }
 
   /**
-   * The names in {@code --baseline}, checked before anything starts: each must be known, and each anchor's
-   * package installed.
+   * The names in {@code --baseline}, checked before anything starts: each must be known, and each
+   * anchor's package installed.
    */
   static List<String> parse(String baseline) {
     List<String> names = new ArrayList<>();
     for (String part : baseline.split(",", -1)) {
       String name = part.trim();
       if (!name.equals(RATIS) && Anchor.Kind.named(name).isEmpty()) {
-        throw new ConfigException("--baseline: '" + name + "' is not known; choose from " + RATIS + ", "
-            + BenchReport.ZOOKEEPER + ", " + BenchReport.ETCD + " (comma-separated)");
+        throw new ConfigException(
+            "--baseline: '"
+                + name
+                + "' is not known; choose from "
+                + RATIS
+                + ", "
+                + BenchReport.ZOOKEEPER
+                + ", "
+                + BenchReport.ETCD
+                + " (comma-separated)");
       }
       if (!names.contains(name)) {
         names.add(name);
@@ -56,7 +68,8 @@ final class AnchorRun implements AutoCloseable {
   }
 
   /** Starts the anchors named in {@code names} (none: an empty run) and warms each up. */
-  static AnchorRun start(List<String> names, int clients, PrintStream progress, Duration leaseTtl, WarmUp warmUp)
+  static AnchorRun start(
+      List<String> names, int clients, PrintStream progress, Duration leaseTtl, WarmUp warmUp)
       throws IOException, InterruptedException {
     AnchorRun run = new AnchorRun(clients);
     try {
@@ -65,17 +78,21 @@ final class AnchorRun implements AutoCloseable {
         if (kind.isEmpty()) {
           continue;
         }
-        progress.println("bench: starting a three-member " + kind.get().title + " cluster on 127.0.0.1");
+        progress.println(
+            "bench: starting a three-member " + kind.get().title + " cluster on 127.0.0.1");
         progress.flush();
         Anchor anchor = kind.get().start(clients);
         run.anchors.add(anchor);
-        warmUp.run(anchor.system(), round -> {
-          List<Worker> workers = new ArrayList<>();
-          for (int i = 0; i < 64; i++) {
-            workers.add(anchor.worker(Workload.W2, "jit" + round, i, 64, leaseTtl));
-          }
-          return workers;
-        }, anchor.probe());
+        warmUp.run(
+            anchor.system(),
+            round -> {
+              List<Worker> workers = new ArrayList<>();
+              for (int i = 0; i < 64; i++) {
+                workers.add(anchor.worker(Workload.W2, "jit" + round, i, 64, leaseTtl));
+              }
+              return workers;
+            },
+            anchor.probe());
       }
     } catch (IOException | InterruptedException | RuntimeException e) {
       run.close();
@@ -89,38 +106,59 @@ final class AnchorRun implements AutoCloseable {
   }
 
   /** Each anchor that has an equivalent of {@code w}, measured at {@code concurrency} workers. */
-  List<Measurement> measure(Workload w, int concurrency, String runId, int leases, Duration leaseTtl, Duration warmup,
-                            Duration duration) throws InterruptedException {
+  List<Measurement> measure(
+      Workload w,
+      int concurrency,
+      String runId,
+      int leases,
+      Duration leaseTtl,
+      Duration warmup,
+      Duration duration)
+      throws InterruptedException {
     List<Measurement> out = new ArrayList<>();
     for (Anchor anchor : anchors) {
       if (!anchor.covers(w)) {
         continue;
       }
-      out.add(Runner.run(anchor.system(), w, concurrency, clients, () -> {
-        List<Worker> workers = new ArrayList<>();
-        for (int i = 0; i < concurrency; i++) {
-          workers.add(anchor.worker(w, runId, i, concurrency, leaseTtl));
-        }
-        return workers;
-      }, warmup, duration, anchor.probe()));
+      out.add(
+          Runner.run(
+              anchor.system(),
+              w,
+              concurrency,
+              clients,
+              () -> {
+                List<Worker> workers = new ArrayList<>();
+                for (int i = 0; i < concurrency; i++) {
+                  workers.add(anchor.worker(w, runId, i, concurrency, leaseTtl));
+                }
+                return workers;
+              },
+              warmup,
+              duration,
+              anchor.probe()));
     }
     return out;
   }
 
-  /** The hand-off on each anchor with a blocking lock, at {@code waiters} waiters for one resource. */
+  /**
+   * The hand-off on each anchor with a blocking lock, at {@code waiters} waiters for one resource.
+   */
   List<HandOff.Figures> handOffs(int waiters, String runId, Duration warmup, Duration duration)
       throws InterruptedException {
     List<HandOff.Figures> out = new ArrayList<>();
     for (Anchor anchor : anchors) {
       if (anchor.covers(Workload.W6)) {
-        out.add(HandOff.measure(anchor.system(), waiters, i -> anchor.contender(runId, waiters), warmup, duration));
+        out.add(
+            HandOff.measure(
+                anchor.system(), waiters, i -> anchor.contender(runId, waiters), warmup, duration));
       }
     }
     return out;
   }
 
   /** Leader kills on every anchor, by system. */
-  Map<String, List<LeaderKill>> leaderKills(String runId, int trials, PrintStream progress) throws Exception {
+  Map<String, List<LeaderKill>> leaderKills(String runId, int trials, PrintStream progress)
+      throws Exception {
     Map<String, List<LeaderKill>> out = new LinkedHashMap<>();
     for (Anchor anchor : anchors) {
       out.put(anchor.system(), AnchorFailover.leaderKills(anchor, runId, trials, progress));

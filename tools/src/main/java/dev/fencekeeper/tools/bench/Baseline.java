@@ -15,7 +15,8 @@ import org.apache.ratis.util.TimeDuration;
 
 /**
  * {@code --baseline ratis}: the W2 and W4 loops against a counter state machine, through a plain
- * {@link RaftClient} built from the same client properties and retry policy shape as {@code FencingClient}.
+ * {@link RaftClient} built from the same client properties and retry policy shape as {@code
+ * FencingClient}.
  */
 final class Baseline {
   private static final Message INCREMENT = CounterStateMachine.encode(1);
@@ -32,8 +33,9 @@ final class Baseline {
     return RaftClient.newBuilder()
         .setRaftGroup(config.raftGroup())
         .setProperties(config.clientProperties())
-        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-            300, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
+        .setRetryPolicy(
+            RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                300, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
         .build();
   }
 
@@ -57,7 +59,8 @@ final class Baseline {
         // not yet
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the baseline counter cluster did not commit a write within " + timeout);
+        throw new IllegalStateException(
+            "the baseline counter cluster did not commit a write within " + timeout);
       }
       Thread.sleep(200);
     }

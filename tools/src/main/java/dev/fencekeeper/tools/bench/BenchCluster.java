@@ -5,8 +5,8 @@ import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.Directories;
-import dev.fencekeeper.tools.LocalClusterLayout.Node;
 import dev.fencekeeper.tools.LocalClusterLayout;
+import dev.fencekeeper.tools.LocalClusterLayout.Node;
 import dev.fencekeeper.tools.NodeProcesses;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -24,9 +24,9 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * The cluster a bench runs against: three node processes it starts under a temp dir (fencekeeper nodes, or
- * the baseline's counter nodes) and can kill -9 and restart one by one; or, with {@code --peers}, a running
- * cluster it only talks to.
+ * The cluster a bench runs against: three node processes it starts under a temp dir (fencekeeper
+ * nodes, or the baseline's counter nodes) and can kill -9 and restart one by one; or, with {@code
+ * --peers}, a running cluster it only talks to.
  */
 final class BenchCluster implements AutoCloseable {
   private static final Duration STOP_GRACE = Duration.ofSeconds(10);
@@ -60,7 +60,10 @@ final class BenchCluster implements AutoCloseable {
     return new BenchCluster(Kind.FENCEKEEPER, config, null);
   }
 
-  /** Starts three local node processes of {@code kind} on free loopback ports, data under a temp dir. */
+  /**
+   * Starts three local node processes of {@code kind} on free loopback ports, data under a temp
+   * dir.
+   */
   static BenchCluster startLocal(Kind kind) throws IOException {
     Path dir = Files.createTempDirectory("fencekeeper-bench-" + kind.name().toLowerCase() + "-");
     int basePort = freeBasePort();
@@ -190,7 +193,9 @@ final class BenchCluster implements AutoCloseable {
   /** The pid of node {@code id} while it runs; empty when it does not. */
   Optional<Long> pid(String id) {
     NodeProcesses p = processes.get(id);
-    return p == null ? Optional.empty() : p.running().values().stream().map(Process::pid).findFirst();
+    return p == null
+        ? Optional.empty()
+        : p.running().values().stream().map(Process::pid).findFirst();
   }
 
   /** Where node {@code id} keeps its Raft log and snapshots. */
@@ -205,5 +210,4 @@ final class BenchCluster implements AutoCloseable {
       Directories.deleteTree(dataDir);
     }
   }
-
 }

@@ -27,87 +27,133 @@ import org.apache.ratis.client.RaftClient;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code bench}: throughput, latency, CPU and failover figures, and the generator of docs/benchmarks.md. */
+/**
+ * {@code bench}: throughput, latency, CPU and failover figures, and the generator of
+ * docs/benchmarks.md.
+ */
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
     header = "Measure throughput, latency, CPU and failover; regenerate docs/benchmarks.md.",
     description = {
-      "Starts a three-node cluster of separate processes under a temp dir (or uses --peers) and runs each"
-          + " workload at each concurrency: a warm-up, then a measured window. Workloads: W1 lock churn"
-          + " (acquire, write, release), W2 fenced writes, W3 stale replay (every stale write must be rejected),"
-          + " W4 linearizable reads, W5 renew storm, W6 contended blocking acquire.",
-      "Then, on its own cluster, failover: leader kill -9 under write load until writes succeed again, and a"
-          + " holder process killed -9 until its resource is granted to a waiter. --baseline ratis runs W2 and"
-          + " W4 against a bare-Ratis counter cluster on the same Raft settings, in the same run; --baseline"
-          + " zookeeper,etcd runs W1, W2, W3 (and on ZooKeeper W6) and the leader kill against three-member"
-          + " ZooKeeper 3.8 and etcd 3.4 clusters from their Debian packages, each right after fencekeeper's."
-          + " With W6, the hand-off too (all workers in line for one resource: release committed → next holder's"
+      "Starts a three-node cluster of separate processes under a temp dir (or uses --peers) and"
+          + " runs each workload at each concurrency: a warm-up, then a measured window. Workloads:"
+          + " W1 lock churn (acquire, write, release), W2 fenced writes, W3 stale replay (every"
+          + " stale write must be rejected), W4 linearizable reads, W5 renew storm, W6 contended"
+          + " blocking acquire.",
+      "Then, on its own cluster, failover: leader kill -9 under write load until writes succeed"
+          + " again, and a holder process killed -9 until its resource is granted to a waiter."
+          + " --baseline ratis runs W2 and W4 against a bare-Ratis counter cluster on the same Raft"
+          + " settings, in the same run; --baseline zookeeper,etcd runs W1, W2, W3 (and on"
+          + " ZooKeeper W6) and the leader kill against three-member ZooKeeper 3.8 and etcd 3.4"
+          + " clusters from their Debian packages, each right after fencekeeper's. With W6, the"
+          + " hand-off too (all workers in line for one resource: release committed → next holder's"
           + " first accepted write), on fencekeeper and ZooKeeper.",
-      "--state-keys N loads N keys of 100 bytes into a cluster of its own and reports each node's heap after a"
-          + " full GC, snapshot time and size, and the time from kill -9 and restart of every node until a"
-          + " linearizable read and a write succeed (issue #6's 1,000,000-key target). `--workload none` runs no"
-          + " workload (with --failover-trials 0: the state figures alone).",
-      "Prints Markdown tables (or one JSON object with --json); --output FILE writes the whole benchmarks"
-          + " document, keeping its hand-written profile-findings section.",
+      "--state-keys N loads N keys of 100 bytes into a cluster of its own and reports each node's"
+          + " heap after a full GC, snapshot time and size, and the time from kill -9 and restart"
+          + " of every node until a linearizable read and a write succeed (issue #6's 1,000,000-key"
+          + " target). `--workload none` runs no workload (with --failover-trials 0: the state"
+          + " figures alone).",
+      "Prints Markdown tables (or one JSON object with --json); --output FILE writes the whole"
+          + " benchmarks document, keeping its hand-written profile-findings section.",
       "Exit 0, or 18 if W3 saw a stale write accepted or not definitely rejected."
     },
     subcommands = {CounterNodeCommand.class, JdbcBenchCommand.class})
 public final class BenchCommand implements Callable<Integer> {
   private final CliContext context;
 
-  @Option(names = "--peers", paramLabel = "HOST:PORT,...",
-      description = "Measure this running cluster instead of starting one (no failover figures then).")
+  @Option(
+      names = "--peers",
+      paramLabel = "HOST:PORT,...",
+      description =
+          "Measure this running cluster instead of starting one (no failover figures then).")
   private String peers;
 
-  @Option(names = "--workload", paramLabel = "W1,W2,...", defaultValue = "W1,W2,W3,W4,W5,W6",
+  @Option(
+      names = "--workload",
+      paramLabel = "W1,W2,...",
+      defaultValue = "W1,W2,W3,W4,W5,W6",
       description = "Workloads to run (default: all; `none` for none).")
   private String workloads;
 
-  @Option(names = "--concurrency", paramLabel = "N,N,...", defaultValue = "1,16,64",
+  @Option(
+      names = "--concurrency",
+      paramLabel = "N,N,...",
+      defaultValue = "1,16,64",
       description = "Worker counts to sweep (default: ${DEFAULT-VALUE}).")
   private String concurrency;
 
-  @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "10s", converter = DurationConverter.class,
+  @Option(
+      names = "--duration",
+      paramLabel = "DURATION",
+      defaultValue = "10s",
+      converter = DurationConverter.class,
       description = "Measured window per workload and concurrency (default: ${DEFAULT-VALUE}).")
   private Duration duration;
 
-  @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s",
+  @Option(
+      names = "--warmup",
+      paramLabel = "DURATION",
+      defaultValue = "3s",
       converter = DurationConverter.ZeroAllowed.class,
       description = "Unmeasured warm-up before each window (default: ${DEFAULT-VALUE}).")
   private Duration warmup;
 
-  @Option(names = "--jit-warmup", paramLabel = "DURATION", defaultValue = DEFAULT_JIT_WARMUP,
+  @Option(
+      names = "--jit-warmup",
+      paramLabel = "DURATION",
+      defaultValue = DEFAULT_JIT_WARMUP,
       converter = DurationConverter.ZeroAllowed.class,
-      description = "At most this long, unrecorded load of every chosen workload on a freshly started cluster"
-          + " before the first one is measured, in rounds of 10 s until the node JVMs' JIT compilers use under"
-          + " 2 %% of their CPU (default: ${DEFAULT-VALUE}; 0s skips it).")
+      description =
+          "At most this long, unrecorded load of every chosen workload on a freshly started cluster"
+              + " before the first one is measured, in rounds of 10 s until the node JVMs' JIT"
+              + " compilers use under 2 %% of their CPU (default: ${DEFAULT-VALUE}; 0s skips it).")
   private Duration jitWarmup;
 
-  @Option(names = "--clients", paramLabel = "N", defaultValue = "1",
-      description = "FencingClient instances the workers share round-robin (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--clients",
+      paramLabel = "N",
+      defaultValue = "1",
+      description =
+          "FencingClient instances the workers share round-robin (default: ${DEFAULT-VALUE}).")
   private int clients;
 
-  @Option(names = "--leases", paramLabel = "N", defaultValue = "1000",
+  @Option(
+      names = "--leases",
+      paramLabel = "N",
+      defaultValue = "1000",
       description = "W5: leases renewed at TTL/3 in total (default: ${DEFAULT-VALUE}).")
   private int leases;
 
-  @Option(names = "--failover-trials", paramLabel = "N", defaultValue = "3",
-      description = "Leader kills and holder kills, each (default: ${DEFAULT-VALUE}; 0 skips them).")
+  @Option(
+      names = "--failover-trials",
+      paramLabel = "N",
+      defaultValue = "3",
+      description =
+          "Leader kills and holder kills, each (default: ${DEFAULT-VALUE}; 0 skips them).")
   private int failoverTrials;
 
-  @Option(names = "--baseline", paramLabel = "ratis,zookeeper,etcd",
-      description = "`ratis`: also run W2 and W4 against a bare-Ratis counter cluster, same settings;"
-          + " `zookeeper`, `etcd`: also run the workloads against a three-member cluster of that system"
-          + " (Debian packages `zookeeper`, `etcd-server`). Comma-separated.")
+  @Option(
+      names = "--baseline",
+      paramLabel = "ratis,zookeeper,etcd",
+      description =
+          "`ratis`: also run W2 and W4 against a bare-Ratis counter cluster, same settings;"
+              + " `zookeeper`, `etcd`: also run the workloads against a three-member cluster of"
+              + " that system (Debian packages `zookeeper`, `etcd-server`). Comma-separated.")
   private String baseline;
 
-  @Option(names = "--state-keys", paramLabel = "N", defaultValue = "0",
-      description = "Also measure heap, snapshot and restart with N keys of 100 bytes, on a cluster of its own"
-          + " (default: 0, skipped; the target is 1000000).")
+  @Option(
+      names = "--state-keys",
+      paramLabel = "N",
+      defaultValue = "0",
+      description =
+          "Also measure heap, snapshot and restart with N keys of 100 bytes, on a cluster of its"
+              + " own (default: 0, skipped; the target is 1000000).")
   private int stateKeys;
 
-  @Option(names = "--output", paramLabel = "FILE",
+  @Option(
+      names = "--output",
+      paramLabel = "FILE",
       description = "Write the benchmarks document (e.g. docs/benchmarks.md) there as well.")
   private Path output;
 
@@ -123,89 +169,143 @@ public final class BenchCommand implements Callable<Integer> {
     List<Workload> chosen = parseWorkloads();
     List<Integer> sweep = parseConcurrency();
     List<String> baselines = baseline == null ? List.of() : AnchorRun.parse(baseline);
-    if (clients < 1 || leases < 1 || failoverTrials < 0 || duration.isZero() || duration.isNegative()
-        || warmup.isNegative() || jitWarmup.isNegative()) {
-      throw new ConfigException("--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
-          + " --warmup ≥ 0");
+    if (clients < 1
+        || leases < 1
+        || failoverTrials < 0
+        || duration.isZero()
+        || duration.isNegative()
+        || warmup.isNegative()
+        || jitWarmup.isNegative()) {
+      throw new ConfigException(
+          "--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
+              + " --warmup ≥ 0");
     }
     if (stateKeys < 0 || (stateKeys > 0 && peers != null)) {
-      throw new ConfigException("--state-keys must be ≥ 0, and needs a cluster the bench starts (not --peers):"
-          + " it kills and restarts every node");
+      throw new ConfigException(
+          "--state-keys must be ≥ 0, and needs a cluster the bench starts (not --peers):"
+              + " it kills and restarts every node");
     }
     PrintStream progress = context.err();
     String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
     boolean mainCluster = !chosen.isEmpty() || (peers == null && failoverTrials > 0);
     ClusterConfig described = peers != null ? forPeers(peers) : null;
-    BenchCluster cluster = described != null
-        ? BenchCluster.external(described)
-        : mainCluster ? BenchCluster.startLocal(BenchCluster.Kind.FENCEKEEPER) : null;
+    BenchCluster cluster =
+        described != null
+            ? BenchCluster.external(described)
+            : mainCluster ? BenchCluster.startLocal(BenchCluster.Kind.FENCEKEEPER) : null;
     if (cluster == null) {
-      // Only --state-keys: its cluster is the only one; its nodes run the settings of ClusterConfig.local.
-      BenchReport report = new BenchReport(commandLine(), ClusterConfig.local(ClusterConfig.DEFAULT_BASE_PORT),
-          "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on; node"
-              + " JVM flags " + nodeJvmFlags() + ")");
+      // Only --state-keys: its cluster is the only one; its nodes run the settings of
+      // ClusterConfig.local.
+      BenchReport report =
+          new BenchReport(
+              commandLine(),
+              ClusterConfig.local(ClusterConfig.DEFAULT_BASE_PORT),
+              "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir,"
+                  + " fsync on; node JVM flags "
+                  + nodeJvmFlags()
+                  + ")");
       if (stateKeys > 0) {
         report.state = StateSize.measure(stateKeys, runId, progress);
       }
       return finish(report, progress);
     }
-    String description = cluster.isLocal()
-        ? "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir, fsync on; node"
-            + " JVM flags " + nodeJvmFlags() + "), " + clients + " FencingClient(s) in the bench process (JVM flags "
-            + benchJvmFlags() + ")"
-        : "the running cluster at " + peers + ", " + clients + " FencingClient(s) (bench JVM flags " + benchJvmFlags()
-            + ")";
+    String description =
+        cluster.isLocal()
+            ? "3 fencekeeper node processes on 127.0.0.1 started by the bench (data in a temp dir,"
+                + " fsync on; node JVM flags "
+                + nodeJvmFlags()
+                + "), "
+                + clients
+                + " FencingClient(s) in the bench process (JVM flags "
+                + benchJvmFlags()
+                + ")"
+            : "the running cluster at "
+                + peers
+                + ", "
+                + clients
+                + " FencingClient(s) (bench JVM flags "
+                + benchJvmFlags()
+                + ")";
     BenchReport report = new BenchReport(commandLine(), cluster.config(), description);
     BaselineRun baselineRun = null;
     AnchorRun anchors = null;
     try {
       if (baselines.contains(AnchorRun.RATIS)) {
         if (chosen.stream().noneMatch(Baseline::covers)) {
-          progress.println("bench: --baseline ratis has nothing to compare: it covers W2 and W4 only");
+          progress.println(
+              "bench: --baseline ratis has nothing to compare: it covers W2 and W4 only");
         } else {
           baselineRun = new BaselineRun(progress);
         }
       }
       Duration leaseTtl = warmup.plus(duration).plusSeconds(60);
-      anchors = AnchorRun.start(baselines, clients, progress, leaseTtl,
-          (system, roundWorkers, anchorProbe) -> warmUpJit(progress, null, roundWorkers, anchorProbe));
+      anchors =
+          AnchorRun.start(
+              baselines,
+              clients,
+              progress,
+              leaseTtl,
+              (system, roundWorkers, anchorProbe) ->
+                  warmUpJit(progress, null, roundWorkers, anchorProbe));
       List<FencingClient> fencing = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
         fencing.add(FencingClient.connect(cluster.config(), "bench"));
       }
       try {
         awaitReady(fencing.get(0), runId);
-        Runner.Probe probe = new Runner.Probe() {
-          @Override
-          public List<Long> serverPids() {
-            return cluster.serverPids(fencing.get(0));
-          }
+        Runner.Probe probe =
+            new Runner.Probe() {
+              @Override
+              public List<Long> serverPids() {
+                return cluster.serverPids(fencing.get(0));
+              }
 
-          @Override
-          public long term() {
-            return cluster.term(fencing.get(0));
-          }
-        };
+              @Override
+              public long term() {
+                return cluster.term(fencing.get(0));
+              }
+            };
         if (cluster.isLocal()) {
-          report.jitWarmup = warmUpJit(progress, report, round -> {
-            List<Worker> workers = new ArrayList<>();
-            for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
-              Workload w = chosen.get(i % chosen.size());
-              workers.add(w.worker(fencing.get(i % clients), runId + "-jit" + round, i, JIT_WARMUP_WORKERS,
-                  JIT_WARMUP_LEASES, leaseTtl.plus(JIT_WARMUP_ROUND)));
-            }
-            return workers;
-          }, probe);
+          report.jitWarmup =
+              warmUpJit(
+                  progress,
+                  report,
+                  round -> {
+                    List<Worker> workers = new ArrayList<>();
+                    for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
+                      Workload w = chosen.get(i % chosen.size());
+                      workers.add(
+                          w.worker(
+                              fencing.get(i % clients),
+                              runId + "-jit" + round,
+                              i,
+                              JIT_WARMUP_WORKERS,
+                              JIT_WARMUP_LEASES,
+                              leaseTtl.plus(JIT_WARMUP_ROUND)));
+                    }
+                    return workers;
+                  },
+                  probe);
         }
         for (Workload w : chosen) {
           for (int c : sweep) {
-            Measurement m = Runner.run(BenchReport.FENCEKEEPER, w, c, clients, () -> {
-              List<Worker> workers = new ArrayList<>();
-              for (int i = 0; i < c; i++) {
-                workers.add(w.worker(fencing.get(i % clients), runId, i, c, leases, leaseTtl));
-              }
-              return workers;
-            }, warmup, duration, probe);
+            Measurement m =
+                Runner.run(
+                    BenchReport.FENCEKEEPER,
+                    w,
+                    c,
+                    clients,
+                    () -> {
+                      List<Worker> workers = new ArrayList<>();
+                      for (int i = 0; i < c; i++) {
+                        workers.add(
+                            w.worker(fencing.get(i % clients), runId, i, c, leases, leaseTtl));
+                      }
+                      return workers;
+                    },
+                    warmup,
+                    duration,
+                    probe);
             report.runs.add(m);
             progress(progress, m);
             if (baselineRun != null && Baseline.covers(w)) {
@@ -219,21 +319,36 @@ public final class BenchCommand implements Callable<Integer> {
             }
             if (w == Workload.W6 && c >= 2) {
               List<HandOff.Figures> handOffs = new ArrayList<>();
-              handOffs.add(HandOff.measure(BenchReport.FENCEKEEPER, c, i -> HandOff.fencekeeper(
-                  fencing.get(i % clients), "bench/" + runId + "/handoff/c" + c), warmup, duration));
+              handOffs.add(
+                  HandOff.measure(
+                      BenchReport.FENCEKEEPER,
+                      c,
+                      i ->
+                          HandOff.fencekeeper(
+                              fencing.get(i % clients), "bench/" + runId + "/handoff/c" + c),
+                      warmup,
+                      duration));
               handOffs.addAll(anchors.handOffs(c, runId, warmup, duration));
               for (HandOff.Figures h : handOffs) {
                 report.handOffs.add(h);
-                progress.printf("bench: %s W6 hand-off x%d: %.0f hand-offs/s, release committed → next holder's"
-                    + " first write p50 %.2f ms, p99 %.2f ms, %d failed%n", h.system(), h.waiters(),
-                    h.handOffsPerSecond(), h.percentileMs(50), h.percentileMs(99), h.failed());
+                progress.printf(
+                    "bench: %s W6 hand-off x%d: %.0f hand-offs/s, release committed → next holder's"
+                        + " first write p50 %.2f ms, p99 %.2f ms, %d failed%n",
+                    h.system(),
+                    h.waiters(),
+                    h.handOffsPerSecond(),
+                    h.percentileMs(50),
+                    h.percentileMs(99),
+                    h.failed());
               }
             }
           }
         }
         if (cluster.isLocal() && failoverTrials > 0) {
-          report.leaderKills.addAll(Failover.leaderKills(cluster, fencing.get(0), runId, failoverTrials, progress));
-          report.deadHolders.addAll(Failover.deadHolders(cluster, fencing.get(0), runId, failoverTrials, progress));
+          report.leaderKills.addAll(
+              Failover.leaderKills(cluster, fencing.get(0), runId, failoverTrials, progress));
+          report.deadHolders.addAll(
+              Failover.deadHolders(cluster, fencing.get(0), runId, failoverTrials, progress));
           report.anchorLeaderKills.putAll(anchors.leaderKills(runId, failoverTrials, progress));
         }
       } finally {
@@ -281,9 +396,9 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   /**
-   * The bare-Ratis counter cluster, started next to fencekeeper's so that each baseline measurement runs
-   * right after the fencekeeper measurement it is compared with: the machine's other load changes less in
-   * seconds than over a whole run.
+   * The bare-Ratis counter cluster, started next to fencekeeper's so that each baseline measurement
+   * runs right after the fencekeeper measurement it is compared with: the machine's other load
+   * changes less in seconds than over a whole run.
    */
   private final class BaselineRun implements AutoCloseable {
     private final BenchCluster counter;
@@ -297,24 +412,30 @@ public final class BenchCommand implements Callable<Integer> {
           raft.add(Baseline.connect(counter.config()));
         }
         Baseline.awaitReady(raft.get(0), Duration.ofSeconds(60));
-        probe = new Runner.Probe() {
-          @Override
-          public List<Long> serverPids() {
-            return counter.serverPids(null);
-          }
+        probe =
+            new Runner.Probe() {
+              @Override
+              public List<Long> serverPids() {
+                return counter.serverPids(null);
+              }
 
-          @Override
-          public long term() {
-            return -1; // the counter nodes do not answer fencekeeper's node-info query
-          }
-        };
-        warmUpJit(progress, null, round -> {
-          List<Worker> workers = new ArrayList<>();
-          for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
-            workers.add(Baseline.worker(i % 2 == 0 ? Workload.W2 : Workload.W4, raft.get(i % clients)));
-          }
-          return workers;
-        }, probe);
+              @Override
+              public long term() {
+                return -1; // the counter nodes do not answer fencekeeper's node-info query
+              }
+            };
+        warmUpJit(
+            progress,
+            null,
+            round -> {
+              List<Worker> workers = new ArrayList<>();
+              for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
+                workers.add(
+                    Baseline.worker(i % 2 == 0 ? Workload.W2 : Workload.W4, raft.get(i % clients)));
+              }
+              return workers;
+            },
+            probe);
       } catch (InterruptedException | RuntimeException e) {
         close();
         throw e;
@@ -322,13 +443,21 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     Measurement measure(Workload w, int c) throws InterruptedException {
-      return Runner.run(BenchReport.RATIS, w, c, clients, () -> {
-        List<Worker> workers = new ArrayList<>();
-        for (int i = 0; i < c; i++) {
-          workers.add(Baseline.worker(w, raft.get(i % clients)));
-        }
-        return workers;
-      }, warmup, duration, probe);
+      return Runner.run(
+          BenchReport.RATIS,
+          w,
+          c,
+          clients,
+          () -> {
+            List<Worker> workers = new ArrayList<>();
+            for (int i = 0; i < c; i++) {
+              workers.add(Baseline.worker(w, raft.get(i % clients)));
+            }
+            return workers;
+          },
+          warmup,
+          duration,
+          probe);
     }
 
     @Override
@@ -343,41 +472,57 @@ public final class BenchCommand implements Callable<Integer> {
     return "`" + String.join(" ", NodeProcesses.nodeJvmFlags()) + "`";
   }
 
-  /** This JVM's -XX flags (the launcher's choice and FENCEKEEPER_JAVA_OPTS), without the class archive's path. */
+  /**
+   * This JVM's -XX flags (the launcher's choice and FENCEKEEPER_JAVA_OPTS), without the class
+   * archive's path.
+   */
   private static String benchJvmFlags() {
-    String flags = java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-        .filter(a -> a.startsWith("-XX:") && !a.startsWith("-XX:SharedArchiveFile="))
-        .collect(java.util.stream.Collectors.joining(" "));
+    String flags =
+        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(a -> a.startsWith("-XX:") && !a.startsWith("-XX:SharedArchiveFile="))
+            .collect(java.util.stream.Collectors.joining(" "));
     return flags.isEmpty() ? "none" : "`" + flags + "`";
   }
 
   private static final int JIT_WARMUP_WORKERS = 64;
   private static final int JIT_WARMUP_LEASES = 256;
   private static final Duration JIT_WARMUP_ROUND = Duration.ofSeconds(10);
+
   /**
-   * Below this share of the nodes' CPU the compilers have caught up with the hot paths. Not zero: HotSpot
-   * keeps recompiling a little for as long as load changes. 5 % was too early with C2 on two cores: from 4-6 %
-   * down to 1 % the nodes' CPU per write still fell by a third (docs/benchmarks.md, JIT).
+   * Below this share of the nodes' CPU the compilers have caught up with the hot paths. Not zero:
+   * HotSpot keeps recompiling a little for as long as load changes. 5 % was too early with C2 on
+   * two cores: from 4-6 % down to 1 % the nodes' CPU per write still fell by a third
+   * (docs/benchmarks.md, JIT).
    */
   private static final double JIT_SETTLED_PERCENT = 2;
-  /** Long enough for C2 on a 2-core box to settle under load (four to six minutes there); an upper bound. */
+
+  /**
+   * Long enough for C2 on a 2-core box to settle under load (four to six minutes there); an upper
+   * bound.
+   */
   private static final int DEFAULT_JIT_WARMUP_SECONDS = 600;
+
   private static final String DEFAULT_JIT_WARMUP = DEFAULT_JIT_WARMUP_SECONDS + "s";
 
   /**
-   * Load whose figures are thrown away, in rounds, until the node JVMs' JIT compilers settle or --jit-warmup
-   * runs out: a freshly started node spends most of its CPU compiling for minutes (JIT was half of the
-   * nodes' CPU after 30 s of load), and figures taken then measure the compiler, not the service. Returns what
-   * the report says about it, or null when skipped.
+   * Load whose figures are thrown away, in rounds, until the node JVMs' JIT compilers settle or
+   * --jit-warmup runs out: a freshly started node spends most of its CPU compiling for minutes (JIT
+   * was half of the nodes' CPU after 30 s of load), and figures taken then measure the compiler,
+   * not the service. Returns what the report says about it, or null when skipped.
    */
-  private String warmUpJit(PrintStream progress, BenchReport safety,
-                           java.util.function.IntFunction<List<Worker>> roundWorkers, Runner.Probe probe)
+  private String warmUpJit(
+      PrintStream progress,
+      BenchReport safety,
+      java.util.function.IntFunction<List<Worker>> roundWorkers,
+      Runner.Probe probe)
       throws InterruptedException {
     if (jitWarmup.isZero()) {
       return null;
     }
-    progress.println("bench: warming up the node JVMs until their JIT compilers settle (at most "
-        + jitWarmup.toSeconds() + " s)");
+    progress.println(
+        "bench: warming up the node JVMs until their JIT compilers settle (at most "
+            + jitWarmup.toSeconds()
+            + " s)");
     progress.flush();
     long start = System.nanoTime();
     long deadline = start + jitWarmup.toNanos();
@@ -385,31 +530,61 @@ public final class BenchCommand implements Callable<Integer> {
     int rounds = 0;
     while (true) {
       int round = ++rounds;
-      Duration length = Duration.ofNanos(Math.max(1, Math.min(JIT_WARMUP_ROUND.toNanos(), deadline - System.nanoTime())));
-      Measurement m = Runner.run("warm-up", Workload.W2, JIT_WARMUP_WORKERS, clients,
-          () -> roundWorkers.apply(round), Duration.ZERO, length, probe);
+      Duration length =
+          Duration.ofNanos(
+              Math.max(1, Math.min(JIT_WARMUP_ROUND.toNanos(), deadline - System.nanoTime())));
+      Measurement m =
+          Runner.run(
+              "warm-up",
+              Workload.W2,
+              JIT_WARMUP_WORKERS,
+              clients,
+              () -> roundWorkers.apply(round),
+              Duration.ZERO,
+              length,
+              probe);
       jitPercent = m.serverJitPercent();
       if (safety != null) {
-        safety.warmupStaleAccepted += m.staleAccepted(); // unrecorded figures, but never unchecked safety
+        safety.warmupStaleAccepted +=
+            m.staleAccepted(); // unrecorded figures, but never unchecked safety
       }
-      progress.printf(java.util.Locale.ROOT, "bench: warm-up round %d: JIT compilers used %.0f %% of the nodes' CPU%n",
-          round, jitPercent);
+      progress.printf(
+          java.util.Locale.ROOT,
+          "bench: warm-up round %d: JIT compilers used %.0f %% of the nodes' CPU%n",
+          round,
+          jitPercent);
       progress.flush();
-      if (Double.isNaN(jitPercent) || jitPercent < JIT_SETTLED_PERCENT || System.nanoTime() >= deadline) {
+      if (Double.isNaN(jitPercent)
+          || jitPercent < JIT_SETTLED_PERCENT
+          || System.nanoTime() >= deadline) {
         break;
       }
     }
     long seconds = Math.round((System.nanoTime() - start) / 1e9);
-    return String.format(java.util.Locale.ROOT, "%d s of unrecorded load in %d round(s); in the last one the"
-        + " node JVMs' JIT compilers used %.0f %% of their CPU (%s)", seconds, rounds, jitPercent,
-        jitPercent < JIT_SETTLED_PERCENT ? "settled: under " + (int) JIT_SETTLED_PERCENT + " %"
+    return String.format(
+        java.util.Locale.ROOT,
+        "%d s of unrecorded load in %d round(s); in the last one the"
+            + " node JVMs' JIT compilers used %.0f %% of their CPU (%s)",
+        seconds,
+        rounds,
+        jitPercent,
+        jitPercent < JIT_SETTLED_PERCENT
+            ? "settled: under " + (int) JIT_SETTLED_PERCENT + " %"
             : "not settled within --jit-warmup; early figures include compiling");
   }
 
   private static void progress(PrintStream out, Measurement m) {
-    out.printf("bench: %s %s x%d: %.0f %s/s, p50 %.2f ms, p99 %.2f ms, %d failed%s%s%n", m.system(),
-        m.workload(), m.concurrency(), m.opsPerSecond(), m.workload().unit, m.percentileMs(50), m.percentileMs(99),
-        m.failed(), m.staleAccepted() > 0 ? ", " + m.staleAccepted() + " STALE WRITES ACCEPTED" : "",
+    out.printf(
+        "bench: %s %s x%d: %.0f %s/s, p50 %.2f ms, p99 %.2f ms, %d failed%s%s%n",
+        m.system(),
+        m.workload(),
+        m.concurrency(),
+        m.opsPerSecond(),
+        m.workload().unit,
+        m.percentileMs(50),
+        m.percentileMs(99),
+        m.failed(),
+        m.staleAccepted() > 0 ? ", " + m.staleAccepted() + " STALE WRITES ACCEPTED" : "",
         m.failures().isEmpty() ? "" : " (all steps, warm-up included: " + m.failures() + ")");
     out.flush();
   }
@@ -435,20 +610,26 @@ public final class BenchCommand implements Callable<Integer> {
     try {
       return Workload.parse(workloads);
     } catch (IllegalArgumentException e) {
-      throw new ConfigException("--workload: '" + workloads + "'; choose from "
-          + Arrays.toString(Workload.values()) + " or all");
+      throw new ConfigException(
+          "--workload: '"
+              + workloads
+              + "'; choose from "
+              + Arrays.toString(Workload.values())
+              + " or all");
     }
   }
 
   private List<Integer> parseConcurrency() {
     try {
-      List<Integer> list = Arrays.stream(concurrency.split(",")).map(String::trim).map(Integer::parseInt).toList();
+      List<Integer> list =
+          Arrays.stream(concurrency.split(",")).map(String::trim).map(Integer::parseInt).toList();
       if (list.isEmpty() || list.stream().anyMatch(c -> c < 1 || c > 4096)) {
         throw new NumberFormatException();
       }
       return list;
     } catch (NumberFormatException e) {
-      throw new ConfigException("--concurrency: '" + concurrency + "' must be numbers 1..4096 separated by commas");
+      throw new ConfigException(
+          "--concurrency: '" + concurrency + "' must be numbers 1..4096 separated by commas");
     }
   }
 
@@ -462,13 +643,30 @@ public final class BenchCommand implements Callable<Integer> {
 
   /** The command as it would be typed again, for the document's header. */
   private String commandLine() {
-    List<String> parts = new ArrayList<>(List.of("./fencekeeper", "bench", "--workload", workloads,
-        "--concurrency", concurrency, "--duration", duration.toMillis() % 1000 == 0
-            ? duration.toSeconds() + "s" : duration.toMillis() + "ms",
-        "--warmup", warmup.toMillis() % 1000 == 0 ? warmup.toSeconds() + "s" : warmup.toMillis() + "ms"));
+    List<String> parts =
+        new ArrayList<>(
+            List.of(
+                "./fencekeeper",
+                "bench",
+                "--workload",
+                workloads,
+                "--concurrency",
+                concurrency,
+                "--duration",
+                duration.toMillis() % 1000 == 0
+                    ? duration.toSeconds() + "s"
+                    : duration.toMillis() + "ms",
+                "--warmup",
+                warmup.toMillis() % 1000 == 0
+                    ? warmup.toSeconds() + "s"
+                    : warmup.toMillis() + "ms"));
     if (!jitWarmup.equals(Duration.ofSeconds(DEFAULT_JIT_WARMUP_SECONDS))) {
-      parts.addAll(List.of("--jit-warmup", jitWarmup.toMillis() % 1000 == 0
-          ? jitWarmup.toSeconds() + "s" : jitWarmup.toMillis() + "ms"));
+      parts.addAll(
+          List.of(
+              "--jit-warmup",
+              jitWarmup.toMillis() % 1000 == 0
+                  ? jitWarmup.toSeconds() + "s"
+                  : jitWarmup.toMillis() + "ms"));
     }
     if (clients != 1) {
       parts.addAll(List.of("--clients", Integer.toString(clients)));

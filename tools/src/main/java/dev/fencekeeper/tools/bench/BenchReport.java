@@ -22,27 +22,38 @@ import java.util.stream.Collectors;
 import org.apache.ratis.conf.RaftProperties;
 
 /**
- * What a bench run found, as JSON ({@code --json}), as Markdown tables (the default output), and as the
- * whole of docs/benchmarks.md ({@code --output}): method, machine, targets and tables are generated; the one
- * hand-written part, the findings between {@link #PRESERVED_BEGIN} and {@link #PRESERVED_END}, is carried
- * over from the file being replaced.
+ * What a bench run found, as JSON ({@code --json}), as Markdown tables (the default output), and as
+ * the whole of docs/benchmarks.md ({@code --output}): method, machine, targets and tables are
+ * generated; the one hand-written part, the findings between {@link #PRESERVED_BEGIN} and {@link
+ * #PRESERVED_END}, is carried over from the file being replaced.
  */
 final class BenchReport {
   static final String FENCEKEEPER = "fencekeeper";
   static final String RATIS = "ratis-counter";
   static final String ZOOKEEPER = "zookeeper";
   static final String ETCD = "etcd";
+
   /** The anchors, in the order of their columns. */
   static final List<String> ANCHORS = List.of(ZOOKEEPER, ETCD);
-  static final String PRESERVED_BEGIN = "<!-- profile-findings: hand-written, kept by the generator -->";
+
+  static final String PRESERVED_BEGIN =
+      "<!-- profile-findings: hand-written, kept by the generator -->";
   static final String PRESERVED_END = "<!-- end of profile-findings -->";
+
   /** Raft settings worth showing next to the figures: the ones tuning touches. */
-  private static final List<String> SHOWN_RAFT_KEYS = List.of(
-      "raft.server.log.log-metadata.enabled", "raft.server.rpc.timeout.min", "raft.server.rpc.timeout.max",
-      "raft.server.log.appender.buffer.byte-limit", "raft.server.log.appender.buffer.element-limit",
-      "raft.server.log.write.buffer.size", "raft.server.log.force.sync.num", "raft.server.read.option",
-      "raft.server.leaderelection.leader.step-down.wait-time", "raft.server.log.segment.cache.num.max",
-      "raft.server.log.segment.cache.size.max");
+  private static final List<String> SHOWN_RAFT_KEYS =
+      List.of(
+          "raft.server.log.log-metadata.enabled",
+          "raft.server.rpc.timeout.min",
+          "raft.server.rpc.timeout.max",
+          "raft.server.log.appender.buffer.byte-limit",
+          "raft.server.log.appender.buffer.element-limit",
+          "raft.server.log.write.buffer.size",
+          "raft.server.log.force.sync.num",
+          "raft.server.read.option",
+          "raft.server.leaderelection.leader.step-down.wait-time",
+          "raft.server.log.segment.cache.num.max",
+          "raft.server.log.segment.cache.size.max");
 
   final String command;
   final Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
@@ -51,16 +62,25 @@ final class BenchReport {
   final List<Measurement> runs = new ArrayList<>();
   final List<LeaderKill> leaderKills = new ArrayList<>();
   final List<DeadHolder> deadHolders = new ArrayList<>();
+
   /** W6's hand-off on fencekeeper and each anchor with a blocking lock. */
   final List<HandOff.Figures> handOffs = new ArrayList<>();
+
   /** Leader kills on each anchor (--baseline zookeeper,etcd), by system. */
   final Map<String, List<LeaderKill>> anchorLeaderKills = new LinkedHashMap<>();
+
   /** How the node JVMs were warmed up before the first workload; null when they were not. */
   String jitWarmup;
-  /** Stale writes accepted during the warm-up, whose figures are not kept but whose safety still counts. */
+
+  /**
+   * Stale writes accepted during the warm-up, whose figures are not kept but whose safety still
+   * counts.
+   */
   long warmupStaleAccepted;
+
   /** The --state-keys figures; null when not run. */
   StateSize.Figures state;
+
   final Map<String, String> raftSettings = new LinkedHashMap<>();
   final String clusterDescription;
 
@@ -73,7 +93,9 @@ final class BenchReport {
         String value = server.get(key);
         raftSettings.put(key, value == null ? "(Ratis default)" : value);
       }
-      raftSettings.put("raft.client.rpc.request.timeout", config.clientProperties().get("raft.client.rpc.request.timeout"));
+      raftSettings.put(
+          "raft.client.rpc.request.timeout",
+          config.clientProperties().get("raft.client.rpc.request.timeout"));
     } catch (RuntimeException e) {
       raftSettings.put("(unknown)", e.getMessage());
     }
@@ -84,24 +106,42 @@ final class BenchReport {
   }
 
   /**
-   * W3 passes only when every stale write it made was definitely rejected, on every system it ran on: on an
-   * anchor too, a stale write accepted means the recipe measured is not a fenced one.
+   * W3 passes only when every stale write it made was definitely rejected, on every system it ran
+   * on: on an anchor too, a stale write accepted means the recipe measured is not a fenced one.
    */
   Optional<String> w3Failure() {
     if (warmupStaleAccepted > 0) {
-      return Optional.of("W3 during the JIT warm-up: " + warmupStaleAccepted + " stale writes were ACCEPTED");
+      return Optional.of(
+          "W3 during the JIT warm-up: " + warmupStaleAccepted + " stale writes were ACCEPTED");
     }
     for (Measurement m : runs) {
       if (m.workload() == Workload.W3) {
         String on = FENCEKEEPER.equals(m.system()) ? "" : " on " + m.system();
         if (m.staleAccepted() > 0) {
-          return Optional.of("W3" + on + " at " + m.concurrency() + " workers: " + m.staleAccepted()
-              + " stale writes were ACCEPTED");
+          return Optional.of(
+              "W3"
+                  + on
+                  + " at "
+                  + m.concurrency()
+                  + " workers: "
+                  + m.staleAccepted()
+                  + " stale writes were ACCEPTED");
         }
         if (m.stepsTotal() == 0 || m.notOkTotal() > 0) {
-          return Optional.of("W3" + on + " at " + m.concurrency() + " workers: " + m.notOkTotal() + " of "
-              + m.stepsTotal() + " stale writes were not definitely rejected ("
-              + (FENCEKEEPER.equals(m.system()) ? "STALE_TOKEN" : "refused by the system's token check") + ")");
+          return Optional.of(
+              "W3"
+                  + on
+                  + " at "
+                  + m.concurrency()
+                  + " workers: "
+                  + m.notOkTotal()
+                  + " of "
+                  + m.stepsTotal()
+                  + " stale writes were not definitely rejected ("
+                  + (FENCEKEEPER.equals(m.system())
+                      ? "STALE_TOKEN"
+                      : "refused by the system's token check")
+                  + ")");
         }
       }
     }
@@ -154,8 +194,11 @@ final class BenchReport {
         r.put("stale_writes", m.stepsTotal());
         r.put("stale_accepted", m.staleAccepted());
         // Over every stale write of the run, warm-up included: safety is not sampled.
-        r.put("rejected_pct", m.stepsTotal() == 0 ? 0
-            : round(100.0 * (m.stepsTotal() - m.notOkTotal()) / m.stepsTotal(), 3));
+        r.put(
+            "rejected_pct",
+            m.stepsTotal() == 0
+                ? 0
+                : round(100.0 * (m.stepsTotal() - m.notOkTotal()) / m.stepsTotal(), 3));
       }
     }
     ArrayNode ratios = root.putArray("baseline_ratios");
@@ -185,11 +228,16 @@ final class BenchReport {
       r.put("concurrency", ratio.concurrency());
       r.put("fencekeeper_ops_per_sec", round(ratio.fencekeeper().opsPerSecond(), 1));
       r.put("fencekeeper_p99_ms", round(ratio.fencekeeper().percentileMs(99), 3));
-      ratio.anchors().forEach((system, m) -> {
-        r.put(system + "_ops_per_sec", round(m.opsPerSecond(), 1));
-        r.put(system + "_p99_ms", round(m.percentileMs(99), 3));
-        r.put("fencekeeper_per_" + system, round(ratio.fencekeeper().opsPerSecond() / m.opsPerSecond(), 3));
-      });
+      ratio
+          .anchors()
+          .forEach(
+              (system, m) -> {
+                r.put(system + "_ops_per_sec", round(m.opsPerSecond(), 1));
+                r.put(system + "_p99_ms", round(m.percentileMs(99), 3));
+                r.put(
+                    "fencekeeper_per_" + system,
+                    round(ratio.fencekeeper().opsPerSecond() / m.opsPerSecond(), 3));
+              });
     }
     ObjectNode failover = root.putObject("failover");
     ArrayNode kills = failover.putArray("leader_kill");
@@ -207,15 +255,16 @@ final class BenchReport {
       o.put("regrant_ms", h.regrantMs());
     }
     ObjectNode anchorKills = failover.putObject("anchor_leader_kill");
-    anchorLeaderKills.forEach((system, list) -> {
-      ArrayNode a = anchorKills.putArray(system);
-      for (LeaderKill k : list) {
-        ObjectNode o = a.addObject();
-        o.put("killed", k.killed());
-        o.put("first_write_ms", k.firstWriteMs());
-        o.put("all_writers_ms", k.allWritersMs());
-      }
-    });
+    anchorLeaderKills.forEach(
+        (system, list) -> {
+          ArrayNode a = anchorKills.putArray(system);
+          for (LeaderKill k : list) {
+            ObjectNode o = a.addObject();
+            o.put("killed", k.killed());
+            o.put("first_write_ms", k.firstWriteMs());
+            o.put("all_writers_ms", k.allWritersMs());
+          }
+        });
     if (state != null) {
       ObjectNode st = root.putObject("state");
       st.put("keys", state.keys());
@@ -267,9 +316,12 @@ final class BenchReport {
         continue;
       }
       for (Measurement base : runs) {
-        if (RATIS.equals(base.system()) && base.workload() == fk.workload()
-            && base.concurrency() == fk.concurrency() && base.opsPerSecond() > 0) {
-          out.add(new Ratio(fk.workload(), fk.concurrency(), fk.opsPerSecond(), base.opsPerSecond()));
+        if (RATIS.equals(base.system())
+            && base.workload() == fk.workload()
+            && base.concurrency() == fk.concurrency()
+            && base.opsPerSecond() > 0) {
+          out.add(
+              new Ratio(fk.workload(), fk.concurrency(), fk.opsPerSecond(), base.opsPerSecond()));
         }
       }
     }
@@ -277,10 +329,14 @@ final class BenchReport {
   }
 
   /**
-   * One fencekeeper measurement and the anchors' at the same workload and concurrency (those with ops), by
-   * system in {@link #ANCHORS} order.
+   * One fencekeeper measurement and the anchors' at the same workload and concurrency (those with
+   * ops), by system in {@link #ANCHORS} order.
    */
-  record AnchorRatio(Workload workload, int concurrency, Measurement fencekeeper, Map<String, Measurement> anchors) {}
+  record AnchorRatio(
+      Workload workload,
+      int concurrency,
+      Measurement fencekeeper,
+      Map<String, Measurement> anchors) {}
 
   List<AnchorRatio> anchorRatios() {
     List<AnchorRatio> out = new ArrayList<>();
@@ -290,9 +346,15 @@ final class BenchReport {
       }
       Map<String, Measurement> anchors = new LinkedHashMap<>();
       for (String system : ANCHORS) {
-        runs.stream().filter(m -> system.equals(m.system()) && m.workload() == fk.workload()
-                && m.concurrency() == fk.concurrency() && m.ops() > 0)
-            .findFirst().ifPresent(m -> anchors.put(system, m));
+        runs.stream()
+            .filter(
+                m ->
+                    system.equals(m.system())
+                        && m.workload() == fk.workload()
+                        && m.concurrency() == fk.concurrency()
+                        && m.ops() > 0)
+            .findFirst()
+            .ifPresent(m -> anchors.put(system, m));
       }
       if (!anchors.isEmpty()) {
         out.add(new AnchorRatio(fk.workload(), fk.concurrency(), fk, anchors));
@@ -303,7 +365,9 @@ final class BenchReport {
 
   /** The anchors that have at least one ratio, in column order. */
   private List<String> anchorColumns(List<AnchorRatio> ratios) {
-    return ANCHORS.stream().filter(a -> ratios.stream().anyMatch(r -> r.anchors().containsKey(a))).toList();
+    return ANCHORS.stream()
+        .filter(a -> ratios.stream().anyMatch(r -> r.anchors().containsKey(a)))
+        .toList();
   }
 
   private static String title(String system) {
@@ -314,7 +378,8 @@ final class BenchReport {
   List<String> tables() {
     List<String> lines = new ArrayList<>();
     for (Workload w : Workload.values()) {
-      List<Measurement> rows = runs.stream().filter(m -> m.workload() == w).collect(Collectors.toList());
+      List<Measurement> rows =
+          runs.stream().filter(m -> m.workload() == w).collect(Collectors.toList());
       if (rows.isEmpty()) {
         continue;
       }
@@ -322,17 +387,41 @@ final class BenchReport {
       lines.add("");
       lines.add(w.description + ".");
       lines.add("");
-      lines.add("| system | workers | " + w.unit + "/s | p50 ms | p99 ms | p99.9 ms | max ms | failed |"
-          + " client CPU µs/op | server CPU µs/op | server cores | server JIT % | elections |");
+      lines.add(
+          "| system | workers | "
+              + w.unit
+              + "/s | p50 ms | p99 ms | p99.9 ms | max ms | failed |"
+              + " client CPU µs/op | server CPU µs/op | server cores | server JIT % | elections |");
       lines.add("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
       for (Measurement m : rows) {
-        lines.add("| " + m.system() + " | " + m.concurrency() + " | " + fmt(m.opsPerSecond(), 0) + " | "
-            + fmt(m.percentileMs(50), 2) + " | " + fmt(m.percentileMs(99), 2) + " | "
-            + fmt(m.percentileMs(99.9), 2) + " | " + fmt(m.maxMs(), 1) + " | " + failedCell(m) + " | "
-            + fmt(m.cpuMicrosPerOp(m.clientCpuMs()), 0) + " | " + fmt(m.cpuMicrosPerOp(m.serverCpuMs()), 0) + " | "
-            + (m.serverCpuMs() < 0 ? "?" : fmt(m.serverCpuMs() / 1000.0 / m.seconds(), 2)) + " | "
-            + fmt(m.serverJitPercent(), 0) + " | "
-            + (m.elections() < 0 ? "?" : m.elections()) + " |");
+        lines.add(
+            "| "
+                + m.system()
+                + " | "
+                + m.concurrency()
+                + " | "
+                + fmt(m.opsPerSecond(), 0)
+                + " | "
+                + fmt(m.percentileMs(50), 2)
+                + " | "
+                + fmt(m.percentileMs(99), 2)
+                + " | "
+                + fmt(m.percentileMs(99.9), 2)
+                + " | "
+                + fmt(m.maxMs(), 1)
+                + " | "
+                + failedCell(m)
+                + " | "
+                + fmt(m.cpuMicrosPerOp(m.clientCpuMs()), 0)
+                + " | "
+                + fmt(m.cpuMicrosPerOp(m.serverCpuMs()), 0)
+                + " | "
+                + (m.serverCpuMs() < 0 ? "?" : fmt(m.serverCpuMs() / 1000.0 / m.seconds(), 2))
+                + " | "
+                + fmt(m.serverJitPercent(), 0)
+                + " | "
+                + (m.elections() < 0 ? "?" : m.elections())
+                + " |");
       }
       lines.add("");
     }
@@ -343,50 +432,95 @@ final class BenchReport {
       lines.add("| workload | workers | fencekeeper ops/s | ratis-counter ops/s | ratio |");
       lines.add("|---|--:|--:|--:|--:|");
       for (Ratio r : ratios) {
-        lines.add("| " + r.workload.name() + " | " + r.concurrency + " | " + fmt(r.fencekeeper, 0) + " | "
-            + fmt(r.ratis, 0) + " | " + fmt(100 * r.fencekeeper / r.ratis, 0) + " % |");
+        lines.add(
+            "| "
+                + r.workload.name()
+                + " | "
+                + r.concurrency
+                + " | "
+                + fmt(r.fencekeeper, 0)
+                + " | "
+                + fmt(r.ratis, 0)
+                + " | "
+                + fmt(100 * r.fencekeeper / r.ratis, 0)
+                + " % |");
       }
       lines.add("");
     }
     if (!handOffs.isEmpty()) {
       lines.add("### W6 hand-off (one resource, queued waiters)");
       lines.add("");
-      lines.add("All workers in line for one resource, each taking it, making one fenced write and releasing it. A"
-          + " hand-off is the time from the previous holder's release being committed (its release call returned)"
-          + " to the next holder's first accepted write.");
+      lines.add(
+          "All workers in line for one resource, each taking it, making one fenced write and"
+              + " releasing it. A hand-off is the time from the previous holder's release being"
+              + " committed (its release call returned) to the next holder's first accepted"
+              + " write.");
       lines.add("");
       lines.add("| system | waiters | hand-offs/s | p50 ms | p99 ms | failed |");
       lines.add("|---|--:|--:|--:|--:|--:|");
       for (HandOff.Figures h : handOffs) {
-        lines.add("| " + h.system() + " | " + h.waiters() + " | " + fmt(h.handOffsPerSecond(), 0) + " | "
-            + fmt(h.percentileMs(50), 2) + " | " + fmt(h.percentileMs(99), 2) + " | " + h.failed() + " |");
+        lines.add(
+            "| "
+                + h.system()
+                + " | "
+                + h.waiters()
+                + " | "
+                + fmt(h.handOffsPerSecond(), 0)
+                + " | "
+                + fmt(h.percentileMs(50), 2)
+                + " | "
+                + fmt(h.percentileMs(99), 2)
+                + " | "
+                + h.failed()
+                + " |");
       }
       lines.add("");
     }
     List<AnchorRatio> anchorRatios = anchorRatios();
     if (!anchorRatios.isEmpty()) {
       List<String> columns = anchorColumns(anchorRatios);
-      lines.add("### fencekeeper / " + columns.stream().map(BenchReport::title).collect(Collectors.joining(", "))
-          + " (same run)");
+      lines.add(
+          "### fencekeeper / "
+              + columns.stream().map(BenchReport::title).collect(Collectors.joining(", "))
+              + " (same run)");
       lines.add("");
-      lines.add("Throughput and p99 of each workload, each system measured right after fencekeeper; the ratio is"
-          + " fencekeeper's throughput over the other's (above 1: fencekeeper did more).");
+      lines.add(
+          "Throughput and p99 of each workload, each system measured right after fencekeeper; the"
+              + " ratio is fencekeeper's throughput over the other's (above 1: fencekeeper did"
+              + " more).");
       lines.add("");
       StringBuilder head = new StringBuilder("| workload | workers | fencekeeper ops/s (p99 ms) |");
       StringBuilder rule = new StringBuilder("|---|--:|--:|");
       for (String a : columns) {
-        head.append(' ').append(title(a)).append(" ops/s (p99 ms) | fencekeeper/").append(title(a)).append(" |");
+        head.append(' ')
+            .append(title(a))
+            .append(" ops/s (p99 ms) | fencekeeper/")
+            .append(title(a))
+            .append(" |");
         rule.append("--:|--:|");
       }
       lines.add(head.toString());
       lines.add(rule.toString());
       for (AnchorRatio r : anchorRatios) {
-        StringBuilder row = new StringBuilder("| " + r.workload().name() + " | " + r.concurrency() + " | "
-            + opsAndP99(r.fencekeeper()) + " |");
+        StringBuilder row =
+            new StringBuilder(
+                "| "
+                    + r.workload().name()
+                    + " | "
+                    + r.concurrency()
+                    + " | "
+                    + opsAndP99(r.fencekeeper())
+                    + " |");
         for (String a : columns) {
           Measurement m = r.anchors().get(a);
-          row.append(m == null ? " – | – |" : " " + opsAndP99(m) + " | "
-              + fmt(r.fencekeeper().opsPerSecond() / m.opsPerSecond(), 2) + "× |");
+          row.append(
+              m == null
+                  ? " – | – |"
+                  : " "
+                      + opsAndP99(m)
+                      + " | "
+                      + fmt(r.fencekeeper().opsPerSecond() / m.opsPerSecond(), 2)
+                      + "× |");
         }
         lines.add(row.toString());
       }
@@ -398,49 +532,112 @@ final class BenchReport {
       lines.add("| figure | trials (ms) | median ms |");
       lines.add("|---|---|--:|");
       if (!leaderKills.isEmpty()) {
-        lines.add("| leader kill -9 → first write sent after the kill acknowledged (" + Failover.WRITERS
-            + " writers) | " + list(leaderKills, LeaderKill::firstWriteMs) + " | "
-            + median(leaderKills, LeaderKill::firstWriteMs) + " |");
-        lines.add("| leader kill -9 → every writer has a write acknowledged again | "
-            + list(leaderKills, LeaderKill::allWritersMs) + " | " + median(leaderKills, LeaderKill::allWritersMs) + " |");
-        lines.add("| elections per leader kill (term increase) | " + list(leaderKills, LeaderKill::elections)
-            + " | " + median(leaderKills, LeaderKill::elections) + " |");
+        lines.add(
+            "| leader kill -9 → first write sent after the kill acknowledged ("
+                + Failover.WRITERS
+                + " writers) | "
+                + list(leaderKills, LeaderKill::firstWriteMs)
+                + " | "
+                + median(leaderKills, LeaderKill::firstWriteMs)
+                + " |");
+        lines.add(
+            "| leader kill -9 → every writer has a write acknowledged again | "
+                + list(leaderKills, LeaderKill::allWritersMs)
+                + " | "
+                + median(leaderKills, LeaderKill::allWritersMs)
+                + " |");
+        lines.add(
+            "| elections per leader kill (term increase) | "
+                + list(leaderKills, LeaderKill::elections)
+                + " | "
+                + median(leaderKills, LeaderKill::elections)
+                + " |");
       }
       if (!deadHolders.isEmpty()) {
-        lines.add("| holder process kill -9 (lease TTL " + deadHolders.get(0).ttlMs()
-            + " ms) → resource granted to a waiter | " + list(deadHolders, DeadHolder::regrantMs) + " | "
-            + median(deadHolders, DeadHolder::regrantMs) + " |");
+        lines.add(
+            "| holder process kill -9 (lease TTL "
+                + deadHolders.get(0).ttlMs()
+                + " ms) → resource granted to a waiter | "
+                + list(deadHolders, DeadHolder::regrantMs)
+                + " | "
+                + median(deadHolders, DeadHolder::regrantMs)
+                + " |");
       }
-      anchorLeaderKills.forEach((system, kills) -> {
-        lines.add("| " + title(system) + ": leader kill -9 → first write sent after the kill acknowledged ("
-            + Failover.WRITERS + " writers) | " + list(kills, LeaderKill::firstWriteMs) + " | "
-            + median(kills, LeaderKill::firstWriteMs) + " |");
-        lines.add("| " + title(system) + ": leader kill -9 → every writer has a write acknowledged again | "
-            + list(kills, LeaderKill::allWritersMs) + " | " + median(kills, LeaderKill::allWritersMs) + " |");
-      });
+      anchorLeaderKills.forEach(
+          (system, kills) -> {
+            lines.add(
+                "| "
+                    + title(system)
+                    + ": leader kill -9 → first write sent after the kill acknowledged ("
+                    + Failover.WRITERS
+                    + " writers) | "
+                    + list(kills, LeaderKill::firstWriteMs)
+                    + " | "
+                    + median(kills, LeaderKill::firstWriteMs)
+                    + " |");
+            lines.add(
+                "| "
+                    + title(system)
+                    + ": leader kill -9 → every writer has a write acknowledged again | "
+                    + list(kills, LeaderKill::allWritersMs)
+                    + " | "
+                    + median(kills, LeaderKill::allWritersMs)
+                    + " |");
+          });
       lines.add("");
       lines.add("-1 means the figure was not reached within 30 s.");
       lines.add("");
     }
     if (state != null) {
-      lines.add("### State size: " + fmt(state.keys(), 0) + " keys of " + StateSize.VALUE_BYTES + " bytes");
+      lines.add(
+          "### State size: "
+              + fmt(state.keys(), 0)
+              + " keys of "
+              + StateSize.VALUE_BYTES
+              + " bytes");
       lines.add("");
-      lines.add("Loaded in " + fmt(state.loadSeconds(), 1) + " s (" + fmt(state.keys() / state.loadSeconds(), 0)
-          + " keys/s) into " + fmt(state.resources(), 0) + " resources, " + state.keysPerWrite()
-          + " keys per write, on a cluster of its own. Heap is the node JVM's heap in use right after a full GC"
-          + " (asked through its MemoryMXBean): empty, after the load, and after the restart (the state loaded"
-          + " from the snapshot). Snapshot: `snapshot create` on each node in turn, timed by the client.");
+      lines.add(
+          "Loaded in "
+              + fmt(state.loadSeconds(), 1)
+              + " s ("
+              + fmt(state.keys() / state.loadSeconds(), 0)
+              + " keys/s) into "
+              + fmt(state.resources(), 0)
+              + " resources, "
+              + state.keysPerWrite()
+              + " keys per write, on a cluster of its own. Heap is the node JVM's heap in use right"
+              + " after a full GC (asked through its MemoryMXBean): empty, after the load, and"
+              + " after the restart (the state loaded from the snapshot). Snapshot: `snapshot"
+              + " create` on each node in turn, timed by the client.");
       lines.add("");
-      lines.add("| node | heap empty MB | heap loaded MB | heap after restart MB | snapshot ms | snapshot MB |");
+      lines.add(
+          "| node | heap empty MB | heap loaded MB | heap after restart MB | snapshot ms | snapshot"
+              + " MB |");
       lines.add("|---|--:|--:|--:|--:|--:|");
       for (StateSize.Node n : state.nodes()) {
-        lines.add("| " + n.id() + " | " + mbCell(n.heapEmptyBytes()) + " | " + mbCell(n.heapLoadedBytes()) + " | "
-            + mbCell(n.heapRestartedBytes()) + " | " + n.snapshotMs() + " | " + mbCell(n.snapshotBytes()) + " |");
+        lines.add(
+            "| "
+                + n.id()
+                + " | "
+                + mbCell(n.heapEmptyBytes())
+                + " | "
+                + mbCell(n.heapLoadedBytes())
+                + " | "
+                + mbCell(n.heapRestartedBytes())
+                + " | "
+                + n.snapshotMs()
+                + " | "
+                + mbCell(n.snapshotBytes())
+                + " |");
       }
       lines.add("");
-      lines.add("kill -9 of every node, then all restarted: first linearizable read of a loaded key after "
-          + state.restartReadMs() + " ms, first write (a lease granted) after " + state.restartWriteMs()
-          + " ms, counted from the relaunch (JVM start included; -1: not within 120 s).");
+      lines.add(
+          "kill -9 of every node, then all restarted: first linearizable read of a loaded key after"
+              + " "
+              + state.restartReadMs()
+              + " ms, first write (a lease granted) after "
+              + state.restartWriteMs()
+              + " ms, counted from the relaunch (JVM start included; -1: not within 120 s).");
       lines.add("");
     }
     return lines;
@@ -456,20 +653,29 @@ final class BenchReport {
 
   private static String failedCell(Measurement m) {
     if (m.workload() == Workload.W3) {
-      return m.staleAccepted() + " accepted, " + (m.stepsTotal() - m.notOkTotal()) + "/" + m.stepsTotal()
+      return m.staleAccepted()
+          + " accepted, "
+          + (m.stepsTotal() - m.notOkTotal())
+          + "/"
+          + m.stepsTotal()
           + " rejected";
     }
     if (m.failed() == 0) {
       return "0";
     }
-    // The codes, not their counts: the counts include the unmeasured warm-up (JSON `failures` has them).
-    String codes = m.stepFailureReasons().stream()
-        .map(reason -> reason.length() > 40 ? reason.substring(0, 40) + "…" : reason).collect(Collectors.joining(", "));
+    // The codes, not their counts: the counts include the unmeasured warm-up (JSON `failures` has
+    // them).
+    String codes =
+        m.stepFailureReasons().stream()
+            .map(reason -> reason.length() > 40 ? reason.substring(0, 40) + "…" : reason)
+            .collect(Collectors.joining(", "));
     return codes.isEmpty() ? Long.toString(m.failed()) : m.failed() + " (" + codes + ")";
   }
 
   private static <T> String list(List<T> items, java.util.function.ToLongFunction<T> f) {
-    return items.stream().map(i -> Long.toString(f.applyAsLong(i))).collect(Collectors.joining(", "));
+    return items.stream()
+        .map(i -> Long.toString(f.applyAsLong(i)))
+        .collect(Collectors.joining(", "));
   }
 
   private static <T> long median(List<T> items, java.util.function.ToLongFunction<T> f) {
@@ -492,51 +698,108 @@ final class BenchReport {
     List<String> lines = new ArrayList<>();
     lines.add("| target | measured | verdict |");
     lines.add("|---|---|---|");
-    find(Workload.W2, 64).ifPresentOrElse(m -> {
-      lines.add(target("W2 at 64 workers ≥ 8,000 writes/s (aim 16,000)", m.opsPerSecond(), 8000, true, "/s"));
-      lines.add(target("W2 at 64 workers p99 ≤ 20 ms", m.percentileMs(99), 20, false, " ms"));
-    }, () -> lines.add("| W2 at 64 workers | not run | – |"));
-    find(Workload.W2, 1).ifPresentOrElse(
-        m -> lines.add(target("W2 at 1 worker p50 ≤ 1.0 ms (aim 0.7)", m.percentileMs(50), 1.0, false, " ms")),
-        () -> lines.add("| W2 at 1 worker | not run | – |"));
-    find(Workload.W1, 64).ifPresentOrElse(
-        m -> lines.add(target("W1 at 64 workers ≥ 2,400 cycles/s (aim 5,000)", m.opsPerSecond(), 2400, true, "/s")),
-        () -> lines.add("| W1 at 64 workers | not run | – |"));
+    find(Workload.W2, 64)
+        .ifPresentOrElse(
+            m -> {
+              lines.add(
+                  target(
+                      "W2 at 64 workers ≥ 8,000 writes/s (aim 16,000)",
+                      m.opsPerSecond(),
+                      8000,
+                      true,
+                      "/s"));
+              lines.add(
+                  target("W2 at 64 workers p99 ≤ 20 ms", m.percentileMs(99), 20, false, " ms"));
+            },
+            () -> lines.add("| W2 at 64 workers | not run | – |"));
+    find(Workload.W2, 1)
+        .ifPresentOrElse(
+            m ->
+                lines.add(
+                    target(
+                        "W2 at 1 worker p50 ≤ 1.0 ms (aim 0.7)",
+                        m.percentileMs(50),
+                        1.0,
+                        false,
+                        " ms")),
+            () -> lines.add("| W2 at 1 worker | not run | – |"));
+    find(Workload.W1, 64)
+        .ifPresentOrElse(
+            m ->
+                lines.add(
+                    target(
+                        "W1 at 64 workers ≥ 2,400 cycles/s (aim 5,000)",
+                        m.opsPerSecond(),
+                        2400,
+                        true,
+                        "/s")),
+            () -> lines.add("| W1 at 64 workers | not run | – |"));
     if (!leaderKills.isEmpty()) {
       long first = median(leaderKills, LeaderKill::firstWriteMs);
-      lines.add(target("leader kill → writes succeed again ≤ 1 s (aim 0.5 s), median", first < 0 ? Double.NaN : first,
-          1000, false, " ms"));
+      lines.add(
+          target(
+              "leader kill → writes succeed again ≤ 1 s (aim 0.5 s), median",
+              first < 0 ? Double.NaN : first,
+              1000,
+              false,
+              " ms"));
     } else {
       lines.add("| leader kill → writes succeed again | not run | – |");
     }
-    List<Ratio> w2 = ratios().stream().filter(r -> r.workload == Workload.W2).collect(Collectors.toList());
+    List<Ratio> w2 =
+        ratios().stream().filter(r -> r.workload == Workload.W2).collect(Collectors.toList());
     if (w2.isEmpty()) {
       lines.add("| fencekeeper ≥ 80 % of bare Ratis | not run (no --baseline ratis) | – |");
     } else {
       for (Ratio r : w2) {
-        lines.add(target("W2 at " + r.concurrency + " workers ≥ 80 % of bare Ratis", 100 * r.fencekeeper / r.ratis, 80,
-            true, " %"));
+        lines.add(
+            target(
+                "W2 at " + r.concurrency + " workers ≥ 80 % of bare Ratis",
+                100 * r.fencekeeper / r.ratis,
+                80,
+                true,
+                " %"));
       }
     }
     if (state == null) {
-      lines.add("| 1,000,000 keys of 100 bytes: heap ≤ 400 MB, snapshot ≤ 5 s, restart ≤ 10 s | not run (no"
-          + " --state-keys 1000000) | – |");
+      lines.add(
+          "| 1,000,000 keys of 100 bytes: heap ≤ 400 MB, snapshot ≤ 5 s, restart ≤ 10 s | not run"
+              + " (no --state-keys 1000000) | – |");
     } else {
-      String at = state.keys() == 1_000_000 ? "1,000,000 keys" : fmt(state.keys(), 0) + " keys (target: 1,000,000)";
+      String at =
+          state.keys() == 1_000_000
+              ? "1,000,000 keys"
+              : fmt(state.keys(), 0) + " keys (target: 1,000,000)";
       long heap = state.maxHeapBytes();
-      lines.add(target(at + " of 100 bytes: heap per node ≤ 400 MB (largest, after full GC)",
-          heap < 0 ? Double.NaN : mb(heap), 400, false, " MB"));
+      lines.add(
+          target(
+              at + " of 100 bytes: heap per node ≤ 400 MB (largest, after full GC)",
+              heap < 0 ? Double.NaN : mb(heap),
+              400,
+              false,
+              " MB"));
       long snapshot = state.maxSnapshotMs();
-      lines.add(target(at + ": snapshot ≤ 5 s (slowest node)", snapshot < 0 ? Double.NaN : snapshot / 1000.0, 5,
-          false, " s"));
+      lines.add(
+          target(
+              at + ": snapshot ≤ 5 s (slowest node)",
+              snapshot < 0 ? Double.NaN : snapshot / 1000.0,
+              5,
+              false,
+              " s"));
       long serving = state.restartServingMs();
-      lines.add(target(at + ": restart of every node to serving ≤ 10 s", serving < 0 ? Double.NaN : serving / 1000.0,
-          10, false, " s"));
+      lines.add(
+          target(
+              at + ": restart of every node to serving ≤ 10 s",
+              serving < 0 ? Double.NaN : serving / 1000.0,
+              10,
+              false,
+              " s"));
     }
     return lines;
   }
 
-  private static String target(String what, double measured, double bound, boolean atLeast, String unit) {
+  private static String target(
+      String what, double measured, double bound, boolean atLeast, String unit) {
     if (Double.isNaN(measured)) {
       return "| " + what + " | not reached | missed |";
     }
@@ -546,15 +809,31 @@ final class BenchReport {
       verdict = "met";
     } else {
       double by = atLeast ? bound / measured : measured / bound;
-      verdict = "**missed** by " + fmt(Math.abs(measured - bound), measured < 10 ? 2 : 0) + unit.trim() + " ("
-          + fmt(by, 1) + "×)";
+      verdict =
+          "**missed** by "
+              + fmt(Math.abs(measured - bound), measured < 10 ? 2 : 0)
+              + unit.trim()
+              + " ("
+              + fmt(by, 1)
+              + "×)";
     }
-    return "| " + what + " | " + fmt(measured, measured < 10 ? 2 : 0) + unit + " | " + verdict + " |";
+    return "| "
+        + what
+        + " | "
+        + fmt(measured, measured < 10 ? 2 : 0)
+        + unit
+        + " | "
+        + verdict
+        + " |";
   }
 
   private Optional<Measurement> find(Workload w, int concurrency) {
     return runs.stream()
-        .filter(m -> FENCEKEEPER.equals(m.system()) && m.workload() == w && m.concurrency() == concurrency)
+        .filter(
+            m ->
+                FENCEKEEPER.equals(m.system())
+                    && m.workload() == w
+                    && m.concurrency() == concurrency)
         .findFirst();
   }
 
@@ -562,42 +841,76 @@ final class BenchReport {
     List<String> lines = new ArrayList<>();
     lines.add("# Benchmarks");
     lines.add("");
-    lines.add("<!-- Generated by `fencekeeper bench --output docs/benchmarks.md`; do not edit by hand except the");
+    lines.add(
+        "<!-- Generated by `fencekeeper bench --output docs/benchmarks.md`; do not edit by hand"
+            + " except the");
     lines.add("     findings section, which the generator keeps. -->");
     lines.add("");
-    lines.add("What fencekeeper does on one machine: throughput, latency and CPU per workload, failover, and a large"
-        + " state. Method, machine, targets and tables below come from one run of `fencekeeper bench`; the findings"
-        + " at the end are written by hand, grouped by topic, each with the date it was measured.");
+    lines.add(
+        "What fencekeeper does on one machine: throughput, latency and CPU per workload, failover,"
+            + " and a large state. Method, machine, targets and tables below come from one run of"
+            + " `fencekeeper bench`; the findings at the end are written by hand, grouped by topic,"
+            + " each with the date it was measured.");
     lines.add("");
     lines.add("## Method");
     lines.add("");
     lines.add("- Command: `" + command + "`, started " + started + ".");
     lines.add("- Cluster: " + clusterDescription + ".");
-    List<String> anchorsRun = ANCHORS.stream().filter(a -> runs.stream().anyMatch(m -> a.equals(m.system()))
-        || anchorLeaderKills.containsKey(a)).map(BenchReport::title).toList();
+    List<String> anchorsRun =
+        ANCHORS.stream()
+            .filter(
+                a ->
+                    runs.stream().anyMatch(m -> a.equals(m.system()))
+                        || anchorLeaderKills.containsKey(a))
+            .map(BenchReport::title)
+            .toList();
     if (!anchorsRun.isEmpty()) {
-      lines.add("- Baselines: " + String.join(" and ", anchorsRun) + ", three members each on 127.0.0.1 from the"
-          + " Debian packages, each measurement right after fencekeeper's at the same workload and concurrency;"
-          + " how each is run is under [Baselines](#baselines).");
+      lines.add(
+          "- Baselines: "
+              + String.join(" and ", anchorsRun)
+              + ", three members each on 127.0.0.1 from the Debian packages, each measurement right"
+              + " after fencekeeper's at the same workload and concurrency; how each is run is"
+              + " under [Baselines](#baselines).");
     }
-    lines.add("- Raft settings: " + raftSettings.entrySet().stream().map(e -> "`" + e.getKey() + "=" + e.getValue()
-        + "`").collect(Collectors.joining(", ")) + ".");
-    lines.add("- Latency is per step as the worker saw it (W1/W6: the whole cycle; W3: the stale write only), from"
-        + " HdrHistogram. CPU is user+system time from /proc/<pid>/stat over the measured window, divided by the"
-        + " steps counted in it: client = the bench JVM, server = the three node JVMs together; server JIT % is the"
-        + " share of that the node JVMs' JIT compiler threads used.");
+    lines.add(
+        "- Raft settings: "
+            + raftSettings.entrySet().stream()
+                .map(e -> "`" + e.getKey() + "=" + e.getValue() + "`")
+                .collect(Collectors.joining(", "))
+            + ".");
+    lines.add(
+        "- Latency is per step as the worker saw it (W1/W6: the whole cycle; W3: the stale write"
+            + " only), from HdrHistogram. CPU is user+system time from /proc/<pid>/stat over the"
+            + " measured window, divided by the steps counted in it: client = the bench JVM, server"
+            + " = the three node JVMs together; server JIT % is the share of that the node JVMs'"
+            + " JIT compiler threads used.");
     if (jitWarmup != null) {
       lines.add("- Before the first workload: " + jitWarmup + ".");
     }
     lines.add("");
     lines.add("## Machine");
     lines.add("");
-    lines.add("- " + cpuModel() + ", " + Runtime.getRuntime().availableProcessors() + " cores, " + memTotal() + "; "
-        + System.getProperty("os.name") + " " + System.getProperty("os.version") + "; Java "
-        + System.getProperty("java.version") + ".");
-    lines.add("- Load average (1, 5, 15 min) at start: " + loadAtStart + "; at end: " + loadAtEnd
-        + ". The bench's own four JVMs account for about 2 of it; anything well above that was other work on the"
-        + " machine.");
+    lines.add(
+        "- "
+            + cpuModel()
+            + ", "
+            + Runtime.getRuntime().availableProcessors()
+            + " cores, "
+            + memTotal()
+            + "; "
+            + System.getProperty("os.name")
+            + " "
+            + System.getProperty("os.version")
+            + "; Java "
+            + System.getProperty("java.version")
+            + ".");
+    lines.add(
+        "- Load average (1, 5, 15 min) at start: "
+            + loadAtStart
+            + "; at end: "
+            + loadAtEnd
+            + ". The bench's own four JVMs account for about 2 of it; anything well above that was"
+            + " other work on the machine.");
     lines.add("");
     lines.add("## Targets");
     lines.add("");
@@ -637,7 +950,8 @@ final class BenchReport {
       return Files.readAllLines(Path.of("/proc/cpuinfo")).stream()
           .filter(l -> l.startsWith("model name"))
           .map(l -> l.substring(l.indexOf(':') + 1).trim())
-          .findFirst().orElse("unknown CPU");
+          .findFirst()
+          .orElse("unknown CPU");
     } catch (IOException e) {
       return "unknown CPU";
     }
@@ -648,7 +962,8 @@ final class BenchReport {
       return Files.readAllLines(Path.of("/proc/meminfo")).stream()
           .filter(l -> l.startsWith("MemTotal"))
           .map(l -> Long.parseLong(l.replaceAll("\\D", "")) / 1024 / 1024 + " GiB RAM")
-          .findFirst().orElse("unknown RAM");
+          .findFirst()
+          .orElse("unknown RAM");
     } catch (IOException | NumberFormatException e) {
       return "unknown RAM";
     }

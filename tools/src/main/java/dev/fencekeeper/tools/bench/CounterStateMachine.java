@@ -9,9 +9,9 @@ import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 /**
- * The bench's baseline: the cheapest state machine Ratis can run (a counter, as in Ratis's examples). Each write adds
- * the 8-byte number it carries; each read returns the total. Whatever fencekeeper costs above this, in the
- * same run on the same settings, is fencekeeper's own.
+ * The bench's baseline: the cheapest state machine Ratis can run (a counter, as in Ratis's
+ * examples). Each write adds the 8-byte number it carries; each read returns the total. Whatever
+ * fencekeeper costs above this, in the same run on the same settings, is fencekeeper's own.
  */
 final class CounterStateMachine extends BaseStateMachine {
   private long value;
@@ -31,6 +31,7 @@ final class CounterStateMachine extends BaseStateMachine {
   }
 
   static Message encode(long number) {
-    return Message.valueOf(UnsafeByteOperations.unsafeWrap(ByteBuffer.allocate(Long.BYTES).putLong(0, number)));
+    return Message.valueOf(
+        UnsafeByteOperations.unsafeWrap(ByteBuffer.allocate(Long.BYTES).putLong(0, number)));
   }
 }

@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * CPU time a set of processes has used, from {@code /proc/<pid>/stat} (user + system, all threads). Linux
- * only; elsewhere every reading is unknown and the report says so rather than printing zero.
+ * CPU time a set of processes has used, from {@code /proc/<pid>/stat} (user + system, all threads).
+ * Linux only; elsewhere every reading is unknown and the report says so rather than printing zero.
  */
 final class CpuMeter {
   /** The kernel's USER_HZ: 100 on every Linux this runs on (sysconf is not reachable from Java). */
@@ -34,8 +34,9 @@ final class CpuMeter {
   }
 
   /**
-   * CPU time the JIT compiler threads of {@code pids} have used, in milliseconds, or -1 if unreadable. A
-   * compiler thread the JVM retires takes its time with it, so over a window this can only under-count.
+   * CPU time the JIT compiler threads of {@code pids} have used, in milliseconds, or -1 if
+   * unreadable. A compiler thread the JVM retires takes its time with it, so over a window this can
+   * only under-count.
    */
   static long jitMillis(List<Long> pids) {
     long total = 0;
@@ -54,7 +55,10 @@ final class CpuMeter {
     return total;
   }
 
-  /** HotSpot names them "C1 CompilerThread0", "C2 CompilerThread1", ...; the kernel keeps 15 characters. */
+  /**
+   * HotSpot names them "C1 CompilerThread0", "C2 CompilerThread1", ...; the kernel keeps 15
+   * characters.
+   */
   private static boolean isCompilerThread(Path task) {
     try {
       String name = Files.readString(task.resolve("comm")).trim();
@@ -67,7 +71,8 @@ final class CpuMeter {
   private static long ticksMillis(Path statFile) {
     try {
       String stat = Files.readString(statFile);
-      // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
+      // The command name (field 2) may hold spaces and parentheses: count fields after its last
+      // ')'.
       String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
       // After the name, field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12.
       long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);

@@ -23,18 +23,19 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * {@code --baseline etcd}: three etcd 3.4 members from the Debian package ({@code /usr/bin/etcd}, default
- * heartbeat, election timeout and fsync), and the lock recipe of etcd's own {@code concurrency} package: a
- * worker's session is a lease; a lock is a key put under that lease only if it does not exist
- * ({@code txn(create_revision(lock) == 0)}), and the key's create revision is the fencing token; a fenced write
- * is {@code txn(create_revision(lock) == token) then put(data)}, so a holder whose key was deleted or re-created
- * is refused.
+ * {@code --baseline etcd}: three etcd 3.4 members from the Debian package ({@code /usr/bin/etcd},
+ * default heartbeat, election timeout and fsync), and the lock recipe of etcd's own {@code
+ * concurrency} package: a worker's session is a lease; a lock is a key put under that lease only if
+ * it does not exist ({@code txn(create_revision(lock) == 0)}), and the key's create revision is the
+ * fencing token; a fenced write is {@code txn(create_revision(lock) == token) then put(data)}, so a
+ * holder whose key was deleted or re-created is refused.
  *
- * <p>The client speaks JSON to etcd's gRPC gateway ({@code /v3/kv/txn}, {@code /v3/lease/grant}) over
- * {@code java.net.http}: no gRPC or protobuf version of etcd's lands on the bench's class path, next to Ratis'
- * and fencekeeper's own. The gateway costs each request a JSON decode and a loopback gRPC call inside the member
- * it reaches, which a native gRPC client would not pay; docs/benchmarks.md says so next to the figures. Like
- * etcd's Go client it sticks to one member and moves to the next when that one stops answering.
+ * <p>The client speaks JSON to etcd's gRPC gateway ({@code /v3/kv/txn}, {@code /v3/lease/grant})
+ * over {@code java.net.http}: no gRPC or protobuf version of etcd's lands on the bench's class
+ * path, next to Ratis' and fencekeeper's own. The gateway costs each request a JSON decode and a
+ * loopback gRPC call inside the member it reaches, which a native gRPC client would not pay;
+ * docs/benchmarks.md says so next to the figures. Like etcd's Go client it sticks to one member and
+ * moves to the next when that one stops answering.
  */
 final class EtcdAnchor extends Anchor {
   static final Path BINARY = Path.of("/usr/bin/etcd");
@@ -73,19 +74,43 @@ final class EtcdAnchor extends Anchor {
       Path data = Files.createDirectories(dir.resolve("etcd" + i));
       String client = "http://127.0.0.1:" + ports[i - 1];
       String peer = "http://127.0.0.1:" + ports[3 + i - 1];
-      launch("etcd" + i, List.of(BINARY.toString(), "--name", "etcd" + i, "--data-dir", data.toString(),
-          "--listen-client-urls", client, "--advertise-client-urls", client,
-          "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-          "--initial-cluster", String.join(",", cluster), "--initial-cluster-state", "new",
-          "--initial-cluster-token", dir.getFileName().toString(), "--logger", "zap", "--log-level", "warn"));
+      launch(
+          "etcd" + i,
+          List.of(
+              BINARY.toString(),
+              "--name",
+              "etcd" + i,
+              "--data-dir",
+              data.toString(),
+              "--listen-client-urls",
+              client,
+              "--advertise-client-urls",
+              client,
+              "--listen-peer-urls",
+              peer,
+              "--initial-advertise-peer-urls",
+              peer,
+              "--initial-cluster",
+              String.join(",", cluster),
+              "--initial-cluster-state",
+              "new",
+              "--initial-cluster-token",
+              dir.getFileName().toString(),
+              "--logger",
+              "zap",
+              "--log-level",
+              "warn"));
     }
   }
 
   @Override
   void connect(int count) {
     for (int i = 0; i < count; i++) {
-      clients.add(HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-          .connectTimeout(Duration.ofSeconds(2)).build());
+      clients.add(
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .connectTimeout(Duration.ofSeconds(2))
+              .build());
     }
   }
 
@@ -96,7 +121,8 @@ final class EtcdAnchor extends Anchor {
     String last = "";
     while (System.nanoTime() < deadline) {
       try {
-        ObjectNode put = JSON.createObjectNode().put("key", b64("fencekeeper-bench/ready")).put("value", VALUE);
+        ObjectNode put =
+            JSON.createObjectNode().put("key", b64("fencekeeper-bench/ready")).put("value", VALUE);
         post(http, "/v3/kv/put", put);
         return;
       } catch (IOException e) {
@@ -104,8 +130,12 @@ final class EtcdAnchor extends Anchor {
       }
       Thread.sleep(200);
     }
-    throw new IllegalStateException("the etcd cluster did not commit a write within " + timeout + ": " + last
-        + deadMember().map(d -> "; " + d).orElse(""));
+    throw new IllegalStateException(
+        "the etcd cluster did not commit a write within "
+            + timeout
+            + ": "
+            + last
+            + deadMember().map(d -> "; " + d).orElse(""));
   }
 
   @Override
@@ -131,7 +161,8 @@ final class EtcdAnchor extends Anchor {
   private Optional<JsonNode> status(String id) {
     URI endpoint = endpoints.get(Integer.parseInt(id.substring(4)) - 1);
     try {
-      return Optional.of(postTo(clients.get(0), endpoint, "/v3/maintenance/status", JSON.createObjectNode()));
+      return Optional.of(
+          postTo(clients.get(0), endpoint, "/v3/maintenance/status", JSON.createObjectNode()));
     } catch (IOException e) {
       return Optional.empty();
     } catch (InterruptedException e) {
@@ -148,8 +179,15 @@ final class EtcdAnchor extends Anchor {
   @Override
   Worker worker(Workload workload, String runId, int index, int concurrency, Duration leaseTtl) {
     HttpClient http = clients.get(nextClient.getAndIncrement() % clients.size());
-    String key = "fencekeeper-bench/" + runId + "/" + workload.name().toLowerCase(Locale.ROOT) + "/c" + concurrency
-        + "/" + index;
+    String key =
+        "fencekeeper-bench/"
+            + runId
+            + "/"
+            + workload.name().toLowerCase(Locale.ROOT)
+            + "/c"
+            + concurrency
+            + "/"
+            + index;
     Resource r = new Resource(http, key, leaseTtl);
     return switch (workload) {
       case W1 -> new LockChurn(r);
@@ -174,10 +212,17 @@ final class EtcdAnchor extends Anchor {
       this.ttl = ttl;
     }
 
-    /** The session: one lease for the worker's locks, long enough for the run (no keep-alive in the window). */
+    /**
+     * The session: one lease for the worker's locks, long enough for the run (no keep-alive in the
+     * window).
+     */
     void open() {
       try {
-        JsonNode r = post(http, "/v3/lease/grant", JSON.createObjectNode().put("TTL", Long.toString(ttl.toSeconds())));
+        JsonNode r =
+            post(
+                http,
+                "/v3/lease/grant",
+                JSON.createObjectNode().put("TTL", Long.toString(ttl.toSeconds())));
         lease = r.path("ID").asText();
         if (lease.isEmpty()) {
           throw new IllegalStateException("lease grant answered no ID: " + r);
@@ -203,8 +248,12 @@ final class EtcdAnchor extends Anchor {
     /** The token (the lock key's create revision), or 0 when the key exists (held). */
     long tryAcquire() throws IOException, InterruptedException {
       ObjectNode txn = txn(lockKey, 0);
-      txn.putArray("success").addObject().putObject("request_put")
-          .put("key", lockKey).put("value", VALUE).put("lease", lease);
+      txn.putArray("success")
+          .addObject()
+          .putObject("request_put")
+          .put("key", lockKey)
+          .put("value", VALUE)
+          .put("lease", lease);
       JsonNode r = post(http, "/v3/kv/txn", txn);
       return r.path("succeeded").asBoolean(false) ? r.path("header").path("revision").asLong() : 0;
     }
@@ -224,10 +273,16 @@ final class EtcdAnchor extends Anchor {
       }
     }
 
-    /** OK when applied, {@link #REFUSED} when the compare on the token failed, a failure otherwise. */
+    /**
+     * OK when applied, {@link #REFUSED} when the compare on the token failed, a failure otherwise.
+     */
     Step write(long token) {
       ObjectNode txn = txn(lockKey, token);
-      txn.putArray("success").addObject().putObject("request_put").put("key", dataKey).put("value", VALUE);
+      txn.putArray("success")
+          .addObject()
+          .putObject("request_put")
+          .put("key", dataKey)
+          .put("value", VALUE);
       return fenced(txn);
     }
 
@@ -250,12 +305,17 @@ final class EtcdAnchor extends Anchor {
   }
 
   /** A txn refused by its compare: the lock key no longer carries the token's create revision. */
-  private static final Step REFUSED = Step.failed("refused: lock key's create revision is not the token");
+  private static final Step REFUSED =
+      Step.failed("refused: lock key's create revision is not the token");
 
   private static ObjectNode txn(String lockKey, long createRevision) {
     ObjectNode txn = JSON.createObjectNode();
     ArrayNode compare = txn.putArray("compare");
-    compare.addObject().put("key", lockKey).put("target", "CREATE").put("result", "EQUAL")
+    compare
+        .addObject()
+        .put("key", lockKey)
+        .put("target", "CREATE")
+        .put("result", "EQUAL")
         .put("create_revision", Long.toString(createRevision));
     return txn;
   }
@@ -367,8 +427,12 @@ final class EtcdAnchor extends Anchor {
     }
   }
 
-  /** POSTs to the pinned member; when it does not answer, pins the next one and tries it (each once). */
-  private JsonNode post(HttpClient http, String path, ObjectNode body) throws IOException, InterruptedException {
+  /**
+   * POSTs to the pinned member; when it does not answer, pins the next one and tries it (each
+   * once).
+   */
+  private JsonNode post(HttpClient http, String path, ObjectNode body)
+      throws IOException, InterruptedException {
     IOException last = null;
     for (int attempt = 0; attempt < endpoints.size(); attempt++) {
       int at = pinned.get();
@@ -384,14 +448,23 @@ final class EtcdAnchor extends Anchor {
 
   private static JsonNode postTo(HttpClient http, URI endpoint, String path, ObjectNode body)
       throws IOException, InterruptedException {
-    HttpRequest request = HttpRequest.newBuilder(endpoint.resolve(path)).timeout(REQUEST_TIMEOUT)
-        .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body), StandardCharsets.UTF_8)).build();
-    HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    HttpRequest request =
+        HttpRequest.newBuilder(endpoint.resolve(path))
+            .timeout(REQUEST_TIMEOUT)
+            .header("Content-Type", "application/json")
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    JSON.writeValueAsString(body), StandardCharsets.UTF_8))
+            .build();
+    HttpResponse<String> response =
+        http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     JsonNode json = JSON.readTree(response.body());
     if (response.statusCode() != 200 || json.has("error")) {
-      throw new IOException("HTTP " + response.statusCode() + " " + json.path("error").asText(json.path("message")
-          .asText()));
+      throw new IOException(
+          "HTTP "
+              + response.statusCode()
+              + " "
+              + json.path("error").asText(json.path("message").asText()));
     }
     return json;
   }

@@ -26,8 +26,9 @@ import java.util.stream.Collectors;
  * Failover figures against the bench's own cluster:
  *
  * <ul>
- *   <li>leader kill -9 under write load → the first write <em>sent after the kill</em> is acknowledged, and
- *       → every writer has had a write acknowledged again (the slowest writer's stall);
+ *   <li>leader kill -9 under write load → the first write <em>sent after the kill</em> is
+ *       acknowledged, and → every writer has had a write acknowledged again (the slowest writer's
+ *       stall);
  *   <li>a holder process killed with -9 → the resource is granted to a blocked waiter.
  * </ul>
  */
@@ -44,13 +45,15 @@ final class Failover {
   /** One dead holder: its TTL and the time from its kill -9 to the waiter's grant. */
   record DeadHolder(long ttlMs, long regrantMs) {}
 
-  static List<LeaderKill> leaderKills(BenchCluster cluster, FencingClient client, String runId, int trials,
-                                      PrintStream progress) throws Exception {
+  static List<LeaderKill> leaderKills(
+      BenchCluster cluster, FencingClient client, String runId, int trials, PrintStream progress)
+      throws Exception {
     List<LeaderKill> results = new ArrayList<>();
     for (int trial = 0; trial < trials; trial++) {
       awaitAllServing(cluster, client);
       long term0 = cluster.term(client);
-      String leader = cluster.leader(client).orElseThrow(() -> new IllegalStateException("no leader"));
+      String leader =
+          cluster.leader(client).orElseThrow(() -> new IllegalStateException("no leader"));
       long[] tokens = new long[WRITERS];
       String[] resources = new String[WRITERS];
       for (int w = 0; w < WRITERS; w++) {
@@ -65,27 +68,33 @@ final class Failover {
       List<Thread> writers = new ArrayList<>();
       for (int w = 0; w < WRITERS; w++) {
         int index = w;
-        Thread t = new Thread(() -> {
-          while (System.nanoTime() < stopAt && remaining.get() > 0) {
-            long t0 = System.nanoTime();
-            boolean ok;
-            try {
-              ok = client.write(resources[index], tokens[index], "k", Workload.VALUE).isAccepted();
-            } catch (RuntimeException e) {
-              ok = false;
-            }
-            long t1 = System.nanoTime();
-            long kill = killNanos.get();
-            if (ok && t1 > kill) {
-              if (t0 > kill) {
-                firstOkAfterKill.accumulateAndGet(t1, Math::min);
-              }
-              if (writerBackAt.compareAndSet(index, 0, t1)) {
-                remaining.decrementAndGet();
-              }
-            }
-          }
-        }, "bench-failover-writer-" + w);
+        Thread t =
+            new Thread(
+                () -> {
+                  while (System.nanoTime() < stopAt && remaining.get() > 0) {
+                    long t0 = System.nanoTime();
+                    boolean ok;
+                    try {
+                      ok =
+                          client
+                              .write(resources[index], tokens[index], "k", Workload.VALUE)
+                              .isAccepted();
+                    } catch (RuntimeException e) {
+                      ok = false;
+                    }
+                    long t1 = System.nanoTime();
+                    long kill = killNanos.get();
+                    if (ok && t1 > kill) {
+                      if (t0 > kill) {
+                        firstOkAfterKill.accumulateAndGet(t1, Math::min);
+                      }
+                      if (writerBackAt.compareAndSet(index, 0, t1)) {
+                        remaining.decrementAndGet();
+                      }
+                    }
+                  }
+                },
+                "bench-failover-writer-" + w);
         t.setDaemon(true);
         writers.add(t);
       }
@@ -97,7 +106,10 @@ final class Failover {
         t.join(RECOVERY_TIMEOUT.toMillis() + 5000);
       }
       long kill = killNanos.get();
-      long first = firstOkAfterKill.get() == Long.MAX_VALUE ? -1 : (firstOkAfterKill.get() - kill) / 1_000_000;
+      long first =
+          firstOkAfterKill.get() == Long.MAX_VALUE
+              ? -1
+              : (firstOkAfterKill.get() - kill) / 1_000_000;
       long all = -1;
       if (remaining.get() == 0) {
         long last = 0;
@@ -108,8 +120,10 @@ final class Failover {
       }
       long term1 = cluster.term(client);
       results.add(new LeaderKill(leader, first, all, term0 < 0 || term1 < 0 ? -1 : term1 - term0));
-      progress.printf("failover %d/%d: killed leader %s; first write sent after the kill acknowledged after %d ms,"
-          + " all %d writers back after %d ms%n", trial + 1, trials, leader, first, WRITERS, all);
+      progress.printf(
+          "failover %d/%d: killed leader %s; first write sent after the kill acknowledged after %d"
+              + " ms, all %d writers back after %d ms%n",
+          trial + 1, trials, leader, first, WRITERS, all);
       progress.flush();
       cluster.restart(leader);
       for (int w = 0; w < WRITERS; w++) {
@@ -124,17 +138,23 @@ final class Failover {
     return results;
   }
 
-  static List<DeadHolder> deadHolders(BenchCluster cluster, FencingClient client, String runId, int trials,
-                                      PrintStream progress) throws Exception {
+  static List<DeadHolder> deadHolders(
+      BenchCluster cluster, FencingClient client, String runId, int trials, PrintStream progress)
+      throws Exception {
     List<DeadHolder> results = new ArrayList<>();
-    String peers = cluster.config().peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
+    String peers =
+        cluster.config().peers().stream()
+            .map(PeerAddress::toString)
+            .collect(Collectors.joining(","));
     for (int trial = 0; trial < trials; trial++) {
       String resource = "bench/" + runId + "/holder/" + trial;
       Process holder = startHolder(peers, resource);
       try {
-        CompletableFuture<Lease> waiter = client.acquireAsync(resource, Duration.ofSeconds(5), Duration.ofSeconds(30));
+        CompletableFuture<Lease> waiter =
+            client.acquireAsync(resource, Duration.ofSeconds(5), Duration.ofSeconds(30));
         AtomicLong grantedAt = new AtomicLong();
-        CompletableFuture<Lease> granted = waiter.whenComplete((l, e) -> grantedAt.set(System.nanoTime()));
+        CompletableFuture<Lease> granted =
+            waiter.whenComplete((l, e) -> grantedAt.set(System.nanoTime()));
         Thread.sleep(500); // queued behind the holder, which has renewed at least once
         long kill = System.nanoTime();
         holder.destroyForcibly();
@@ -142,8 +162,9 @@ final class Failover {
         long regrant = (grantedAt.get() - kill) / 1_000_000;
         lease.close();
         results.add(new DeadHolder(HOLDER_TTL.toMillis(), regrant));
-        progress.printf("dead holder %d/%d: holder (TTL %d ms) killed -9; waiter granted after %d ms%n", trial + 1,
-            trials, HOLDER_TTL.toMillis(), regrant);
+        progress.printf(
+            "dead holder %d/%d: holder (TTL %d ms) killed -9; waiter granted after %d ms%n",
+            trial + 1, trials, HOLDER_TTL.toMillis(), regrant);
         progress.flush();
       } finally {
         holder.destroyForcibly();
@@ -153,39 +174,56 @@ final class Failover {
   }
 
   /** A separate {@code fencekeeper lease hold} process: a holder that renews until it is killed. */
-  private static Process startHolder(String peers, String resource) throws IOException, InterruptedException {
-    String java = ProcessHandle.current().info().command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+  private static Process startHolder(String peers, String resource)
+      throws IOException, InterruptedException {
+    String java =
+        ProcessHandle.current()
+            .info()
+            .command()
+            .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     List<String> command = new ArrayList<>(List.of(java));
     command.addAll(ClassArchive.childJvmFlags());
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"),
-        FencekeeperCli.class.getName(), "lease", "hold", "--peers", peers, resource,
-        "--ttl", HOLDER_TTL.toMillis() + "ms"));
-    Process p = new ProcessBuilder(command)
-        .redirectError(ProcessBuilder.Redirect.DISCARD)
-        .start();
-    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-    CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
-      try {
-        return out.readLine();
-      } catch (IOException e) {
-        return null;
-      }
-    });
+    command.addAll(
+        List.of(
+            "-cp",
+            System.getProperty("java.class.path"),
+            FencekeeperCli.class.getName(),
+            "lease",
+            "hold",
+            "--peers",
+            peers,
+            resource,
+            "--ttl",
+            HOLDER_TTL.toMillis() + "ms"));
+    Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    CompletableFuture<String> line =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return out.readLine();
+              } catch (IOException e) {
+                return null;
+              }
+            });
     try {
       String first = line.get(30, TimeUnit.SECONDS);
       if (first == null || !first.startsWith("HOLDING")) {
-        throw new IllegalStateException("the holder process did not take " + resource + ": " + first);
+        throw new IllegalStateException(
+            "the holder process did not take " + resource + ": " + first);
       }
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
       p.destroyForcibly();
-      throw new IllegalStateException("the holder process did not take " + resource + " in 30 s", e);
+      throw new IllegalStateException(
+          "the holder process did not take " + resource + " in 30 s", e);
     }
     return p;
   }
 
   /** Every node answers and one leads; a restarted node has had time to catch up. */
-  static void awaitAllServing(BenchCluster cluster, FencingClient client) throws InterruptedException {
+  static void awaitAllServing(BenchCluster cluster, FencingClient client)
+      throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
       boolean all = true;
@@ -203,6 +241,7 @@ final class Failover {
       }
       Thread.sleep(200);
     }
-    throw new IllegalStateException("the bench cluster did not have all three nodes serving within 60 s");
+    throw new IllegalStateException(
+        "the bench cluster did not have all three nodes serving within 60 s");
   }
 }

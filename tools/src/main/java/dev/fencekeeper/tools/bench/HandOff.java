@@ -13,10 +13,10 @@ import java.util.function.IntFunction;
 import org.HdrHistogram.Histogram;
 
 /**
- * W6's hand-off, measured alike on every system that has a blocking lock: {@code waiters} workers in line
- * for one resource, each taking it, making one fenced write and releasing it. A hand-off is the time from
- * the previous holder's release being committed (its release call returned) to the next holder's first
- * accepted write; it carries the grant, the waiter's wake-up and that write.
+ * W6's hand-off, measured alike on every system that has a blocking lock: {@code waiters} workers
+ * in line for one resource, each taking it, making one fenced write and releasing it. A hand-off is
+ * the time from the previous holder's release being committed (its release call returned) to the
+ * next holder's first accepted write; it carries the grant, the waiter's wake-up and that write.
  */
 final class HandOff {
   private static final long HIGHEST_MICROS = TimeUnit.MINUTES.toMicros(5);
@@ -35,14 +35,20 @@ final class HandOff {
     void release(Object held) throws Exception;
   }
 
-  /** What one system's hand-off run measured; {@code micros} holds one value per hand-off in the window. */
-  record Figures(String system, int waiters, long handOffs, long failed, double seconds, Histogram micros) {
+  /**
+   * What one system's hand-off run measured; {@code micros} holds one value per hand-off in the
+   * window.
+   */
+  record Figures(
+      String system, int waiters, long handOffs, long failed, double seconds, Histogram micros) {
     double handOffsPerSecond() {
       return handOffs / seconds;
     }
 
     double percentileMs(double percentile) {
-      return micros.getTotalCount() == 0 ? Double.NaN : micros.getValueAtPercentile(percentile) / 1000.0;
+      return micros.getTotalCount() == 0
+          ? Double.NaN
+          : micros.getValueAtPercentile(percentile) / 1000.0;
     }
   }
 
@@ -53,8 +59,13 @@ final class HandOff {
 
   private record Pair(Release release, long firstWriteAt) {}
 
-  static Figures measure(String system, int waiters, IntFunction<Contender> contenders, Duration warmup,
-                         Duration duration) throws InterruptedException {
+  static Figures measure(
+      String system,
+      int waiters,
+      IntFunction<Contender> contenders,
+      Duration warmup,
+      Duration duration)
+      throws InterruptedException {
     AtomicReference<Release> last = new AtomicReference<>();
     ConcurrentLinkedQueue<Pair> pairs = new ConcurrentLinkedQueue<>();
     AtomicLong failed = new AtomicLong();
@@ -63,34 +74,40 @@ final class HandOff {
     List<Thread> threads = new ArrayList<>();
     for (int i = 0; i < waiters; i++) {
       Contender contender = contenders.apply(i);
-      Thread t = new Thread(() -> {
-        while (System.nanoTime() < measureTo) {
-          try {
-            Object held = contender.acquire();
-            if (held == null) {
-              failed.incrementAndGet();
-              continue;
-            }
-            // Set before this holder's release is sent: the next holder, granted only by that release, finds it.
-            Release previous = last.get();
-            boolean accepted = contender.write(held);
-            long writtenAt = System.nanoTime();
-            if (!accepted) {
-              failed.incrementAndGet();
-            } else if (previous != null && writtenAt >= measureFrom && writtenAt <= measureTo) {
-              pairs.add(new Pair(previous, writtenAt));
-            }
-            Release mine = new Release();
-            last.set(mine);
-            contender.release(held);
-            mine.committedAt = System.nanoTime();
-          } catch (InterruptedException e) {
-            return;
-          } catch (Exception e) {
-            failed.incrementAndGet();
-          }
-        }
-      }, "bench-handoff-" + system + "-" + i);
+      Thread t =
+          new Thread(
+              () -> {
+                while (System.nanoTime() < measureTo) {
+                  try {
+                    Object held = contender.acquire();
+                    if (held == null) {
+                      failed.incrementAndGet();
+                      continue;
+                    }
+                    // Set before this holder's release is sent: the next holder, granted only by
+                    // that release, finds it.
+                    Release previous = last.get();
+                    boolean accepted = contender.write(held);
+                    long writtenAt = System.nanoTime();
+                    if (!accepted) {
+                      failed.incrementAndGet();
+                    } else if (previous != null
+                        && writtenAt >= measureFrom
+                        && writtenAt <= measureTo) {
+                      pairs.add(new Pair(previous, writtenAt));
+                    }
+                    Release mine = new Release();
+                    last.set(mine);
+                    contender.release(held);
+                    mine.committedAt = System.nanoTime();
+                  } catch (InterruptedException e) {
+                    return;
+                  } catch (Exception e) {
+                    failed.incrementAndGet();
+                  }
+                }
+              },
+              "bench-handoff-" + system + "-" + i);
       t.setDaemon(true);
       threads.add(t);
     }
@@ -106,9 +123,11 @@ final class HandOff {
         continue; // the releaser never saw its release answered
       }
       count++;
-      // The next holder's write can only follow the release's commit; a reply slower than grant and write
+      // The next holder's write can only follow the release's commit; a reply slower than grant and
+      // write
       // together counts as an immediate hand-off.
-      micros.recordValue(Math.min(HIGHEST_MICROS, Math.max(1, (p.firstWriteAt() - committed) / 1000)));
+      micros.recordValue(
+          Math.min(HIGHEST_MICROS, Math.max(1, (p.firstWriteAt() - committed) / 1000)));
     }
     return new Figures(system, waiters, count, failed.get(), duration.toNanos() / 1e9, micros);
   }

@@ -30,50 +30,80 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code bench jdbc}: what fencekeeper-jdbc's guard row costs a real database transaction. The same
- * single-row transaction (update one row, commit) runs unfenced and fenced ({@code JdbcFence.inTransaction},
- * which adds the guard statement), in alternating rounds so both see the same machine load; then every worker
- * on one resource, fenced, to show how the guard row serialises the writers of a resource.
+ * single-row transaction (update one row, commit) runs unfenced and fenced ({@code
+ * JdbcFence.inTransaction}, which adds the guard statement), in alternating rounds so both see the
+ * same machine load; then every worker on one resource, fenced, to show how the guard row
+ * serialises the writers of a resource.
  */
 @Command(
     name = "jdbc",
     mixinStandardHelpOptions = true,
-    header = "Measure the fence's cost per SQL transaction: fenced vs unfenced, and one contended resource.",
+    header =
+        "Measure the fence's cost per SQL transaction: fenced vs unfenced, and one contended"
+            + " resource.",
     description = {
-      "Creates its own tables in the database (dropped afterwards), then for each worker count runs rounds of"
-          + " the unfenced and the fenced single-row transaction alternately and reports throughput, mean latency"
-          + " and the fenced/unfenced cost per transaction; then all workers fenced on one resource.",
-      "Each worker holds one resource and one token for the whole run, as one lease holder would: acquiring the"
-          + " lease is not on the transaction's path, so no cluster is needed for this figure.",
+      "Creates its own tables in the database (dropped afterwards), then for each worker count runs"
+          + " rounds of the unfenced and the fenced single-row transaction alternately and reports"
+          + " throughput, mean latency and the fenced/unfenced cost per transaction; then all"
+          + " workers fenced on one resource.",
+      "Each worker holds one resource and one token for the whole run, as one lease holder would:"
+          + " acquiring the lease is not on the transaction's path, so no cluster is needed for"
+          + " this figure.",
       "Prints a Markdown table. Exit 0."
     })
 final class JdbcBenchCommand implements Callable<Integer> {
   private final CliContext context;
 
-  @Option(names = "--jdbc-url", paramLabel = "URL", required = true,
-      description = "The database to measure (its driver must be on the class path; the jar has PostgreSQL's).")
+  @Option(
+      names = "--jdbc-url",
+      paramLabel = "URL",
+      required = true,
+      description =
+          "The database to measure (its driver must be on the class path; the jar has"
+              + " PostgreSQL's).")
   private String jdbcUrl;
 
   @Option(names = "--user", paramLabel = "U", description = "Database user.")
   private String user;
 
-  @Option(names = "--password-file", paramLabel = "F", description = "File whose first line is the password.")
+  @Option(
+      names = "--password-file",
+      paramLabel = "F",
+      description = "File whose first line is the password.")
   private Path passwordFile;
 
-  @Option(names = "--concurrency", paramLabel = "N,N,...", defaultValue = "1,16",
+  @Option(
+      names = "--concurrency",
+      paramLabel = "N,N,...",
+      defaultValue = "1,16",
       description = "Worker counts (default: ${DEFAULT-VALUE}).")
   private String concurrency;
 
-  @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "10s", converter = DurationConverter.class,
-      description = "Measured time per variant and worker count, split over the rounds (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--duration",
+      paramLabel = "DURATION",
+      defaultValue = "10s",
+      converter = DurationConverter.class,
+      description =
+          "Measured time per variant and worker count, split over the rounds (default:"
+              + " ${DEFAULT-VALUE}).")
   private Duration duration;
 
-  @Option(names = "--rounds", paramLabel = "N", defaultValue = "3",
-      description = "Alternating unfenced/fenced rounds per worker count (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--rounds",
+      paramLabel = "N",
+      defaultValue = "3",
+      description =
+          "Alternating unfenced/fenced rounds per worker count (default: ${DEFAULT-VALUE}).")
   private int rounds;
 
-  @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s",
+  @Option(
+      names = "--warmup",
+      paramLabel = "DURATION",
+      defaultValue = "3s",
       converter = DurationConverter.ZeroAllowed.class,
-      description = "Unmeasured load of both variants before the first round (default: ${DEFAULT-VALUE}).")
+      description =
+          "Unmeasured load of both variants before the first round (default: ${DEFAULT-VALUE}).")
   private Duration warmup;
 
   JdbcBenchCommand(CliContext context) {
@@ -81,7 +111,13 @@ final class JdbcBenchCommand implements Callable<Integer> {
   }
 
   /** One measured figure. */
-  record Figure(String variant, int workers, long transactions, long failures, Duration elapsed, long totalNanos) {
+  record Figure(
+      String variant,
+      int workers,
+      long transactions,
+      long failures,
+      Duration elapsed,
+      long totalNanos) {
     double perSecond() {
       return transactions / (elapsed.toNanos() / 1e9);
     }
@@ -91,7 +127,11 @@ final class JdbcBenchCommand implements Callable<Integer> {
     }
   }
 
-  private enum Variant { UNFENCED, FENCED, FENCED_ONE_RESOURCE }
+  private enum Variant {
+    UNFENCED,
+    FENCED,
+    FENCED_ONE_RESOURCE
+  }
 
   @Override
   public Integer call() throws Exception {
@@ -110,8 +150,10 @@ final class JdbcBenchCommand implements Callable<Integer> {
     if (rounds < 1) {
       throw new ConfigException("--rounds: must be ≥ 1");
     }
-    String password = passwordFile == null ? null
-        : Files.readAllLines(passwordFile).stream().findFirst().orElse("");
+    String password =
+        passwordFile == null
+            ? null
+            : Files.readAllLines(passwordFile).stream().findFirst().orElse("");
     PrintStream progress = context.err();
     String suffix = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
     String rowTable = "fencekeeper_bench_row_" + suffix;
@@ -119,14 +161,20 @@ final class JdbcBenchCommand implements Callable<Integer> {
     DataSource db = new DriverManagerDataSource(jdbcUrl, user, password);
     int maxWorkers = sweep.stream().mapToInt(Integer::intValue).max().orElse(1);
     String product;
-    try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
-      product = c.getMetaData().getDatabaseProductName() + " " + c.getMetaData().getDatabaseProductVersion();
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement()) {
+      product =
+          c.getMetaData().getDatabaseProductName()
+              + " "
+              + c.getMetaData().getDatabaseProductVersion();
       s.execute("CREATE TABLE " + rowTable + " (id INT PRIMARY KEY, value BIGINT NOT NULL)");
       for (int i = 0; i <= maxWorkers; i++) {
         s.execute("INSERT INTO " + rowTable + " VALUES (" + i + ", 0)");
       }
     } catch (SQLException e) {
-      context.err().println("fencekeeper bench jdbc: cannot prepare " + jdbcUrl + ": " + e.getMessage());
+      context
+          .err()
+          .println("fencekeeper bench jdbc: cannot prepare " + jdbcUrl + ": " + e.getMessage());
       return ExitCode.UNAVAILABLE.code();
     }
     JdbcFence fence = JdbcFence.builder(db).table(fenceTable).createTable(true).build();
@@ -147,56 +195,101 @@ final class JdbcBenchCommand implements Callable<Integer> {
         for (int r = 0; r < rounds; r++) {
           unfenced.add(run(db, fence, rowTable, Variant.UNFENCED, workers, slice));
           fenced.add(run(db, fence, rowTable, Variant.FENCED, workers, slice));
-          progress.println(String.format(Locale.ROOT, "%d workers, round %d: unfenced %.0f/s, fenced %.0f/s",
-              workers, r + 1, unfenced.get(r).perSecond(), fenced.get(r).perSecond()));
+          progress.println(
+              String.format(
+                  Locale.ROOT,
+                  "%d workers, round %d: unfenced %.0f/s, fenced %.0f/s",
+                  workers,
+                  r + 1,
+                  unfenced.get(r).perSecond(),
+                  fenced.get(r).perSecond()));
         }
         pairs.add(new Figure[] {sum(unfenced), sum(fenced)});
       }
-      contendedUnfenced = run(db, fence, rowTable, Variant.UNFENCED, -maxWorkers, duration.dividedBy(2));
-      contended = run(db, fence, rowTable, Variant.FENCED_ONE_RESOURCE, maxWorkers, duration.dividedBy(2));
+      contendedUnfenced =
+          run(db, fence, rowTable, Variant.UNFENCED, -maxWorkers, duration.dividedBy(2));
+      contended =
+          run(db, fence, rowTable, Variant.FENCED_ONE_RESOURCE, maxWorkers, duration.dividedBy(2));
     } finally {
-      try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+      try (Connection c = db.getConnection();
+          Statement s = c.createStatement()) {
         s.execute("DROP TABLE IF EXISTS " + rowTable);
         s.execute("DROP TABLE IF EXISTS " + fenceTable);
       }
     }
     PrintStream out = context.out();
-    out.println("`fencekeeper bench jdbc` " + Instant.now() + " against " + product + " ("
-        + Runtime.getRuntime().availableProcessors() + " CPUs seen by the bench JVM; " + rounds
-        + " alternating rounds, " + duration.toSeconds() + " s measured per variant and worker count)");
+    out.println(
+        "`fencekeeper bench jdbc` "
+            + Instant.now()
+            + " against "
+            + product
+            + " ("
+            + Runtime.getRuntime().availableProcessors()
+            + " CPUs seen by the bench JVM; "
+            + rounds
+            + " alternating rounds, "
+            + duration.toSeconds()
+            + " s measured per variant and worker count)");
     out.println();
-    out.println("| workers | unfenced tx/s | fenced tx/s | unfenced mean ms | fenced mean ms | fenced cost per tx |");
+    out.println(
+        "| workers | unfenced tx/s | fenced tx/s | unfenced mean ms | fenced mean ms | fenced cost"
+            + " per tx |");
     out.println("|---:|---:|---:|---:|---:|---:|");
     for (Figure[] pair : pairs) {
       Figure u = pair[0];
       Figure f = pair[1];
       double overhead = (u.perSecond() / f.perSecond() - 1) * 100;
-      out.println(String.format(Locale.ROOT, "| %d | %.0f | %.0f | %.2f | %.2f | %+.1f %% |", u.workers(),
-          u.perSecond(), f.perSecond(), u.meanMillis(), f.meanMillis(), overhead));
+      out.println(
+          String.format(
+              Locale.ROOT,
+              "| %d | %.0f | %.0f | %.2f | %.2f | %+.1f %% |",
+              u.workers(),
+              u.perSecond(),
+              f.perSecond(),
+              u.meanMillis(),
+              f.meanMillis(),
+              overhead));
     }
     out.println();
-    out.println(String.format(Locale.ROOT, "One resource, %d workers: fenced %.0f tx/s (mean %.2f ms), the same"
-        + " workers unfenced on one row %.0f tx/s (mean %.2f ms). Failed transactions: %d.", contended.workers(),
-        contended.perSecond(), contended.meanMillis(), contendedUnfenced.perSecond(), contendedUnfenced.meanMillis(),
-        pairs.stream().mapToLong(p -> p[0].failures() + p[1].failures()).sum() + contended.failures()
-            + contendedUnfenced.failures()));
+    out.println(
+        String.format(
+            Locale.ROOT,
+            "One resource, %d workers: fenced %.0f tx/s (mean %.2f ms), the same"
+                + " workers unfenced on one row %.0f tx/s (mean %.2f ms). Failed transactions: %d.",
+            contended.workers(),
+            contended.perSecond(),
+            contended.meanMillis(),
+            contendedUnfenced.perSecond(),
+            contendedUnfenced.meanMillis(),
+            pairs.stream().mapToLong(p -> p[0].failures() + p[1].failures()).sum()
+                + contended.failures()
+                + contendedUnfenced.failures()));
     return ExitCode.SUCCESS.code();
   }
 
   private static Figure sum(List<Figure> figures) {
     Figure first = figures.get(0);
-    return new Figure(first.variant(), first.workers(), figures.stream().mapToLong(Figure::transactions).sum(),
+    return new Figure(
+        first.variant(),
+        first.workers(),
+        figures.stream().mapToLong(Figure::transactions).sum(),
         figures.stream().mapToLong(Figure::failures).sum(),
         figures.stream().map(Figure::elapsed).reduce(Duration.ZERO, Duration::plus),
         figures.stream().mapToLong(Figure::totalNanos).sum());
   }
 
   /**
-   * Runs {@code workers} threads for {@code window}, each on its own connection. A negative worker count means
-   * all of them on row 0 (the unfenced counterpart of one contended resource).
+   * Runs {@code workers} threads for {@code window}, each on its own connection. A negative worker
+   * count means all of them on row 0 (the unfenced counterpart of one contended resource).
    */
-  private static Figure run(DataSource db, JdbcFence fence, String rowTable, Variant variant, int workers,
-      Duration window) throws Exception {
+  private static Figure run(
+      DataSource db,
+      JdbcFence fence,
+      String rowTable,
+      Variant variant,
+      int workers,
+      Duration window)
+      throws Exception {
     boolean oneRow = workers < 0 || variant == Variant.FENCED_ONE_RESOURCE;
     int count = Math.abs(workers);
     LongAdder done = new LongAdder();
@@ -211,34 +304,38 @@ final class JdbcBenchCommand implements Callable<Integer> {
     for (int w = 0; w < count; w++) {
       int row = oneRow ? 0 : w + 1;
       String resource = oneRow ? "bench-one" : "bench-" + w;
-      Thread t = new Thread(() -> {
-        try (Connection c = db.getConnection(); PreparedStatement update = c.prepareStatement(sql)) {
-          c.setAutoCommit(false);
-          update.setInt(1, row);
-          ready.countDown();
-          go.await();
-          while (!stop.get()) {
-            long start = System.nanoTime();
-            try {
-              if (variant == Variant.UNFENCED) {
-                update.executeUpdate();
-              } else {
-                fence.guard(c, resource, 1);
-                update.executeUpdate();
-              }
-              c.commit();
-              nanos.add(System.nanoTime() - start);
-              done.increment();
-            } catch (SQLException e) {
-              c.rollback();
-              failed.increment();
-            }
-          }
-        } catch (Exception e) {
-          broken.compareAndSet(null, e);
-          ready.countDown();
-        }
-      }, "bench-jdbc-" + w);
+      Thread t =
+          new Thread(
+              () -> {
+                try (Connection c = db.getConnection();
+                    PreparedStatement update = c.prepareStatement(sql)) {
+                  c.setAutoCommit(false);
+                  update.setInt(1, row);
+                  ready.countDown();
+                  go.await();
+                  while (!stop.get()) {
+                    long start = System.nanoTime();
+                    try {
+                      if (variant == Variant.UNFENCED) {
+                        update.executeUpdate();
+                      } else {
+                        fence.guard(c, resource, 1);
+                        update.executeUpdate();
+                      }
+                      c.commit();
+                      nanos.add(System.nanoTime() - start);
+                      done.increment();
+                    } catch (SQLException e) {
+                      c.rollback();
+                      failed.increment();
+                    }
+                  }
+                } catch (Exception e) {
+                  broken.compareAndSet(null, e);
+                  ready.countDown();
+                }
+              },
+              "bench-jdbc-" + w);
       threads.add(t);
       t.start();
     }
@@ -254,6 +351,7 @@ final class JdbcBenchCommand implements Callable<Integer> {
     if (broken.get() != null) {
       throw broken.get();
     }
-    return new Figure(variant.name(), count, done.sum(), failed.sum(), Duration.ofNanos(elapsed), nanos.sum());
+    return new Figure(
+        variant.name(), count, done.sum(), failed.sum(), Duration.ofNanos(elapsed), nanos.sum());
   }
 }

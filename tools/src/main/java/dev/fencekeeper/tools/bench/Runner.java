@@ -8,22 +8,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 /**
- * Runs one workload at one concurrency: a thread per worker in a closed loop, a warm-up whose steps are not
- * counted, then a measured window. Only steps that start and end inside the window are timed and counted,
- * so the figures do not depend on how long the last step straddles its end. Safety counters (stale writes
- * accepted) count every step, warm-up included.
+ * Runs one workload at one concurrency: a thread per worker in a closed loop, a warm-up whose steps
+ * are not counted, then a measured window. Only steps that start and end inside the window are
+ * timed and counted, so the figures do not depend on how long the last step straddles its end.
+ * Safety counters (stale writes accepted) count every step, warm-up included.
  */
 final class Runner {
   /** Marks a failure of a worker's prepare (no step was made) among the failures of a run. */
@@ -38,15 +38,30 @@ final class Runner {
   private Runner() {}
 
   /** What one run measured. CPU figures are -1 when a process's CPU could not be read. */
-  record Measurement(String system, Workload workload, int concurrency, int clients, long ops, long failed,
-                     long stepsTotal, long staleAccepted, double seconds, Histogram micros, long clientCpuMs,
-                     long serverCpuMs, long serverJitMs, long elections, Map<String, Long> failures) {
+  record Measurement(
+      String system,
+      Workload workload,
+      int concurrency,
+      int clients,
+      long ops,
+      long failed,
+      long stepsTotal,
+      long staleAccepted,
+      double seconds,
+      Histogram micros,
+      long clientCpuMs,
+      long serverCpuMs,
+      long serverJitMs,
+      long elections,
+      Map<String, Long> failures) {
     double opsPerSecond() {
       return ops / seconds;
     }
 
     double percentileMs(double percentile) {
-      return micros.getTotalCount() == 0 ? Double.NaN : micros.getValueAtPercentile(percentile) / 1000.0;
+      return micros.getTotalCount() == 0
+          ? Double.NaN
+          : micros.getValueAtPercentile(percentile) / 1000.0;
     }
 
     double maxMs() {
@@ -55,13 +70,21 @@ final class Runner {
 
     /** Steps of the whole run (warm-up included) that did not end OK. */
     long notOkTotal() {
-      return failures.entrySet().stream().filter(e -> !isPrepareFailure(e.getKey()))
-          .mapToLong(Map.Entry::getValue).sum();
+      return failures.entrySet().stream()
+          .filter(e -> !isPrepareFailure(e.getKey()))
+          .mapToLong(Map.Entry::getValue)
+          .sum();
     }
 
-    /** Why steps of the whole run (warm-up included) did not end OK, sorted; prepare failures left out. */
+    /**
+     * Why steps of the whole run (warm-up included) did not end OK, sorted; prepare failures left
+     * out.
+     */
     List<String> stepFailureReasons() {
-      return failures.keySet().stream().filter(reason -> !isPrepareFailure(reason)).sorted().toList();
+      return failures.keySet().stream()
+          .filter(reason -> !isPrepareFailure(reason))
+          .sorted()
+          .toList();
     }
 
     /** Share of the servers' CPU their JIT compilers used, in percent, or NaN when unknown. */
@@ -83,8 +106,15 @@ final class Runner {
     long term();
   }
 
-  static Measurement run(String system, Workload workload, int concurrency, int clients,
-                         Supplier<List<Worker>> workerFactory, Duration warmup, Duration duration, Probe probe)
+  static Measurement run(
+      String system,
+      Workload workload,
+      int concurrency,
+      int clients,
+      Supplier<List<Worker>> workerFactory,
+      Duration warmup,
+      Duration duration,
+      Probe probe)
       throws InterruptedException {
     List<Worker> workers = workerFactory.get();
     forEach(workers, Worker::setUp);
@@ -104,10 +134,22 @@ final class Runner {
     List<Worker> finished = java.util.Collections.synchronizedList(new ArrayList<>());
     for (int i = 0; i < workers.size(); i++) {
       Worker worker = workers.get(i);
-      Thread t = new Thread(() -> {
-        loop(worker, measureFrom, measureTo, recorder, ops, failed, stepsTotal, staleAccepted, failures);
-        finished.add(worker);
-      }, "bench-" + workload + "-" + i);
+      Thread t =
+          new Thread(
+              () -> {
+                loop(
+                    worker,
+                    measureFrom,
+                    measureTo,
+                    recorder,
+                    ops,
+                    failed,
+                    stepsTotal,
+                    staleAccepted,
+                    failures);
+                finished.add(worker);
+              },
+              "bench-" + workload + "-" + i);
       t.setDaemon(true);
       threads.add(t);
     }
@@ -126,20 +168,38 @@ final class Runner {
       t.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
     }
     long term1 = probe.term();
-    // A worker still stuck in a step (a blocked acquire) is left alone; the rest clean up after themselves.
+    // A worker still stuck in a step (a blocked acquire) is left alone; the rest clean up after
+    // themselves.
     forEach(new ArrayList<>(finished), Worker::tearDown);
 
-    return new Measurement(system, workload, concurrency, clients, ops.get(), failed.get(), stepsTotal.get(),
-        staleAccepted.get(), duration.toNanos() / 1e9, recorder.getIntervalHistogram(),
+    return new Measurement(
+        system,
+        workload,
+        concurrency,
+        clients,
+        ops.get(),
+        failed.get(),
+        stepsTotal.get(),
+        staleAccepted.get(),
+        duration.toNanos() / 1e9,
+        recorder.getIntervalHistogram(),
         client0 < 0 || client1 < 0 ? -1 : client1 - client0,
         servers0 < 0 || servers1 < 0 || pids.isEmpty() ? -1 : servers1 - servers0,
         jit0 < 0 || jit1 < 0 || pids.isEmpty() ? -1 : Math.max(0, jit1 - jit0),
-        term0 < 0 || term1 < 0 ? -1 : term1 - term0, counts(failures));
+        term0 < 0 || term1 < 0 ? -1 : term1 - term0,
+        counts(failures));
   }
 
-  private static void loop(Worker worker, long measureFrom, long measureTo, Recorder recorder, AtomicLong ops,
-                           AtomicLong failed, AtomicLong stepsTotal, AtomicLong staleAccepted,
-                           Map<String, LongAdder> failures) {
+  private static void loop(
+      Worker worker,
+      long measureFrom,
+      long measureTo,
+      Recorder recorder,
+      AtomicLong ops,
+      AtomicLong failed,
+      AtomicLong stepsTotal,
+      AtomicLong staleAccepted,
+      Map<String, LongAdder> failures) {
     while (true) {
       long wait;
       try {
@@ -148,12 +208,16 @@ final class Runner {
         // Not a failed step (none was made): reported among the failures, not counted as one.
         String reason = String.valueOf(e.getMessage());
         int detail = reason.indexOf(" for ");
-        failures.computeIfAbsent(PREPARE_FAILURE + (detail > 0 ? reason.substring(0, detail) : reason),
-            k -> new LongAdder()).increment();
+        failures
+            .computeIfAbsent(
+                PREPARE_FAILURE + (detail > 0 ? reason.substring(0, detail) : reason),
+                k -> new LongAdder())
+            .increment();
         if (System.nanoTime() >= measureTo) {
           return;
         }
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // e.g. an acquire during an election
+        LockSupport.parkNanos(
+            TimeUnit.MILLISECONDS.toNanos(10)); // e.g. an acquire during an election
         continue;
       }
       if (wait > 0) {
@@ -194,7 +258,10 @@ final class Runner {
     return out;
   }
 
-  /** Runs {@code action} on every worker, 32 at a time; the first failure is rethrown once all are done. */
+  /**
+   * Runs {@code action} on every worker, 32 at a time; the first failure is rethrown once all are
+   * done.
+   */
   private static void forEach(List<Worker> workers, java.util.function.Consumer<Worker> action) {
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(32, workers.size())));
     try {
@@ -208,7 +275,10 @@ final class Runner {
           f.get();
         } catch (java.util.concurrent.ExecutionException e) {
           if (first == null) {
-            first = e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+            first =
+                e.getCause() instanceof RuntimeException re
+                    ? re
+                    : new IllegalStateException(e.getCause());
           }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();

@@ -36,29 +36,50 @@ import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
 
 /**
- * The large-state figures of issue #6 ("1,000,000 keys of 100 bytes: ≤ 400 MB heap per node, snapshot ≤ 5 s,
- * restart to serving ≤ 10 s"), on a cluster of its own so the other workloads neither disturb nor inherit
- * it: load N keys, then per node the heap in use after a full GC, the time and size of a snapshot, and the
- * time from restarting every node (after kill -9) until the cluster serves a linearizable read and a
- * write again.
+ * The large-state figures of issue #6 ("1,000,000 keys of 100 bytes: ≤ 400 MB heap per node,
+ * snapshot ≤ 5 s, restart to serving ≤ 10 s"), on a cluster of its own so the other workloads
+ * neither disturb nor inherit it: load N keys, then per node the heap in use after a full GC, the
+ * time and size of a snapshot, and the time from restarting every node (after kill -9) until the
+ * cluster serves a linearizable read and a write again.
  */
 final class StateSize {
   static final int VALUE_BYTES = 100;
-  /** Keys per resource: well inside limits.keys-per-resource.max, so resources stay of an ordinary size. */
+
+  /**
+   * Keys per resource: well inside limits.keys-per-resource.max, so resources stay of an ordinary
+   * size.
+   */
   private static final int KEYS_PER_RESOURCE = 1_000;
+
   private static final int LOADERS = 16;
   private static final Duration SNAPSHOT_TIMEOUT = Duration.ofSeconds(120);
   private static final Duration SERVE_TIMEOUT = Duration.ofSeconds(120);
 
   /** One node's figures; heap figures are -1 when the node's JVM could not be asked. */
-  record Node(String id, long heapEmptyBytes, long heapLoadedBytes, long heapRestartedBytes, long snapshotMs,
-              long snapshotBytes) {}
+  record Node(
+      String id,
+      long heapEmptyBytes,
+      long heapLoadedBytes,
+      long heapRestartedBytes,
+      long snapshotMs,
+      long snapshotBytes) {}
 
-  /** What one run found. Restart figures count from relaunching the killed nodes; -1: not reached. */
-  record Figures(int keys, int resources, int keysPerWrite, double loadSeconds, List<Node> nodes,
-                 long restartReadMs, long restartWriteMs) {
+  /**
+   * What one run found. Restart figures count from relaunching the killed nodes; -1: not reached.
+   */
+  record Figures(
+      int keys,
+      int resources,
+      int keysPerWrite,
+      double loadSeconds,
+      List<Node> nodes,
+      long restartReadMs,
+      long restartWriteMs) {
     long maxHeapBytes() {
-      return nodes.stream().mapToLong(n -> Math.max(n.heapLoadedBytes, n.heapRestartedBytes)).max().orElse(-1);
+      return nodes.stream()
+          .mapToLong(n -> Math.max(n.heapLoadedBytes, n.heapRestartedBytes))
+          .max()
+          .orElse(-1);
     }
 
     long maxSnapshotMs() {
@@ -73,14 +94,20 @@ final class StateSize {
 
   private StateSize() {}
 
-  static Figures measure(int keys, String runId, PrintStream progress) throws IOException, InterruptedException {
-    progress.println("bench: state: starting a cluster of its own for " + keys + " keys of " + VALUE_BYTES
-        + " bytes");
+  static Figures measure(int keys, String runId, PrintStream progress)
+      throws IOException, InterruptedException {
+    progress.println(
+        "bench: state: starting a cluster of its own for "
+            + keys
+            + " keys of "
+            + VALUE_BYTES
+            + " bytes");
     progress.flush();
     try (BenchCluster cluster = BenchCluster.startLocal(BenchCluster.Kind.FENCEKEEPER)) {
       Limits limits = cluster.config().limits();
       int perResource = Math.min(KEYS_PER_RESOURCE, limits.maxKeysPerResource());
-      int perWrite = Math.max(1, Math.min(limits.maxKeysPerWrite(), limits.maxValueBytes() / VALUE_BYTES));
+      int perWrite =
+          Math.max(1, Math.min(limits.maxKeysPerWrite(), limits.maxValueBytes() / VALUE_BYTES));
       int resources = (keys + perResource - 1) / perResource;
       String prefix = "state/" + runId + "/";
       List<String> ids = cluster.nodeIds();
@@ -97,7 +124,9 @@ final class StateSize {
         long start = System.nanoTime();
         load(client, prefix, keys, perResource, perWrite);
         loadSeconds = (System.nanoTime() - start) / 1e9;
-        progress.printf("bench: state: loaded %d keys into %d resources in %.1f s%n", keys, resources, loadSeconds);
+        progress.printf(
+            "bench: state: loaded %d keys into %d resources in %.1f s%n",
+            keys, resources, loadSeconds);
         progress.flush();
         ids.forEach(id -> heap.get(id)[1] = heapAfterFullGc(cluster, id));
 
@@ -118,11 +147,14 @@ final class StateSize {
       for (String id : ids) {
         cluster.restart(id);
       }
-      // A client connecting before the nodes listen would sit out gRPC's reconnect back-off (1 s, 1.6 s, ...)
+      // A client connecting before the nodes listen would sit out gRPC's reconnect back-off (1 s,
+      // 1.6 s, ...)
       // and count it as restart time; waiting for the ports first keeps that out of the figure.
       awaitListening(cluster, relaunched + SERVE_TIMEOUT.toNanos());
-      progress.println("bench: state: every node listens again after " + (System.nanoTime() - relaunched) / 1_000_000
-          + " ms");
+      progress.println(
+          "bench: state: every node listens again after "
+              + (System.nanoTime() - relaunched) / 1_000_000
+              + " ms");
       progress.flush();
       long readMs = -1;
       long writeMs = -1;
@@ -136,8 +168,12 @@ final class StateSize {
           writeMs = (System.nanoTime() - relaunched) / 1_000_000;
         }
       }
-      progress.println("bench: state: after kill -9 and restart of every node: linearizable read in " + readMs
-          + " ms, write in " + writeMs + " ms");
+      progress.println(
+          "bench: state: after kill -9 and restart of every node: linearizable read in "
+              + readMs
+              + " ms, write in "
+              + writeMs
+              + " ms");
       progress.flush();
       ids.forEach(id -> heap.get(id)[2] = heapAfterFullGc(cluster, id));
 
@@ -150,8 +186,12 @@ final class StateSize {
     }
   }
 
-  /** Fills the resources in parallel: each loader holds one resource at a time and writes its keys in batches. */
-  private static void load(FencingClient client, String prefix, int keys, int perResource, int perWrite)
+  /**
+   * Fills the resources in parallel: each loader holds one resource at a time and writes its keys
+   * in batches.
+   */
+  private static void load(
+      FencingClient client, String prefix, int keys, int perResource, int perWrite)
       throws InterruptedException {
     int resources = (keys + perResource - 1) / perResource;
     AtomicInteger next = new AtomicInteger();
@@ -159,35 +199,42 @@ final class StateSize {
     try {
       List<Future<?>> loaders = new ArrayList<>();
       for (int i = 0; i < LOADERS; i++) {
-        loaders.add(pool.submit(() -> {
-          byte[] random = new byte[VALUE_BYTES * perWrite];
-          for (int r = next.getAndIncrement(); r < resources; r = next.getAndIncrement()) {
-            String resource = prefix + r;
-            long token = Workload.acquireOrThrow(client, resource, Duration.ofMinutes(5));
-            int first = r * perResource;
-            int last = Math.min(keys, first + perResource);
-            for (int k = first; k < last; k += perWrite) {
-              ThreadLocalRandom.current().nextBytes(random);
-              List<KeyChange> changes = new ArrayList<>(perWrite);
-              for (int j = k; j < Math.min(last, k + perWrite); j++) {
-                int offset = (j - k) * VALUE_BYTES;
-                changes.add(KeyChange.put(key(j - first), Arrays.copyOfRange(random, offset, offset + VALUE_BYTES)));
-              }
-              WriteResult w = client.write(resource, token, changes, null);
-              if (!w.isAccepted()) {
-                throw new IllegalStateException("state load: write to " + resource + " was " + w.code() + ": " + w);
-              }
-            }
-            client.release(resource, token);
-          }
-          return null;
-        }));
+        loaders.add(
+            pool.submit(
+                () -> {
+                  byte[] random = new byte[VALUE_BYTES * perWrite];
+                  for (int r = next.getAndIncrement(); r < resources; r = next.getAndIncrement()) {
+                    String resource = prefix + r;
+                    long token = Workload.acquireOrThrow(client, resource, Duration.ofMinutes(5));
+                    int first = r * perResource;
+                    int last = Math.min(keys, first + perResource);
+                    for (int k = first; k < last; k += perWrite) {
+                      ThreadLocalRandom.current().nextBytes(random);
+                      List<KeyChange> changes = new ArrayList<>(perWrite);
+                      for (int j = k; j < Math.min(last, k + perWrite); j++) {
+                        int offset = (j - k) * VALUE_BYTES;
+                        changes.add(
+                            KeyChange.put(
+                                key(j - first),
+                                Arrays.copyOfRange(random, offset, offset + VALUE_BYTES)));
+                      }
+                      WriteResult w = client.write(resource, token, changes, null);
+                      if (!w.isAccepted()) {
+                        throw new IllegalStateException(
+                            "state load: write to " + resource + " was " + w.code() + ": " + w);
+                      }
+                    }
+                    client.release(resource, token);
+                  }
+                  return null;
+                }));
       }
       for (Future<?> f : loaders) {
         try {
           f.get();
         } catch (ExecutionException e) {
-          throw new IllegalStateException("state load failed: " + e.getCause().getMessage(), e.getCause());
+          throw new IllegalStateException(
+              "state load failed: " + e.getCause().getMessage(), e.getCause());
         }
       }
     } finally {
@@ -199,7 +246,8 @@ final class StateSize {
     return String.format("key-%06d", i);
   }
 
-  private static void awaitListening(BenchCluster cluster, long deadlineNanos) throws InterruptedException {
+  private static void awaitListening(BenchCluster cluster, long deadlineNanos)
+      throws InterruptedException {
     for (var peer : cluster.config().peers()) {
       while (System.nanoTime() < deadlineNanos) {
         try (java.net.Socket probe = new java.net.Socket()) {
@@ -212,7 +260,8 @@ final class StateSize {
     }
   }
 
-  private static boolean awaitRead(FencingClient client, String resource, String key, long deadlineNanos)
+  private static boolean awaitRead(
+      FencingClient client, String resource, String key, long deadlineNanos)
       throws InterruptedException {
     while (System.nanoTime() < deadlineNanos) {
       try {
@@ -228,9 +277,11 @@ final class StateSize {
     return false;
   }
 
-  private static void awaitGrant(FencingClient client, String resource, Duration timeout) throws InterruptedException {
+  private static void awaitGrant(FencingClient client, String resource, Duration timeout)
+      throws InterruptedException {
     if (!awaitGrant(client, resource, System.nanoTime() + timeout.toNanos())) {
-      throw new IllegalStateException("the state cluster did not grant a lease within " + timeout.toSeconds() + " s");
+      throw new IllegalStateException(
+          "the state cluster did not grant a lease within " + timeout.toSeconds() + " s");
     }
   }
 
@@ -252,8 +303,9 @@ final class StateSize {
   }
 
   /**
-   * Heap in use in node {@code id}'s JVM right after a full GC, asked through the JDK's attach API and the
-   * node's platform MemoryMXBean; -1 if the JVM cannot be attached to (not a HotSpot JDK, attach disabled).
+   * Heap in use in node {@code id}'s JVM right after a full GC, asked through the JDK's attach API
+   * and the node's platform MemoryMXBean; -1 if the JVM cannot be attached to (not a HotSpot JDK,
+   * attach disabled).
    */
   static long heapAfterFullGc(BenchCluster cluster, String id) {
     Optional<Long> pid = cluster.pid(id);
@@ -265,8 +317,11 @@ final class StateSize {
       try {
         String address = vm.startLocalManagementAgent();
         try (JMXConnector jmx = JMXConnectorFactory.connect(new JMXServiceURL(address))) {
-          MemoryMXBean memory = ManagementFactory.newPlatformMXBeanProxy(jmx.getMBeanServerConnection(),
-              ManagementFactory.MEMORY_MXBEAN_NAME, MemoryMXBean.class);
+          MemoryMXBean memory =
+              ManagementFactory.newPlatformMXBeanProxy(
+                  jmx.getMBeanServerConnection(),
+                  ManagementFactory.MEMORY_MXBEAN_NAME,
+                  MemoryMXBean.class);
           memory.gc(); // System.gc(): a full collection with every collector the nodes run
           return memory.getHeapMemoryUsage().getUsed();
         }
@@ -278,12 +333,18 @@ final class StateSize {
     }
   }
 
-  /** Size of the newest snapshot file under a node's storage dir (Ratis keeps them in {@code <group>/sm/}). */
+  /**
+   * Size of the newest snapshot file under a node's storage dir (Ratis keeps them in {@code
+   * <group>/sm/}).
+   */
   private static long newestSnapshotBytes(Path storageDir) throws IOException {
     try (Stream<Path> files = Files.walk(storageDir)) {
       return files
-          .filter(p -> p.getFileName().toString().startsWith("snapshot.")
-              && !p.getFileName().toString().endsWith(".md5") && !p.getFileName().toString().endsWith(".writing"))
+          .filter(
+              p ->
+                  p.getFileName().toString().startsWith("snapshot.")
+                      && !p.getFileName().toString().endsWith(".md5")
+                      && !p.getFileName().toString().endsWith(".writing"))
           .max(Comparator.comparingLong(p -> p.toFile().lastModified()))
           .map(p -> p.toFile().length())
           .orElse(-1L);

@@ -13,25 +13,43 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The bench's workloads. Each worker runs its own loop of {@link Worker#step} against its own resources
- * (except W6, whose workers share a few); the runner times every step.
+ * The bench's workloads. Each worker runs its own loop of {@link Worker#step} against its own
+ * resources (except W6, whose workers share a few); the runner times every step.
  */
 enum Workload {
   W1("lock churn", "acquire, one fenced write, release on the worker's own resource", "cycles"),
-  W2("fenced writes", "each worker holds a lease and writes 100 bytes with its token in a loop", "writes"),
-  W3("stale replay", "A acquires and releases, B acquires, A's write with the old token must be rejected"
-      + " (only that write is timed)", "stale writes"),
-  W4("linearizable reads", "each worker reads its own key through the leader's read index", "reads"),
-  W5("renew storm", "--leases leases (1000 unless given) of TTL 3 s spread over the workers, each renewed"
-      + " every TTL/3. A worker renews one lease at a time, so one that cannot get through its share within the"
-      + " TTL (a single worker with 1,000 leases needs a renewal every 3 ms) sees leases expire and those renewals"
-      + " fail: the client's pace, not the service's", "renewals"),
-  W6("contended lock", "blocking acquire (queued, FIFO) of one of concurrency/16 shared resources, one"
-      + " fenced write, release", "grants");
+  W2(
+      "fenced writes",
+      "each worker holds a lease and writes 100 bytes with its token in a loop",
+      "writes"),
+  W3(
+      "stale replay",
+      "A acquires and releases, B acquires, A's write with the old token must be rejected"
+          + " (only that write is timed)",
+      "stale writes"),
+  W4(
+      "linearizable reads",
+      "each worker reads its own key through the leader's read index",
+      "reads"),
+  W5(
+      "renew storm",
+      "--leases leases (1000 unless given) of TTL 3 s spread over the workers, each renewed every"
+          + " TTL/3. A worker renews one lease at a time, so one that cannot get through its share"
+          + " within the TTL (a single worker with 1,000 leases needs a renewal every 3 ms) sees"
+          + " leases expire and those renewals fail: the client's pace, not the service's",
+      "renewals"),
+  W6(
+      "contended lock",
+      "blocking acquire (queued, FIFO) of one of concurrency/16 shared resources, one"
+          + " fenced write, release",
+      "grants");
 
   static final Duration W5_TTL = Duration.ofSeconds(3);
   static final byte[] VALUE = new byte[100];
-  /** W6's longest wait in line; the runner waits this long for the last steps after a window ends. */
+
+  /**
+   * W6's longest wait in line; the runner waits this long for the last steps after a window ends.
+   */
   static final Duration CONTENDED_WAIT = Duration.ofSeconds(20);
 
   final String title;
@@ -59,11 +77,16 @@ enum Workload {
     return chosen;
   }
 
-  /** What one worker does; {@code step} is the timed operation, {@code prepare} untimed work before it. */
+  /**
+   * What one worker does; {@code step} is the timed operation, {@code prepare} untimed work before
+   * it.
+   */
   interface Worker {
     default void setUp() {}
 
-    /** Untimed work before each step; returns nanoseconds to wait before the step is due (0: now). */
+    /**
+     * Untimed work before each step; returns nanoseconds to wait before the step is due (0: now).
+     */
     default long prepare() {
       return 0;
     }
@@ -74,11 +97,15 @@ enum Workload {
   }
 
   /**
-   * How a step ended, and for a failure, why (the result code, usually). STALE_ACCEPTED fails the bench: it
-   * is the one thing fencekeeper exists to prevent.
+   * How a step ended, and for a failure, why (the result code, usually). STALE_ACCEPTED fails the
+   * bench: it is the one thing fencekeeper exists to prevent.
    */
   record Step(Kind kind, String reason) {
-    enum Kind { OK, FAILED, STALE_ACCEPTED }
+    enum Kind {
+      OK,
+      FAILED,
+      STALE_ACCEPTED
+    }
 
     static final Step OK = new Step(Kind.OK, "");
     static final Step STALE_ACCEPTED = new Step(Kind.STALE_ACCEPTED, "stale write ACCEPTED");
@@ -92,18 +119,35 @@ enum Workload {
     }
   }
 
-  /** A worker of this workload, number {@code index} of {@code concurrency}, in run {@code runId}. */
-  Worker worker(FencingClient client, String runId, int index, int concurrency, int leases, Duration leaseTtl) {
-    // Per concurrency too: a run never meets the leases an earlier run of the same workload left behind.
-    String resource = "bench/" + runId + "/" + name().toLowerCase(Locale.ROOT) + "/c" + concurrency + "/" + index;
+  /**
+   * A worker of this workload, number {@code index} of {@code concurrency}, in run {@code runId}.
+   */
+  Worker worker(
+      FencingClient client,
+      String runId,
+      int index,
+      int concurrency,
+      int leases,
+      Duration leaseTtl) {
+    // Per concurrency too: a run never meets the leases an earlier run of the same workload left
+    // behind.
+    String resource =
+        "bench/" + runId + "/" + name().toLowerCase(Locale.ROOT) + "/c" + concurrency + "/" + index;
     return switch (this) {
       case W1 -> new LockChurn(client, resource);
       case W2 -> new FencedWrites(client, resource, leaseTtl);
       case W3 -> new StaleReplay(client, resource);
       case W4 -> new Reads(client, resource, leaseTtl);
       case W5 -> new RenewStorm(client, resource, Math.max(1, leases / concurrency));
-      case W6 -> new Contended(client,
-          "bench/" + runId + "/w6/c" + concurrency + "/" + index % Math.max(1, (concurrency + 15) / 16));
+      case W6 ->
+          new Contended(
+              client,
+              "bench/"
+                  + runId
+                  + "/w6/c"
+                  + concurrency
+                  + "/"
+                  + index % Math.max(1, (concurrency + 15) / 16));
     };
   }
 
@@ -187,9 +231,11 @@ enum Workload {
       if (r.isAccepted()) {
         return Step.STALE_ACCEPTED;
       }
-      // Anything but a definite STALE_TOKEN (a timeout: outcome unknown) does not count as rejected.
+      // Anything but a definite STALE_TOKEN (a timeout: outcome unknown) does not count as
+      // rejected.
       if (r.code() == ResultCode.STALE_TOKEN && r.currentToken() != newerToken) {
-        return Step.failed("STALE_TOKEN naming token " + r.currentToken() + ", not the newer " + newerToken);
+        return Step.failed(
+            "STALE_TOKEN naming token " + r.currentToken() + ", not the newer " + newerToken);
       }
       return Step.expect(ResultCode.STALE_TOKEN, r.code());
     }
@@ -224,11 +270,14 @@ enum Workload {
 
     @Override
     public Step step() {
-      return Step.expect(ResultCode.FOUND, client.read(resource, "k", ReadConsistency.LINEARIZABLE).code());
+      return Step.expect(
+          ResultCode.FOUND, client.read(resource, "k", ReadConsistency.LINEARIZABLE).code());
     }
   }
 
-  /** Renews its leases round-robin, each once per TTL/3 counted from its previous renewal's send. */
+  /**
+   * Renews its leases round-robin, each once per TTL/3 counted from its previous renewal's send.
+   */
   private static final class RenewStorm implements Worker {
     private final FencingClient client;
     private final String prefix;
@@ -243,7 +292,8 @@ enum Workload {
       this.dueNanos = new long[leases];
     }
 
-    // Taken with a long TTL, so that a slow set-up of many leases loses none before the storm starts; the
+    // Taken with a long TTL, so that a slow set-up of many leases loses none before the storm
+    // starts; the
     // first renewal sets the storm's TTL.
     @Override
     public void setUp() {
@@ -264,7 +314,8 @@ enum Workload {
       int i = next;
       next = (next + 1) % tokens.length;
       dueNanos[i] = System.nanoTime() + W5_TTL.toNanos() / 3;
-      return Step.expect(ResultCode.RENEWED, client.renew(prefix + "/" + i, tokens[i], W5_TTL).code());
+      return Step.expect(
+          ResultCode.RENEWED, client.renew(prefix + "/" + i, tokens[i], W5_TTL).code());
     }
 
     @Override
@@ -289,7 +340,8 @@ enum Workload {
       try (Lease lease = client.acquire(resource, Duration.ofSeconds(10), CONTENDED_WAIT)) {
         return Step.expect(ResultCode.ACCEPTED, lease.write("k", VALUE).code());
       } catch (RuntimeException e) {
-        return Step.failed("acquire: " + e.getClass().getSimpleName()); // the wait ran out, or no node answered
+        return Step.failed(
+            "acquire: " + e.getClass().getSimpleName()); // the wait ran out, or no node answered
       }
     }
   }

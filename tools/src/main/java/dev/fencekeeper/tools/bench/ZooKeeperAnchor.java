@@ -30,24 +30,30 @@ import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 /**
- * {@code --baseline zookeeper}: a three-server ZooKeeper 3.8 ensemble from the Debian package, each server a
- * {@code QuorumPeerMain} JVM with its data under the temp dir (fsync on, the package's defaults otherwise),
- * and the lock recipe ZooKeeper users run (Curator's {@code InterProcessMutex}): a resource is a znode with
+ * {@code --baseline zookeeper}: a three-server ZooKeeper 3.8 ensemble from the Debian package, each
+ * server a {@code QuorumPeerMain} JVM with its data under the temp dir (fsync on, the package's
+ * defaults otherwise), and the lock recipe ZooKeeper users run (Curator's {@code
+ * InterProcessMutex}): a resource is a znode with
  *
  * <ul>
- *   <li>{@code locks/}: each contender creates an ephemeral sequential child; the lowest holds the lock, the
- *       others watch their predecessor (no herd on release);
+ *   <li>{@code locks/}: each contender creates an ephemeral sequential child; the lowest holds the
+ *       lock, the others watch their predecessor (no herd on release);
  *   <li>{@code fence}: the new holder bumps its version; that version is the fencing token;
- *   <li>{@code data}: written as {@code multi(check(my lock znode), check(fence, token), setData(data))}, so a
- *       holder whose lock znode is gone or whose token is no longer the fence's version is refused.
+ *   <li>{@code data}: written as {@code multi(check(my lock znode), check(fence, token),
+ *       setData(data))}, so a holder whose lock znode is gone or whose token is no longer the
+ *       fence's version is refused.
  * </ul>
  *
  * The ZooKeeper session is the lease: its ephemeral znodes end with it.
  */
 final class ZooKeeperAnchor extends Anchor {
   static final Path JAR = Path.of("/usr/share/java/zookeeper.jar");
-  /** Curator's default is 60 s; servers cap it at 20 ticks (40 s). The workloads never let it lapse. */
+
+  /**
+   * Curator's default is 60 s; servers cap it at 20 ticks (40 s). The workloads never let it lapse.
+   */
   private static final int SESSION_TIMEOUT_MS = 15_000;
+
   private static final String ROOT = "/fencekeeper-bench";
   private static final byte[] EMPTY = new byte[0];
 
@@ -67,7 +73,10 @@ final class ZooKeeperAnchor extends Anchor {
 
   @Override
   boolean covers(Workload workload) {
-    return workload == Workload.W1 || workload == Workload.W2 || workload == Workload.W3 || workload == Workload.W6;
+    return workload == Workload.W1
+        || workload == Workload.W2
+        || workload == Workload.W3
+        || workload == Workload.W6;
   }
 
   @Override
@@ -78,21 +87,41 @@ final class ZooKeeperAnchor extends Anchor {
       servers.add("server." + i + "=127.0.0.1:" + ports[3 + i - 1] + ":" + ports[6 + i - 1]);
       clientPorts.add(ports[i - 1]);
     }
-    connectString = clientPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+    connectString =
+        clientPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
     for (int i = 1; i <= 3; i++) {
       Path data = Files.createDirectories(dir.resolve("zk" + i));
       Files.writeString(data.resolve("myid"), i + "\n");
-      // The package's zoo.cfg (tick 2 s, initLimit 10, syncLimit 5, fsync on); the admin HTTP server off (it
-      // would take port 8080 on every server) and the one four-letter command the bench asks: srvr (who leads).
-      List<String> cfg = new ArrayList<>(List.of("tickTime=2000", "initLimit=10", "syncLimit=5",
-          "dataDir=" + data, "clientPort=" + clientPorts.get(i - 1), "clientPortAddress=127.0.0.1",
-          "admin.enableServer=false", "4lw.commands.whitelist=srvr", "maxClientCnxns=0"));
+      // The package's zoo.cfg (tick 2 s, initLimit 10, syncLimit 5, fsync on); the admin HTTP
+      // server off (it
+      // would take port 8080 on every server) and the one four-letter command the bench asks: srvr
+      // (who leads).
+      List<String> cfg =
+          new ArrayList<>(
+              List.of(
+                  "tickTime=2000",
+                  "initLimit=10",
+                  "syncLimit=5",
+                  "dataDir=" + data,
+                  "clientPort=" + clientPorts.get(i - 1),
+                  "clientPortAddress=127.0.0.1",
+                  "admin.enableServer=false",
+                  "4lw.commands.whitelist=srvr",
+                  "maxClientCnxns=0"));
       cfg.addAll(servers);
       Path file = dir.resolve("zoo" + i + ".cfg");
       Files.write(file, cfg);
-      // zkServer.sh's heap (ZK_SERVER_HEAP, 1000 MB); the jar's manifest names the package's other jars.
-      launch("zk" + i, List.of(java(), "-Xmx1000m", "-cp", JAR.toString(),
-          "org.apache.zookeeper.server.quorum.QuorumPeerMain", file.toString()));
+      // zkServer.sh's heap (ZK_SERVER_HEAP, 1000 MB); the jar's manifest names the package's other
+      // jars.
+      launch(
+          "zk" + i,
+          List.of(
+              java(),
+              "-Xmx1000m",
+              "-cp",
+              JAR.toString(),
+              "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+              file.toString()));
     }
   }
 
@@ -100,15 +129,20 @@ final class ZooKeeperAnchor extends Anchor {
   void connect(int count) throws IOException, InterruptedException {
     for (int i = 0; i < count; i++) {
       CountDownLatch connected = new CountDownLatch(1);
-      ZooKeeper zk = new ZooKeeper(connectString, SESSION_TIMEOUT_MS, event -> {
-        if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
-          connected.countDown();
-        }
-      });
+      ZooKeeper zk =
+          new ZooKeeper(
+              connectString,
+              SESSION_TIMEOUT_MS,
+              event -> {
+                if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                  connected.countDown();
+                }
+              });
       clients.add(zk);
       if (!connected.await(60, TimeUnit.SECONDS)) {
-        throw new IllegalStateException("no ZooKeeper server accepted a session within 60 s"
-            + deadMember().map(d -> ": " + d).orElse(""));
+        throw new IllegalStateException(
+            "no ZooKeeper server accepted a session within 60 s"
+                + deadMember().map(d -> ": " + d).orElse(""));
       }
     }
   }
@@ -122,8 +156,12 @@ final class ZooKeeperAnchor extends Anchor {
         return;
       } catch (IllegalStateException e) {
         if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("the ZooKeeper ensemble did not commit a write within " + timeout + ": "
-              + e.getMessage() + deadMember().map(d -> "; " + d).orElse(""));
+          throw new IllegalStateException(
+              "the ZooKeeper ensemble did not commit a write within "
+                  + timeout
+                  + ": "
+                  + e.getMessage()
+                  + deadMember().map(d -> "; " + d).orElse(""));
         }
         Thread.sleep(200);
       }
@@ -155,7 +193,8 @@ final class ZooKeeperAnchor extends Anchor {
       OutputStream out = s.getOutputStream();
       out.write("srvr".getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
+      BufferedReader in =
+          new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
       for (String line; (line = in.readLine()) != null; ) {
         if (line.startsWith("Mode: ")) {
           return line.substring(6).trim().toLowerCase(Locale.ROOT);
@@ -182,12 +221,15 @@ final class ZooKeeperAnchor extends Anchor {
   @Override
   Worker worker(Workload workload, String runId, int index, int concurrency, Duration leaseTtl) {
     ZooKeeper zk = clients.get(nextClient.getAndIncrement() % clients.size());
-    String base = ROOT + "/" + runId + "-" + workload.name().toLowerCase(Locale.ROOT) + "-c" + concurrency;
+    String base =
+        ROOT + "/" + runId + "-" + workload.name().toLowerCase(Locale.ROOT) + "-c" + concurrency;
     return switch (workload) {
       case W1 -> new LockChurn(new Resource(zk, base + "-" + index));
       case W2 -> new FencedWrites(new Resource(zk, base + "-" + index));
       case W3 -> new StaleReplay(new Resource(zk, base + "-" + index));
-      case W6 -> new Contended(new Resource(zk, base + "-" + index % Math.max(1, (concurrency + 15) / 16)));
+      case W6 ->
+          new Contended(
+              new Resource(zk, base + "-" + index % Math.max(1, (concurrency + 15) / 16)));
       default -> throw new IllegalArgumentException("no ZooKeeper equivalent of " + workload);
     };
   }
@@ -240,11 +282,17 @@ final class ZooKeeperAnchor extends Anchor {
     }
 
     /**
-     * Takes the lock: with {@code wait} zero only when no one holds or queues (empty otherwise), else in
-     * line, watching the predecessor, for at most {@code wait}. Throws on a ZooKeeper error.
+     * Takes the lock: with {@code wait} zero only when no one holds or queues (empty otherwise),
+     * else in line, watching the predecessor, for at most {@code wait}. Throws on a ZooKeeper
+     * error.
      */
     Optional<Held> acquire(Duration wait) throws KeeperException, InterruptedException {
-      String mine = zk.create(path + "/locks/lock-", EMPTY, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL);
+      String mine =
+          zk.create(
+              path + "/locks/lock-",
+              EMPTY,
+              ZooDefs.Ids.OPEN_ACL_UNSAFE,
+              CreateMode.EPHEMERAL_SEQUENTIAL);
       String name = mine.substring(mine.lastIndexOf('/') + 1);
       long deadline = System.nanoTime() + wait.toNanos();
       boolean granted = false;
@@ -254,7 +302,8 @@ final class ZooKeeperAnchor extends Anchor {
           Collections.sort(children); // same prefix, ten-digit sequence numbers
           int at = children.indexOf(name);
           if (at < 0) {
-            throw new IllegalStateException("own lock znode " + mine + " vanished (session expired?)");
+            throw new IllegalStateException(
+                "own lock znode " + mine + " vanished (session expired?)");
           }
           if (at == 0) {
             break;
@@ -264,7 +313,8 @@ final class ZooKeeperAnchor extends Anchor {
             return Optional.empty();
           }
           CountDownLatch gone = new CountDownLatch(1);
-          Stat predecessor = zk.exists(path + "/locks/" + children.get(at - 1), event -> gone.countDown());
+          Stat predecessor =
+              zk.exists(path + "/locks/" + children.get(at - 1), event -> gone.countDown());
           if (predecessor != null && !gone.await(left, TimeUnit.NANOSECONDS)) {
             return Optional.empty();
           }
@@ -281,7 +331,8 @@ final class ZooKeeperAnchor extends Anchor {
 
     Held acquireOrThrow() {
       try {
-        return acquire(Duration.ZERO).orElseThrow(() -> new IllegalStateException("acquire HELD for " + path));
+        return acquire(Duration.ZERO)
+            .orElseThrow(() -> new IllegalStateException("acquire HELD for " + path));
       } catch (KeeperException e) {
         throw new IllegalStateException("acquire " + e.code() + " for " + path, e);
       } catch (InterruptedException e) {
@@ -291,17 +342,22 @@ final class ZooKeeperAnchor extends Anchor {
     }
 
     /**
-     * The fenced write. OK when applied; {@link Refused#DEFINITE} when ZooKeeper refused it for the lock
-     * znode or the fence version (the stale-holder case); a failure naming the code otherwise.
+     * The fenced write. OK when applied; {@link Refused#DEFINITE} when ZooKeeper refused it for the
+     * lock znode or the fence version (the stale-holder case); a failure naming the code otherwise.
      */
     Step write(Held held) {
       try {
-        zk.multi(List.of(Op.check(held.lockNode(), -1), Op.check(path + "/fence", held.token()),
-            Op.setData(path + "/data", Workload.VALUE, -1)));
+        zk.multi(
+            List.of(
+                Op.check(held.lockNode(), -1),
+                Op.check(path + "/fence", held.token()),
+                Op.setData(path + "/data", Workload.VALUE, -1)));
         return Step.OK;
       } catch (KeeperException e) {
-        return e.code() == KeeperException.Code.NONODE || e.code() == KeeperException.Code.BADVERSION
-            ? Refused.DEFINITE : Step.failed("write " + e.code());
+        return e.code() == KeeperException.Code.NONODE
+                || e.code() == KeeperException.Code.BADVERSION
+            ? Refused.DEFINITE
+            : Step.failed("write " + e.code());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return Step.failed("interrupted");
@@ -428,7 +484,10 @@ final class ZooKeeperAnchor extends Anchor {
     }
   }
 
-  /** W6: in line for one of a few shared resources, watching the predecessor; one write, then release. */
+  /**
+   * W6: in line for one of a few shared resources, watching the predecessor; one write, then
+   * release.
+   */
   private static final class Contended implements Worker {
     private final Resource resource;
 

@@ -4,8 +4,8 @@ import dev.fencekeeper.config.PeerAddress;
 import java.util.List;
 
 /**
- * One fault scenario. The runner starts the nodes {@link #members} describes, runs the workload, calls
- * {@link #inject} until the duration is up, then {@link #heal}, and checks the history.
+ * One fault scenario. The runner starts the nodes {@link #members} describes, runs the workload,
+ * calls {@link #inject} until the duration is up, then {@link #heal}, and checks the history.
  */
 interface Drill {
   String name();
@@ -41,5 +41,5 @@ interface Drill {
   }
 
   /** Releases what {@link #members} set up outside the processes (network namespaces). */
-  default void tearDown() { }
+  default void tearDown() {}
 }

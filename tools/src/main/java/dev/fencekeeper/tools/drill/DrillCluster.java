@@ -1,10 +1,10 @@
 package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.NodeStatus;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.client.NodeStatus;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.tools.ClassArchive;
@@ -24,19 +24,27 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The drill's own cluster: one JVM per node under a temp dir, which the drill kills, pauses and restarts.
- * Every node gets a bounded heap (the drills run on small machines beside builds) and the controller's pid,
- * so a node never outlives a controller that was itself killed.
+ * The drill's own cluster: one JVM per node under a temp dir, which the drill kills, pauses and
+ * restarts. Every node gets a bounded heap (the drills run on small machines beside builds) and the
+ * controller's pid, so a node never outlives a controller that was itself killed.
  */
 public final class DrillCluster implements AutoCloseable {
-  /** Node JVM flags: small heap, one GC thread pool that does not fight the other processes for cores. */
-  static final List<String> NODE_JVM_FLAGS = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
-  /** Forwarded to every node when set on the controller: the test-only broken build among them. */
-  private static final List<String> FORWARDED_PROPERTIES = List.of(
-      FencekeeperServer.UNSAFE_SKIP_FENCING_CHECK_PROPERTY, "fencekeeper.log.level");
+  /**
+   * Node JVM flags: small heap, one GC thread pool that does not fight the other processes for
+   * cores.
+   */
+  static final List<String> NODE_JVM_FLAGS =
+      List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
-  /** One node: its address, files, and (for the partition drill) the network namespace it runs in. */
-  public record Node(PeerAddress peer, Path configFile, Path dir, String netns, long clockOffsetMs) {
+  /** Forwarded to every node when set on the controller: the test-only broken build among them. */
+  private static final List<String> FORWARDED_PROPERTIES =
+      List.of(FencekeeperServer.UNSAFE_SKIP_FENCING_CHECK_PROPERTY, "fencekeeper.log.level");
+
+  /**
+   * One node: its address, files, and (for the partition drill) the network namespace it runs in.
+   */
+  public record Node(
+      PeerAddress peer, Path configFile, Path dir, String netns, long clockOffsetMs) {
     public String id() {
       return peer.id();
     }
@@ -63,7 +71,8 @@ public final class DrillCluster implements AutoCloseable {
   }
 
   /** Writes the node's config (peers = {@code members}) without starting it. */
-  synchronized Node define(PeerAddress peer, List<PeerAddress> members, String netns, long clockOffsetMs) {
+  synchronized Node define(
+      PeerAddress peer, List<PeerAddress> members, String netns, long clockOffsetMs) {
     Path dir = root.resolve(peer.id());
     try {
       Files.createDirectories(dir);
@@ -71,8 +80,11 @@ public final class DrillCluster implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     String peers = members.stream().map(PeerAddress::toString).collect(Collectors.joining(","));
-    ClusterConfig config = ClusterConfig.forPeers(peers).withNodeId(peer.id()).withStorageDir(dir.resolve("raft"))
-        .withClockOffsetMs(clockOffsetMs);
+    ClusterConfig config =
+        ClusterConfig.forPeers(peers)
+            .withNodeId(peer.id())
+            .withStorageDir(dir.resolve("raft"))
+            .withClockOffsetMs(clockOffsetMs);
     Path file = root.resolve(peer.id() + ".properties");
     config.store(file);
     Node node = new Node(peer, file, dir, netns, clockOffsetMs);
@@ -86,15 +98,19 @@ public final class DrillCluster implements AutoCloseable {
   }
 
   /**
-   * Steps node {@code id}'s wall clock to {@code stepMs} from its system clock (plus its offset); the node
-   * picks it up within 20 ms. Its monotonic clock is not touched, as with a real step of the system clock.
+   * Steps node {@code id}'s wall clock to {@code stepMs} from its system clock (plus its offset);
+   * the node picks it up within 20 ms. Its monotonic clock is not touched, as with a real step of
+   * the system clock.
    */
   void stepClock(String id, long stepMs) {
     Path file = node(id).dir().resolve("clock-step");
     Path tmp = node(id).dir().resolve("clock-step.tmp");
     try {
       Files.writeString(tmp, Long.toString(stepMs));
-      Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+      Files.move(
+          tmp,
+          file,
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING,
           java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot step the clock of " + id, e);
@@ -118,20 +134,29 @@ public final class DrillCluster implements AutoCloseable {
   }
 
   /**
-   * A client config for {@code members}, with a short request timeout so that an operation caught by a
-   * fault ends as "unknown" within seconds instead of hanging for the whole drill.
+   * A client config for {@code members}, with a short request timeout so that an operation caught
+   * by a fault ends as "unknown" within seconds instead of hanging for the whole drill.
    */
   static ClusterConfig clientConfig(List<PeerAddress> members) {
-    Properties p = ClusterConfig.forPeers(
-        members.stream().map(PeerAddress::toString).collect(Collectors.joining(","))).toProperties();
+    Properties p =
+        ClusterConfig.forPeers(
+                members.stream().map(PeerAddress::toString).collect(Collectors.joining(",")))
+            .toProperties();
     p.setProperty("client.request.timeout", "1s");
     return ClusterConfig.fromProperties(p);
   }
 
-  /** For membership changes and leader moves: slower calls than the workload's, which must not time out. */
+  /**
+   * For membership changes and leader moves: slower calls than the workload's, which must not time
+   * out.
+   */
   synchronized ClusterConfig adminConfig() {
-    Properties p = ClusterConfig.forPeers(nodes.values().stream().map(n -> n.peer().toString())
-        .collect(Collectors.joining(","))).toProperties();
+    Properties p =
+        ClusterConfig.forPeers(
+                nodes.values().stream()
+                    .map(n -> n.peer().toString())
+                    .collect(Collectors.joining(",")))
+            .toProperties();
     p.setProperty("client.request.timeout", "5s");
     return ClusterConfig.fromProperties(p);
   }
@@ -160,19 +185,32 @@ public final class DrillCluster implements AutoCloseable {
       }
     }
     if (clockSteps) {
-      command.add("-D" + FencekeeperServer.CLOCK_STEP_FILE_PROPERTY + "=" + node.dir().resolve("clock-step"));
+      command.add(
+          "-D"
+              + FencekeeperServer.CLOCK_STEP_FILE_PROPERTY
+              + "="
+              + node.dir().resolve("clock-step"));
     }
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName(),
-        "server", "--config", node.configFile().toString(),
-        "--parent-pid", Long.toString(ProcessHandle.current().pid())));
+    command.addAll(
+        List.of(
+            "-cp",
+            System.getProperty("java.class.path"),
+            FencekeeperCli.class.getName(),
+            "server",
+            "--config",
+            node.configFile().toString(),
+            "--parent-pid",
+            Long.toString(ProcessHandle.current().pid())));
     if (join) {
       command.add("--join");
     }
     try {
-      ProcessBuilder builder = new ProcessBuilder(command)
-          .redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
-      // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell (FENCEKEEPER_PEERS
+      ProcessBuilder builder =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
+      // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell
+      // (FENCEKEEPER_PEERS
       // for the client verbs, say) must not override it in the node.
       builder.environment().keySet().removeAll(ClusterConfig.environmentVariables());
       Process process = builder.start();
@@ -187,7 +225,9 @@ public final class DrillCluster implements AutoCloseable {
   }
 
   static String javaBinary() {
-    return ProcessHandle.current().info().command()
+    return ProcessHandle.current()
+        .info()
+        .command()
         .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
   }
 
@@ -196,7 +236,9 @@ public final class DrillCluster implements AutoCloseable {
     return p == null || !p.isAlive() ? Optional.empty() : Optional.of(p.pid());
   }
 
-  /** The exit code of node {@code id}'s process once it has ended by itself; empty while it runs. */
+  /**
+   * The exit code of node {@code id}'s process once it has ended by itself; empty while it runs.
+   */
   synchronized Optional<Integer> exitCode(String id) {
     Process p = processes.get(id);
     return p == null || p.isAlive() ? Optional.empty() : Optional.of(p.exitValue());
@@ -226,7 +268,10 @@ public final class DrillCluster implements AutoCloseable {
     log.info("killed " + id + " (kill -9, pid " + p.pid() + ")");
   }
 
-  /** SIGTERM, as systemd or an operator stops a node: it shuts down cleanly (snapshot, close) and exits. */
+  /**
+   * SIGTERM, as systemd or an operator stops a node: it shuts down cleanly (snapshot, close) and
+   * exits.
+   */
   void stop(String id, Duration timeout) throws InterruptedException {
     Process p;
     synchronized (this) {
@@ -237,7 +282,12 @@ public final class DrillCluster implements AutoCloseable {
     }
     p.destroy();
     if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      throw new DrillException(id + " did not stop within " + timeout.toSeconds() + "s of SIGTERM; see " + node(id).logFile());
+      throw new DrillException(
+          id
+              + " did not stop within "
+              + timeout.toSeconds()
+              + "s of SIGTERM; see "
+              + node(id).logFile());
     }
     synchronized (this) {
       processes.remove(id);
@@ -245,13 +295,15 @@ public final class DrillCluster implements AutoCloseable {
     }
     log.info("stopped " + id + " (SIGTERM, pid " + p.pid() + ", exit " + p.exitValue() + ")");
     if (p.exitValue() != 0) {
-      throw new DrillException(id + " exited " + p.exitValue() + " on SIGTERM (expected 0); see " + node(id).logFile());
+      throw new DrillException(
+          id + " exited " + p.exitValue() + " on SIGTERM (expected 0); see " + node(id).logFile());
     }
   }
 
   /**
-   * Waits until node {@code id} follows a leader and has applied what that leader had committed when the
-   * wait began: the node is back in service, as an operator checks before restarting the next one.
+   * Waits until node {@code id} follows a leader and has applied what that leader had committed
+   * when the wait began: the node is back in service, as an operator checks before restarting the
+   * next one.
    */
   void awaitCaughtUp(String id, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -273,7 +325,8 @@ public final class DrillCluster implements AutoCloseable {
         Thread.sleep(200);
       }
     }
-    throw new DrillException(id + " did not catch up within " + timeout.toSeconds() + "s; see " + node(id).logFile());
+    throw new DrillException(
+        id + " did not catch up within " + timeout.toSeconds() + "s; see " + node(id).logFile());
   }
 
   void pause(String id) {
@@ -297,7 +350,9 @@ public final class DrillCluster implements AutoCloseable {
     log.info("resumed " + id + " (SIGCONT)");
   }
 
-  /** The leader some serving node reports, preferring the highest term; empty during an election. */
+  /**
+   * The leader some serving node reports, preferring the highest term; empty during an election.
+   */
   private Optional<String> leader(FencingClient client, boolean[] anyAnswer) {
     String leader = null;
     long bestTerm = -1;
@@ -321,8 +376,9 @@ public final class DrillCluster implements AutoCloseable {
   }
 
   /**
-   * Polls until some node leads. A client whose channels all failed (every node was down) may sit in gRPC's
-   * reconnect back-off longer than a probe waits, so after a few rounds without any answer it starts afresh.
+   * Polls until some node leads. A client whose channels all failed (every node was down) may sit
+   * in gRPC's reconnect back-off longer than a probe waits, so after a few rounds without any
+   * answer it starts afresh.
    */
   String awaitLeader(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -346,10 +402,14 @@ public final class DrillCluster implements AutoCloseable {
     } finally {
       client.close();
     }
-    throw new DrillException("no leader within " + timeout.toSeconds() + "s; node logs are under " + root);
+    throw new DrillException(
+        "no leader within " + timeout.toSeconds() + "s; node logs are under " + root);
   }
 
-  /** Waits until {@code peer} accepts connections: a node started to join must be up before it is added. */
+  /**
+   * Waits until {@code peer} accepts connections: a node started to join must be up before it is
+   * added.
+   */
   void awaitListening(PeerAddress peer, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {

@@ -10,10 +10,10 @@ import dev.fencekeeper.tools.Directories;
 import dev.fencekeeper.tools.DriverManagerDataSource;
 import dev.fencekeeper.tools.ExitCode;
 import java.nio.file.Files;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,25 +26,30 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code drill <name>}: a fault scenario against real node processes, checked by the history checker. */
+/**
+ * {@code drill <name>}: a fault scenario against real node processes, checked by the history
+ * checker.
+ */
 @Command(
     name = "drill",
     mixinStandardHelpOptions = true,
     header = "Run a failover drill against real node processes and check the history it records.",
     description = {
-      "Starts its own three-node cluster (one JVM per node, files under a temp dir), runs client workers"
-          + " acquiring, renewing, writing, reading and releasing on a few contended resources, injects the"
-          + " drill's fault, heals it, reads the final state, and checks every recorded operation: no stale"
-          + " write accepted, no acknowledged write lost, tokens unique and increasing, one live lease per"
-          + " resource, linearizable reads. Prints a timeline, figures and a verdict; on a violation, the"
-          + " operations that show it and the command that replays the drill. See docs/drills.md.",
-      "Drills: stale-writer, leader-kill, leader-pause, restart-all, rolling-restart, clock-skew, membership,"
-          + " partition, disk-full.",
-      "stale-writer --jdbc-url URL [--user U --password-file F] replays the same timeline against your own"
-          + " database through fencekeeper-jdbc's guard row (see docs/external-stores.md).",
+      "Starts its own three-node cluster (one JVM per node, files under a temp dir), runs client"
+          + " workers acquiring, renewing, writing, reading and releasing on a few contended"
+          + " resources, injects the drill's fault, heals it, reads the final state, and checks"
+          + " every recorded operation: no stale write accepted, no acknowledged write lost, tokens"
+          + " unique and increasing, one live lease per resource, linearizable reads. Prints a"
+          + " timeline, figures and a verdict; on a violation, the operations that show it and the"
+          + " command that replays the drill. See docs/drills.md.",
+      "Drills: stale-writer, leader-kill, leader-pause, restart-all, rolling-restart, clock-skew,"
+          + " membership, partition, disk-full.",
+      "stale-writer --jdbc-url URL [--user U --password-file F] replays the same timeline against"
+          + " your own database through fencekeeper-jdbc's guard row (see"
+          + " docs/external-stores.md).",
       "Exit 0 on a pass, 18 on a violation (or an undecided check), 11 if the drill could not run"
-          + " (no leader), 2 on bad usage or when the machine cannot run it (partition and disk-full need"
-          + " root)."
+          + " (no leader), 2 on bad usage or when the machine cannot run it (partition and"
+          + " disk-full need root)."
     })
 public final class DrillCommand implements Callable<Integer> {
   static final int DEFAULT_WORKERS = 4;
@@ -68,40 +73,62 @@ public final class DrillCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "NAME", description = "Which drill (see above).")
   private String name;
 
-  @Option(names = "--duration", paramLabel = "D", defaultValue = "30s",
-      description = "How long faults are injected under load (default ${DEFAULT-VALUE}); e.g. 20s, 10m.")
+  @Option(
+      names = "--duration",
+      paramLabel = "D",
+      defaultValue = "30s",
+      description =
+          "How long faults are injected under load (default ${DEFAULT-VALUE}); e.g. 20s, 10m.")
   private String durationText;
 
-  @Option(names = "--seed", paramLabel = "N",
-      description = "Seed for the workload's and the fault schedule's choices (default: random, printed).")
+  @Option(
+      names = "--seed",
+      paramLabel = "N",
+      description =
+          "Seed for the workload's and the fault schedule's choices (default: random, printed).")
   private Long seed;
 
-  @Option(names = "--workers", paramLabel = "N", defaultValue = "" + DEFAULT_WORKERS,
+  @Option(
+      names = "--workers",
+      paramLabel = "N",
+      defaultValue = "" + DEFAULT_WORKERS,
       description = "Client workers in the workload (default ${DEFAULT-VALUE}).")
   private int workers;
 
   @Option(names = "--json", description = "Print one JSON object instead of the report.")
   private boolean json;
 
-  @Option(names = "--peers", paramLabel = "ID@HOST:PORT,...",
-      description = "Use a running cluster instead of starting one (only drills whose fault is on the client"
-          + " side: stale-writer).")
+  @Option(
+      names = "--peers",
+      paramLabel = "ID@HOST:PORT,...",
+      description =
+          "Use a running cluster instead of starting one (only drills whose fault is on the client"
+              + " side: stale-writer).")
   private String peers;
 
-  @Option(names = "--keep-files", description = "Keep the temp dir (node logs, data) even after a pass.")
+  @Option(
+      names = "--keep-files",
+      description = "Keep the temp dir (node logs, data) even after a pass.")
   private boolean keepFiles;
 
-  @Option(names = "--jdbc-url", paramLabel = "URL",
-      description = "stale-writer only: replay the paused-worker timeline against this database instead of the"
-          + " cluster's own store, fenced by fencekeeper-jdbc's guard row (creates and drops two tables of its"
-          + " own). Drivers in the jar: PostgreSQL.")
+  @Option(
+      names = "--jdbc-url",
+      paramLabel = "URL",
+      description =
+          "stale-writer only: replay the paused-worker timeline against this database instead of"
+              + " the cluster's own store, fenced by fencekeeper-jdbc's guard row (creates and"
+              + " drops two tables of its own). Drivers in the jar: PostgreSQL.")
   private String jdbcUrl;
 
   @Option(names = "--user", paramLabel = "U", description = "Database user for --jdbc-url.")
   private String user;
 
-  @Option(names = "--password-file", paramLabel = "F",
-      description = "File whose first line is the database password for --jdbc-url (never on the command line).")
+  @Option(
+      names = "--password-file",
+      paramLabel = "F",
+      description =
+          "File whose first line is the database password for --jdbc-url (never on the command"
+              + " line).")
   private Path passwordFile;
 
   DrillCommand(CliContext context) {
@@ -112,7 +139,8 @@ public final class DrillCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Supplier<Drill> factory = DRILLS.get(name);
     if (factory == null) {
-      throw new ConfigException("no drill '" + name + "'; choose one of " + String.join(", ", DRILLS.keySet()));
+      throw new ConfigException(
+          "no drill '" + name + "'; choose one of " + String.join(", ", DRILLS.keySet()));
     }
     Duration duration = Durations.parse("--duration", durationText);
     if (workers < 1 || workers > 64) {
@@ -126,9 +154,15 @@ public final class DrillCommand implements Callable<Integer> {
     }
     Drill drill = factory.get();
     if (peers != null && !drill.worksWithExternalCluster()) {
-      throw new ConfigException("drill " + name + " kills, pauses or rewires nodes, so it needs its own cluster;"
-          + " drop --peers (only " + DRILLS.keySet().stream().filter(n -> DRILLS.get(n).get().worksWithExternalCluster())
-          .collect(Collectors.joining(", ")) + " can use a running one)");
+      throw new ConfigException(
+          "drill "
+              + name
+              + " kills, pauses or rewires nodes, so it needs its own cluster;"
+              + " drop --peers (only "
+              + DRILLS.keySet().stream()
+                  .filter(n -> DRILLS.get(n).get().worksWithExternalCluster())
+                  .collect(Collectors.joining(", "))
+              + " can use a running one)");
     }
     long chosenSeed = seed != null ? seed : new SecureRandom().nextInt(1_000_000);
     DrillLog log = new DrillLog(context.err(), System.nanoTime(), false);
@@ -136,13 +170,26 @@ public final class DrillCommand implements Callable<Integer> {
     Path root = Files.createTempDirectory("fencekeeper-drill-" + name + "-");
     DrillResult result;
     try {
-      result = new DrillRunner(drill, new DrillRunner.Settings(duration, chosenSeed, workers, peers), log).run(root);
+      result =
+          new DrillRunner(
+                  drill, new DrillRunner.Settings(duration, chosenSeed, workers, peers), log)
+              .run(root);
     } catch (DrillException e) {
-      context.err().println("fencekeeper drill " + name + ": could not run: " + e.getMessage()
-          + " (files kept in " + root + ")");
+      context
+          .err()
+          .println(
+              "fencekeeper drill "
+                  + name
+                  + ": could not run: "
+                  + e.getMessage()
+                  + " (files kept in "
+                  + root
+                  + ")");
       return e.exitCode().code();
     } catch (RuntimeException e) {
-      context.err().println("fencekeeper drill " + name + ": could not run (files kept in " + root + "):");
+      context
+          .err()
+          .println("fencekeeper drill " + name + ": could not run (files kept in " + root + "):");
       e.printStackTrace(context.err());
       return ExitCode.UNEXPECTED.code();
     }
@@ -157,7 +204,10 @@ public final class DrillCommand implements Callable<Integer> {
     return result.verdict().passed() ? ExitCode.SUCCESS.code() : ExitCode.CHECK_FAILED.code();
   }
 
-  /** {@code stale-writer --jdbc-url}: the timeline against the user's database, on {@code --peers} or our own nodes. */
+  /**
+   * {@code stale-writer --jdbc-url}: the timeline against the user's database, on {@code --peers}
+   * or our own nodes.
+   */
   private int runAgainstDatabase() throws Exception {
     if (!name.equals("stale-writer")) {
       throw new ConfigException("--jdbc-url goes with the stale-writer drill only");
@@ -171,7 +221,13 @@ public final class DrillCommand implements Callable<Integer> {
     try (Connection probe = db.getConnection()) {
       probe.getMetaData();
     } catch (SQLException e) {
-      context.err().println("fencekeeper drill stale-writer: cannot connect to " + jdbcUrl + ": " + e.getMessage());
+      context
+          .err()
+          .println(
+              "fencekeeper drill stale-writer: cannot connect to "
+                  + jdbcUrl
+                  + ": "
+                  + e.getMessage());
       return ExitCode.UNAVAILABLE.code();
     }
     DrillLog log = new DrillLog(context.err(), System.nanoTime(), false);
@@ -195,8 +251,14 @@ public final class DrillCommand implements Callable<Integer> {
       }
       outcome = new JdbcStaleWriterDrill(db, config, context.err()).run();
     } catch (SQLException e) {
-      context.err().println("fencekeeper drill stale-writer: the database refused the drill's own statements: "
-          + e.getMessage() + " (files kept in " + root + ")");
+      context
+          .err()
+          .println(
+              "fencekeeper drill stale-writer: the database refused the drill's own statements: "
+                  + e.getMessage()
+                  + " (files kept in "
+                  + root
+                  + ")");
       return ExitCode.UNEXPECTED.code();
     } finally {
       cluster.close();
@@ -221,5 +283,4 @@ public final class DrillCommand implements Callable<Integer> {
     }
     return outcome.passed() ? ExitCode.SUCCESS.code() : ExitCode.CHECK_FAILED.code();
   }
-
 }

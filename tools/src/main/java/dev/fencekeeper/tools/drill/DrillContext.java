@@ -8,13 +8,19 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** What a fault schedule works with: the cluster, the history, a seeded random, and the drill's clock. */
+/**
+ * What a fault schedule works with: the cluster, the history, a seeded random, and the drill's
+ * clock.
+ */
 final class DrillContext {
   /** A moment worth a line in the timeline; a disruptive one starts an unavailability window. */
-  record Mark(long nanos, String what, boolean disruptive) { }
+  record Mark(long nanos, String what, boolean disruptive) {}
 
-  /** A holder that stopped renewing (paused or walked away) at {@code atNanos}: the re-grant is timed. */
-  record DeadHolder(String resource, long token, long atNanos) { }
+  /**
+   * A holder that stopped renewing (paused or walked away) at {@code atNanos}: the re-grant is
+   * timed.
+   */
+  record DeadHolder(String resource, long token, long atNanos) {}
 
   final DrillCluster cluster;
   final FencingClient admin;
@@ -22,16 +28,27 @@ final class DrillContext {
   final DrillLog log;
   final Random random;
   final long startNanos;
-  /** Appended to resource names: empty on the drill's own cluster, unique per run on a shared one. */
+
+  /**
+   * Appended to resource names: empty on the drill's own cluster, unique per run on a shared one.
+   */
   final String resourceSuffix;
+
   final long deadlineNanos;
   final List<Mark> marks = new CopyOnWriteArrayList<>();
   final List<DeadHolder> deadHolders = new CopyOnWriteArrayList<>();
+
   /** Violations a drill checks itself, beside the history checker's; any one fails the drill. */
   final List<Finding> findings = new CopyOnWriteArrayList<>();
 
-  DrillContext(DrillCluster cluster, FencingClient admin, HistoryRecorder recorder, DrillLog log, long seed,
-      long deadlineNanos, String resourceSuffix) {
+  DrillContext(
+      DrillCluster cluster,
+      FencingClient admin,
+      HistoryRecorder recorder,
+      DrillLog log,
+      long seed,
+      long deadlineNanos,
+      String resourceSuffix) {
     this.resourceSuffix = resourceSuffix;
     this.cluster = cluster;
     this.admin = admin;

@@ -22,14 +22,23 @@ final class DrillReport {
   static String replayCommand(DrillResult r) {
     String unsafe = FencekeeperServer.UNSAFE_SKIP_FENCING_CHECK_PROPERTY;
     String env = Boolean.getBoolean(unsafe) ? "FENCEKEEPER_JAVA_OPTS=-D" + unsafe + "=true " : "";
-    return env + "./fencekeeper drill " + r.drill() + " --duration " + Durations.format(r.settings().duration())
-        + " --seed " + r.settings().seed() + (r.settings().workers() != DrillCommand.DEFAULT_WORKERS
-        ? " --workers " + r.settings().workers() : "")
+    return env
+        + "./fencekeeper drill "
+        + r.drill()
+        + " --duration "
+        + Durations.format(r.settings().duration())
+        + " --seed "
+        + r.settings().seed()
+        + (r.settings().workers() != DrillCommand.DEFAULT_WORKERS
+            ? " --workers " + r.settings().workers()
+            : "")
         + (r.settings().peers() != null ? " --peers " + r.settings().peers() : "");
   }
 
   private static String at(DrillResult r, long nanos) {
-    return nanos == Long.MAX_VALUE ? "      ?" : String.format("%7.3fs", (nanos - r.startNanos()) / 1e9);
+    return nanos == Long.MAX_VALUE
+        ? "      ?"
+        : String.format("%7.3fs", (nanos - r.startNanos()) / 1e9);
   }
 
   private static String describe(DrillResult r, Op op) {
@@ -37,9 +46,19 @@ final class DrillReport {
   }
 
   static void printText(DrillResult r, PrintStream out) {
-    out.println("fencekeeper drill " + r.drill() + ": seed " + r.settings().seed() + ", "
-        + Durations.format(r.settings().duration()) + ", " + r.settings().workers() + " workers"
-        + (r.settings().peers() != null ? ", cluster " + r.settings().peers() : "") + "; files in " + r.dataDir());
+    out.println(
+        "fencekeeper drill "
+            + r.drill()
+            + ": seed "
+            + r.settings().seed()
+            + ", "
+            + Durations.format(r.settings().duration())
+            + ", "
+            + r.settings().workers()
+            + " workers"
+            + (r.settings().peers() != null ? ", cluster " + r.settings().peers() : "")
+            + "; files in "
+            + r.dataDir());
     out.println();
     out.println("timeline (seconds since the cluster was ready)");
     for (DrillContext.Mark m : r.marks()) {
@@ -56,22 +75,40 @@ final class DrillReport {
     out.println("operations      ok  rejected  unknown");
     for (Map.Entry<Op.OpType, Map<Op.Outcome, Integer>> e : r.opsByOutcome().entrySet()) {
       Map<Op.Outcome, Integer> c = e.getValue();
-      out.printf("  %-8s %7d %9d %8d%n", e.getKey().name().toLowerCase(), c.get(Op.Outcome.OK),
-          c.get(Op.Outcome.FAIL), c.get(Op.Outcome.UNKNOWN));
+      out.printf(
+          "  %-8s %7d %9d %8d%n",
+          e.getKey().name().toLowerCase(),
+          c.get(Op.Outcome.OK),
+          c.get(Op.Outcome.FAIL),
+          c.get(Op.Outcome.UNKNOWN));
     }
-    out.println("lease events: " + r.history().events().size()
-        + (r.history().eventsComplete() ? " (complete to the end of the log)" : " (INCOMPLETE)"));
+    out.println(
+        "lease events: "
+            + r.history().events().size()
+            + (r.history().eventsComplete()
+                ? " (complete to the end of the log)"
+                : " (INCOMPLETE)"));
     out.println("unavailability, fault -> first accepted write: " + windows(r.unavailability()));
     out.println("dead holder -> re-grant of its resource: " + windows(r.regrants()));
-    out.println("elections seen: " + r.electionsSeen() + " (leader by term: " + r.leaderships().stream()
-        .map(l -> l.term() + ":" + l.leader()).collect(Collectors.joining(" ")) + ")");
+    out.println(
+        "elections seen: "
+            + r.electionsSeen()
+            + " (leader by term: "
+            + r.leaderships().stream()
+                .map(l -> l.term() + ":" + l.leader())
+                .collect(Collectors.joining(" "))
+            + ")");
     for (String note : r.verdict().notes()) {
       out.println("checker: " + note);
     }
     out.println();
     if (r.verdict().passed()) {
-      out.println("verdict: PASS, no violation in " + r.history().ops().size() + " operations and "
-          + r.history().events().size() + " lease events");
+      out.println(
+          "verdict: PASS, no violation in "
+              + r.history().ops().size()
+              + " operations and "
+              + r.history().events().size()
+              + " lease events");
     } else {
       out.println("verdict: FAIL, " + r.verdict().findings().size() + " violation(s)");
       for (Finding f : r.verdict().findings()) {
@@ -93,11 +130,20 @@ final class DrillReport {
       return "none";
     }
     long max = windows.stream().mapToLong(DrillResult.Window::millis).max().orElse(0);
-    String each = windows.stream()
-        .map(w -> w.millis() < 0 ? "none before the end" : String.format("%.2fs", w.millis() / 1e3))
-        .collect(Collectors.joining(", "));
+    String each =
+        windows.stream()
+            .map(
+                w ->
+                    w.millis() < 0
+                        ? "none before the end"
+                        : String.format("%.2fs", w.millis() / 1e3))
+            .collect(Collectors.joining(", "));
     boolean never = windows.stream().anyMatch(w -> w.millis() < 0);
-    return windows.size() + " (" + each + ")" + (never ? "" : String.format(", max %.2fs", max / 1e3));
+    return windows.size()
+        + " ("
+        + each
+        + ")"
+        + (never ? "" : String.format(", max %.2fs", max / 1e3));
   }
 
   static void printJson(DrillResult r, PrintStream out) {
@@ -122,7 +168,10 @@ final class DrillReport {
     root.put("elections_seen", r.electionsSeen());
     ArrayNode timeline = root.putArray("timeline");
     for (DrillContext.Mark m : r.marks()) {
-      timeline.addObject().put("at_ms", (m.nanos() - r.startNanos()) / 1_000_000).put("what", m.what())
+      timeline
+          .addObject()
+          .put("at_ms", (m.nanos() - r.startNanos()) / 1_000_000)
+          .put("what", m.what())
           .put("fault", m.disruptive());
     }
     ArrayNode stale = root.putArray("stale_writer_timeline");

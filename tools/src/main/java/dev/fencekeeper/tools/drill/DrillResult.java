@@ -11,9 +11,17 @@ import java.util.List;
 import java.util.Map;
 
 /** A finished drill: its history and verdict, and the figures computed from them. */
-record DrillResult(String drill, DrillRunner.Settings settings, History history, Verdict verdict,
-    List<DrillContext.Mark> marks, List<DrillContext.DeadHolder> deadHolders,
-    List<LeaderMonitor.Leadership> leaderships, List<String> staleWriterTimeline, long startNanos, Path dataDir) {
+record DrillResult(
+    String drill,
+    DrillRunner.Settings settings,
+    History history,
+    Verdict verdict,
+    List<DrillContext.Mark> marks,
+    List<DrillContext.DeadHolder> deadHolders,
+    List<LeaderMonitor.Leadership> leaderships,
+    List<String> staleWriterTimeline,
+    long startNanos,
+    Path dataDir) {
 
   /** Operations by type and outcome. */
   Map<Op.OpType, Map<Op.Outcome, Integer>> opsByOutcome() {
@@ -32,7 +40,7 @@ record DrillResult(String drill, DrillRunner.Settings settings, History history,
   }
 
   /** A window from a fault (or a holder's death) to the first success after it; -1 if none came. */
-  record Window(String what, long fromNanos, long millis) { }
+  record Window(String what, long fromNanos, long millis) {}
 
   /** Each disruptive fault → the completion of the first write sent after it that was accepted. */
   List<Window> unavailability() {
@@ -47,8 +55,11 @@ record DrillResult(String drill, DrillRunner.Settings settings, History history,
           first = Math.min(first, op.completeNanos());
         }
       }
-      windows.add(new Window(mark.what(), mark.nanos(),
-          first == Long.MAX_VALUE ? -1 : (first - mark.nanos()) / 1_000_000));
+      windows.add(
+          new Window(
+              mark.what(),
+              mark.nanos(),
+              first == Long.MAX_VALUE ? -1 : (first - mark.nanos()) / 1_000_000));
     }
     return windows;
   }
@@ -59,19 +70,27 @@ record DrillResult(String drill, DrillRunner.Settings settings, History history,
     for (DrillContext.DeadHolder dead : deadHolders) {
       long first = Long.MAX_VALUE;
       for (Op op : history.ops()) {
-        if (op.type() == Op.OpType.ACQUIRE && op.ok() && op.resource().equals(dead.resource())
-            && op.result().token() > dead.token() && op.completeNanos() > dead.atNanos()) {
+        if (op.type() == Op.OpType.ACQUIRE
+            && op.ok()
+            && op.resource().equals(dead.resource())
+            && op.result().token() > dead.token()
+            && op.completeNanos() > dead.atNanos()) {
           first = Math.min(first, op.completeNanos());
         }
       }
       for (LeaseEventRecord e : history.events()) {
-        if (e.type() == LeaseEventRecord.Type.ACQUIRED && e.resource().equals(dead.resource())
-            && e.token() > dead.token() && e.observedNanos() > dead.atNanos()) {
+        if (e.type() == LeaseEventRecord.Type.ACQUIRED
+            && e.resource().equals(dead.resource())
+            && e.token() > dead.token()
+            && e.observedNanos() > dead.atNanos()) {
           first = Math.min(first, e.observedNanos());
         }
       }
-      windows.add(new Window(dead.resource() + " token " + dead.token(), dead.atNanos(),
-          first == Long.MAX_VALUE ? -1 : (first - dead.atNanos()) / 1_000_000));
+      windows.add(
+          new Window(
+              dead.resource() + " token " + dead.token(),
+              dead.atNanos(),
+              first == Long.MAX_VALUE ? -1 : (first - dead.atNanos()) / 1_000_000));
     }
     return windows;
   }

@@ -21,7 +21,8 @@ import java.util.Set;
 
 /**
  * Runs one drill end to end: its own cluster (or {@code --peers}), the recorded workload, the fault
- * schedule, healing, the final linearizable reads, and the check. Cleans up processes whatever happens.
+ * schedule, healing, the final linearizable reads, and the check. Cleans up processes whatever
+ * happens.
  */
 final class DrillRunner {
   private static final Duration LEADER_TIMEOUT = Duration.ofSeconds(90);
@@ -29,7 +30,7 @@ final class DrillRunner {
   private static final Duration RECOVERY_TIMEOUT = Duration.ofSeconds(30);
   static final String SENTINEL_RESOURCE = "drill-end";
 
-  record Settings(Duration duration, long seed, int workers, String peers) { }
+  record Settings(Duration duration, long seed, int workers, String peers) {}
 
   private final Drill drill;
   private final Settings settings;
@@ -44,10 +45,13 @@ final class DrillRunner {
   DrillResult run(Path root) throws Exception {
     HistoryRecorder recorder = new HistoryRecorder();
     DrillCluster cluster = new DrillCluster(root, log);
-    Thread cleanup = new Thread(() -> {
-      cluster.close();
-      drill.tearDown();
-    }, "drill-cleanup");
+    Thread cleanup =
+        new Thread(
+            () -> {
+              cluster.close();
+              drill.tearDown();
+            },
+            "drill-cleanup");
     Runtime.getRuntime().addShutdownHook(cleanup);
     try {
       ClusterConfig config;
@@ -61,16 +65,26 @@ final class DrillRunner {
         config = DrillCluster.clientConfig(members);
       }
       try (FencingClient admin = FencingClient.connect(config, "drill-controller")) {
-        String leader = settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
+        String leader =
+            settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
         log.info("cluster ready, leader " + leader + "; data under " + root);
-        String suffix = settings.peers() != null ? "-" + Long.toHexString(System.currentTimeMillis()) : "";
-        DrillContext ctx = new DrillContext(cluster, admin, recorder, log, settings.seed(),
-            System.nanoTime() + settings.duration().toNanos(), suffix);
+        String suffix =
+            settings.peers() != null ? "-" + Long.toHexString(System.currentTimeMillis()) : "";
+        DrillContext ctx =
+            new DrillContext(
+                cluster,
+                admin,
+                recorder,
+                log,
+                settings.seed(),
+                System.nanoTime() + settings.duration().toNanos(),
+                suffix);
         long start = ctx.startNanos;
         ctx.note("cluster ready, leader " + leader);
         try (LeaderMonitor monitor = new LeaderMonitor(cluster, config);
             EventWatcher watcher = new EventWatcher(config, recorder);
-            Workload workload = new Workload(config, recorder, settings.workers(), settings.seed(), suffix)) {
+            Workload workload =
+                new Workload(config, recorder, settings.workers(), settings.seed(), suffix)) {
           monitor.start();
           workload.start();
           try {
@@ -84,18 +98,28 @@ final class DrillRunner {
           for (Workload.Abandoned a : workload.abandoned()) {
             ctx.deadHolders.add(new DrillContext.DeadHolder(a.resource(), a.token(), a.atNanos()));
           }
-          String healedLeader = settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
+          String healedLeader =
+              settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
           ctx.note("faults healed, leader " + healedLeader + "; reading the final state");
           ClusterConfig finalConfig = settings.peers() != null ? config : cluster.clientConfig();
-          boolean eventsComplete = finalReads(finalConfig, recorder, watcher) && !watcher.compacted();
+          boolean eventsComplete =
+              finalReads(finalConfig, recorder, watcher) && !watcher.compacted();
           History history = recorder.history(eventsComplete);
           Verdict checked = new HistoryChecker().check(history);
           List<Finding> findings = new ArrayList<>(ctx.findings);
           findings.addAll(checked.findings());
           Verdict verdict = new Verdict(findings, checked.notes());
-          return new DrillResult(drill.name(), settings, history, verdict, List.copyOf(ctx.marks),
-              List.copyOf(ctx.deadHolders), monitor.leaderships(),
-              drill instanceof StaleWriterDrill s ? s.timeline() : List.of(), start, root);
+          return new DrillResult(
+              drill.name(),
+              settings,
+              history,
+              verdict,
+              List.copyOf(ctx.marks),
+              List.copyOf(ctx.deadHolders),
+              monitor.leaderships(),
+              drill instanceof StaleWriterDrill s ? s.timeline() : List.of(),
+              start,
+              root);
         }
       }
     } finally {
@@ -110,30 +134,39 @@ final class DrillRunner {
   }
 
   /**
-   * Keeps the workload running (up to {@link #RECOVERY_TIMEOUT} past the duration) until a write sent after
-   * the last fault has been accepted, so every drill measures its recovery instead of ending inside it.
+   * Keeps the workload running (up to {@link #RECOVERY_TIMEOUT} past the duration) until a write
+   * sent after the last fault has been accepted, so every drill measures its recovery instead of
+   * ending inside it.
    */
-  private void awaitRecovery(DrillContext ctx, HistoryRecorder recorder) throws InterruptedException {
-    long lastFault = ctx.marks.stream().filter(DrillContext.Mark::disruptive).mapToLong(DrillContext.Mark::nanos)
-        .max().orElse(Long.MIN_VALUE);
+  private void awaitRecovery(DrillContext ctx, HistoryRecorder recorder)
+      throws InterruptedException {
+    long lastFault =
+        ctx.marks.stream()
+            .filter(DrillContext.Mark::disruptive)
+            .mapToLong(DrillContext.Mark::nanos)
+            .max()
+            .orElse(Long.MIN_VALUE);
     if (lastFault == Long.MIN_VALUE) {
       return;
     }
     long deadline = System.nanoTime() + RECOVERY_TIMEOUT.toNanos();
     while (System.nanoTime() < deadline) {
-      boolean recovered = recorder.opsSoFar().stream()
-          .anyMatch(op -> op.type() == Op.OpType.WRITE && op.ok() && op.invokeNanos() >= lastFault);
+      boolean recovered =
+          recorder.opsSoFar().stream()
+              .anyMatch(
+                  op -> op.type() == Op.OpType.WRITE && op.ok() && op.invokeNanos() >= lastFault);
       if (recovered) {
         return;
       }
       Thread.sleep(200);
     }
-    ctx.note("no write accepted within " + RECOVERY_TIMEOUT.toSeconds() + "s of the duration's end");
+    ctx.note(
+        "no write accepted within " + RECOVERY_TIMEOUT.toSeconds() + "s of the duration's end");
   }
 
   /**
-   * Reads every key the workload touched, linearizably, once the faults healed; then takes one more lease
-   * and waits for its grant event, so the event stream is known to be complete up to the end.
+   * Reads every key the workload touched, linearizably, once the faults healed; then takes one more
+   * lease and waits for its grant event, so the event stream is known to be complete up to the end.
    */
   private boolean finalReads(ClusterConfig config, HistoryRecorder recorder, EventWatcher watcher)
       throws InterruptedException {
@@ -164,7 +197,9 @@ final class DrillRunner {
       while (System.nanoTime() < deadline) {
         Op sentinel = c.acquire(SENTINEL_RESOURCE, Duration.ofSeconds(1));
         if (sentinel.ok()) {
-          boolean caughtUp = watcher.awaitGrant(SENTINEL_RESOURCE, sentinel.result().token(), Duration.ofSeconds(30));
+          boolean caughtUp =
+              watcher.awaitGrant(
+                  SENTINEL_RESOURCE, sentinel.result().token(), Duration.ofSeconds(30));
           if (!caughtUp) {
             log.info("the lease-event watch did not catch up with the end of the log");
           }

@@ -12,9 +12,9 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * Follows every lease event from the first log entry, so the checker sees grants, renewals and ends in
- * commit order with the state machine's own times. Each event is stamped with when it arrived here: it
- * certainly happened before that.
+ * Follows every lease event from the first log entry, so the checker sees grants, renewals and ends
+ * in commit order with the state machine's own times. Each event is stamped with when it arrived
+ * here: it certainly happened before that.
  */
 final class EventWatcher implements AutoCloseable {
   private final FencingClient client;
@@ -36,9 +36,17 @@ final class EventWatcher implements AutoCloseable {
       if (!seen.add(e.getIndex() + "." + e.getSeq())) {
         return;
       }
-      recorder.event(new LeaseEventRecord(e.getIndex(), e.getSeq(),
-          LeaseEventRecord.Type.valueOf(e.getType().name()), e.getResource(), e.getToken(), e.getOwner(),
-          e.getExpiresAtMs(), e.getAtMs(), observed));
+      recorder.event(
+          new LeaseEventRecord(
+              e.getIndex(),
+              e.getSeq(),
+              LeaseEventRecord.Type.valueOf(e.getType().name()),
+              e.getResource(),
+              e.getToken(),
+              e.getOwner(),
+              e.getExpiresAtMs(),
+              e.getAtMs(),
+              observed));
       if (e.getType() == LeaseEvent.Type.ACQUIRED) {
         grants.add(e.getResource() + "\u0000" + e.getToken());
       }
@@ -50,8 +58,12 @@ final class EventWatcher implements AutoCloseable {
     return compacted;
   }
 
-  /** Waits until the watch delivered the grant of {@code token}: every earlier event has arrived too. */
-  synchronized boolean awaitGrant(String resource, long token, Duration timeout) throws InterruptedException {
+  /**
+   * Waits until the watch delivered the grant of {@code token}: every earlier event has arrived
+   * too.
+   */
+  synchronized boolean awaitGrant(String resource, long token, Duration timeout)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!compacted && !grants.contains(resource + "\u0000" + token)) {
       long left = deadline - System.nanoTime();

@@ -22,11 +22,11 @@ import javax.sql.DataSource;
 
 /**
  * {@code drill stale-writer --jdbc-url}: the README's paused-worker timeline against the user's own
- * database. Worker A takes a lease and writes a report row through the fence, is paused past its lease
- * (it stops renewing and sleeps, as a frozen process would), B takes the lease and commits its report, and
- * A resumes and runs its transaction with the old token. PASS when the database refused A's transaction,
- * named B's token, and kept B's row. Creates two tables of its own (a fence table and a report table, with
- * a random suffix) and drops them afterwards.
+ * database. Worker A takes a lease and writes a report row through the fence, is paused past its
+ * lease (it stops renewing and sleeps, as a frozen process would), B takes the lease and commits
+ * its report, and A resumes and runs its transaction with the old token. PASS when the database
+ * refused A's transaction, named B's token, and kept B's row. Creates two tables of its own (a
+ * fence table and a report table, with a random suffix) and drops them afterwards.
  */
 final class JdbcStaleWriterDrill {
   static final String RESOURCE = "daily-sales-report";
@@ -34,7 +34,7 @@ final class JdbcStaleWriterDrill {
   private static final Duration ACQUIRE_BOUND = Duration.ofSeconds(30);
 
   /** Outcome: the timeline as printed, and whether the fence held. */
-  record Outcome(List<String> timeline, boolean passed, String verdict, long tokenA, long tokenB) { }
+  record Outcome(List<String> timeline, boolean passed, String verdict, long tokenA, long tokenB) {}
 
   private final DataSource db;
   private final ClusterConfig cluster;
@@ -59,13 +59,29 @@ final class JdbcStaleWriterDrill {
 
   Outcome run() throws Exception {
     JdbcFence fence = JdbcFence.builder(db).table(fenceTable).createTable(true).build();
-    execute("CREATE TABLE " + reportTable + " (day VARCHAR(32) PRIMARY KEY, body VARCHAR(200) NOT NULL,"
-        + " token BIGINT NOT NULL)");
+    execute(
+        "CREATE TABLE "
+            + reportTable
+            + " (day VARCHAR(32) PRIMARY KEY, body VARCHAR(200) NOT NULL,"
+            + " token BIGINT NOT NULL)");
     try (FencingClient clientA = FencingClient.connect(cluster, "drill-worker-A");
         FencingClient clientB = FencingClient.connect(cluster, "drill-worker-B")) {
-      line("database " + productName() + "; fence table " + fenceTable + ", report table " + reportTable);
+      line(
+          "database "
+              + productName()
+              + "; fence table "
+              + fenceTable
+              + ", report table "
+              + reportTable);
       Lease a = acquire(clientA);
-      line("T1  A acquires " + RESOURCE + ", token " + a.token() + " (TTL " + TTL.toMillis() + " ms)");
+      line(
+          "T1  A acquires "
+              + RESOURCE
+              + ", token "
+              + a.token()
+              + " (TTL "
+              + TTL.toMillis()
+              + " ms)");
       fence.inTransaction(a, writeReport("A's draft", a.token()));
       line("T2  A writes its draft through the fence: committed");
       a.abandon();
@@ -78,18 +94,30 @@ final class JdbcStaleWriterDrill {
       boolean passed;
       try {
         fence.inTransaction(a, writeReport("A's stale overwrite", a.token()));
-        line("T6  A resumes and writes with token " + a.token() + ": COMMITTED (the fence did not hold)");
+        line(
+            "T6  A resumes and writes with token "
+                + a.token()
+                + ": COMMITTED (the fence did not hold)");
         passed = false;
         verdict = "FAIL: the database accepted token " + a.token() + " after token " + b.token();
       } catch (StaleFenceTokenException e) {
-        line("T6  A resumes and writes with token " + a.token() + ": refused by the database, rolled back ("
-            + e.getMessage() + ")");
+        line(
+            "T6  A resumes and writes with token "
+                + a.token()
+                + ": refused by the database, rolled back ("
+                + e.getMessage()
+                + ")");
         String kept = report();
         boolean bKept = ("B's report @" + b.token()).equals(kept);
         passed = e.newerToken() == b.token() && bKept;
-        verdict = passed
-            ? "PASS: the stale writer was refused inside its transaction; B's row is intact"
-            : "FAIL: refused, but the database holds '" + kept + "' (newer token " + e.newerToken() + ")";
+        verdict =
+            passed
+                ? "PASS: the stale writer was refused inside its transaction; B's row is intact"
+                : "FAIL: refused, but the database holds '"
+                    + kept
+                    + "' (newer token "
+                    + e.newerToken()
+                    + ")";
       }
       b.close();
       return new Outcome(List.copyOf(timeline), passed, verdict, a.token(), b.token());
@@ -114,13 +142,17 @@ final class JdbcStaleWriterDrill {
 
   private SqlWork<Void> writeReport(String body, long token) {
     return c -> {
-      try (PreparedStatement update = c.prepareStatement(
-          "UPDATE " + reportTable + " SET body = ?, token = ? WHERE day = '2026-11-29'")) {
+      try (PreparedStatement update =
+          c.prepareStatement(
+              "UPDATE " + reportTable + " SET body = ?, token = ? WHERE day = '2026-11-29'")) {
         update.setString(1, body);
         update.setLong(2, token);
         if (update.executeUpdate() == 0) {
-          try (PreparedStatement insert = c.prepareStatement(
-              "INSERT INTO " + reportTable + " (day, body, token) VALUES ('2026-11-29', ?, ?)")) {
+          try (PreparedStatement insert =
+              c.prepareStatement(
+                  "INSERT INTO "
+                      + reportTable
+                      + " (day, body, token) VALUES ('2026-11-29', ?, ?)")) {
             insert.setString(1, body);
             insert.setLong(2, token);
             insert.executeUpdate();
@@ -132,7 +164,8 @@ final class JdbcStaleWriterDrill {
   }
 
   private String report() throws SQLException {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT body, token FROM " + reportTable)) {
       return rs.next() ? rs.getString(1) + " @" + rs.getLong(2) : null;
     }
@@ -140,12 +173,15 @@ final class JdbcStaleWriterDrill {
 
   private String productName() throws SQLException {
     try (Connection c = db.getConnection()) {
-      return c.getMetaData().getDatabaseProductName() + " " + c.getMetaData().getDatabaseProductVersion();
+      return c.getMetaData().getDatabaseProductName()
+          + " "
+          + c.getMetaData().getDatabaseProductVersion();
     }
   }
 
   private void execute(String sql) throws SQLException {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement()) {
       s.execute(sql);
       if (!c.getAutoCommit()) {
         c.commit();

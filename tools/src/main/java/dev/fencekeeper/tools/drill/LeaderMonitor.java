@@ -9,9 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 
-/** Polls every node's view of the cluster: which leader in which term, to count the elections a drill saw. */
+/**
+ * Polls every node's view of the cluster: which leader in which term, to count the elections a
+ * drill saw.
+ */
 final class LeaderMonitor implements AutoCloseable {
-  record Leadership(long term, String leader, long firstSeenNanos) { }
+  record Leadership(long term, String leader, long firstSeenNanos) {}
 
   private final DrillCluster cluster;
   private final ClusterConfig config;
@@ -44,7 +47,9 @@ final class LeaderMonitor implements AutoCloseable {
           answered = true;
           if (!info.getLeaderId().isEmpty()) {
             synchronized (this) {
-              byTerm.putIfAbsent(info.getTerm(), new Leadership(info.getTerm(), info.getLeaderId(), System.nanoTime()));
+              byTerm.putIfAbsent(
+                  info.getTerm(),
+                  new Leadership(info.getTerm(), info.getLeaderId(), System.nanoTime()));
             }
           }
         } catch (RuntimeException e) {

@@ -13,13 +13,15 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Real network cuts between nodes: each node runs in a network namespace the drill creates, all joined by a
- * bridge in another namespace of its own, with one veth into this (root) namespace for the clients. A cut is
- * a pair of blackhole routes inside the two nodes' namespaces, so the clients keep reaching both sides.
- * Nothing of the host's networking changes except that one veth and its /24 route, removed at the end.
+ * Real network cuts between nodes: each node runs in a network namespace the drill creates, all
+ * joined by a bridge in another namespace of its own, with one veth into this (root) namespace for
+ * the clients. A cut is a pair of blackhole routes inside the two nodes' namespaces, so the clients
+ * keep reaching both sides. Nothing of the host's networking changes except that one veth and its
+ * /24 route, removed at the end.
  */
 final class PartitionDrill implements Drill {
-  private final String prefix = "fkd" + Integer.toHexString(new SecureRandom().nextInt(0xfff) + 0x1000);
+  private final String prefix =
+      "fkd" + Integer.toHexString(new SecureRandom().nextInt(0xfff) + 0x1000);
   private final int subnet = 1 + new SecureRandom().nextInt(250);
   private final List<String> namespaces = new ArrayList<>();
   private final Set<String> blackholes = new LinkedHashSet<>();
@@ -32,7 +34,8 @@ final class PartitionDrill implements Drill {
 
   @Override
   public String summary() {
-    return "cut the leader off from both followers, then a minority/majority split; clients reach both sides";
+    return "cut the leader off from both followers, then a minority/majority split; clients reach"
+        + " both sides";
   }
 
   private String address(int host) {
@@ -49,8 +52,10 @@ final class PartitionDrill implements Drill {
     try {
       ip("netns", "add", bridge);
     } catch (DrillException e) {
-      throw new DrillException("the partition drill needs network namespaces (run as root, with iproute2): "
-          + e.getMessage(), ExitCode.USAGE);
+      throw new DrillException(
+          "the partition drill needs network namespaces (run as root, with iproute2): "
+              + e.getMessage(),
+          ExitCode.USAGE);
     }
     namespaces.add(bridge);
     ip("-n", bridge, "link", "set", "lo", "up");
@@ -129,8 +134,15 @@ final class PartitionDrill implements Drill {
     for (int other : others) {
       cut(alone, other);
     }
-    ctx.fault(what + ": n" + alone + " | n" + others.get(0) + ", n" + others.get(1)
-        + " (blackhole routes; clients reach both sides)");
+    ctx.fault(
+        what
+            + ": n"
+            + alone
+            + " | n"
+            + others.get(0)
+            + ", n"
+            + others.get(1)
+            + " (blackhole routes; clients reach both sides)");
     ctx.sleepBetween(3_000, 5_000);
     healAll();
     ctx.note("partition healed");

@@ -7,7 +7,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The drills whose faults are done to node processes: kill -9, SIGSTOP, restarts, skew, membership. */
+/**
+ * The drills whose faults are done to node processes: kill -9, SIGSTOP, restarts, skew, membership.
+ */
 final class ProcessFaultDrills {
   private ProcessFaultDrills() {}
 
@@ -46,7 +48,8 @@ final class ProcessFaultDrills {
 
     @Override
     public String summary() {
-      return "SIGSTOP the leader past the election timeout (and past the leases' TTL), then SIGCONT it";
+      return "SIGSTOP the leader past the election timeout (and past the leases' TTL), then SIGCONT"
+          + " it";
     }
 
     @Override
@@ -96,9 +99,10 @@ final class ProcessFaultDrills {
   }
 
   /**
-   * An upgrade done one node at a time: each node in turn gets SIGTERM (the followers first, the leader
-   * last, as docs/operations.md tells operators), is started again from its data, and must catch up before
-   * the next one stops. The cluster keeps a majority throughout, so the workload should barely notice.
+   * An upgrade done one node at a time: each node in turn gets SIGTERM (the followers first, the
+   * leader last, as docs/operations.md tells operators), is started again from its data, and must
+   * catch up before the next one stops. The cluster keeps a majority throughout, so the workload
+   * should barely notice.
    */
   static final class RollingRestart implements Drill {
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
@@ -111,7 +115,8 @@ final class ProcessFaultDrills {
 
     @Override
     public String summary() {
-      return "SIGTERM and restart each node in turn (followers first, the leader last), waiting for it to catch up";
+      return "SIGTERM and restart each node in turn (followers first, the leader last), waiting for"
+          + " it to catch up";
     }
 
     @Override
@@ -141,10 +146,10 @@ final class ProcessFaultDrills {
   }
 
   /**
-   * First the leader's wall clock is stepped while a holder renews ({@link ClockSteps}: the lease must
-   * survive and still end on time); then n2's leader clock runs 5 s ahead and n3's 5 s behind and
-   * leadership moves between them (and n1). Clocks may change when leases end, never whether a stale write
-   * gets in.
+   * First the leader's wall clock is stepped while a holder renews ({@link ClockSteps}: the lease
+   * must survive and still end on time); then n2's leader clock runs 5 s ahead and n3's 5 s behind
+   * and leadership moves between them (and n1). Clocks may change when leases end, never whether a
+   * stale write gets in.
    */
   static final class ClockSkew implements Drill {
     static final long SKEW_MS = 5_000;
@@ -156,8 +161,8 @@ final class ProcessFaultDrills {
 
     @Override
     public String summary() {
-      return "one node's clock 5 s ahead, another's 5 s behind; leadership moved between them; the leader's"
-          + " clock stepped +30 s and -60 s while a holder renews";
+      return "one node's clock 5 s ahead, another's 5 s behind; leadership moved between them; the"
+          + " leader's clock stepped +30 s and -60 s while a holder renews";
     }
 
     @Override
@@ -177,12 +182,18 @@ final class ProcessFaultDrills {
       try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.adminConfig())) {
         ctx.sleep(Duration.ofSeconds(2));
         ClockSteps.run(ctx);
-        // Back and forth between the fast and the slow clock (n2, n3), starting with whichever does not lead.
+        // Back and forth between the fast and the slow clock (n2, n3), starting with whichever does
+        // not lead.
         int next = ctx.leader().equals(nodes.get(1).id()) ? 2 : 1;
         while (ctx.roomFor(Duration.ofSeconds(4))) {
           DrillCluster.Node to = nodes.get(next);
-          ctx.fault("leadership to " + to.id() + " (clock " + (to.clockOffsetMs() >= 0 ? "+" : "")
-              + to.clockOffsetMs() / 1000 + " s)");
+          ctx.fault(
+              "leadership to "
+                  + to.id()
+                  + " (clock "
+                  + (to.clockOffsetMs() >= 0 ? "+" : "")
+                  + to.clockOffsetMs() / 1000
+                  + " s)");
           try {
             String leader = admin.transferLeadership(to.id());
             ctx.note("leader is now " + leader);
@@ -197,8 +208,12 @@ final class ProcessFaultDrills {
     }
   }
 
-  /** An admin call on a loaded machine may time out although it went through: retry, then give up loudly. */
-  static void retrying(DrillContext ctx, String what, Runnable call, java.util.function.BooleanSupplier done)
+  /**
+   * An admin call on a loaded machine may time out although it went through: retry, then give up
+   * loudly.
+   */
+  static void retrying(
+      DrillContext ctx, String what, Runnable call, java.util.function.BooleanSupplier done)
       throws InterruptedException {
     for (int attempt = 1; ; attempt++) {
       try {
@@ -211,8 +226,13 @@ final class ProcessFaultDrills {
         if (attempt == 5) {
           throw new DrillException(what + " failed " + attempt + " times: " + e.getMessage());
         }
-        ctx.note(what + " attempt " + attempt + " failed (" + e.getMessage().lines().findFirst().orElse("")
-            + "); retrying");
+        ctx.note(
+            what
+                + " attempt "
+                + attempt
+                + " failed ("
+                + e.getMessage().lines().findFirst().orElse("")
+                + "); retrying");
         Thread.sleep(1_000);
       }
     }
@@ -247,19 +267,27 @@ final class ProcessFaultDrills {
     public void inject(DrillContext ctx) throws Exception {
       try (FencingAdmin admin = FencingAdmin.connect(ctx.cluster.adminConfig())) {
         ctx.sleep(Duration.ofSeconds(2));
-        List<PeerAddress> grown = new ArrayList<>(ctx.cluster.nodes().stream().map(DrillCluster.Node::peer).toList());
+        List<PeerAddress> grown =
+            new ArrayList<>(ctx.cluster.nodes().stream().map(DrillCluster.Node::peer).toList());
         grown.add(joiner);
         ctx.cluster.define(joiner, grown, null, 0);
         ctx.cluster.start(joiner.id(), true);
         ctx.cluster.awaitListening(joiner, Duration.ofSeconds(90));
         ctx.fault("members add " + joiner);
-        retrying(ctx, "members add", () -> admin.addMember(joiner),
+        retrying(
+            ctx,
+            "members add",
+            () -> admin.addMember(joiner),
             () -> admin.membership().member(joiner.id()).isPresent());
         ctx.note("members: " + admin.membership().peersProperty());
         ctx.sleep(Duration.ofSeconds(3));
         removed = "n1";
-        ctx.fault("members remove " + removed + (removed.equals(ctx.leader()) ? " (the leader)" : ""));
-        retrying(ctx, "members remove", () -> admin.removeMember(removed),
+        ctx.fault(
+            "members remove " + removed + (removed.equals(ctx.leader()) ? " (the leader)" : ""));
+        retrying(
+            ctx,
+            "members remove",
+            () -> admin.removeMember(removed),
             () -> admin.membership().member(removed).isEmpty());
         ctx.cluster.kill(removed);
         ctx.cluster.forget(removed);

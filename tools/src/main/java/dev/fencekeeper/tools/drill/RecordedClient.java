@@ -7,11 +7,11 @@ import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
-import dev.fencekeeper.tools.drill.history.HistoryRecorder.Pending;
 import dev.fencekeeper.tools.drill.history.HistoryRecorder;
+import dev.fencekeeper.tools.drill.history.HistoryRecorder.Pending;
+import dev.fencekeeper.tools.drill.history.Op;
 import dev.fencekeeper.tools.drill.history.Op.OpType;
 import dev.fencekeeper.tools.drill.history.Op.Outcome;
-import dev.fencekeeper.tools.drill.history.Op;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -19,10 +19,21 @@ import java.util.Set;
 
 /** A client whose every call lands in the history, with its outcome classified once, here. */
 final class RecordedClient {
-  /** Rejections that prove the command changed nothing; every other non-success may have been applied. */
-  private static final Set<ResultCode> DEFINITE_REJECTIONS = EnumSet.of(
-      ResultCode.HELD, ResultCode.LOCK_DELAYED, ResultCode.WAITING, ResultCode.LEASE_LOST, ResultCode.NOT_HOLDER,
-      ResultCode.STALE_TOKEN, ResultCode.LEASE_EXPIRED, ResultCode.UNKNOWN_TOKEN, ResultCode.INVALID_ARGUMENT);
+  /**
+   * Rejections that prove the command changed nothing; every other non-success may have been
+   * applied.
+   */
+  private static final Set<ResultCode> DEFINITE_REJECTIONS =
+      EnumSet.of(
+          ResultCode.HELD,
+          ResultCode.LOCK_DELAYED,
+          ResultCode.WAITING,
+          ResultCode.LEASE_LOST,
+          ResultCode.NOT_HOLDER,
+          ResultCode.STALE_TOKEN,
+          ResultCode.LEASE_EXPIRED,
+          ResultCode.UNKNOWN_TOKEN,
+          ResultCode.INVALID_ARGUMENT);
 
   private final FencingClient client;
   private final HistoryRecorder recorder;
@@ -47,19 +58,33 @@ final class RecordedClient {
 
   static Op.Result resultOf(OpType type, Response r) {
     return switch (type) {
-      case ACQUIRE, RENEW -> new Op.Result(r.getToken(), 0, 0, null, r.getNowMs(), r.getExpiresAtMs());
+      case ACQUIRE, RENEW ->
+          new Op.Result(r.getToken(), 0, 0, null, r.getNowMs(), r.getExpiresAtMs());
       // A deduplicated retry answers with the first write's time: that is when it committed.
-      case WRITE -> new Op.Result(r.getToken(), r.getVersion(), r.getAcceptedToken(), null,
-          r.getWrittenAtMs() > 0 ? r.getWrittenAtMs() : r.getNowMs(), 0);
-      case READ -> new Op.Result(0, r.getVersion(), r.getAcceptedToken(),
-          r.getCode() == ResultCode.FOUND ? r.getValue().toStringUtf8() : null, r.getNowMs(), 0);
+      case WRITE ->
+          new Op.Result(
+              r.getToken(),
+              r.getVersion(),
+              r.getAcceptedToken(),
+              null,
+              r.getWrittenAtMs() > 0 ? r.getWrittenAtMs() : r.getNowMs(),
+              0);
+      case READ ->
+          new Op.Result(
+              0,
+              r.getVersion(),
+              r.getAcceptedToken(),
+              r.getCode() == ResultCode.FOUND ? r.getValue().toStringUtf8() : null,
+              r.getNowMs(),
+              0);
       case RELEASE -> new Op.Result(r.getToken(), 0, 0, null, r.getNowMs(), 0);
     };
   }
 
   static Op complete(Pending pending, OpType type, Response r, ResultCode success) {
     Outcome outcome = classify(r.getCode(), success);
-    return pending.complete(outcome, r.getCode().name(), outcome == Outcome.OK ? resultOf(type, r) : Op.Result.NONE);
+    return pending.complete(
+        outcome, r.getCode().name(), outcome == Outcome.OK ? resultOf(type, r) : Op.Result.NONE);
   }
 
   static Op complete(Pending pending, OpType type, Result r, ResultCode success) {
@@ -74,7 +99,8 @@ final class RecordedClient {
   Op acquire(String resource, Duration ttl) {
     Pending p = recorder.invoke(process, OpType.ACQUIRE, resource, null, 0, null);
     try {
-      return complete(p, OpType.ACQUIRE, client.acquireToken(resource, ttl, process), ResultCode.GRANTED);
+      return complete(
+          p, OpType.ACQUIRE, client.acquireToken(resource, ttl, process), ResultCode.GRANTED);
     } catch (RuntimeException e) {
       return thrown(p, e);
     }
@@ -116,8 +142,14 @@ final class RecordedClient {
     } catch (RuntimeException e) {
       return thrown(p, e);
     }
-    Outcome outcome = r.code() == dev.fencekeeper.client.ResultCode.FOUND
-        || r.code() == dev.fencekeeper.client.ResultCode.NOT_FOUND ? Outcome.OK : Outcome.UNKNOWN;
-    return p.complete(outcome, r.code().name(), outcome == Outcome.OK ? resultOf(OpType.READ, Wire.response(r)) : Op.Result.NONE);
+    Outcome outcome =
+        r.code() == dev.fencekeeper.client.ResultCode.FOUND
+                || r.code() == dev.fencekeeper.client.ResultCode.NOT_FOUND
+            ? Outcome.OK
+            : Outcome.UNKNOWN;
+    return p.complete(
+        outcome,
+        r.code().name(),
+        outcome == Outcome.OK ? resultOf(OpType.READ, Wire.response(r)) : Op.Result.NONE);
   }
 }

@@ -3,13 +3,17 @@ package dev.fencekeeper.tools.drill;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
-/** SIGSTOP and SIGCONT, which {@link Process} cannot send, through the shell's kill builtin (no procps needed). */
+/**
+ * SIGSTOP and SIGCONT, which {@link Process} cannot send, through the shell's kill builtin (no
+ * procps needed).
+ */
 final class Signals {
   private Signals() {}
 
   static void send(String signal, long pid) {
     try {
-      Process kill = new ProcessBuilder("/bin/sh", "-c", "kill -" + signal + " " + pid).inheritIO().start();
+      Process kill =
+          new ProcessBuilder("/bin/sh", "-c", "kill -" + signal + " " + pid).inheritIO().start();
       if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
         throw new DrillException("kill -" + signal + " " + pid + " failed");
       }

@@ -9,9 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The README's seed scenario with real processes: worker A (its own JVM) acquires and writes, is frozen
- * with SIGSTOP past its lease, B acquires and writes, A is resumed with SIGCONT and writes with its old
- * token, which must be rejected. Repeated while the drill lasts, beside the usual workload.
+ * The README's seed scenario with real processes: worker A (its own JVM) acquires and writes, is
+ * frozen with SIGSTOP past its lease, B acquires and writes, A is resumed with SIGCONT and writes
+ * with its old token, which must be rejected. Repeated while the drill lasts, beside the usual
+ * workload.
  */
 final class StaleWriterDrill implements Drill {
   static final String RESOURCE = "daily-sales-report";
@@ -27,7 +28,8 @@ final class StaleWriterDrill implements Drill {
 
   @Override
   public String summary() {
-    return "worker A (own JVM) frozen with SIGSTOP past its lease; B takes over and writes; A resumes and writes";
+    return "worker A (own JVM) frozen with SIGSTOP past its lease; B takes over and writes; A"
+        + " resumes and writes";
   }
 
   @Override
@@ -64,7 +66,8 @@ final class StaleWriterDrill implements Drill {
           completed++;
         }
         if (round >= 3 && completed == 0) {
-          throw new DrillException("no stale-writer round completed in " + round + " attempts (see the timeline)");
+          throw new DrillException(
+              "no stale-writer round completed in " + round + " attempts (see the timeline)");
         }
       }
     }
@@ -72,7 +75,8 @@ final class StaleWriterDrill implements Drill {
   }
 
   /** One T1..T6 round; false when it could not get as far as A's late write. */
-  private boolean runRound(DrillContext ctx, StaleWriterHandle a, RecordedClient b, int round) throws Exception {
+  private boolean runRound(DrillContext ctx, StaleWriterHandle a, RecordedClient b, int round)
+      throws Exception {
     String resource = RESOURCE + ctx.resourceSuffix;
     line(ctx, "round " + round);
     Op acquired = a.acquire(resource, TTL_MS);
@@ -108,20 +112,27 @@ final class StaleWriterDrill implements Drill {
       return false;
     }
     long tokenB = granted.result().token();
-    line(ctx, String.format("T4  A still paused; B acquires, token %d (%.1f s after the pause)", tokenB,
-        (granted.completeNanos() - pausedAt) / 1e9));
+    line(
+        ctx,
+        String.format(
+            "T4  A still paused; B acquires, token %d (%.1f s after the pause)",
+            tokenB, (granted.completeNanos() - pausedAt) / 1e9));
     Op bWrite = b.write(resource, KEY, tokenB, "B-" + round);
     line(ctx, "T5  B writes with " + tokenB + ": " + bWrite.code());
 
     Signals.send("CONT", a.pid());
     ctx.note("SIGCONT worker A");
     Op late = a.write(resource, KEY, tokenA, "A-" + round + "-late");
-    String verdict = switch (late.outcome()) {
-      case FAIL -> "rejected, " + (tokenA < tokenB ? tokenA + " < " + tokenB : "") + "; B's value kept";
-      case OK -> "a STALE WRITE GOT IN";
-      case UNKNOWN -> "no answer (counted as possibly applied)";
-    };
-    line(ctx, "T6  A resumes (SIGCONT), writes with " + tokenA + ": " + late.code() + " — " + verdict);
+    String verdict =
+        switch (late.outcome()) {
+          case FAIL ->
+              "rejected, " + (tokenA < tokenB ? tokenA + " < " + tokenB : "") + "; B's value kept";
+          case OK -> "a STALE WRITE GOT IN";
+          case UNKNOWN -> "no answer (counted as possibly applied)";
+        };
+    line(
+        ctx,
+        "T6  A resumes (SIGCONT), writes with " + tokenA + ": " + late.code() + " — " + verdict);
     b.release(resource, tokenB);
     return true;
   }

@@ -24,9 +24,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The controller's side of worker A: starts its JVM, sends it commands, and records each as an operation
- * invoked when the command was sent and completed when the answer came back. A command that gets no
- * answer in time is recorded as unknown.
+ * The controller's side of worker A: starts its JVM, sends it commands, and records each as an
+ * operation invoked when the command was sent and completed when the answer came back. A command
+ * that gets no answer in time is recorded as unknown.
  */
 final class StaleWriterHandle implements AutoCloseable {
   private static final long ANSWER_TIMEOUT_MS = 30_000;
@@ -40,26 +40,43 @@ final class StaleWriterHandle implements AutoCloseable {
     this.recorder = recorder;
     List<String> command = new ArrayList<>();
     command.add(DrillCluster.javaBinary());
-    command.addAll(List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dfencekeeper.log.level=WARN"));
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), StaleWriterProcess.class.getName(),
-        peers.stream().map(PeerAddress::toString).collect(Collectors.joining(","))));
+    command.addAll(
+        List.of(
+            "-Xmx128m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Dfencekeeper.log.level=WARN"));
+    command.addAll(
+        List.of(
+            "-cp",
+            System.getProperty("java.class.path"),
+            StaleWriterProcess.class.getName(),
+            peers.stream().map(PeerAddress::toString).collect(Collectors.joining(","))));
     try {
-      process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(logFile.toFile())).start();
+      process =
+          new ProcessBuilder(command)
+              .redirectError(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+              .start();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start worker A", e);
     }
     stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-    Thread reader = new Thread(() -> {
-      try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line = out.readLine(); line != null; line = out.readLine()) {
-          if (line.startsWith(StaleWriterProcess.ANSWER_PREFIX)) {
-            answers.add(line.substring(StaleWriterProcess.ANSWER_PREFIX.length()));
-          }
-        }
-      } catch (IOException e) {
-        // The process ended.
-      }
-    }, "drill-worker-A-output");
+    Thread reader =
+        new Thread(
+            () -> {
+              try (BufferedReader out =
+                  new BufferedReader(
+                      new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line = out.readLine(); line != null; line = out.readLine()) {
+                  if (line.startsWith(StaleWriterProcess.ANSWER_PREFIX)) {
+                    answers.add(line.substring(StaleWriterProcess.ANSWER_PREFIX.length()));
+                  }
+                }
+              } catch (IOException e) {
+                // The process ended.
+              }
+            },
+            "drill-worker-A-output");
     reader.setDaemon(true);
     reader.start();
     String ready = poll();
@@ -107,7 +124,11 @@ final class StaleWriterHandle implements AutoCloseable {
 
   Op write(String resource, String key, long token, String value) {
     Pending p = recorder.invoke("A", OpType.WRITE, resource, key, token, value);
-    return send(p, OpType.WRITE, "write " + resource + " " + key + " " + token + " " + value, ResultCode.ACCEPTED);
+    return send(
+        p,
+        OpType.WRITE,
+        "write " + resource + " " + key + " " + token + " " + value,
+        ResultCode.ACCEPTED);
   }
 
   @Override

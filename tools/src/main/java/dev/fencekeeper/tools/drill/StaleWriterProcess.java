@@ -13,10 +13,10 @@ import java.time.Duration;
 import java.util.Base64;
 
 /**
- * Worker A of the stale-writer drill, in its own JVM so that SIGSTOP freezes it whole. It does only what the
- * controller tells it on stdin, one command per line, and answers each with the cluster's full response:
- * {@code acquire RESOURCE TTL_MS}, {@code write RESOURCE KEY TOKEN VALUE}, {@code exit}. The controller
- * records these operations on its own clock, so A's history needs no merging.
+ * Worker A of the stale-writer drill, in its own JVM so that SIGSTOP freezes it whole. It does only
+ * what the controller tells it on stdin, one command per line, and answers each with the cluster's
+ * full response: {@code acquire RESOURCE TTL_MS}, {@code write RESOURCE KEY TOKEN VALUE}, {@code
+ * exit}. The controller records these operations on its own clock, so A's history needs no merging.
  */
 public final class StaleWriterProcess {
   static final String ANSWER_PREFIX = "@@ ";
@@ -28,20 +28,27 @@ public final class StaleWriterProcess {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     ClusterConfig config = DrillCluster.clientConfig(ClusterConfig.forPeers(args[0]).peers());
     try (FencingClient client = FencingClient.connect(config, "A");
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        BufferedReader in =
+            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
       out.println(ANSWER_PREFIX + "ready");
       for (String line = in.readLine(); line != null; line = in.readLine()) {
         String[] w = line.trim().split(" ");
         Result result;
         switch (w[0]) {
-          case "acquire" -> result = client.acquireToken(w[1], Duration.ofMillis(Long.parseLong(w[2])), "A");
-          case "write" -> result = client.write(w[1], Long.parseLong(w[3]), w[2], w[4].getBytes(StandardCharsets.UTF_8));
+          case "acquire" ->
+              result = client.acquireToken(w[1], Duration.ofMillis(Long.parseLong(w[2])), "A");
+          case "write" ->
+              result =
+                  client.write(
+                      w[1], Long.parseLong(w[3]), w[2], w[4].getBytes(StandardCharsets.UTF_8));
           case "exit" -> {
             return;
           }
           default -> throw new IllegalArgumentException("unknown command: " + line);
         }
-        out.println(ANSWER_PREFIX + Base64.getEncoder().encodeToString(Wire.response(result).toByteArray()));
+        out.println(
+            ANSWER_PREFIX
+                + Base64.getEncoder().encodeToString(Wire.response(result).toByteArray()));
       }
     }
   }

@@ -11,9 +11,10 @@ import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * Client workers contending for a few resources: each acquires, writes a few unique values with its token,
- * sometimes renews and reads, then releases — or, now and then, walks away holding the lease, as a crashed
- * holder would, so the drill can time the re-grant. A worker that cannot get a resource reads it instead.
+ * Client workers contending for a few resources: each acquires, writes a few unique values with its
+ * token, sometimes renews and reads, then releases — or, now and then, walks away holding the
+ * lease, as a crashed holder would, so the drill can time the re-grant. A worker that cannot get a
+ * resource reads it instead.
  */
 final class Workload implements AutoCloseable {
   static final List<String> RESOURCES = List.of("drill-r1", "drill-r2", "drill-r3");
@@ -23,14 +24,16 @@ final class Workload implements AutoCloseable {
   private static final double ABANDON_PROBABILITY = 0.08;
 
   /** A lease its holder walked away from without releasing: the drill times its re-grant. */
-  record Abandoned(String resource, long token, long atNanos) { }
+  record Abandoned(String resource, long token, long atNanos) {}
 
   private final List<Thread> threads = new ArrayList<>();
   private final List<FencingClient> clients = new ArrayList<>();
   private final List<Abandoned> abandoned = new CopyOnWriteArrayList<>();
   private volatile boolean stopping;
 
-  /** {@code suffix} keeps the resources of this run apart from earlier runs' on a shared cluster. */
+  /**
+   * {@code suffix} keeps the resources of this run apart from earlier runs' on a shared cluster.
+   */
   Workload(ClusterConfig config, HistoryRecorder recorder, int workers, long seed, String suffix) {
     this.resources = RESOURCES.stream().map(r -> r + suffix).toList();
     for (int i = 1; i <= workers; i++) {

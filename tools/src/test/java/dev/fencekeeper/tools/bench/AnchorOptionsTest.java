@@ -8,7 +8,10 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code --baseline}'s names and the check that an anchor's package is installed; neither needs the packages. */
+/**
+ * {@code --baseline}'s names and the check that an anchor's package is installed; neither needs the
+ * packages.
+ */
 class AnchorOptionsTest {
   @TempDir Path dir;
 
@@ -17,8 +20,11 @@ class AnchorOptionsTest {
   void unknownBaselineIsRefusedNamingTheKnownOnes() {
     assertThatThrownBy(() -> AnchorRun.parse("ratis,mysql"))
         .isInstanceOf(ConfigException.class)
-        .hasMessage("--baseline: 'mysql' is not known; choose from ratis, zookeeper, etcd (comma-separated)");
-    assertThatThrownBy(() -> AnchorRun.parse("ratis,")).isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--baseline: 'mysql' is not known; choose from ratis, zookeeper, etcd"
+                + " (comma-separated)");
+    assertThatThrownBy(() -> AnchorRun.parse("ratis,"))
+        .isInstanceOf(ConfigException.class)
         .hasMessageContaining("'' is not known");
     assertThat(AnchorRun.parse(" ratis , ratis")).containsExactly("ratis");
   }
@@ -29,8 +35,10 @@ class AnchorOptionsTest {
     Path absent = dir.resolve("zookeeper.jar");
     assertThatThrownBy(() -> Anchor.Kind.ZOOKEEPER.requireInstalled(absent))
         .isInstanceOf(ConfigException.class)
-        .hasMessage("--baseline zookeeper needs ZooKeeper 3.8 from the Debian package `zookeeper` (" + absent
-            + " is missing): install it with `apt-get install zookeeper`");
+        .hasMessage(
+            "--baseline zookeeper needs ZooKeeper 3.8 from the Debian package `zookeeper` ("
+                + absent
+                + " is missing): install it with `apt-get install zookeeper`");
     assertThatThrownBy(() -> Anchor.Kind.ETCD.requireInstalled(dir.resolve("etcd")))
         .hasMessageContaining("install it with `apt-get install etcd-server`");
   }

@@ -14,21 +14,44 @@ import org.junit.jupiter.api.io.TempDir;
 class BenchReportTest {
   @TempDir Path dir;
 
-  private static Measurement run(String system, Workload w, int concurrency, long ops, long failed, long stale,
-                                 long p50Micros) {
+  private static Measurement run(
+      String system,
+      Workload w,
+      int concurrency,
+      long ops,
+      long failed,
+      long stale,
+      long p50Micros) {
     Histogram h = new Histogram(3);
     for (int i = 0; i < ops; i++) {
       h.recordValue(p50Micros);
     }
-    return new Measurement(system, w, concurrency, 1, ops, failed, ops + failed, stale, 1.0, h, 100, 200, 50, 0,
-        failed == 0 ? Map.of() : Map.of(stale > 0 ? "stale write ACCEPTED" : "UNAVAILABLE", failed));
+    return new Measurement(
+        system,
+        w,
+        concurrency,
+        1,
+        ops,
+        failed,
+        ops + failed,
+        stale,
+        1.0,
+        h,
+        100,
+        200,
+        50,
+        0,
+        failed == 0
+            ? Map.of()
+            : Map.of(stale > 0 ? "stale write ACCEPTED" : "UNAVAILABLE", failed));
   }
 
   private static BenchReport report() {
     return new BenchReport("./fencekeeper bench", ClusterConfig.local(7301), "test cluster");
   }
 
-  // Guarantee: the bench fails (exit 18) when a stale write was accepted, or when one was not definitely rejected.
+  // Guarantee: the bench fails (exit 18) when a stale write was accepted, or when one was not
+  // definitely rejected.
   @Test
   void w3FailsOnAnyStaleWriteNotDefinitelyRejected() {
     BenchReport ok = report();
@@ -49,7 +72,8 @@ class BenchReportTest {
     assertThat(unknown.toJson().path("status").asText()).isEqualTo("FAILED");
   }
 
-  // Guarantee: a row with failed steps names their result codes (W5 at one worker fails by the client's pace,
+  // Guarantee: a row with failed steps names their result codes (W5 at one worker fails by the
+  // client's pace,
   // and a bare count would not say so); a row without failures says 0.
   @Test
   void failedCellNamesTheResultCodes() {
@@ -61,32 +85,53 @@ class BenchReportTest {
     assertThat(tables).contains("| 670 (UNAVAILABLE) |").contains("| 0 |");
   }
 
-  // Guarantee: the 1,000,000-key target reads the largest heap, the slowest snapshot and the restart until
-  // both a read and a write were served; without --state-keys it says how to run it; a smaller run is labelled.
+  // Guarantee: the 1,000,000-key target reads the largest heap, the slowest snapshot and the
+  // restart until
+  // both a read and a write were served; without --state-keys it says how to run it; a smaller run
+  // is labelled.
   @Test
   void stateTargetsUseTheWorstNodeAndTheLaterOfReadAndWrite() {
     BenchReport none = report();
     assertThat(String.join("\n", none.targets())).contains("not run (no --state-keys 1000000)");
 
     BenchReport r = report();
-    r.state = new StateSize.Figures(1_000_000, 1000, 64, 100.0, java.util.List.of(
-        new StateSize.Node("n1", 18_000_000, 380_000_000, 280_000_000, 4_200, 129_000_000),
-        new StateSize.Node("n2", 18_000_000, 420_000_000, 280_000_000, 6_000, 129_000_000),
-        new StateSize.Node("n3", -1, -1, -1, 3_000, 129_000_000)), 8_000, 12_500);
+    r.state =
+        new StateSize.Figures(
+            1_000_000,
+            1000,
+            64,
+            100.0,
+            java.util.List.of(
+                new StateSize.Node("n1", 18_000_000, 380_000_000, 280_000_000, 4_200, 129_000_000),
+                new StateSize.Node("n2", 18_000_000, 420_000_000, 280_000_000, 6_000, 129_000_000),
+                new StateSize.Node("n3", -1, -1, -1, 3_000, 129_000_000)),
+            8_000,
+            12_500);
     String targets = String.join("\n", r.targets());
-    assertThat(targets).contains("| 1,000,000 keys of 100 bytes: heap per node ≤ 400 MB (largest, after full GC) | 420 MB"
-        + " | **missed** by 20MB (1.1×) |");
-    assertThat(targets).contains("| 1,000,000 keys: snapshot ≤ 5 s (slowest node) | 6.00 s | **missed** by 1.00s (1.2×) |");
-    assertThat(targets).contains("| 1,000,000 keys: restart of every node to serving ≤ 10 s | 13 s | **missed** by 3s (1.3×) |");
-    assertThat(String.join("\n", r.tables())).contains("### State size: 1,000,000 keys of 100 bytes",
-        "| n3 | ? | ? | ? | 3000 | 129.0 |");
+    assertThat(targets)
+        .contains(
+            "| 1,000,000 keys of 100 bytes: heap per node ≤ 400 MB (largest, after full GC) | 420"
+                + " MB | **missed** by 20MB (1.1×) |");
+    assertThat(targets)
+        .contains(
+            "| 1,000,000 keys: snapshot ≤ 5 s (slowest node) | 6.00 s | **missed** by 1.00s (1.2×)"
+                + " |");
+    assertThat(targets)
+        .contains(
+            "| 1,000,000 keys: restart of every node to serving ≤ 10 s | 13 s | **missed** by 3s"
+                + " (1.3×) |");
+    assertThat(String.join("\n", r.tables()))
+        .contains(
+            "### State size: 1,000,000 keys of 100 bytes", "| n3 | ? | ? | ? | 3000 | 129.0 |");
     assertThat(r.toJson().path("state").path("restart_serving_ms").asLong()).isEqualTo(12_500);
 
     r.state = new StateSize.Figures(2_000, 2, 64, 1.0, r.state.nodes(), 100, 200);
-    assertThat(String.join("\n", r.targets())).contains("| 2,000 keys (target: 1,000,000) of 100 bytes: heap");
+    assertThat(String.join("\n", r.targets()))
+        .contains("| 2,000 keys (target: 1,000,000) of 100 bytes: heap");
   }
 
-  // Guarantee: a missed target says by how much; a met one says met; the bare-Ratis ratio uses the same concurrency.
+  // Guarantee: a missed target says by how much; a met one says met; the bare-Ratis ratio uses the
+  // same concurrency.
   @Test
   void targetsSayWhetherAndByHowMuchTheyAreMissed() {
     BenchReport r = report();
@@ -94,13 +139,17 @@ class BenchReportTest {
     r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 1, 900, 0, 0, 800));
     r.runs.add(run(BenchReport.RATIS, Workload.W2, 64, 5000, 0, 0, 8_000));
     String targets = String.join("\n", r.targets());
-    assertThat(targets).contains("| W2 at 64 workers ≥ 8,000 writes/s (aim 16,000) | 4,000/s | **missed** by 4,000/s (2.0×) |");
+    assertThat(targets)
+        .contains(
+            "| W2 at 64 workers ≥ 8,000 writes/s (aim 16,000) | 4,000/s | **missed** by 4,000/s"
+                + " (2.0×) |");
     assertThat(targets).contains("| W2 at 1 worker p50 ≤ 1.0 ms (aim 0.7) | 0.80 ms | met |");
     assertThat(targets).contains("| W2 at 64 workers ≥ 80 % of bare Ratis | 80 % | met |");
     assertThat(targets).contains("W1 at 64 workers | not run");
   }
 
-  // Guarantee: regenerating the document keeps its hand-written profile section and nothing else of the old text.
+  // Guarantee: regenerating the document keeps its hand-written profile section and nothing else of
+  // the old text.
   @Test
   void tablesShowTheShareOfServerCpuTheJitCompilersTook() {
     BenchReport r = report();
@@ -115,17 +164,26 @@ class BenchReportTest {
   @Test
   void regenerationKeepsOnlyTheHandWrittenSection() throws Exception {
     Path doc = dir.resolve("benchmarks.md");
-    Files.writeString(doc, "# stale figures\n" + BenchReport.PRESERVED_BEGIN + "\nJFR says: gRPC.\n"
-        + BenchReport.PRESERVED_END + "\nold tail\n");
+    Files.writeString(
+        doc,
+        "# stale figures\n"
+            + BenchReport.PRESERVED_BEGIN
+            + "\nJFR says: gRPC.\n"
+            + BenchReport.PRESERVED_END
+            + "\nold tail\n");
     BenchReport r = report();
     r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W4, 1, 10, 0, 0, 100));
     String regenerated = r.document(BenchReport.preservedSection(doc));
-    assertThat(regenerated).contains("JFR says: gRPC.", "### W4 linearizable reads").doesNotContain("stale figures",
-        "old tail");
+    assertThat(regenerated)
+        .contains("JFR says: gRPC.", "### W4 linearizable reads")
+        .doesNotContain("stale figures", "old tail");
     assertThat(BenchReport.preservedSection(dir.resolve("missing.md"))).isNull();
   }
-  // Guarantee: each fencekeeper row is set against ZooKeeper's and etcd's at the same workload and concurrency,
-  // ratio = fencekeeper's throughput over the anchor's, in the Markdown table and in --json; an anchor that did
+
+  // Guarantee: each fencekeeper row is set against ZooKeeper's and etcd's at the same workload and
+  // concurrency,
+  // ratio = fencekeeper's throughput over the anchor's, in the Markdown table and in --json; an
+  // anchor that did
   // not run a workload leaves its cells empty instead of dividing by nothing.
   @Test
   void anchorRatiosCompareTheSameWorkloadAndConcurrency() {
@@ -133,16 +191,19 @@ class BenchReportTest {
     r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 6000, 0, 0, 30_000));
     r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W2, 64, 8000, 0, 0, 16_000));
     r.runs.add(run(BenchReport.ETCD, Workload.W2, 64, 4000, 0, 0, 30_000));
-    r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W2, 1, 1700, 0, 0, 900)); // no fencekeeper row at 1
+    r.runs.add(
+        run(BenchReport.ZOOKEEPER, Workload.W2, 1, 1700, 0, 0, 900)); // no fencekeeper row at 1
     r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W6, 16, 200, 0, 0, 60_000));
     r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W6, 16, 400, 0, 0, 40_000));
 
     String tables = String.join("\n", r.tables());
-    assertThat(tables).contains("### fencekeeper / ZooKeeper, etcd (same run)",
-        "| workload | workers | fencekeeper ops/s (p99 ms) | ZooKeeper ops/s (p99 ms) | fencekeeper/ZooKeeper |"
-            + " etcd ops/s (p99 ms) | fencekeeper/etcd |",
-        "| W2 | 64 | 6,000 (30.02) | 8,000 (16.01) | 0.75× | 4,000 (30.02) | 1.50× |",
-        "| W6 | 16 | 200 (60.03) | 400 (40.03) | 0.50× | – | – |");
+    assertThat(tables)
+        .contains(
+            "### fencekeeper / ZooKeeper, etcd (same run)",
+            "| workload | workers | fencekeeper ops/s (p99 ms) | ZooKeeper ops/s (p99 ms) |"
+                + " fencekeeper/ZooKeeper | etcd ops/s (p99 ms) | fencekeeper/etcd |",
+            "| W2 | 64 | 6,000 (30.02) | 8,000 (16.01) | 0.75× | 4,000 (30.02) | 1.50× |",
+            "| W6 | 16 | 200 (60.03) | 400 (40.03) | 0.50× | – | – |");
     assertThat(tables).doesNotContain("| W2 | 1 |");
 
     var ratios = r.toJson().get("anchor_ratios");
@@ -153,11 +214,13 @@ class BenchReportTest {
     assertThat(ratios.get(1).has("etcd_ops_per_sec")).isFalse();
     // The bare-Ratis ratios stay as they were: none here.
     assertThat(r.toJson().get("baseline_ratios")).isEmpty();
-    assertThat(r.document(null)).contains("- Baselines: ZooKeeper and etcd, three members each on 127.0.0.1");
+    assertThat(r.document(null))
+        .contains("- Baselines: ZooKeeper and etcd, three members each on 127.0.0.1");
     assertThat(report().document(null)).doesNotContain("- Baselines:");
   }
 
-  // Guarantee: W3 on an anchor is held to the same rule as on fencekeeper: a stale write accepted, or one not
+  // Guarantee: W3 on an anchor is held to the same rule as on fencekeeper: a stale write accepted,
+  // or one not
   // definitely refused, fails the bench (exit 18), naming the system; all refused passes.
   @Test
   void w3FailsOnAnAnchorThatAcceptedAStaleWrite() {
@@ -166,32 +229,53 @@ class BenchReportTest {
     ok.runs.add(run(BenchReport.ZOOKEEPER, Workload.W3, 4, 100, 0, 0, 500));
     ok.runs.add(run(BenchReport.ETCD, Workload.W3, 4, 100, 0, 0, 500));
     assertThat(ok.w3Failure()).isEmpty();
-    assertThat(String.join("\n", ok.tables())).contains("| etcd | 4 | 100 |", "| 0 accepted, 100/100 rejected |");
+    assertThat(String.join("\n", ok.tables()))
+        .contains("| etcd | 4 | 100 |", "| 0 accepted, 100/100 rejected |");
 
     BenchReport accepted = report();
     accepted.runs.add(run(BenchReport.FENCEKEEPER, Workload.W3, 4, 100, 0, 0, 500));
     accepted.runs.add(run(BenchReport.ETCD, Workload.W3, 4, 99, 1, 1, 500));
-    assertThat(accepted.w3Failure()).get().asString().isEqualTo("W3 on etcd at 4 workers: 1 stale writes were ACCEPTED");
+    assertThat(accepted.w3Failure())
+        .get()
+        .asString()
+        .isEqualTo("W3 on etcd at 4 workers: 1 stale writes were ACCEPTED");
     assertThat(accepted.toJson().path("status").asText()).isEqualTo("FAILED");
 
     BenchReport unknown = report();
     unknown.runs.add(run(BenchReport.ZOOKEEPER, Workload.W3, 4, 99, 1, 0, 500));
-    assertThat(unknown.w3Failure()).get().asString().contains("W3 on zookeeper").contains("not definitely rejected");
+    assertThat(unknown.w3Failure())
+        .get()
+        .asString()
+        .contains("W3 on zookeeper")
+        .contains("not definitely rejected");
   }
 
   // Guarantee: the anchors' leader kills get rows of their own in the failover table and in --json.
   @Test
   void anchorLeaderKillsAreReportedPerSystem() {
     BenchReport r = report();
-    r.anchorLeaderKills.put(BenchReport.ZOOKEEPER, java.util.List.of(
-        new Failover.LeaderKill("zk2", 2100, 2300, -1), new Failover.LeaderKill("zk1", 1900, 2000, -1),
-        new Failover.LeaderKill("zk3", 2500, 2600, -1)));
+    r.anchorLeaderKills.put(
+        BenchReport.ZOOKEEPER,
+        java.util.List.of(
+            new Failover.LeaderKill("zk2", 2100, 2300, -1),
+            new Failover.LeaderKill("zk1", 1900, 2000, -1),
+            new Failover.LeaderKill("zk3", 2500, 2600, -1)));
     String tables = String.join("\n", r.tables());
-    assertThat(tables).contains("| ZooKeeper: leader kill -9 → every writer has a write acknowledged again |"
-        + " 2300, 2000, 2600 | 2300 |");
-    assertThat(r.toJson().path("failover").path("anchor_leader_kill").path("zookeeper").get(1).path("killed").asText())
+    assertThat(tables)
+        .contains(
+            "| ZooKeeper: leader kill -9 → every writer has a write acknowledged again |"
+                + " 2300, 2000, 2600 | 2300 |");
+    assertThat(
+            r.toJson()
+                .path("failover")
+                .path("anchor_leader_kill")
+                .path("zookeeper")
+                .get(1)
+                .path("killed")
+                .asText())
         .isEqualTo("zk1");
   }
+
   // Guarantee: the hand-off figures get a table of their own, one row per system, and a JSON array.
   @Test
   void handOffsAreReportedPerSystem() {
@@ -203,8 +287,11 @@ class BenchReportTest {
     r.handOffs.add(new HandOff.Figures(BenchReport.FENCEKEEPER, 16, 200, 0, 2.0, fk));
     r.handOffs.add(new HandOff.Figures(BenchReport.ZOOKEEPER, 16, 600, 1, 2.0, zk));
     String tables = String.join("\n", r.tables());
-    assertThat(tables).contains("### W6 hand-off (one resource, queued waiters)",
-        "| fencekeeper | 16 | 100 | 40.03 | 40.03 | 0 |", "| zookeeper | 16 | 300 | 8.00 | 8.00 | 1 |");
+    assertThat(tables)
+        .contains(
+            "### W6 hand-off (one resource, queued waiters)",
+            "| fencekeeper | 16 | 100 | 40.03 | 40.03 | 0 |",
+            "| zookeeper | 16 | 300 | 8.00 | 8.00 | 1 |");
     var json = r.toJson().get("handoffs");
     assertThat(json.get(1).get("system").asText()).isEqualTo("zookeeper");
     assertThat(json.get(1).get("handoffs_per_sec").asDouble()).isEqualTo(300.0);

@@ -16,35 +16,72 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A few seconds of {@code ./fencekeeper bench}, run as a user would, so the bench cannot rot: every workload
- * and the baseline run against real node processes, the JSON and the generated document are well-formed,
- * and W3's stale writes are all rejected. Figures are not checked: CI machines are not benchmark machines.
+ * A few seconds of {@code ./fencekeeper bench}, run as a user would, so the bench cannot rot: every
+ * workload and the baseline run against real node processes, the JSON and the generated document
+ * are well-formed, and W3's stale writes are all rejected. Figures are not checked: CI machines are
+ * not benchmark machines.
  */
 class BenchSmokeIT {
   private static final String KEPT = "Profile notes written by hand survive regeneration.";
 
   @TempDir Path scratch;
 
-  // Guarantee: a short bench of every workload exits 0 with one well-formed JSON object, W3 100 % rejected,
-  // the state figures (heap, snapshot, restart) are measured on 2000 keys, and regenerating the document
+  // Guarantee: a short bench of every workload exits 0 with one well-formed JSON object, W3 100 %
+  // rejected,
+  // the state figures (heap, snapshot, restart) are measured on 2000 keys, and regenerating the
+  // document
   // keeps its hand-written profile section.
   @Test
   @Timeout(value = 240, unit = TimeUnit.SECONDS)
   void shortBenchOfEveryWorkloadIsWellFormedAndRejectsEveryStaleWrite() throws Exception {
-    Path root = Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
-    assertThat(root.resolve("tools/target/fencekeeper.jar")).as("run in `verify`, after `package`").exists();
+    Path root =
+        Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
+    assertThat(root.resolve("tools/target/fencekeeper.jar"))
+        .as("run in `verify`, after `package`")
+        .exists();
     Path doc = scratch.resolve("benchmarks.md");
-    Files.writeString(doc, "# old\n" + BenchReport.PRESERVED_BEGIN + "\n" + KEPT + "\n" + BenchReport.PRESERVED_END
-        + "\n");
+    Files.writeString(
+        doc,
+        "# old\n"
+            + BenchReport.PRESERVED_BEGIN
+            + "\n"
+            + KEPT
+            + "\n"
+            + BenchReport.PRESERVED_END
+            + "\n");
 
-    List<String> command = new ArrayList<>(List.of("./fencekeeper", "bench", "--workload", "all",
-        "--concurrency", "2", "--duration", "1s", "--warmup", "500ms", "--leases", "20",
-        "--failover-trials", "0", "--jit-warmup", "1s", "--baseline", "ratis", "--state-keys", "2000", "--json",
-        "--output", doc.toString()));
-    ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
-        .redirectError(scratch.resolve("stderr.txt").toFile())
-        .redirectOutput(scratch.resolve("stdout.txt").toFile())
-        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                "./fencekeeper",
+                "bench",
+                "--workload",
+                "all",
+                "--concurrency",
+                "2",
+                "--duration",
+                "1s",
+                "--warmup",
+                "500ms",
+                "--leases",
+                "20",
+                "--failover-trials",
+                "0",
+                "--jit-warmup",
+                "1s",
+                "--baseline",
+                "ratis",
+                "--state-keys",
+                "2000",
+                "--json",
+                "--output",
+                doc.toString()));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .directory(root.toFile())
+            .redirectError(scratch.resolve("stderr.txt").toFile())
+            .redirectOutput(scratch.resolve("stdout.txt").toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     builder.environment().put("FENCEKEEPER_SKIP_BUILD", "1");
     Process bench = builder.start();
     boolean ended = bench.waitFor(210, TimeUnit.SECONDS);
@@ -65,7 +102,8 @@ class BenchSmokeIT {
       ran.add(r.path("system").asText() + " " + r.path("workload").asText());
       assertThat(r.path("concurrency").asInt()).isEqualTo(2);
       assertThat(r.has("p99_ms") && r.has("ops_per_sec") && r.has("server_cpu_us_per_op")).isTrue();
-      // The compilers' share is read from the node JVMs' threads: known for a cluster the bench started.
+      // The compilers' share is read from the node JVMs' threads: known for a cluster the bench
+      // started.
       assertThat(r.path("server_jit_cpu_ms").asLong(-1)).as("JIT CPU of %s", r).isNotNegative();
       if (r.path("workload").asText().equals("W3")) {
         assertThat(r.path("stale_writes").asLong()).as("W3 made stale writes").isPositive();
@@ -73,8 +111,16 @@ class BenchSmokeIT {
         assertThat(r.path("rejected_pct").asDouble()).isEqualTo(100.0);
       }
     }
-    assertThat(ran).containsExactlyInAnyOrder("fencekeeper W1", "fencekeeper W2", "fencekeeper W3", "fencekeeper W4",
-        "fencekeeper W5", "fencekeeper W6", "ratis-counter W2", "ratis-counter W4");
+    assertThat(ran)
+        .containsExactlyInAnyOrder(
+            "fencekeeper W1",
+            "fencekeeper W2",
+            "fencekeeper W3",
+            "fencekeeper W4",
+            "fencekeeper W5",
+            "fencekeeper W6",
+            "ratis-counter W2",
+            "ratis-counter W4");
     assertThat(report.path("baseline_ratios")).hasSize(2);
     assertThat(report.path("jit_warmup").asText()).contains("1 round(s)", "JIT compilers used");
 
@@ -83,19 +129,32 @@ class BenchSmokeIT {
     assertThat(state.path("resources").asInt()).isEqualTo(2);
     assertThat(state.path("nodes")).hasSize(3);
     for (JsonNode node : state.path("nodes")) {
-      // A node holding 2000 keys has a heap, a snapshot of at least their values, and took some time for it.
+      // A node holding 2000 keys has a heap, a snapshot of at least their values, and took some
+      // time for it.
       assertThat(node.path("heap_loaded_mb").asDouble()).as("heap of %s", node).isPositive();
       assertThat(node.path("heap_restarted_mb").asDouble()).as("heap of %s", node).isPositive();
       assertThat(node.path("snapshot_bytes").asLong()).isGreaterThan(2000L * 100);
       assertThat(node.path("snapshot_ms").asLong()).isNotNegative();
     }
-    assertThat(state.path("restart_read_ms").asLong()).as("read served after the restart").isPositive();
-    assertThat(state.path("restart_write_ms").asLong()).as("write served after the restart").isPositive();
+    assertThat(state.path("restart_read_ms").asLong())
+        .as("read served after the restart")
+        .isPositive();
+    assertThat(state.path("restart_write_ms").asLong())
+        .as("write served after the restart")
+        .isPositive();
 
     String written = Files.readString(doc);
-    assertThat(written).startsWith("# Benchmarks").contains("## Method", "## Machine", "## Targets",
-        "### W3 stale replay", "### fencekeeper / bare Ratis", "### State size: 2,000 keys of 100 bytes",
-        "2,000 keys (target: 1,000,000) of 100 bytes: heap per node ≤ 400 MB", KEPT);
+    assertThat(written)
+        .startsWith("# Benchmarks")
+        .contains(
+            "## Method",
+            "## Machine",
+            "## Targets",
+            "### W3 stale replay",
+            "### fencekeeper / bare Ratis",
+            "### State size: 2,000 keys of 100 bytes",
+            "2,000 keys (target: 1,000,000) of 100 bytes: heap per node ≤ 400 MB",
+            KEPT);
     assertThat(written).doesNotContain("# old");
   }
 }

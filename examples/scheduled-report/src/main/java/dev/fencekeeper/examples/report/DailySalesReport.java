@@ -19,9 +19,9 @@ import org.springframework.stereotype.Component;
 
 /**
  * Yesterday's sales totals, once a day, by one instance of many. The lock alone is not enough: the
- * instance holding it can pause (GC, SIGSTOP) past {@code lockAtMostFor}, another takes over and writes,
- * and the first wakes up still inside this method. So the write goes through the JDBC fence with the
- * lock's token, and the database refuses it once a newer token has written.
+ * instance holding it can pause (GC, SIGSTOP) past {@code lockAtMostFor}, another takes over and
+ * writes, and the first wakes up still inside this method. So the write goes through the JDBC fence
+ * with the lock's token, and the database refuses it once a newer token has written.
  */
 @Component
 public class DailySalesReport {
@@ -46,21 +46,32 @@ public class DailySalesReport {
     if (reportExists(day)) {
       return;
     }
-    LOG.info("EVENT computing token={} instance={} day={}", lock.token(), properties.instance(), day);
+    LOG.info(
+        "EVENT computing token={} instance={} day={}", lock.token(), properties.instance(), day);
     Totals totals = computeTotals(day);
     try {
-      fence.inTransaction(lock.resource(), lock.token(), conn -> writeReport(conn, day, totals, lock.token()));
-      LOG.info("EVENT wrote token={} instance={} day={} total={}", lock.token(), properties.instance(), day,
+      fence.inTransaction(
+          lock.resource(), lock.token(), conn -> writeReport(conn, day, totals, lock.token()));
+      LOG.info(
+          "EVENT wrote token={} instance={} day={} total={}",
+          lock.token(),
+          properties.instance(),
+          day,
           totals.cents());
     } catch (StaleFenceTokenException e) {
-      LOG.warn("EVENT refused token={} newer={} instance={} day={}", e.sentToken(), e.newerToken(),
-          properties.instance(), day);
+      LOG.warn(
+          "EVENT refused token={} newer={} instance={} day={}",
+          e.sentToken(),
+          e.newerToken(),
+          properties.instance(),
+          day);
     }
   }
 
   private boolean reportExists(LocalDate day) throws SQLException {
     try (Connection c = dataSource.getConnection();
-        PreparedStatement s = c.prepareStatement("SELECT 1 FROM daily_sales_report WHERE report_day = ?")) {
+        PreparedStatement s =
+            c.prepareStatement("SELECT 1 FROM daily_sales_report WHERE report_day = ?")) {
       s.setDate(1, Date.valueOf(day));
       try (ResultSet rs = s.executeQuery()) {
         return rs.next();
@@ -71,8 +82,9 @@ public class DailySalesReport {
   private Totals computeTotals(LocalDate day) throws SQLException, InterruptedException {
     Thread.sleep(properties.computeTime().toMillis());
     try (Connection c = dataSource.getConnection();
-        PreparedStatement s = c.prepareStatement(
-            "SELECT COUNT(*), COALESCE(SUM(amount_cents), 0) FROM sales WHERE sold_on = ?")) {
+        PreparedStatement s =
+            c.prepareStatement(
+                "SELECT COUNT(*), COALESCE(SUM(amount_cents), 0) FROM sales WHERE sold_on = ?")) {
       s.setDate(1, Date.valueOf(day));
       try (ResultSet rs = s.executeQuery()) {
         rs.next();
@@ -82,12 +94,14 @@ public class DailySalesReport {
   }
 
   /** Inside the fenced transaction: the guard row has already accepted this token. */
-  private int writeReport(Connection conn, LocalDate day, Totals totals, long token) throws SQLException {
-    try (PreparedStatement s = conn.prepareStatement(
-        "INSERT INTO daily_sales_report (report_day, sales, total_cents, generated_by, token)"
-            + " VALUES (?, ?, ?, ?, ?)"
-            + " ON CONFLICT (report_day) DO UPDATE SET sales = EXCLUDED.sales, total_cents = EXCLUDED.total_cents,"
-            + " generated_by = EXCLUDED.generated_by, token = EXCLUDED.token")) {
+  private int writeReport(Connection conn, LocalDate day, Totals totals, long token)
+      throws SQLException {
+    try (PreparedStatement s =
+        conn.prepareStatement(
+            "INSERT INTO daily_sales_report (report_day, sales, total_cents, generated_by, token)"
+                + " VALUES (?, ?, ?, ?, ?) ON CONFLICT (report_day) DO UPDATE SET sales ="
+                + " EXCLUDED.sales, total_cents = EXCLUDED.total_cents, generated_by ="
+                + " EXCLUDED.generated_by, token = EXCLUDED.token")) {
       s.setDate(1, Date.valueOf(day));
       s.setInt(2, totals.sales());
       s.setLong(3, totals.cents());
@@ -97,5 +111,5 @@ public class DailySalesReport {
     }
   }
 
-  private record Totals(int sales, long cents) { }
+  private record Totals(int sales, long cents) {}
 }

@@ -4,8 +4,8 @@ import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * {@code report.*}: who this instance is, and how long computing the totals takes (a stand-in for the
- * slow query of a real report; the window in which a pause does the damage).
+ * {@code report.*}: who this instance is, and how long computing the totals takes (a stand-in for
+ * the slow query of a real report; the window in which a pause does the damage).
  *
  * @param instance the name this instance signs its report with
  * @param computeTime how long computing the totals takes

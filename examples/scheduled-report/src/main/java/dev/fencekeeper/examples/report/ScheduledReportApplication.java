@@ -8,8 +8,8 @@ import org.springframework.scheduling.annotation.EnableScheduling;
 
 /**
  * Run three of these against one fencekeeper cluster and one database: every instance schedules the
- * daily sales report, ShedLock on fencekeeper lets one generate it, and the JDBC fence refuses the write
- * of an instance that lost the lock while it was paused.
+ * daily sales report, ShedLock on fencekeeper lets one generate it, and the JDBC fence refuses the
+ * write of an instance that lost the lock while it was paused.
  */
 @SpringBootApplication
 @EnableScheduling

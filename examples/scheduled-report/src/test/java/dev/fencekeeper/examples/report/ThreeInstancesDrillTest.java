@@ -30,17 +30,18 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The seeds' story as Java teams run it: three instances of the example application, each its own JVM,
- * share one fencekeeper cluster and one PostgreSQL. The instance that takes the report's lock is
- * SIGSTOPped while computing, past {@code lockAtMostFor}; another takes over and writes; the first is
- * resumed and writes late. The report table must hold exactly the newer instance's report, and the late
- * write must have been refused by the fence.
+ * The seeds' story as Java teams run it: three instances of the example application, each its own
+ * JVM, share one fencekeeper cluster and one PostgreSQL. The instance that takes the report's lock
+ * is SIGSTOPped while computing, past {@code lockAtMostFor}; another takes over and writes; the
+ * first is resumed and writes late. The report table must hold exactly the newer instance's report,
+ * and the late write must have been refused by the fence.
  */
 @Timeout(240)
 class ThreeInstancesDrillTest {
   private static final Pattern EVENT =
       Pattern.compile("EVENT (\\w+) token=(\\d+)(?: newer=(\\d+))? instance=(\\S+)");
-  // The holder must be stopped inside its computation, and the next holder must finish its own well inside
+  // The holder must be stopped inside its computation, and the next holder must finish its own well
+  // inside
   // lockAtMostFor; both margins are seconds wide for a loaded 2-core host.
   private static final Duration LOCK_AT_MOST_FOR = Duration.ofSeconds(7);
   private static final Duration COMPUTE_TIME = Duration.ofSeconds(4);
@@ -51,17 +52,20 @@ class ThreeInstancesDrillTest {
   final List<Instance> instances = new ArrayList<>();
   final List<Event> events = new CopyOnWriteArrayList<>();
 
-  record Event(String kind, long token, long newer, String instance) { }
+  record Event(String kind, long token, long newer, String instance) {}
 
-  // Guarantee: a report job paused past lockAtMostFor cannot overwrite the report of the instance that took
+  // Guarantee: a report job paused past lockAtMostFor cannot overwrite the report of the instance
+  // that took
   // over; its late write is refused by the fence, whatever order the three processes run in.
   @Test
   void aPausedHolderIsFencedOutAndTheNewerReportStands() throws Exception {
     postgres = EmbeddedPostgres.builder().start();
     DataSource db = postgres.getPostgresDatabase();
     execute(db, resource("/db/schema.sql"));
-    execute(db, "INSERT INTO sales (sold_on, amount_cents) VALUES"
-        + " (CURRENT_DATE - 1, 1250), (CURRENT_DATE - 1, 4999), (CURRENT_DATE - 1, 751), (CURRENT_DATE, 100)");
+    execute(
+        db,
+        "INSERT INTO sales (sold_on, amount_cents) VALUES (CURRENT_DATE - 1, 1250), (CURRENT_DATE -"
+            + " 1, 4999), (CURRENT_DATE - 1, 751), (CURRENT_DATE, 100)");
 
     cluster = TestCluster.start(dataDir);
     cluster.awaitLeader();
@@ -69,38 +73,63 @@ class ThreeInstancesDrillTest {
       instances.add(Instance.start(name, cluster, postgres.getPort(), events));
     }
 
-    Event computing = await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(10))
-        .until(() -> first("computing"), Optional::isPresent).orElseThrow();
+    Event computing =
+        await()
+            .atMost(Duration.ofSeconds(120))
+            .pollInterval(Duration.ofMillis(10))
+            .until(() -> first("computing"), Optional::isPresent)
+            .orElseThrow();
     Instance holder = instance(computing.instance());
     holder.signal("STOP");
     long paused = computing.token();
 
     // lockAtMostFor passes on the cluster; another instance's next run takes the lock and writes.
-    Event newer = await().atMost(Duration.ofSeconds(60))
-        .until(() -> last("wrote").filter(e -> e.token() > paused), Optional::isPresent).orElseThrow();
+    Event newer =
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> last("wrote").filter(e -> e.token() > paused), Optional::isPresent)
+            .orElseThrow();
     assertThat(newer.instance()).isNotEqualTo(holder.name);
 
     holder.signal("CONT");
-    Event late = await().atMost(Duration.ofSeconds(60)).until(() -> events.stream()
-        .filter(e -> e.instance().equals(holder.name) && e.token() == paused && !e.kind().equals("computing"))
-        .findFirst(), Optional::isPresent).orElseThrow();
+    Event late =
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(
+                () ->
+                    events.stream()
+                        .filter(
+                            e ->
+                                e.instance().equals(holder.name)
+                                    && e.token() == paused
+                                    && !e.kind().equals("computing"))
+                        .findFirst(),
+                Optional::isPresent)
+            .orElseThrow();
 
     assertThat(late.kind()).describedAs("the paused instance's late write").isEqualTo("refused");
     long newest = last("wrote").orElseThrow().token();
     assertThat(late.newer()).isGreaterThan(paused).isLessThanOrEqualTo(newest);
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT report_day, sales, total_cents, generated_by, token,"
-            + " report_day = CURRENT_DATE - 1 FROM daily_sales_report")) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT report_day, sales, total_cents, generated_by, token,"
+                    + " report_day = CURRENT_DATE - 1 FROM daily_sales_report")) {
       assertThat(rs.next()).describedAs("a report was written").isTrue();
       assertThat(rs.getInt("sales")).isEqualTo(3);
       assertThat(rs.getLong("total_cents")).isEqualTo(7000);
-      assertThat(rs.getString("generated_by")).isEqualTo(last("wrote").orElseThrow().instance())
+      assertThat(rs.getString("generated_by"))
+          .isEqualTo(last("wrote").orElseThrow().instance())
           .isNotEqualTo(holder.name);
       assertThat(rs.getLong("token")).isEqualTo(newest);
       assertThat(rs.next()).describedAs("exactly one report").isFalse();
     }
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT token FROM fencekeeper_fence WHERE resource = 'daily-sales-report'")) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT token FROM fencekeeper_fence WHERE resource = 'daily-sales-report'")) {
       assertThat(rs.next()).isTrue();
       assertThat(rs.getLong(1)).isEqualTo(newest);
     }
@@ -144,7 +173,8 @@ class ThreeInstancesDrillTest {
   }
 
   private static void execute(DataSource db, String sql) throws SQLException {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement()) {
       s.execute(sql);
     }
   }
@@ -161,45 +191,63 @@ class ThreeInstancesDrillTest {
 
     static Instance start(String name, TestCluster cluster, int postgresPort, List<Event> events)
         throws IOException {
-      List<String> command = new ArrayList<>(List.of(
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-          "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
-          "-cp", System.getProperty("java.class.path"),
-          ScheduledReportApplication.class.getName(),
-          "--spring.main.banner-mode=off",
-          "--fencekeeper.peers=" + cluster.config().toProperties().getProperty("peers"),
-          "--fencekeeper.cluster-name=" + cluster.config().clusterName(),
-          "--spring.datasource.url=jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres",
-          "--spring.datasource.username=postgres",
-          "--spring.datasource.hikari.maximum-pool-size=2",
-          "--report.instance=" + name,
-          "--report.cron=* * * * * *",
-          "--report.lock-at-most-for=" + LOCK_AT_MOST_FOR,
-          "--report.compute-time=" + COMPUTE_TIME));
+      List<String> command =
+          new ArrayList<>(
+              List.of(
+                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                  "-Xmx256m",
+                  "-XX:+UseSerialGC",
+                  "-XX:TieredStopAtLevel=1",
+                  "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
+                  "-cp",
+                  System.getProperty("java.class.path"),
+                  ScheduledReportApplication.class.getName(),
+                  "--spring.main.banner-mode=off",
+                  "--fencekeeper.peers=" + cluster.config().toProperties().getProperty("peers"),
+                  "--fencekeeper.cluster-name=" + cluster.config().clusterName(),
+                  "--spring.datasource.url=jdbc:postgresql://127.0.0.1:"
+                      + postgresPort
+                      + "/postgres",
+                  "--spring.datasource.username=postgres",
+                  "--spring.datasource.hikari.maximum-pool-size=2",
+                  "--report.instance=" + name,
+                  "--report.cron=* * * * * *",
+                  "--report.lock-at-most-for=" + LOCK_AT_MOST_FOR,
+                  "--report.compute-time=" + COMPUTE_TIME));
       Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-      Thread reader = new Thread(() -> {
-        try (BufferedReader out = new BufferedReader(
-            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-          for (String line; (line = out.readLine()) != null; ) {
-            System.out.println("[" + name + "] " + line);
-            Matcher m = EVENT.matcher(line);
-            if (m.find()) {
-              events.add(new Event(m.group(1), Long.parseLong(m.group(2)),
-                  m.group(3) == null ? 0 : Long.parseLong(m.group(3)), m.group(4)));
-            }
-          }
-        } catch (IOException ignored) {
-          // the process ended
-        }
-      }, "instance-" + name + "-output");
+      Thread reader =
+          new Thread(
+              () -> {
+                try (BufferedReader out =
+                    new BufferedReader(
+                        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                  for (String line; (line = out.readLine()) != null; ) {
+                    System.out.println("[" + name + "] " + line);
+                    Matcher m = EVENT.matcher(line);
+                    if (m.find()) {
+                      events.add(
+                          new Event(
+                              m.group(1),
+                              Long.parseLong(m.group(2)),
+                              m.group(3) == null ? 0 : Long.parseLong(m.group(3)),
+                              m.group(4)));
+                    }
+                  }
+                } catch (IOException ignored) {
+                  // the process ended
+                }
+              },
+              "instance-" + name + "-output");
       reader.setDaemon(true);
       reader.start();
       return new Instance(name, process);
     }
 
     void signal(String signal) throws IOException, InterruptedException {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+      Process kill =
+          new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+              .inheritIO()
+              .start();
       assertThat(kill.waitFor()).describedAs("kill -%s %s", signal, name).isZero();
     }
 

@@ -13,7 +13,10 @@ import java.util.List;
 public record Finding(Kind kind, String summary, List<Op> ops, List<LeaseEventRecord> events) {
 
   public enum Kind {
-    /** A write was accepted with a token lower than one already issued for its resource before it was sent. */
+    /**
+     * A write was accepted with a token lower than one already issued for its resource before it
+     * was sent.
+     */
     STALE_WRITE_ACCEPTED,
     /** A write was committed after its lease had ended (released, expired or revoked). */
     WRITE_AFTER_LEASE_ENDED,
@@ -28,16 +31,18 @@ public record Finding(Kind kind, String summary, List<Op> ops, List<LeaseEventRe
     /** Reads of a key cannot be explained by any order of the writes consistent with real time. */
     NON_LINEARIZABLE_READ,
     /**
-     * A wall-clock step on the leader moved a lease deadline: a holder renewing in time lost its lease, or
-     * a lease left to run out outlived its TTL by more than the drill's bound.
+     * A wall-clock step on the leader moved a lease deadline: a holder renewing in time lost its
+     * lease, or a lease left to run out outlived its TTL by more than the drill's bound.
      */
     LEASE_DEADLINE_MOVED_BY_CLOCK_STEP,
     /**
-     * A node whose storage ran out of space did not stop with the storage-full exit code, started while
-     * still full, or did not start and catch up once space was freed.
+     * A node whose storage ran out of space did not stop with the storage-full exit code, started
+     * while still full, or did not start and catch up once space was freed.
      */
     NODE_NOT_RECOVERED_FROM_FULL_DISK,
-    /** The checker could not decide (final state unreadable, search budget exhausted): not a pass. */
+    /**
+     * The checker could not decide (final state unreadable, search budget exhausted): not a pass.
+     */
     INCONCLUSIVE
   }
 

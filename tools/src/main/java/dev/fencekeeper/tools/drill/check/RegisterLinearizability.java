@@ -11,22 +11,31 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Decides whether the reads and writes of one key are linearizable against a register (Wing and Gong's
- * search, with Lowe's memoisation of visited (linearized set, register value) configurations).
+ * Decides whether the reads and writes of one key are linearizable against a register (Wing and
+ * Gong's search, with Lowe's memoisation of visited (linearized set, register value)
+ * configurations).
  *
- * <p>No maintained JVM library on Maven Central checks recorded histories (Knossos is Clojure on Clojars,
- * Porcupine is Go), so the search lives here; it is small because the model is a single register.
+ * <p>No maintained JVM library on Maven Central checks recorded histories (Knossos is Clojure on
+ * Clojars, Porcupine is Go), so the search lives here; it is small because the model is a single
+ * register.
  *
- * <p>Writes answered OK must take effect between their invoke and complete; writes without an answer may
- * take effect at any point after their invoke, or never; definitely rejected writes and unanswered reads
- * say nothing and are left out. A read that is enabled and agrees with the current value is linearized at
- * once without branching: reading changes nothing, and linearizing an operation only enables more.
+ * <p>Writes answered OK must take effect between their invoke and complete; writes without an
+ * answer may take effect at any point after their invoke, or never; definitely rejected writes and
+ * unanswered reads say nothing and are left out. A read that is enabled and agrees with the current
+ * value is linearized at once without branching: reading changes nothing, and linearizing an
+ * operation only enables more.
  */
 public final class RegisterLinearizability {
-  /** Visited configurations after which the search gives up and reports "undecided" (never a pass). */
+  /**
+   * Visited configurations after which the search gives up and reports "undecided" (never a pass).
+   */
   static final long DEFAULT_BUDGET = 2_000_000;
 
-  public enum Answer { LINEARIZABLE, NOT_LINEARIZABLE, UNDECIDED }
+  public enum Answer {
+    LINEARIZABLE,
+    NOT_LINEARIZABLE,
+    UNDECIDED
+  }
 
   private final List<Op> ops;
   private final boolean[] required;
@@ -39,7 +48,7 @@ public final class RegisterLinearizability {
   private final Set<Config> seen = new HashSet<>();
   private long visited;
 
-  private record Config(BitSet linearized, String value) { }
+  private record Config(BitSet linearized, String value) {}
 
   private RegisterLinearizability(List<Op> relevant, long budget) {
     this.ops = relevant;
@@ -86,16 +95,18 @@ public final class RegisterLinearizability {
   public static Answer check(List<Op> keyOps, long budget) {
     RegisterLinearizability search = new RegisterLinearizability(relevant(keyOps), budget);
     try {
-      return search.search(new BitSet(search.ops.size()), null, 0) ? Answer.LINEARIZABLE : Answer.NOT_LINEARIZABLE;
+      return search.search(new BitSet(search.ops.size()), null, 0)
+          ? Answer.LINEARIZABLE
+          : Answer.NOT_LINEARIZABLE;
     } catch (BudgetExhausted e) {
       return Answer.UNDECIDED;
     }
   }
 
   /**
-   * A smallest-we-can-find sub-history that is still not linearizable, from one that is not. Only reads,
-   * and then writes no remaining read observed, are dropped: removing either keeps a linearizable history
-   * linearizable, so the witness proves the whole history wrong.
+   * A smallest-we-can-find sub-history that is still not linearizable, from one that is not. Only
+   * reads, and then writes no remaining read observed, are dropped: removing either keeps a
+   * linearizable history linearizable, so the witness proves the whole history wrong.
    */
   public static List<Op> witness(List<Op> keyOps, long budgetPerCheck) {
     List<Op> current = new ArrayList<>(relevant(keyOps));
@@ -109,8 +120,12 @@ public final class RegisterLinearizability {
       }
     }
     for (Op op : List.copyOf(current)) {
-      if (op.type() == OpType.WRITE && current.stream()
-          .noneMatch(r -> r.type() == OpType.READ && Objects.equals(r.result().readValue(), op.value()))) {
+      if (op.type() == OpType.WRITE
+          && current.stream()
+              .noneMatch(
+                  r ->
+                      r.type() == OpType.READ
+                          && Objects.equals(r.result().readValue(), op.value()))) {
         List<Op> without = new ArrayList<>(current);
         without.remove(op);
         if (check(without, budgetPerCheck) == Answer.NOT_LINEARIZABLE) {

@@ -7,9 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Collects a history from many threads. Times come from {@link System#nanoTime()} of this JVM, so every
- * invoke and complete is on one monotonic clock; an operation run in another process is recorded here by
- * the thread that told it to run and heard its answer, which only widens its interval.
+ * Collects a history from many threads. Times come from {@link System#nanoTime()} of this JVM, so
+ * every invoke and complete is on one monotonic clock; an operation run in another process is
+ * recorded here by the thread that told it to run and heard its answer, which only widens its
+ * interval.
  */
 public final class HistoryRecorder {
   private final List<Op> ops = new ArrayList<>();
@@ -28,7 +29,14 @@ public final class HistoryRecorder {
     private final String value;
     private final long invokeNanos;
 
-    private Pending(int id, String process, OpType type, String resource, String key, long token, String value,
+    private Pending(
+        int id,
+        String process,
+        OpType type,
+        String resource,
+        String key,
+        long token,
+        String value,
         long invokeNanos) {
       this.id = id;
       this.process = process;
@@ -42,7 +50,20 @@ public final class HistoryRecorder {
 
     public Op complete(Outcome outcome, String code, Result result) {
       long complete = outcome == Outcome.UNKNOWN ? Long.MAX_VALUE : System.nanoTime();
-      Op op = new Op(id, process, type, resource, key, token, value, invokeNanos, complete, outcome, code, result);
+      Op op =
+          new Op(
+              id,
+              process,
+              type,
+              resource,
+              key,
+              token,
+              value,
+              invokeNanos,
+              complete,
+              outcome,
+              code,
+              result);
       synchronized (HistoryRecorder.this) {
         ops.add(op);
       }
@@ -54,8 +75,8 @@ public final class HistoryRecorder {
     }
   }
 
-  public synchronized Pending invoke(String process, OpType type, String resource, String key, long token,
-      String value) {
+  public synchronized Pending invoke(
+      String process, OpType type, String resource, String key, long token, String value) {
     return new Pending(nextId++, process, type, resource, key, token, value, System.nanoTime());
   }
 

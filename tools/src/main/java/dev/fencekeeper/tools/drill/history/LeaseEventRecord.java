@@ -10,17 +10,44 @@ package dev.fencekeeper.tools.drill.history;
  * @param observedNanos when the watcher received it, on the history's monotonic clock: the event
  *     certainly happened before this instant
  */
-public record LeaseEventRecord(long index, int seq, Type type, String resource, long token, String owner,
-    long expiresAtMs, long atMs, long observedNanos) {
+public record LeaseEventRecord(
+    long index,
+    int seq,
+    Type type,
+    String resource,
+    long token,
+    String owner,
+    long expiresAtMs,
+    long atMs,
+    long observedNanos) {
 
-  public enum Type { ACQUIRED, RENEWED, RELEASED, EXPIRED, REVOKED }
+  public enum Type {
+    ACQUIRED,
+    RENEWED,
+    RELEASED,
+    EXPIRED,
+    REVOKED
+  }
 
   public boolean endsLease() {
     return type == Type.RELEASED || type == Type.EXPIRED || type == Type.REVOKED;
   }
 
   public String describe() {
-    return "event @" + index + "." + seq + " " + type + " " + resource + " token " + token + " (" + owner
-        + ") at sm-time " + atMs + (type == Type.ACQUIRED || type == Type.RENEWED ? " until " + expiresAtMs : "");
+    return "event @"
+        + index
+        + "."
+        + seq
+        + " "
+        + type
+        + " "
+        + resource
+        + " token "
+        + token
+        + " ("
+        + owner
+        + ") at sm-time "
+        + atMs
+        + (type == Type.ACQUIRED || type == Type.RENEWED ? " until " + expiresAtMs : "");
   }
 }

@@ -1,8 +1,8 @@
 package dev.fencekeeper.tools.drill.history;
 
 /**
- * One client operation as the history checker sees it: who did what, when it was invoked and when its
- * answer arrived (nanoseconds of one monotonic clock), and what the cluster said.
+ * One client operation as the history checker sees it: who did what, when it was invoked and when
+ * its answer arrived (nanoseconds of one monotonic clock), and what the cluster said.
  *
  * @param id unique within a history, in invocation order
  * @param process the worker that issued it (a process in Jepsen's sense: one operation at a time)
@@ -31,22 +31,39 @@ public record Op(
     String code,
     Result result) {
 
-  public enum OpType { ACQUIRE, RENEW, RELEASE, WRITE, READ }
+  public enum OpType {
+    ACQUIRE,
+    RENEW,
+    RELEASE,
+    WRITE,
+    READ
+  }
 
   /** UNKNOWN: the command may or may not have been applied (timeout, no node answered). */
-  public enum Outcome { OK, FAIL, UNKNOWN }
+  public enum Outcome {
+    OK,
+    FAIL,
+    UNKNOWN
+  }
 
   /**
    * What an answer carried. Zero / null where the answer had nothing.
    *
    * @param token ACQUIRE: the granted token
-   * @param version WRITE/READ: the key's version (count of accepted writes) after the write / at the read
+   * @param version WRITE/READ: the key's version (count of accepted writes) after the write / at
+   *     the read
    * @param acceptedToken WRITE/READ: the key's accepted token
    * @param readValue READ: the value read; null when the key was not found
-   * @param smTimeMs state-machine time at which the answer was computed (for an accepted write: its commit)
+   * @param smTimeMs state-machine time at which the answer was computed (for an accepted write: its
+   *     commit)
    * @param expiresAtMs ACQUIRE/RENEW: the lease's deadline in state-machine time
    */
-  public record Result(long token, long version, long acceptedToken, String readValue, long smTimeMs,
+  public record Result(
+      long token,
+      long version,
+      long acceptedToken,
+      String readValue,
+      long smTimeMs,
       long expiresAtMs) {
     public static final Result NONE = new Result(0, 0, 0, null, 0, 0);
   }
@@ -67,8 +84,16 @@ public record Op(
 
   /** One line for timelines and violation reports. */
   public String describe() {
-    StringBuilder s = new StringBuilder().append('#').append(id).append(' ').append(process).append(' ')
-        .append(type.name().toLowerCase()).append(' ').append(resource);
+    StringBuilder s =
+        new StringBuilder()
+            .append('#')
+            .append(id)
+            .append(' ')
+            .append(process)
+            .append(' ')
+            .append(type.name().toLowerCase())
+            .append(' ')
+            .append(resource);
     if (key != null) {
       s.append('/').append(key);
     }
@@ -92,11 +117,15 @@ public record Op(
       }
       case READ -> {
         if (ok()) {
-          s.append(' ').append(result.readValue() == null ? "(not found)" : result.readValue())
-              .append(" version ").append(result.version()).append(" accepted-token ").append(result.acceptedToken());
+          s.append(' ')
+              .append(result.readValue() == null ? "(not found)" : result.readValue())
+              .append(" version ")
+              .append(result.version())
+              .append(" accepted-token ")
+              .append(result.acceptedToken());
         }
       }
-      default -> { }
+      default -> {}
     }
     if (ok() && result.smTimeMs() != 0) {
       s.append(" at sm-time ").append(result.smTimeMs());

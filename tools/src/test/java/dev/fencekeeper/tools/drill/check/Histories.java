@@ -18,47 +18,150 @@ final class Histories {
   private long index = 1;
 
   Op acquire(String process, String resource, long invoke, long complete, long token, long smTime) {
-    return add(new Op(ops.size() + 1, process, OpType.ACQUIRE, resource, null, 0, null, invoke, complete, Outcome.OK,
-        "GRANTED", new Result(token, 0, 0, null, smTime, smTime + 1000)));
+    return add(
+        new Op(
+            ops.size() + 1,
+            process,
+            OpType.ACQUIRE,
+            resource,
+            null,
+            0,
+            null,
+            invoke,
+            complete,
+            Outcome.OK,
+            "GRANTED",
+            new Result(token, 0, 0, null, smTime, smTime + 1000)));
   }
 
   Op renew(String process, String resource, long token, long invoke, long complete, long smTime) {
-    return add(new Op(ops.size() + 1, process, OpType.RENEW, resource, null, token, null, invoke, complete, Outcome.OK,
-        "RENEWED", new Result(token, 0, 0, null, smTime, smTime + 1000)));
+    return add(
+        new Op(
+            ops.size() + 1,
+            process,
+            OpType.RENEW,
+            resource,
+            null,
+            token,
+            null,
+            invoke,
+            complete,
+            Outcome.OK,
+            "RENEWED",
+            new Result(token, 0, 0, null, smTime, smTime + 1000)));
   }
 
-  Op write(String process, String resource, String key, long token, String value, long invoke, long complete,
-      long version, long smTime) {
-    return add(new Op(ops.size() + 1, process, OpType.WRITE, resource, key, token, value, invoke, complete, Outcome.OK,
-        "ACCEPTED", new Result(token, version, token, null, smTime, 0)));
+  Op write(
+      String process,
+      String resource,
+      String key,
+      long token,
+      String value,
+      long invoke,
+      long complete,
+      long version,
+      long smTime) {
+    return add(
+        new Op(
+            ops.size() + 1,
+            process,
+            OpType.WRITE,
+            resource,
+            key,
+            token,
+            value,
+            invoke,
+            complete,
+            Outcome.OK,
+            "ACCEPTED",
+            new Result(token, version, token, null, smTime, 0)));
   }
 
-  Op unknownWrite(String process, String resource, String key, long token, String value, long invoke) {
-    return add(new Op(ops.size() + 1, process, OpType.WRITE, resource, key, token, value, invoke, Long.MAX_VALUE,
-        Outcome.UNKNOWN, "UNAVAILABLE", Result.NONE));
+  Op unknownWrite(
+      String process, String resource, String key, long token, String value, long invoke) {
+    return add(
+        new Op(
+            ops.size() + 1,
+            process,
+            OpType.WRITE,
+            resource,
+            key,
+            token,
+            value,
+            invoke,
+            Long.MAX_VALUE,
+            Outcome.UNKNOWN,
+            "UNAVAILABLE",
+            Result.NONE));
   }
 
-  Op rejectedWrite(String process, String resource, String key, long token, String value, long invoke,
+  Op rejectedWrite(
+      String process,
+      String resource,
+      String key,
+      long token,
+      String value,
+      long invoke,
       long complete) {
-    return add(new Op(ops.size() + 1, process, OpType.WRITE, resource, key, token, value, invoke, complete,
-        Outcome.FAIL, "STALE_TOKEN", Result.NONE));
+    return add(
+        new Op(
+            ops.size() + 1,
+            process,
+            OpType.WRITE,
+            resource,
+            key,
+            token,
+            value,
+            invoke,
+            complete,
+            Outcome.FAIL,
+            "STALE_TOKEN",
+            Result.NONE));
   }
 
-  Op read(String process, String resource, String key, long invoke, long complete, String value, long version,
+  Op read(
+      String process,
+      String resource,
+      String key,
+      long invoke,
+      long complete,
+      String value,
+      long version,
       long acceptedToken) {
-    return add(new Op(ops.size() + 1, process, OpType.READ, resource, key, 0, null, invoke, complete, Outcome.OK,
-        value == null ? "NOT_FOUND" : "FOUND", new Result(0, version, acceptedToken, value, 0, 0)));
+    return add(
+        new Op(
+            ops.size() + 1,
+            process,
+            OpType.READ,
+            resource,
+            key,
+            0,
+            null,
+            invoke,
+            complete,
+            Outcome.OK,
+            value == null ? "NOT_FOUND" : "FOUND",
+            new Result(0, version, acceptedToken, value, 0, 0)));
   }
 
-  Op finalRead(String resource, String key, long invoke, long complete, String value, long version,
+  Op finalRead(
+      String resource,
+      String key,
+      long invoke,
+      long complete,
+      String value,
+      long version,
       long acceptedToken) {
     Op read = read("final", resource, key, invoke, complete, value, version, acceptedToken);
     finalReads.add(read.id());
     return read;
   }
 
-  LeaseEventRecord event(LeaseEventRecord.Type type, String resource, long token, long atMs, long observed) {
-    LeaseEventRecord e = new LeaseEventRecord(index++, 0, type, resource, token, "owner", atMs + 1000, atMs, observed);
+  LeaseEventRecord event(
+      LeaseEventRecord.Type type, String resource, long token, long atMs, long observed) {
+    LeaseEventRecord e =
+        new LeaseEventRecord(
+            index++, 0, type, resource, token, "owner", atMs + 1000, atMs, observed);
     events.add(e);
     return e;
   }

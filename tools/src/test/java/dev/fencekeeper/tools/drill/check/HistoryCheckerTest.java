@@ -54,12 +54,17 @@ class HistoryCheckerTest {
 
     Verdict verdict = checker.check(h.build());
 
-    assertThat(kinds(verdict)).contains(Kind.STALE_WRITE_ACCEPTED, Kind.WRITE_AFTER_LEASE_ENDED,
-        Kind.TOKEN_DECREASED_ON_KEY);
-    Finding finding = verdict.findings().stream().filter(f -> f.kind() == Kind.STALE_WRITE_ACCEPTED).findFirst()
-        .orElseThrow();
+    assertThat(kinds(verdict))
+        .contains(
+            Kind.STALE_WRITE_ACCEPTED, Kind.WRITE_AFTER_LEASE_ENDED, Kind.TOKEN_DECREASED_ON_KEY);
+    Finding finding =
+        verdict.findings().stream()
+            .filter(f -> f.kind() == Kind.STALE_WRITE_ACCEPTED)
+            .findFirst()
+            .orElseThrow();
     assertThat(finding.ops()).extracting(Op::id).contains(stale.id());
-    assertThat(finding.ops()).anyMatch(o -> o.type() == Op.OpType.ACQUIRE && o.result().token() == 42);
+    assertThat(finding.ops())
+        .anyMatch(o -> o.type() == Op.OpType.ACQUIRE && o.result().token() == 42);
   }
 
   @Test
@@ -96,7 +101,11 @@ class HistoryCheckerTest {
     Verdict verdict = checker.check(h.build());
 
     assertThat(kinds(verdict)).contains(Kind.LOST_WRITE);
-    Finding lost = verdict.findings().stream().filter(f -> f.kind() == Kind.LOST_WRITE).findFirst().orElseThrow();
+    Finding lost =
+        verdict.findings().stream()
+            .filter(f -> f.kind() == Kind.LOST_WRITE)
+            .findFirst()
+            .orElseThrow();
     assertThat(lost.ops()).extracting(Op::value).contains("b1");
   }
 
@@ -164,7 +173,9 @@ class HistoryCheckerTest {
     Verdict verdict = checker.check(h.build());
 
     assertThat(kinds(verdict)).containsExactly(Kind.TWO_LIVE_LEASES);
-    assertThat(verdict.findings().get(0).events()).extracting(e -> e.token()).containsExactly(41L, 42L);
+    assertThat(verdict.findings().get(0).events())
+        .extracting(e -> e.token())
+        .containsExactly(41L, 42L);
   }
 
   @Test
@@ -210,7 +221,8 @@ class HistoryCheckerTest {
 
   @Test
   void flipFloppingConcurrentReadsAreNotLinearizable() {
-    // Two reads both inside one write: the later must not go back to the old value after the new was seen.
+    // Two reads both inside one write: the later must not go back to the old value after the new
+    // was seen.
     Histories h = new Histories().eventsIncomplete();
     h.write("A", "r", "k", 41, "a", 0, 10, 1, 100);
     h.write("A", "r", "k", 41, "b", 20, 100, 2, 200);

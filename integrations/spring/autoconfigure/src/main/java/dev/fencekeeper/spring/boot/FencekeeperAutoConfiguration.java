@@ -12,8 +12,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * One {@link FencingClient} for the whole application, from {@code fencekeeper.*}, once {@code
- * fencekeeper.peers} is set. An application that defines its own {@code FencingClient} bean keeps it, and
- * every other part of this auto-configuration uses that one.
+ * fencekeeper.peers} is set. An application that defines its own {@code FencingClient} bean keeps
+ * it, and every other part of this auto-configuration uses that one.
  */
 @AutoConfiguration
 @ConditionalOnProperty(prefix = "fencekeeper", name = "peers")
@@ -30,10 +30,14 @@ public class FencekeeperAutoConfiguration {
   @ConditionalOnMissingBean
   public FencingClient fencingClient(ClusterConfig config, FencekeeperProperties properties) {
     String owner = properties.getOwner();
-    return owner == null || owner.isBlank() ? FencingClient.connect(config) : FencingClient.connect(config, owner);
+    return owner == null || owner.isBlank()
+        ? FencingClient.connect(config)
+        : FencingClient.connect(config, owner);
   }
 
-  /** The cluster properties the nodes read from their own file, as {@code fencekeeper.*} sets them. */
+  /**
+   * The cluster properties the nodes read from their own file, as {@code fencekeeper.*} sets them.
+   */
   static Properties clusterProperties(FencekeeperProperties properties) {
     Properties p = new Properties();
     properties.getCluster().forEach(p::setProperty);

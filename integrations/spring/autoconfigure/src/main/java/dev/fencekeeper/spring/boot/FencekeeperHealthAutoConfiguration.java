@@ -6,9 +6,9 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
 /** The {@code fencekeeper} health contributor: UP while a node that leads the cluster answers. */
@@ -21,7 +21,8 @@ public class FencekeeperHealthAutoConfiguration {
 
   @Bean(name = "fencekeeperHealthIndicator")
   @ConditionalOnMissingBean(name = "fencekeeperHealthIndicator")
-  public FencekeeperHealthIndicator fencekeeperHealthIndicator(FencingClient client, FencekeeperProperties properties) {
+  public FencekeeperHealthIndicator fencekeeperHealthIndicator(
+      FencingClient client, FencekeeperProperties properties) {
     return new FencekeeperHealthIndicator(client, properties.getHealth().getTimeout());
   }
 }

@@ -11,8 +11,8 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 /**
- * A {@link JdbcFence} on the application's {@link DataSource}, for jobs to guard their transactions with
- * their lease's token. Needs no cluster connection of its own: the token comes from the lock.
+ * A {@link JdbcFence} on the application's {@link DataSource}, for jobs to guard their transactions
+ * with their lease's token. Needs no cluster connection of its own: the token comes from the lock.
  */
 @AutoConfiguration(
     after = FencekeeperAutoConfiguration.class,

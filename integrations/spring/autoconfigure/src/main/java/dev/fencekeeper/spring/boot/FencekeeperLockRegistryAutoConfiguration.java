@@ -15,13 +15,17 @@ import org.springframework.integration.support.locks.LockRegistry;
 @AutoConfiguration(after = FencekeeperAutoConfiguration.class)
 @ConditionalOnClass(LockRegistry.class)
 @ConditionalOnBean(FencingClient.class)
-@ConditionalOnProperty(prefix = "fencekeeper.lock-registry", name = "enabled", matchIfMissing = true)
+@ConditionalOnProperty(
+    prefix = "fencekeeper.lock-registry",
+    name = "enabled",
+    matchIfMissing = true)
 @EnableConfigurationProperties(FencekeeperProperties.class)
 public class FencekeeperLockRegistryAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean(LockRegistry.class)
-  public FencekeeperLockRegistry fencekeeperLockRegistry(FencingClient client, FencekeeperProperties properties) {
+  public FencekeeperLockRegistry fencekeeperLockRegistry(
+      FencingClient client, FencekeeperProperties properties) {
     FencekeeperProperties.LockRegistry settings = properties.getLockRegistry();
     return new FencekeeperLockRegistry(client, settings.getResourcePrefix(), settings.getTtl());
   }

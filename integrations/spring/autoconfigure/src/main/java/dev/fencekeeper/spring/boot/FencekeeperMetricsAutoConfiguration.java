@@ -10,7 +10,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
-/** The client's metrics in the application's Micrometer registry (Boot binds every MeterBinder bean). */
+/**
+ * The client's metrics in the application's Micrometer registry (Boot binds every MeterBinder
+ * bean).
+ */
 @AutoConfiguration(after = FencekeeperAutoConfiguration.class)
 @ConditionalOnClass(MeterBinder.class)
 @ConditionalOnBean(FencingClient.class)

@@ -11,17 +11,22 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class FencekeeperProperties {
   /**
    * The cluster's nodes as id@host:port, comma-separated, e.g.
-   * n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301. The client bean is created only when this is set.
+   * n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301. The client bean is created only when this
+   * is set.
    */
   private String peers;
 
   /** The cluster's name; it must match the nodes' cluster.name, which derives the Raft group id. */
   private String clusterName;
 
-  /** The owner label of this application's leases (shown to other holders); host:pid when not set. */
+  /**
+   * The owner label of this application's leases (shown to other holders); host:pid when not set.
+   */
   private String owner;
 
-  /** How long one request may take before the client retries it (the nodes' client.request.timeout). */
+  /**
+   * How long one request may take before the client retries it (the nodes' client.request.timeout).
+   */
   private Duration requestTimeout;
 
   private final Tls tls = new Tls();
@@ -145,9 +150,9 @@ public class FencekeeperProperties {
     private String resourcePrefix = "";
 
     /**
-     * Whether a running task's lock is renewed to its lockAtMostFor about every third of it, so only a
-     * paused or dead instance loses it after lockAtMostFor; by default it ends at lockAtMostFor, as ShedLock
-     * expects.
+     * Whether a running task's lock is renewed to its lockAtMostFor about every third of it, so
+     * only a paused or dead instance loses it after lockAtMostFor; by default it ends at
+     * lockAtMostFor, as ShedLock expects.
      */
     private boolean keepAlive = false;
 
@@ -176,7 +181,10 @@ public class FencekeeperProperties {
     }
   }
 
-  /** The Spring Integration LockRegistry, configured when spring-integration-core is on the class path. */
+  /**
+   * The Spring Integration LockRegistry, configured when spring-integration-core is on the class
+   * path.
+   */
   public static class LockRegistry {
     /** Whether to provide the LockRegistry bean. */
     private boolean enabled = true;
@@ -184,7 +192,10 @@ public class FencekeeperProperties {
     /** Prepended to each lock key to form the fencekeeper resource, e.g. "locks/". */
     private String resourcePrefix = "";
 
-    /** TTL of each lock's lease; the lease renews itself while held, so this bounds a crashed holder. */
+    /**
+     * TTL of each lock's lease; the lease renews itself while held, so this bounds a crashed
+     * holder.
+     */
     private Duration ttl = Duration.ofSeconds(30);
 
     public boolean isEnabled() {
@@ -235,8 +246,8 @@ public class FencekeeperProperties {
     private String table = "fencekeeper_fence";
 
     /**
-     * Whether the fence creates its table on first use; leave false when the application's migrations
-     * create it (fencekeeper-jdbc ships them under db/fencekeeper/).
+     * Whether the fence creates its table on first use; leave false when the application's
+     * migrations create it (fencekeeper-jdbc ships them under db/fencekeeper/).
      */
     private boolean createTable = false;
 

@@ -12,9 +12,9 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 /**
- * The ShedLock {@link LockProvider} on fencekeeper, once the application has ShedLock's Spring support
- * (the starter brings shedlock-core and fencekeeper-shedlock, not shedlock-spring). An application's own
- * LockProvider wins.
+ * The ShedLock {@link LockProvider} on fencekeeper, once the application has ShedLock's Spring
+ * support (the starter brings shedlock-core and fencekeeper-shedlock, not shedlock-spring). An
+ * application's own LockProvider wins.
  */
 @AutoConfiguration(after = FencekeeperAutoConfiguration.class)
 @ConditionalOnClass(
@@ -27,7 +27,8 @@ public class FencekeeperShedLockAutoConfiguration {
 
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean(LockProvider.class)
-  public FencekeeperLockProvider fencekeeperLockProvider(FencingClient client, FencekeeperProperties properties) {
+  public FencekeeperLockProvider fencekeeperLockProvider(
+      FencingClient client, FencekeeperProperties properties) {
     return FencekeeperLockProvider.builder(client)
         .resourcePrefix(properties.getShedlock().getResourcePrefix())
         .keepAlive(properties.getShedlock().isKeepAlive())

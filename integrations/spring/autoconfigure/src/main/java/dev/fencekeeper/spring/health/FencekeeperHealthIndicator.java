@@ -10,9 +10,9 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * UP when a node that says it leads the cluster answers within the timeout: only a leader grants leases
- * and accepts fenced writes, so a reachable follower alone is DOWN. Asks the nodes one at a time and stops
- * at the leader; the details name it, its term, and what every node asked said.
+ * UP when a node that says it leads the cluster answers within the timeout: only a leader grants
+ * leases and accepts fenced writes, so a reachable follower alone is DOWN. Asks the nodes one at a
+ * time and stops at the leader; the details name it, its term, and what every node asked said.
  */
 public class FencekeeperHealthIndicator extends AbstractHealthIndicator {
   private final FencingClient client;
@@ -38,12 +38,18 @@ public class FencekeeperHealthIndicator extends AbstractHealthIndicator {
       }
       nodes.put(id, info.role() + " term " + info.term());
       if (info.isLeader()) {
-        builder.up().withDetail("leader", id).withDetail("address", peer.getAddress())
-            .withDetail("term", info.term()).withDetail("nodes", nodes);
+        builder
+            .up()
+            .withDetail("leader", id)
+            .withDetail("address", peer.getAddress())
+            .withDetail("term", info.term())
+            .withDetail("nodes", nodes);
         return;
       }
     }
-    builder.down().withDetail("reason", "no node that leads the cluster answered within " + timeout)
+    builder
+        .down()
+        .withDetail("reason", "no node that leads the cluster answered within " + timeout)
         .withDetail("nodes", nodes);
   }
 }

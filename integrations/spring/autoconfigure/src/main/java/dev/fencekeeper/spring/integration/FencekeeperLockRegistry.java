@@ -15,14 +15,15 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 
 /**
- * A Spring Integration {@code LockRegistry} on fencekeeper: {@link #obtain} returns one {@link FencedLock}
- * per key, a lease on resource {@code prefix + key}. Within this JVM the lock is reentrant and owned by a
- * thread, like {@link ReentrantLock}; across instances only one holds the lease. The lease renews itself
- * while held, so the TTL bounds only how long a crashed or paused holder keeps others out.
+ * A Spring Integration {@code LockRegistry} on fencekeeper: {@link #obtain} returns one {@link
+ * FencedLock} per key, a lease on resource {@code prefix + key}. Within this JVM the lock is
+ * reentrant and owned by a thread, like {@link ReentrantLock}; across instances only one holds the
+ * lease. The lease renews itself while held, so the TTL bounds only how long a crashed or paused
+ * holder keeps others out.
  *
- * <p>{@code unlock()} after the lease was lost (expired during a pause, revoked) releases the lock here
- * and throws {@link IllegalStateException}: whatever the holder wrote after the loss was not protected,
- * unless it was fenced with {@link FencedLock#token()}.
+ * <p>{@code unlock()} after the lease was lost (expired during a pause, revoked) releases the lock
+ * here and throws {@link IllegalStateException}: whatever the holder wrote after the loss was not
+ * protected, unless it was fenced with {@link FencedLock#token()}.
  */
 public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock> {
   // A blocking lock() waits in the cluster's queue in slices this long, re-queueing in between.
@@ -190,13 +191,17 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock
     }
 
     /**
-     * One attempt at the lease, waiting in the cluster's queue up to {@code wait}; false when it stays held.
-     * When no node answers, waits a moment and reports false so the caller's own deadline decides.
+     * One attempt at the lease, waiting in the cluster's queue up to {@code wait}; false when it
+     * stays held. When no node answers, waits a moment and reports false so the caller's own
+     * deadline decides.
      */
     private boolean tryTake(Duration leaseTtl, Duration wait) {
       Lease taken;
       try {
-        taken = wait.isZero() ? client.acquire(resource, leaseTtl) : client.acquire(resource, leaseTtl, wait);
+        taken =
+            wait.isZero()
+                ? client.acquire(resource, leaseTtl)
+                : client.acquire(resource, leaseTtl, wait);
       } catch (LeaseHeldException e) {
         return false;
       } catch (FencingException e) {
@@ -215,7 +220,8 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock
     @Override
     public void unlock() {
       if (!local.isHeldByCurrentThread()) {
-        throw new IllegalMonitorStateException("this thread does not hold the lock on '" + resource + "'");
+        throw new IllegalMonitorStateException(
+            "this thread does not hold the lock on '" + resource + "'");
       }
       if (local.getHoldCount() > 1) {
         local.unlock();
@@ -231,9 +237,15 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock
         local.unlock();
       }
       if (lossReason != null) {
-        throw new IllegalStateException("the lease on '" + resource + "' (token " + held.token() + ") was lost ("
-            + lossReason + ") before unlock: work done after the loss was protected only where it was fenced"
-            + " with the token");
+        throw new IllegalStateException(
+            "the lease on '"
+                + resource
+                + "' (token "
+                + held.token()
+                + ") was lost ("
+                + lossReason
+                + ") before unlock: work done after the loss was protected only where it was fenced"
+                + " with the token");
       }
     }
 

@@ -12,13 +12,15 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The {@link dev.fencekeeper.client.FencingClient}'s own metrics in Micrometer, read from its registry
- * each time they are scraped:
+ * The {@link dev.fencekeeper.client.FencingClient}'s own metrics in Micrometer, read from its
+ * registry each time they are scraped:
  *
  * <ul>
- *   <li>{@code fencekeeper.client.requests{command}} — requests sent, by command (ACQUIRE, WRITE, ...);
- *   <li>{@code fencekeeper.client.request.latency{command,quantile}} — seconds, at the 0.5, 0.99 and 0.999
- *       quantiles of the client's recent requests (its own reservoir, not Micrometer's histogram);
+ *   <li>{@code fencekeeper.client.requests{command}} — requests sent, by command (ACQUIRE, WRITE,
+ *       ...);
+ *   <li>{@code fencekeeper.client.request.latency{command,quantile}} — seconds, at the 0.5, 0.99
+ *       and 0.999 quantiles of the client's recent requests (its own reservoir, not Micrometer's
+ *       histogram);
  *   <li>{@code fencekeeper.client.retries}, {@code fencekeeper.client.leader.redirects}, {@code
  *       fencekeeper.client.leases.lost} — counters.
  * </ul>
@@ -54,7 +56,9 @@ public class FencingClientMetrics implements MeterBinder {
           .tag("command", command)
           .register(registry);
       for (double q : QUANTILES) {
-        Gauge.builder("fencekeeper.client.request.latency", timer,
+        Gauge.builder(
+                "fencekeeper.client.request.latency",
+                timer,
                 t -> t.getSnapshot().getValue(q) / TimeUnit.SECONDS.toNanos(1))
             .description("request latency of this client, in seconds")
             .baseUnit("seconds")

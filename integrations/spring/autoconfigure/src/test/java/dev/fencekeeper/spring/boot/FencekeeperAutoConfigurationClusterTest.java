@@ -6,10 +6,10 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.jdbc.StaleFenceTokenException;
-import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
 import dev.fencekeeper.shedlock.LockToken;
 import dev.fencekeeper.spring.health.FencekeeperHealthIndicator;
@@ -48,8 +48,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.integration.support.locks.LockRegistry;
 
 /**
- * The starter's auto-configuration in real application contexts against three real nodes: which beans
- * appear when, and that each does its job on the cluster.
+ * The starter's auto-configuration in real application contexts against three real nodes: which
+ * beans appear when, and that each does its job on the cluster.
  */
 @Timeout(120)
 class FencekeeperAutoConfigurationClusterTest {
@@ -71,280 +71,401 @@ class FencekeeperAutoConfigurationClusterTest {
 
   private static ApplicationContextRunner runner() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(
-            FencekeeperAutoConfiguration.class,
-            FencekeeperShedLockAutoConfiguration.class,
-            FencekeeperLockRegistryAutoConfiguration.class,
-            FencekeeperMetricsAutoConfiguration.class,
-            FencekeeperHealthAutoConfiguration.class,
-            FencekeeperJdbcAutoConfiguration.class,
-            MetricsAutoConfiguration.class,
-            CompositeMeterRegistryAutoConfiguration.class,
-            SimpleMetricsExportAutoConfiguration.class));
+        .withConfiguration(
+            AutoConfigurations.of(
+                FencekeeperAutoConfiguration.class,
+                FencekeeperShedLockAutoConfiguration.class,
+                FencekeeperLockRegistryAutoConfiguration.class,
+                FencekeeperMetricsAutoConfiguration.class,
+                FencekeeperHealthAutoConfiguration.class,
+                FencekeeperJdbcAutoConfiguration.class,
+                MetricsAutoConfiguration.class,
+                CompositeMeterRegistryAutoConfiguration.class,
+                SimpleMetricsExportAutoConfiguration.class));
   }
 
   private static ApplicationContextRunner connected(String owner) {
-    return runner().withPropertyValues(
-        "fencekeeper.peers=" + cluster.config().toProperties().getProperty("peers"),
-        "fencekeeper.cluster-name=" + cluster.config().clusterName(),
-        "fencekeeper.owner=" + owner,
-        "fencekeeper.request-timeout=3s");
+    return runner()
+        .withPropertyValues(
+            "fencekeeper.peers=" + cluster.config().toProperties().getProperty("peers"),
+            "fencekeeper.cluster-name=" + cluster.config().clusterName(),
+            "fencekeeper.owner=" + owner,
+            "fencekeeper.request-timeout=3s");
   }
 
-  // Guarantee: fencekeeper.* properties alone give one shared client connected to the cluster, with the
+  // Guarantee: fencekeeper.* properties alone give one shared client connected to the cluster, with
+  // the
   // owner label set, and every part of the integration whose library is present.
   @Test
   void propertiesAloneConnectAClientAndEveryPart() {
-    connected("app-1").run(context -> {
-      assertThat(context).hasNotFailed();
-      assertThat(context).hasSingleBean(FencingClient.class);
-      assertThat(context).getBean(LockProvider.class).isInstanceOf(FencekeeperLockProvider.class);
-      assertThat(context).getBean(LockRegistry.class).isInstanceOf(FencekeeperLockRegistry.class);
-      assertThat(context).hasSingleBean(FencingClientMetrics.class);
-      assertThat(context).hasSingleBean(FencekeeperHealthIndicator.class);
-      FencingClient client = context.getBean(FencingClient.class);
-      try (var lease = client.acquire("props-connect", Duration.ofSeconds(10))) {
-        Result seen = observer.lease("props-connect");
-        assertThat(seen.live()).isTrue();
-        assertThat(seen.token()).isEqualTo(lease.token());
-        assertThat(seen.holderOwner()).isEqualTo("app-1");
-      }
-    });
+    connected("app-1")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).hasSingleBean(FencingClient.class);
+              assertThat(context)
+                  .getBean(LockProvider.class)
+                  .isInstanceOf(FencekeeperLockProvider.class);
+              assertThat(context)
+                  .getBean(LockRegistry.class)
+                  .isInstanceOf(FencekeeperLockRegistry.class);
+              assertThat(context).hasSingleBean(FencingClientMetrics.class);
+              assertThat(context).hasSingleBean(FencekeeperHealthIndicator.class);
+              FencingClient client = context.getBean(FencingClient.class);
+              try (var lease = client.acquire("props-connect", Duration.ofSeconds(10))) {
+                Result seen = observer.lease("props-connect");
+                assertThat(seen.live()).isTrue();
+                assertThat(seen.token()).isEqualTo(lease.token());
+                assertThat(seen.holderOwner()).isEqualTo("app-1");
+              }
+            });
   }
 
-  // Guarantee: TLS files, the request timeout and any other cluster setting reach the client's cluster
+  // Guarantee: TLS files, the request timeout and any other cluster setting reach the client's
+  // cluster
   // configuration from fencekeeper.* properties.
   @Test
   void tlsTimeoutsAndOtherSettingsReachTheClusterConfig() throws IOException {
     Path cert = java.nio.file.Files.writeString(dataDir.resolve("app.crt"), "");
     Path key = java.nio.file.Files.writeString(dataDir.resolve("app.key"), "");
     Path trust = java.nio.file.Files.writeString(dataDir.resolve("ca.crt"), "");
-    connected("app-1").withUserConfiguration(OwnClient.class).withPropertyValues(
-            "fencekeeper.tls.cert=" + cert, "fencekeeper.tls.key=" + key, "fencekeeper.tls.trust=" + trust,
-            "fencekeeper.request-timeout=7s", "fencekeeper.cluster.raft.election.timeout.min=2s",
+    connected("app-1")
+        .withUserConfiguration(OwnClient.class)
+        .withPropertyValues(
+            "fencekeeper.tls.cert=" + cert,
+            "fencekeeper.tls.key=" + key,
+            "fencekeeper.tls.trust=" + trust,
+            "fencekeeper.request-timeout=7s",
+            "fencekeeper.cluster.raft.election.timeout.min=2s",
             "fencekeeper.cluster.raft.election.timeout.max=4s")
-        .run(context -> {
-          ClusterConfig config = context.getBean(ClusterConfig.class);
-          assertThat(config.security().tls().cert()).isEqualTo(cert);
-          assertThat(config.security().tls().key()).isEqualTo(key);
-          assertThat(config.security().tls().trust()).isEqualTo(trust);
-          assertThat(config.requestTimeout()).isEqualTo(Duration.ofSeconds(7));
-          assertThat(config.electionTimeoutMin()).isEqualTo(Duration.ofSeconds(2));
-          assertThat(config.clusterName()).isEqualTo(cluster.config().clusterName());
-          assertThat(config.peers()).isEqualTo(cluster.config().peers());
-        });
-    connected("app-1").withPropertyValues("fencekeeper.cluster.no.such.key=1").run(context -> {
-      assertThat(context).hasFailed();
-      assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("no.such.key");
-    });
+        .run(
+            context -> {
+              ClusterConfig config = context.getBean(ClusterConfig.class);
+              assertThat(config.security().tls().cert()).isEqualTo(cert);
+              assertThat(config.security().tls().key()).isEqualTo(key);
+              assertThat(config.security().tls().trust()).isEqualTo(trust);
+              assertThat(config.requestTimeout()).isEqualTo(Duration.ofSeconds(7));
+              assertThat(config.electionTimeoutMin()).isEqualTo(Duration.ofSeconds(2));
+              assertThat(config.clusterName()).isEqualTo(cluster.config().clusterName());
+              assertThat(config.peers()).isEqualTo(cluster.config().peers());
+            });
+    connected("app-1")
+        .withPropertyValues("fencekeeper.cluster.no.such.key=1")
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .rootCause()
+                  .hasMessageContaining("no.such.key");
+            });
   }
 
-  // Guarantee: without fencekeeper.peers nothing is created (the starter on the class path alone is inert).
+  // Guarantee: without fencekeeper.peers nothing is created (the starter on the class path alone is
+  // inert).
   @Test
   void nothingWithoutPeers() {
-    runner().run(context -> {
-      assertThat(context).hasNotFailed();
-      assertThat(context).doesNotHaveBean(FencingClient.class);
-      assertThat(context).doesNotHaveBean(LockProvider.class);
-      assertThat(context).doesNotHaveBean(LockRegistry.class);
-      assertThat(context).doesNotHaveBean(FencekeeperHealthIndicator.class);
-      assertThat(context).doesNotHaveBean(JdbcFence.class);
-    });
+    runner()
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean(FencingClient.class);
+              assertThat(context).doesNotHaveBean(LockProvider.class);
+              assertThat(context).doesNotHaveBean(LockRegistry.class);
+              assertThat(context).doesNotHaveBean(FencekeeperHealthIndicator.class);
+              assertThat(context).doesNotHaveBean(JdbcFence.class);
+            });
   }
 
-  // Guarantee: with a DataSource the application gets a JdbcFence that admits the live lease's token and
+  // Guarantee: with a DataSource the application gets a JdbcFence that admits the live lease's
+  // token and
   // refuses an older one, naming both.
   @Test
   void aDataSourceGetsAJdbcFenceThatRefusesStaleTokens() {
-    connected("app-1").withUserConfiguration(H2.class).withPropertyValues("fencekeeper.jdbc.create-table=true")
-        .run(context -> {
-          JdbcFence fence = context.getBean(JdbcFence.class);
-          FencingClient client = context.getBean(FencingClient.class);
-          long older;
-          try (var first = client.acquire("jdbc-report", Duration.ofSeconds(10))) {
-            older = first.token();
-          }
-          try (var lease = client.acquire("jdbc-report", Duration.ofSeconds(10))) {
-            fence.inTransaction(lease, conn -> conn.createStatement().execute(
-                "CREATE TABLE report (report_day VARCHAR(10) PRIMARY KEY, body VARCHAR(100))"));
-            fence.inTransaction(lease, conn -> conn.createStatement().executeUpdate(
-                "INSERT INTO report VALUES ('2026-11-29', 'newer')"));
-            assertThatThrownBy(() -> fence.inTransaction("jdbc-report", older, conn -> conn.createStatement()
-                .executeUpdate("UPDATE report SET body = 'older'")))
-                .isInstanceOf(StaleFenceTokenException.class)
-                .hasMessageContaining(Long.toString(older))
-                .hasMessageContaining(Long.toString(lease.token()));
-            assertThat(fence.acceptedToken("jdbc-report")).hasValue(lease.token());
-          }
-        });
-    connected("app-1").withUserConfiguration(H2.class).withPropertyValues("fencekeeper.jdbc.enabled=false")
+    connected("app-1")
+        .withUserConfiguration(H2.class)
+        .withPropertyValues("fencekeeper.jdbc.create-table=true")
+        .run(
+            context -> {
+              JdbcFence fence = context.getBean(JdbcFence.class);
+              FencingClient client = context.getBean(FencingClient.class);
+              long older;
+              try (var first = client.acquire("jdbc-report", Duration.ofSeconds(10))) {
+                older = first.token();
+              }
+              try (var lease = client.acquire("jdbc-report", Duration.ofSeconds(10))) {
+                fence.inTransaction(
+                    lease,
+                    conn ->
+                        conn.createStatement()
+                            .execute(
+                                "CREATE TABLE report (report_day VARCHAR(10) PRIMARY KEY, body"
+                                    + " VARCHAR(100))"));
+                fence.inTransaction(
+                    lease,
+                    conn ->
+                        conn.createStatement()
+                            .executeUpdate("INSERT INTO report VALUES ('2026-11-29', 'newer')"));
+                assertThatThrownBy(
+                        () ->
+                            fence.inTransaction(
+                                "jdbc-report",
+                                older,
+                                conn ->
+                                    conn.createStatement()
+                                        .executeUpdate("UPDATE report SET body = 'older'")))
+                    .isInstanceOf(StaleFenceTokenException.class)
+                    .hasMessageContaining(Long.toString(older))
+                    .hasMessageContaining(Long.toString(lease.token()));
+                assertThat(fence.acceptedToken("jdbc-report")).hasValue(lease.token());
+              }
+            });
+    connected("app-1")
+        .withUserConfiguration(H2.class)
+        .withPropertyValues("fencekeeper.jdbc.enabled=false")
         .run(context -> assertThat(context).doesNotHaveBean(JdbcFence.class));
   }
 
   // Guarantee: bad settings fail the context with the cluster configuration's own message.
   @Test
   void badPeersFailTheContextWithAClearMessage() {
-    runner().withPropertyValues("fencekeeper.peers=not-a-peer").run(context -> {
-      assertThat(context).hasFailed();
-      assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("peers");
-    });
+    runner()
+        .withPropertyValues("fencekeeper.peers=not-a-peer")
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("peers");
+            });
   }
 
-  // Guarantee: the ShedLock provider appears only with ShedLock's Spring support, and can be switched off.
+  // Guarantee: the ShedLock provider appears only with ShedLock's Spring support, and can be
+  // switched off.
   @Test
   void shedLockProviderNeedsShedLockSpringAndCanBeDisabled() {
-    connected("app-1").withClassLoader(new FilteredClassLoader(EnableSchedulerLock.class)).run(context -> {
-      assertThat(context).hasNotFailed();
-      assertThat(context).doesNotHaveBean(LockProvider.class);
-    });
-    connected("app-1").withPropertyValues("fencekeeper.shedlock.enabled=false").run(context ->
-        assertThat(context).doesNotHaveBean(LockProvider.class));
+    connected("app-1")
+        .withClassLoader(new FilteredClassLoader(EnableSchedulerLock.class))
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean(LockProvider.class);
+            });
+    connected("app-1")
+        .withPropertyValues("fencekeeper.shedlock.enabled=false")
+        .run(context -> assertThat(context).doesNotHaveBean(LockProvider.class));
   }
 
-  // Guarantee: an application's own client is used by every part instead of a second connection, with or
+  // Guarantee: an application's own client is used by every part instead of a second connection,
+  // with or
   // without fencekeeper.peers.
   @Test
   void anApplicationsOwnClientWins() {
-    runner().withUserConfiguration(OwnClient.class).run(context -> {
-      assertThat(context).hasNotFailed();
-      assertThat(context).hasSingleBean(FencingClient.class);
-      assertThat(context).getBean(LockProvider.class).isInstanceOf(FencekeeperLockProvider.class);
-      assertThat(context).hasSingleBean(FencekeeperLockRegistry.class);
-      assertThat(context).hasSingleBean(FencekeeperHealthIndicator.class);
-    });
-    connected("ignored").withUserConfiguration(OwnClient.class).run(context -> {
-      assertThat(context).hasSingleBean(FencingClient.class);
-      FencingClient own = context.getBean(FencingClient.class);
-      assertThat(own).isSameAs(OwnClient.client);
-      FencedLock lock = context.getBean(FencekeeperLockRegistry.class).obtain("own-client");
-      lock.lock();
-      try {
-        assertThat(observer.lease("own-client").holderOwner()).isEqualTo("own");
-      } finally {
-        lock.unlock();
-      }
-    });
+    runner()
+        .withUserConfiguration(OwnClient.class)
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).hasSingleBean(FencingClient.class);
+              assertThat(context)
+                  .getBean(LockProvider.class)
+                  .isInstanceOf(FencekeeperLockProvider.class);
+              assertThat(context).hasSingleBean(FencekeeperLockRegistry.class);
+              assertThat(context).hasSingleBean(FencekeeperHealthIndicator.class);
+            });
+    connected("ignored")
+        .withUserConfiguration(OwnClient.class)
+        .run(
+            context -> {
+              assertThat(context).hasSingleBean(FencingClient.class);
+              FencingClient own = context.getBean(FencingClient.class);
+              assertThat(own).isSameAs(OwnClient.client);
+              FencedLock lock = context.getBean(FencekeeperLockRegistry.class).obtain("own-client");
+              lock.lock();
+              try {
+                assertThat(observer.lease("own-client").holderOwner()).isEqualTo("own");
+              } finally {
+                lock.unlock();
+              }
+            });
   }
 
-  // Guarantee: a user who adds the starter and ShedLock and annotates a job gets a fencekeeper lock with
+  // Guarantee: a user who adds the starter and ShedLock and annotates a job gets a fencekeeper lock
+  // with
   // a token the job can read, and nothing else to write; a second instance is kept out meanwhile.
   @Test
   void anAnnotatedJobRunsUnderAFencedLock() {
     connected("app-1")
         .withPropertyValues("fencekeeper.shedlock.resource-prefix=jobs/")
         .withUserConfiguration(ScheduledJob.class)
-        .run(context -> {
-          ReportJob job = context.getBean(ReportJob.class);
-          job.run();
-          // The bean is ShedLock's proxy: read what the job saw through methods, not fields.
-          LockToken seen = job.seen();
-          assertThat(seen.lockName()).isEqualTo("annotated-report");
-          assertThat(seen.resource()).isEqualTo("jobs/annotated-report");
-          assertThat(seen.token()).isEqualTo(job.leaseDuringRun().token());
-          assertThat(job.leaseDuringRun().holderOwner()).isEqualTo("app-1");
-          assertThat(job.secondInstanceGotIt()).isFalse();
-          assertThat(observer.lease("jobs/annotated-report").live()).isFalse();
-        });
+        .run(
+            context -> {
+              ReportJob job = context.getBean(ReportJob.class);
+              job.run();
+              // The bean is ShedLock's proxy: read what the job saw through methods, not fields.
+              LockToken seen = job.seen();
+              assertThat(seen.lockName()).isEqualTo("annotated-report");
+              assertThat(seen.resource()).isEqualTo("jobs/annotated-report");
+              assertThat(seen.token()).isEqualTo(job.leaseDuringRun().token());
+              assertThat(job.leaseDuringRun().holderOwner()).isEqualTo("app-1");
+              assertThat(job.secondInstanceGotIt()).isFalse();
+              assertThat(observer.lease("jobs/annotated-report").live()).isFalse();
+            });
   }
 
-  // Guarantee: the LockRegistry's locks are leases whose token the holder reads; another instance waits,
+  // Guarantee: the LockRegistry's locks are leases whose token the holder reads; another instance
+  // waits,
   // and the next holder's token is newer.
   @Test
   void lockRegistryLocksCarryTheirToken() {
-    connected("app-1").run(app1 -> connected("app-2").run(app2 -> {
-      FencedLock mine = app1.getBean(FencekeeperLockRegistry.class).obtain("orders");
-      FencedLock theirs = app2.getBean(FencekeeperLockRegistry.class).obtain("orders");
-      mine.lock();
-      long first;
-      try {
-        first = mine.token();
-        assertThat(observer.lease("orders").token()).isEqualTo(first);
-        assertThat(theirs.tryLock()).isFalse();
-        assertThat(mine.tryLock()).describedAs("reentrant for the holding thread").isTrue();
-        mine.unlock();
-        assertThat(observer.lease("orders").live()).describedAs("still held once").isTrue();
-      } finally {
-        mine.unlock();
-      }
-      assertThat(theirs.tryLock(Duration.ofSeconds(10), Duration.ofSeconds(10))).isTrue();
-      try {
-        assertThat(theirs.token()).isGreaterThan(first);
-        assertThat(theirs.lease().write("total", "42").isAccepted()).isTrue();
-      } finally {
-        theirs.unlock();
-      }
-      assertThatThrownBy(mine::token).isInstanceOf(IllegalStateException.class);
-    }));
+    connected("app-1")
+        .run(
+            app1 ->
+                connected("app-2")
+                    .run(
+                        app2 -> {
+                          FencedLock mine =
+                              app1.getBean(FencekeeperLockRegistry.class).obtain("orders");
+                          FencedLock theirs =
+                              app2.getBean(FencekeeperLockRegistry.class).obtain("orders");
+                          mine.lock();
+                          long first;
+                          try {
+                            first = mine.token();
+                            assertThat(observer.lease("orders").token()).isEqualTo(first);
+                            assertThat(theirs.tryLock()).isFalse();
+                            assertThat(mine.tryLock())
+                                .describedAs("reentrant for the holding thread")
+                                .isTrue();
+                            mine.unlock();
+                            assertThat(observer.lease("orders").live())
+                                .describedAs("still held once")
+                                .isTrue();
+                          } finally {
+                            mine.unlock();
+                          }
+                          assertThat(theirs.tryLock(Duration.ofSeconds(10), Duration.ofSeconds(10)))
+                              .isTrue();
+                          try {
+                            assertThat(theirs.token()).isGreaterThan(first);
+                            assertThat(theirs.lease().write("total", "42").isAccepted()).isTrue();
+                          } finally {
+                            theirs.unlock();
+                          }
+                          assertThatThrownBy(mine::token).isInstanceOf(IllegalStateException.class);
+                        }));
   }
 
-  // Guarantee: a lock whose lease the cluster ended is reported on unlock, and its token is refused.
+  // Guarantee: a lock whose lease the cluster ended is reported on unlock, and its token is
+  // refused.
   @Test
   void aLostLeaseIsReportedOnUnlockAndItsTokenIsRefused() {
-    connected("app-1").run(context -> {
-      FencedLock lock = context.getBean(FencekeeperLockRegistry.class).obtain("revoked");
-      lock.lock();
-      long token = lock.token();
-      var lease = lock.lease();
-      assertThat(observer.revoke("revoked", "test").code()).isEqualTo(ResultCode.REVOKED);
-      await().atMost(Duration.ofSeconds(30)).until(() -> !lease.isValid());
-      assertThat(lease.write("k", "late").code()).isNotEqualTo(ResultCode.ACCEPTED);
-      assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("token " + token);
-      assertThat(lock.tryLock()).describedAs("free again here after the failed unlock").isTrue();
-      lock.unlock();
-    });
+    connected("app-1")
+        .run(
+            context -> {
+              FencedLock lock = context.getBean(FencekeeperLockRegistry.class).obtain("revoked");
+              lock.lock();
+              long token = lock.token();
+              var lease = lock.lease();
+              assertThat(observer.revoke("revoked", "test").code()).isEqualTo(ResultCode.REVOKED);
+              await().atMost(Duration.ofSeconds(30)).until(() -> !lease.isValid());
+              assertThat(lease.write("k", "late").code()).isNotEqualTo(ResultCode.ACCEPTED);
+              assertThatThrownBy(lock::unlock)
+                  .isInstanceOf(IllegalStateException.class)
+                  .hasMessageContaining("token " + token);
+              assertThat(lock.tryLock())
+                  .describedAs("free again here after the failed unlock")
+                  .isTrue();
+              lock.unlock();
+            });
   }
 
-  // Guarantee: the client's request counts, latencies and counters reach the application's MeterRegistry.
+  // Guarantee: the client's request counts, latencies and counters reach the application's
+  // MeterRegistry.
   @Test
   void clientMetricsReachMicrometer() {
-    connected("app-1").run(context -> {
-      FencingClient client = context.getBean(FencingClient.class);
-      client.acquire("metered", Duration.ofSeconds(5)).close();
-      MeterRegistry registry = context.getBean(MeterRegistry.class);
-      assertThat(registry.get("fencekeeper.client.requests").tag("command", "ACQUIRE").functionCounter().count())
-          .isGreaterThanOrEqualTo(1);
-      assertThat(registry.get("fencekeeper.client.requests").tag("command", "RELEASE").functionCounter().count())
-          .isGreaterThanOrEqualTo(1);
-      assertThat(registry.get("fencekeeper.client.request.latency").tag("command", "ACQUIRE")
-          .tag("quantile", "0.99").gauge().value()).isPositive();
-      assertThat(registry.get("fencekeeper.client.leases.lost").functionCounter().count()).isZero();
-    });
+    connected("app-1")
+        .run(
+            context -> {
+              FencingClient client = context.getBean(FencingClient.class);
+              client.acquire("metered", Duration.ofSeconds(5)).close();
+              MeterRegistry registry = context.getBean(MeterRegistry.class);
+              assertThat(
+                      registry
+                          .get("fencekeeper.client.requests")
+                          .tag("command", "ACQUIRE")
+                          .functionCounter()
+                          .count())
+                  .isGreaterThanOrEqualTo(1);
+              assertThat(
+                      registry
+                          .get("fencekeeper.client.requests")
+                          .tag("command", "RELEASE")
+                          .functionCounter()
+                          .count())
+                  .isGreaterThanOrEqualTo(1);
+              assertThat(
+                      registry
+                          .get("fencekeeper.client.request.latency")
+                          .tag("command", "ACQUIRE")
+                          .tag("quantile", "0.99")
+                          .gauge()
+                          .value())
+                  .isPositive();
+              assertThat(registry.get("fencekeeper.client.leases.lost").functionCounter().count())
+                  .isZero();
+            });
   }
 
   // Guarantee: health is UP naming the leader while it answers, DOWN when no node does.
   @Test
   void healthFollowsTheLeader() throws IOException {
-    connected("app-1").run(context -> {
-      Health health = context.getBean(FencekeeperHealthIndicator.class).health(true);
-      assertThat(health.getStatus()).isEqualTo(Status.UP);
-      assertThat(health.getDetails().get("leader")).isEqualTo(cluster.awaitLeader());
-    });
-    String deadPeers = "n1@127.0.0.1:" + closedPort() + ",n2@127.0.0.1:" + closedPort() + ",n3@127.0.0.1:"
-        + closedPort();
-    runner().withPropertyValues("fencekeeper.peers=" + deadPeers, "fencekeeper.health.timeout=500ms")
-        .run(context -> {
-          Health health = context.getBean(FencekeeperHealthIndicator.class).health(true);
-          assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-          assertThat(health.getDetails().get("reason").toString()).contains("no node that leads");
-        });
-    connected("app-1").withPropertyValues("management.health.fencekeeper.enabled=false").run(context ->
-        assertThat(context).doesNotHaveBean(FencekeeperHealthIndicator.class));
+    connected("app-1")
+        .run(
+            context -> {
+              Health health = context.getBean(FencekeeperHealthIndicator.class).health(true);
+              assertThat(health.getStatus()).isEqualTo(Status.UP);
+              assertThat(health.getDetails().get("leader")).isEqualTo(cluster.awaitLeader());
+            });
+    String deadPeers =
+        "n1@127.0.0.1:"
+            + closedPort()
+            + ",n2@127.0.0.1:"
+            + closedPort()
+            + ",n3@127.0.0.1:"
+            + closedPort();
+    runner()
+        .withPropertyValues("fencekeeper.peers=" + deadPeers, "fencekeeper.health.timeout=500ms")
+        .run(
+            context -> {
+              Health health = context.getBean(FencekeeperHealthIndicator.class).health(true);
+              assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+              assertThat(health.getDetails().get("reason").toString())
+                  .contains("no node that leads");
+            });
+    connected("app-1")
+        .withPropertyValues("management.health.fencekeeper.enabled=false")
+        .run(context -> assertThat(context).doesNotHaveBean(FencekeeperHealthIndicator.class));
   }
 
-  // Guarantee: IDEs complete the properties: the metadata names each with its description and default.
+  // Guarantee: IDEs complete the properties: the metadata names each with its description and
+  // default.
   @Test
   void configurationMetadataDescribesTheProperties() throws IOException {
     String metadata;
-    try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+    try (InputStream in =
+        getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
       assertThat(in).isNotNull();
       metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
-    assertThat(metadata).contains("\"name\": \"fencekeeper.peers\"", "\"name\": \"fencekeeper.owner\"",
-        "\"name\": \"fencekeeper.tls.trust\"", "\"name\": \"fencekeeper.lock-registry.ttl\"",
-        "\"name\": \"fencekeeper.shedlock.resource-prefix\"", "\"name\": \"fencekeeper.health.timeout\"",
-        "\"name\": \"fencekeeper.jdbc.table\"", "\"name\": \"fencekeeper.shedlock.keep-alive\"",
-        "\"name\": \"management.health.fencekeeper.enabled\"");
+    assertThat(metadata)
+        .contains(
+            "\"name\": \"fencekeeper.peers\"",
+            "\"name\": \"fencekeeper.owner\"",
+            "\"name\": \"fencekeeper.tls.trust\"",
+            "\"name\": \"fencekeeper.lock-registry.ttl\"",
+            "\"name\": \"fencekeeper.shedlock.resource-prefix\"",
+            "\"name\": \"fencekeeper.health.timeout\"",
+            "\"name\": \"fencekeeper.jdbc.table\"",
+            "\"name\": \"fencekeeper.shedlock.keep-alive\"",
+            "\"name\": \"management.health.fencekeeper.enabled\"");
     assertThat(metadata).contains("The cluster's nodes as id@host:port");
   }
 
@@ -376,7 +497,9 @@ class FencekeeperAutoConfigurationClusterTest {
   }
 
   @Configuration(proxyBeanMethods = false)
-  @EnableSchedulerLock(defaultLockAtMostFor = "30s", interceptMode = EnableSchedulerLock.InterceptMode.PROXY_METHOD)
+  @EnableSchedulerLock(
+      defaultLockAtMostFor = "30s",
+      interceptMode = EnableSchedulerLock.InterceptMode.PROXY_METHOD)
   static class ScheduledJob {
     @Bean
     ReportJob reportJob() {
@@ -407,8 +530,15 @@ class FencekeeperAutoConfigurationClusterTest {
       leaseDuringRun.set(observer.lease(LockToken.current().resource()));
       FencekeeperLockProvider secondInstance =
           FencekeeperLockProvider.builder(observer).resourcePrefix("jobs/").build();
-      secondInstanceGotIt.set(secondInstance.lock(new net.javacrumbs.shedlock.core.LockConfiguration(
-          java.time.Instant.now(), "annotated-report", Duration.ofSeconds(5), Duration.ZERO)).isPresent());
+      secondInstanceGotIt.set(
+          secondInstance
+              .lock(
+                  new net.javacrumbs.shedlock.core.LockConfiguration(
+                      java.time.Instant.now(),
+                      "annotated-report",
+                      Duration.ofSeconds(5),
+                      Duration.ZERO))
+              .isPresent());
     }
   }
 }
