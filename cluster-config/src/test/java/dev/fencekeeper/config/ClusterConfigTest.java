@@ -96,7 +96,7 @@ class ClusterConfigTest {
     assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(c.clockOffsetMs()).isEqualTo(-3000);
     assertThat(c.metricsPort()).isEqualTo(9100);
-    assertThat(c.security().maxPendingReads()).isEqualTo(64);
+    assertThat(c.overload().maxPendingReads()).isEqualTo(64);
   }
 
   // toProperties -> fromProperties reproduces an equal config, for non-default and default values.
@@ -162,7 +162,7 @@ class ClusterConfigTest {
     assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(3));
     assertThat(c.clockOffsetMs()).isZero();
     assertThat(c.metricsPort()).isZero();
-    assertThat(c.security().maxPendingReads()).isEqualTo(4096);
+    assertThat(c.overload().maxPendingReads()).isEqualTo(4096);
     assertThat(c).isEqualTo(ClusterConfig.localDefaults());
   }
 
