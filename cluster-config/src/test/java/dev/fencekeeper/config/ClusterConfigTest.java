@@ -548,4 +548,27 @@ class ClusterConfigTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("FENCEKEEPER_PEERS");
   }
+
+  // Every key is written by toProperties (or left out only when it has no value), and what is
+  // written reads back to the same value: writing and reading derive from one key list.
+  @Test
+  void everyKeyIsWrittenAndReadBack(@TempDir Path dir) throws Exception {
+    ClusterConfig c =
+        everythingChanged()
+            .withBindHost("0.0.0.0")
+            .withMetricsBindHost("::1")
+            .withSecurity(
+                Security.none()
+                    .withAdmins(java.util.Set.of("ops", "alice"))
+                    .withTls(
+                        new Security.TlsFiles(
+                            Files.createFile(dir.resolve("n.crt")),
+                            Files.createFile(dir.resolve("n.key")),
+                            Files.createFile(dir.resolve("ca.crt")))));
+    Properties p = c.toProperties();
+    assertThat(p.stringPropertyNames()).containsExactlyInAnyOrderElementsOf(Keys.NAMES);
+    assertThat(p.getProperty("authz.admins")).isEqualTo("alice,ops");
+    assertThat(ClusterConfig.fromProperties(p)).isEqualTo(c);
+    assertThat(c.toString()).contains("tls.trust=" + dir.resolve("ca.crt"), "bind=0.0.0.0");
+  }
 }
