@@ -175,7 +175,7 @@ final class Keys {
           Set.of(Security.DEFAULT_NODE_CN),
           null,
           "certificate CNs that may act as cluster members (TLS only)");
-  // Ratis's own default for raft.server.write.element-limit.
+  // Ratis's own default for raft.server.write.element-limit (Overload).
   static final ConfigKey<Integer> OVERLOAD_PENDING_WRITES_MAX =
       count(
           "overload.pending-writes.max",
@@ -198,7 +198,6 @@ final class Keys {
           "limits.requests-per-batch.max",
           256,
           "commands a client may coalesce into one log entry");
-  // Generous: a read is answered from memory within a read-index round, so this only stops floods.
   static final ConfigKey<Integer> OVERLOAD_PENDING_READS_MAX =
       count(
           "overload.pending-reads.max",

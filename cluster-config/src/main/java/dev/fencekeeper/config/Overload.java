@@ -9,7 +9,7 @@ package dev.fencekeeper.config;
  *     answering them; beyond that it answers OVERLOADED ({@code overload.pending-reads.max})
  */
 public record Overload(int maxPendingWrites, int maxPendingReads) {
-  /** Ratis's own default for {@code raft.server.write.element-limit}. */
+  /** {@code overload.pending-writes.max}'s default. */
   public static final int DEFAULT_MAX_PENDING_WRITES =
       Keys.OVERLOAD_PENDING_WRITES_MAX.defaultValue();
 
