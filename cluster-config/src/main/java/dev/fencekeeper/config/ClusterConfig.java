@@ -107,27 +107,20 @@ public final class ClusterConfig {
             UUID.nameUUIDFromBytes(("fencekeeper:" + clusterName()).getBytes(UTF_8)));
   }
 
-  @SuppressWarnings("unchecked")
   private <T> T value(ConfigKey<T> key) {
-    return (T) values.get(key);
+    return key.valueIn(values);
   }
 
   /** TLS files (all three or none) and identities from key values. */
   static Security securityOf(Map<ConfigKey<?>, Object> values) {
-    Path cert = (Path) values.get(Keys.TLS_CERT);
-    Path key = (Path) values.get(Keys.TLS_KEY);
-    Path trust = (Path) values.get(Keys.TLS_TRUST);
+    Path cert = Keys.TLS_CERT.valueIn(values);
+    Path key = Keys.TLS_KEY.valueIn(values);
+    Path trust = Keys.TLS_TRUST.valueIn(values);
     Security.TlsFiles tls =
         cert != null || key != null || trust != null
             ? new Security.TlsFiles(cert, key, trust)
             : null;
-    @SuppressWarnings("unchecked")
-    Security security =
-        new Security(
-            tls,
-            (java.util.Set<String>) values.get(Keys.AUTHZ_ADMINS),
-            (java.util.Set<String>) values.get(Keys.AUTHZ_NODES));
-    return security;
+    return new Security(tls, Keys.AUTHZ_ADMINS.valueIn(values), Keys.AUTHZ_NODES.valueIn(values));
   }
 
   static String missingPeers() {
@@ -460,6 +453,7 @@ public final class ClusterConfig {
 
   /** This config with other overload bounds. */
   public ClusterConfig withOverload(Overload newOverload) {
+    Objects.requireNonNull(newOverload, "overload");
     Map<ConfigKey<?>, Object> copy = new HashMap<>(values);
     copy.put(Keys.OVERLOAD_PENDING_WRITES_MAX, newOverload.maxPendingWrites());
     copy.put(Keys.OVERLOAD_PENDING_READS_MAX, newOverload.maxPendingReads());

@@ -1,6 +1,7 @@
 package dev.fencekeeper.config;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -127,6 +128,12 @@ final class ConfigKey<T> {
       throw new ConfigException(name + ": '" + describe(value) + "' " + problem);
     }
     return value;
+  }
+
+  /** This key's value in {@code values} (keyed by {@link ConfigKey}), null if it has none. */
+  @SuppressWarnings("unchecked")
+  T valueIn(Map<ConfigKey<?>, Object> values) {
+    return (T) values.get(this);
   }
 
   /** As {@link #check}, for a value of unchecked type from a key-value map. */
