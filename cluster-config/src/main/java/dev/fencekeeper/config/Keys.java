@@ -1,84 +1,277 @@
 package dev.fencekeeper.config;
 
+import static dev.fencekeeper.config.ValueSyntax.LEASE_DURATION;
+import static dev.fencekeeper.config.ValueSyntax.POSITIVE_INT;
+import static dev.fencekeeper.config.ValueSyntax.TIMEOUT;
+
+import dev.fencekeeper.config.ConfigKey.Bound;
+import dev.fencekeeper.config.ConfigKey.Syntax;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
 
-/** Property names, in the order {@link ClusterConfig#store} writes them. */
+/**
+ * Every key of a cluster's properties file, each defined here once, in the order {@link
+ * ClusterConfig#store} writes them. docs/configuration.md is generated from this list ({@link
+ * ConfigReference}).
+ */
 final class Keys {
-  static final String CLUSTER_NAME = "cluster.name";
-  static final String NODE_ID = "node.id";
-  static final String PEERS = "peers";
-  static final String STORAGE_DIR = "storage.dir";
-  static final String LEASE_TTL_MIN = "lease.ttl.min";
-  static final String LEASE_TTL_MAX = "lease.ttl.max";
-  static final String LEASE_TAKEOVER_GRACE = "lease.takeover-grace";
-  static final String RESOURCE_NAME_MAX_BYTES = "limits.resource-name.max-bytes";
-  static final String KEY_MAX_BYTES = "limits.key.max-bytes";
-  static final String OWNER_MAX_BYTES = "limits.owner.max-bytes";
-  static final String VALUE_MAX_BYTES = "limits.value.max-bytes";
-  static final String KEYS_PER_WRITE_MAX = "limits.keys-per-write.max";
-  static final String REQUEST_ID_MAX_BYTES = "limits.request-id.max-bytes";
-  static final String REQUEST_IDS_PER_LEASE_MAX = "limits.request-ids-per-lease.max";
-  static final String RESOURCES_IDLE_TIMEOUT = "resources.idle-timeout";
-  static final String LEASE_WAITER_LIVENESS = "lease.waiter-liveness";
-  static final String WAITERS_PER_RESOURCE_MAX = "limits.waiters-per-resource.max";
-  static final String SNAPSHOT_AUTO_TRIGGER_ENTRIES = "snapshot.auto-trigger.entries";
-  static final String ELECTION_TIMEOUT_MIN = "raft.election.timeout.min";
-  static final String ELECTION_TIMEOUT_MAX = "raft.election.timeout.max";
-  static final String CLIENT_REQUEST_TIMEOUT = "client.request.timeout";
-  static final String CLOCK_OFFSET = "clock.offset";
-  static final String METRICS_PORT = "metrics.port";
-  static final String BIND = "bind";
-  static final String METRICS_BIND = "metrics.bind";
-  static final String TLS_CERT = "tls.cert";
-  static final String TLS_KEY = "tls.key";
-  static final String TLS_TRUST = "tls.trust";
-  static final String AUTHZ_ADMINS = "authz.admins";
-  static final String AUTHZ_NODES = "authz.nodes";
-  static final String OVERLOAD_PENDING_WRITES_MAX = "overload.pending-writes.max";
-  static final String OVERLOAD_PENDING_READS_MAX = "overload.pending-reads.max";
-  static final String KEYS_PER_RESOURCE_MAX = "limits.keys-per-resource.max";
-  static final String RESOURCES_MAX = "limits.resources.max";
-  static final String WATCHES_PER_CLIENT_MAX = "limits.watches-per-client.max";
-  static final String REQUESTS_PER_BATCH_MAX = "limits.requests-per-batch.max";
 
-  static final List<String> ALL =
-      List.of(
-          CLUSTER_NAME,
-          NODE_ID,
-          PEERS,
-          STORAGE_DIR,
-          LEASE_TTL_MIN,
-          LEASE_TTL_MAX,
-          LEASE_TAKEOVER_GRACE,
-          RESOURCE_NAME_MAX_BYTES,
-          KEY_MAX_BYTES,
-          OWNER_MAX_BYTES,
-          VALUE_MAX_BYTES,
-          KEYS_PER_WRITE_MAX,
-          REQUEST_ID_MAX_BYTES,
-          REQUEST_IDS_PER_LEASE_MAX,
-          RESOURCES_IDLE_TIMEOUT,
-          LEASE_WAITER_LIVENESS,
-          WAITERS_PER_RESOURCE_MAX,
-          SNAPSHOT_AUTO_TRIGGER_ENTRIES,
-          ELECTION_TIMEOUT_MIN,
-          ELECTION_TIMEOUT_MAX,
-          CLIENT_REQUEST_TIMEOUT,
-          CLOCK_OFFSET,
-          METRICS_PORT,
-          BIND,
-          METRICS_BIND,
-          TLS_CERT,
-          TLS_KEY,
-          TLS_TRUST,
-          AUTHZ_ADMINS,
-          AUTHZ_NODES,
-          OVERLOAD_PENDING_WRITES_MAX,
-          KEYS_PER_RESOURCE_MAX,
-          RESOURCES_MAX,
-          WATCHES_PER_CLIENT_MAX,
-          REQUESTS_PER_BATCH_MAX,
-          OVERLOAD_PENDING_READS_MAX);
+  private static final List<ConfigKey<?>> DEFINED = new ArrayList<>();
+
+  private static final Pattern CLUSTER_NAME_SYNTAX = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+
+  static final ConfigKey<String> CLUSTER_NAME =
+      define(
+          "cluster.name",
+          ValueSyntax.TEXT,
+          "fencekeeper",
+          null,
+          List.of(
+              Bound.of(
+                  name -> CLUSTER_NAME_SYNTAX.matcher(name).matches(),
+                  "must match [A-Za-z0-9._-]{1,64}",
+                  "[A-Za-z0-9._-]{1,64}")),
+          "names the cluster and derives its Raft group id; the same on every node and client");
+  static final ConfigKey<String> NODE_ID =
+      define(
+          "node.id",
+          ValueSyntax.TEXT,
+          null,
+          "(none)",
+          List.of(),
+          "the peer this process runs as, one of the ids in peers; needed to run a server");
+  static final ConfigKey<List<PeerAddress>> PEERS =
+      define(
+          "peers",
+          ValueSyntax.PEERS,
+          null,
+          "(required)",
+          List.of(new Bound<>(PeerAddress::duplicateProblem, "distinct ids and addresses")),
+          "every member, e.g. n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301");
+  static final ConfigKey<Path> STORAGE_DIR =
+      define(
+          "storage.dir",
+          ValueSyntax.PATH,
+          null,
+          "./data/<node.id> (./data without node.id)",
+          List.of(),
+          "the Raft log, snapshots and this node's log files");
+  static final ConfigKey<Duration> LEASE_TTL_MIN =
+      duration("lease.ttl.min", Duration.ofMillis(100), "shortest lease TTL a client may ask for");
+  static final ConfigKey<Duration> LEASE_TTL_MAX =
+      duration("lease.ttl.max", Duration.ofHours(1), "longest lease TTL a client may ask for");
+  // A grace of zero would let any election cost a live holder its lease (docs/design.md, Time).
+  static final ConfigKey<Duration> LEASE_TAKEOVER_GRACE =
+      duration(
+          "lease.takeover-grace",
+          Duration.ofSeconds(2),
+          "extension a new leader grants every live lease, capped by the lease's own TTL");
+  static final ConfigKey<Integer> RESOURCE_NAME_MAX_BYTES =
+      size("limits.resource-name.max-bytes", 256, "UTF-8 bytes of a resource (lock) name");
+  static final ConfigKey<Integer> KEY_MAX_BYTES =
+      size("limits.key.max-bytes", 512, "UTF-8 bytes of a protected value's key");
+  static final ConfigKey<Integer> OWNER_MAX_BYTES =
+      size("limits.owner.max-bytes", 256, "UTF-8 bytes of an owner label");
+  static final ConfigKey<Integer> VALUE_MAX_BYTES =
+      size(
+          "limits.value.max-bytes",
+          1 << 20,
+          "bytes of one protected value, and of all values of one write together");
+  static final ConfigKey<Integer> KEYS_PER_WRITE_MAX =
+      count("limits.keys-per-write.max", 64, "keys one atomic write may change");
+  static final ConfigKey<Integer> REQUEST_ID_MAX_BYTES =
+      size("limits.request-id.max-bytes", 128, "UTF-8 bytes of a write's request id");
+  static final ConfigKey<Integer> REQUEST_IDS_PER_LEASE_MAX =
+      count(
+          "limits.request-ids-per-lease.max",
+          1024,
+          "request ids remembered per lease for deduplication");
+  static final ConfigKey<Duration> RESOURCES_IDLE_TIMEOUT =
+      duration(
+          "resources.idle-timeout",
+          Duration.ofMinutes(10),
+          "how long a resource with no lease, waiters or values is kept before it is forgotten");
+  static final ConfigKey<Duration> LEASE_WAITER_LIVENESS =
+      duration(
+          "lease.waiter-liveness",
+          Duration.ofSeconds(30),
+          "how long a queued acquire stays eligible without its client re-sending it");
+  static final ConfigKey<Integer> WAITERS_PER_RESOURCE_MAX =
+      count("limits.waiters-per-resource.max", 1024, "queued acquires per resource");
+  static final ConfigKey<Long> SNAPSHOT_AUTO_TRIGGER_ENTRIES =
+      define(
+          "snapshot.auto-trigger.entries",
+          ValueSyntax.LONG,
+          10_000L,
+          null,
+          List.of(ValueSyntax.POSITIVE_LONG),
+          "log entries applied between two snapshots");
+  // Above Ratis' 150/300 ms defaults: on a shared 2-core host a ~0.5 s stall flapped leadership
+  // under load (docs/design.md, Ratis facts), and every spurious election costs a takeover grace.
+  static final ConfigKey<Duration> ELECTION_TIMEOUT_MIN =
+      timeout(
+          "raft.election.timeout.min",
+          Duration.ofMillis(400),
+          "shortest wait for a leader's heartbeat before a follower starts an election");
+  static final ConfigKey<Duration> ELECTION_TIMEOUT_MAX =
+      timeout(
+          "raft.election.timeout.max",
+          Duration.ofMillis(800),
+          "longest such wait, greater than the min; each wait is random in between");
+  static final ConfigKey<Duration> CLIENT_REQUEST_TIMEOUT =
+      timeout(
+          "client.request.timeout", Duration.ofSeconds(3), "how long one client attempt may take");
+  // A drill skews clocks by seconds or minutes; a bound keeps "now + offset" far from overflow.
+  static final ConfigKey<Duration> CLOCK_OFFSET =
+      define(
+          "clock.offset",
+          ValueSyntax.DURATION,
+          Duration.ZERO,
+          null,
+          List.of(
+              Bound.of(
+                  d -> d.abs().compareTo(Duration.ofDays(1)) <= 0,
+                  "is outside -24h..24h",
+                  "-24h..24h")),
+          "drills only: skews this node's leader clock");
+  static final ConfigKey<Integer> METRICS_PORT =
+      define(
+          "metrics.port",
+          ValueSyntax.PORT,
+          0,
+          null,
+          List.of(
+              Bound.of(
+                  port -> port >= 0 && port <= 65535,
+                  "must be in 0..65535 (0 disables)",
+                  "0..65535")),
+          "port of the HTTP /metrics and /health endpoint (always plaintext); 0 disables it");
+  static final ConfigKey<String> BIND =
+      host(
+          "bind",
+          "(own host)",
+          "address the Raft port listens on: this node's host in peers unless set; 0.0.0.0 (or ::)"
+              + " for every interface");
+  static final ConfigKey<String> METRICS_BIND =
+      host("metrics.bind", "(as bind)", "address the metrics endpoint listens on");
+  static final ConfigKey<Path> TLS_CERT =
+      tlsFile("tls.cert", "PEM certificate chain of this process: mutual TLS on every channel");
+  static final ConfigKey<Path> TLS_KEY = tlsFile("tls.key", "PKCS#8 PEM private key of tls.cert");
+  static final ConfigKey<Path> TLS_TRUST =
+      tlsFile("tls.trust", "PEM CA certificates trusted for peers and clients");
+  static final ConfigKey<Set<String>> AUTHZ_ADMINS =
+      cns(
+          "authz.admins",
+          Set.of(),
+          "(none)",
+          "certificate CNs that may run admin operations (TLS only)");
+  static final ConfigKey<Set<String>> AUTHZ_NODES =
+      cns(
+          "authz.nodes",
+          Set.of(Security.DEFAULT_NODE_CN),
+          null,
+          "certificate CNs that may act as cluster members (TLS only)");
+  // Ratis's own default for raft.server.write.element-limit (Overload).
+  static final ConfigKey<Integer> OVERLOAD_PENDING_WRITES_MAX =
+      count(
+          "overload.pending-writes.max",
+          4096,
+          "commands the leader holds between accepting and applying them; beyond: OVERLOADED");
+  static final ConfigKey<Integer> KEYS_PER_RESOURCE_MAX =
+      count("limits.keys-per-resource.max", 10_000, "protected values one resource may hold");
+  static final ConfigKey<Integer> RESOURCES_MAX =
+      count(
+          "limits.resources.max",
+          1_000_000,
+          "resources the cluster keeps at once; an acquire creating one more: OVERLOADED");
+  static final ConfigKey<Integer> WATCHES_PER_CLIENT_MAX =
+      count(
+          "limits.watches-per-client.max",
+          1024,
+          "watches one client identity may have waiting on a node at once");
+  static final ConfigKey<Integer> REQUESTS_PER_BATCH_MAX =
+      count(
+          "limits.requests-per-batch.max",
+          256,
+          "commands a client may coalesce into one log entry");
+  static final ConfigKey<Integer> OVERLOAD_PENDING_READS_MAX =
+      count(
+          "overload.pending-reads.max",
+          4096,
+          "reads (watches too) a node holds at once; beyond: OVERLOADED");
+
+  /** Every key, in definition order. */
+  static final List<ConfigKey<?>> ALL = List.copyOf(DEFINED);
+
+  /** Every key's name, in definition order. */
+  static final List<String> NAMES = ALL.stream().map(ConfigKey::name).toList();
+
+  private static <T> ConfigKey<T> define(
+      String name,
+      Syntax<T> syntax,
+      T defaultValue,
+      String defaultDoc,
+      List<Bound<T>> bounds,
+      String doc) {
+    ConfigKey<T> key = new ConfigKey<>(name, syntax, defaultValue, defaultDoc, bounds, doc);
+    DEFINED.add(key);
+    return key;
+  }
+
+  private static ConfigKey<Duration> duration(String name, Duration defaultValue, String doc) {
+    return define(name, ValueSyntax.DURATION, defaultValue, null, LEASE_DURATION, doc);
+  }
+
+  private static ConfigKey<Duration> timeout(String name, Duration defaultValue, String doc) {
+    return define(name, ValueSyntax.DURATION, defaultValue, null, TIMEOUT, doc);
+  }
+
+  private static ConfigKey<Integer> size(String name, int defaultValue, String doc) {
+    return define(name, ValueSyntax.SIZE_BYTES, defaultValue, null, List.of(POSITIVE_INT), doc);
+  }
+
+  private static ConfigKey<Integer> count(String name, int defaultValue, String doc) {
+    return define(name, ValueSyntax.COUNT, defaultValue, null, List.of(POSITIVE_INT), doc);
+  }
+
+  private static ConfigKey<String> host(String name, String defaultDoc, String doc) {
+    return define(
+        name,
+        ValueSyntax.HOST,
+        null,
+        defaultDoc,
+        List.of(
+            Bound.of(
+                PeerAddress::isHost,
+                "is not a host name or IP address (e.g. 10.0.0.1, 0.0.0.0 for every interface, ::)",
+                "host name or IP address")),
+        doc);
+  }
+
+  private static ConfigKey<Path> tlsFile(String name, String doc) {
+    return define(
+        name,
+        ValueSyntax.PATH,
+        null,
+        "(none)",
+        List.of(),
+        doc + "; tls.cert, tls.key and tls.trust go together");
+  }
+
+  private static ConfigKey<Set<String>> cns(
+      String name, Set<String> defaultValue, String defaultDoc, String doc) {
+    return define(
+        name,
+        ValueSyntax.CNS,
+        defaultValue,
+        defaultDoc,
+        List.of(new Bound<>(Security::badCnProblem, "1..64 printable characters each, no comma")),
+        doc);
+  }
 
   private Keys() {}
 }

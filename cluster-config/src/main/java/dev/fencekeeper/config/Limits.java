@@ -54,10 +54,12 @@ public record Limits(
     int maxResources,
     int maxWatchesPerClient,
     int maxRequestsPerBatch) {
-  public static final int DEFAULT_MAX_KEYS_PER_RESOURCE = 10_000;
-  public static final int DEFAULT_MAX_RESOURCES = 1_000_000;
-  public static final int DEFAULT_MAX_WATCHES_PER_CLIENT = 1_024;
-  public static final int DEFAULT_MAX_REQUESTS_PER_BATCH = 256;
+  public static final int DEFAULT_MAX_KEYS_PER_RESOURCE = Keys.KEYS_PER_RESOURCE_MAX.defaultValue();
+  public static final int DEFAULT_MAX_RESOURCES = Keys.RESOURCES_MAX.defaultValue();
+  public static final int DEFAULT_MAX_WATCHES_PER_CLIENT =
+      Keys.WATCHES_PER_CLIENT_MAX.defaultValue();
+  public static final int DEFAULT_MAX_REQUESTS_PER_BATCH =
+      Keys.REQUESTS_PER_BATCH_MAX.defaultValue();
 
   /** Limits with the default batch size. */
   public Limits(
@@ -154,16 +156,15 @@ public record Limits(
         maxKeysPerWrite,
         maxRequestIdBytes,
         maxRequestIdsPerLease,
-        Duration.ofMinutes(10),
-        Duration.ofSeconds(30),
-        1024);
+        Keys.RESOURCES_IDLE_TIMEOUT.defaultValue(),
+        Keys.LEASE_WAITER_LIVENESS.defaultValue(),
+        Keys.WAITERS_PER_RESOURCE_MAX.defaultValue());
   }
 
   public Limits {
-    positiveMillis(Keys.LEASE_TTL_MIN, minTtl);
-    positiveMillis(Keys.LEASE_TTL_MAX, maxTtl);
-    // A grace of zero would let any election cost a live holder its lease (docs/design.md, Time).
-    positiveMillis(Keys.LEASE_TAKEOVER_GRACE, takeoverGrace);
+    Keys.LEASE_TTL_MIN.check(minTtl);
+    Keys.LEASE_TTL_MAX.check(maxTtl);
+    Keys.LEASE_TAKEOVER_GRACE.check(takeoverGrace);
     if (minTtl.compareTo(maxTtl) > 0) {
       throw new ConfigException(
           Keys.LEASE_TTL_MIN
@@ -175,20 +176,20 @@ public record Limits(
               + Durations.describe(maxTtl)
               + "'");
     }
-    positive(Keys.RESOURCE_NAME_MAX_BYTES, maxResourceBytes);
-    positive(Keys.KEY_MAX_BYTES, maxKeyBytes);
-    positive(Keys.OWNER_MAX_BYTES, maxOwnerBytes);
-    positive(Keys.VALUE_MAX_BYTES, maxValueBytes);
-    positive(Keys.KEYS_PER_WRITE_MAX, maxKeysPerWrite);
-    positive(Keys.REQUEST_ID_MAX_BYTES, maxRequestIdBytes);
-    positive(Keys.REQUEST_IDS_PER_LEASE_MAX, maxRequestIdsPerLease);
-    positiveMillis(Keys.RESOURCES_IDLE_TIMEOUT, idleTimeout);
-    positiveMillis(Keys.LEASE_WAITER_LIVENESS, waiterLiveness);
-    positive(Keys.WAITERS_PER_RESOURCE_MAX, maxWaitersPerResource);
-    positive(Keys.KEYS_PER_RESOURCE_MAX, maxKeysPerResource);
-    positive(Keys.RESOURCES_MAX, maxResources);
-    positive(Keys.WATCHES_PER_CLIENT_MAX, maxWatchesPerClient);
-    positive(Keys.REQUESTS_PER_BATCH_MAX, maxRequestsPerBatch);
+    Keys.RESOURCE_NAME_MAX_BYTES.check(maxResourceBytes);
+    Keys.KEY_MAX_BYTES.check(maxKeyBytes);
+    Keys.OWNER_MAX_BYTES.check(maxOwnerBytes);
+    Keys.VALUE_MAX_BYTES.check(maxValueBytes);
+    Keys.KEYS_PER_WRITE_MAX.check(maxKeysPerWrite);
+    Keys.REQUEST_ID_MAX_BYTES.check(maxRequestIdBytes);
+    Keys.REQUEST_IDS_PER_LEASE_MAX.check(maxRequestIdsPerLease);
+    Keys.RESOURCES_IDLE_TIMEOUT.check(idleTimeout);
+    Keys.LEASE_WAITER_LIVENESS.check(waiterLiveness);
+    Keys.WAITERS_PER_RESOURCE_MAX.check(maxWaitersPerResource);
+    Keys.KEYS_PER_RESOURCE_MAX.check(maxKeysPerResource);
+    Keys.RESOURCES_MAX.check(maxResources);
+    Keys.WATCHES_PER_CLIENT_MAX.check(maxWatchesPerClient);
+    Keys.REQUESTS_PER_BATCH_MAX.check(maxRequestsPerBatch);
   }
 
   public Limits withMaxResources(int max) {
@@ -254,23 +255,26 @@ public record Limits(
         max);
   }
 
-  /**
-   * minTtl 100ms, maxTtl 1h, takeoverGrace 2s, resource name 256 B, key 512 B, owner 256 B, value 1
-   * MiB, 64 keys per write, request id 128 B, 1024 request ids per lease, idle resources forgotten
-   * after 10m, waiters kept 30s without a re-send, 1024 waiters per resource.
-   */
+  /** Every limit at its key's default (docs/configuration.md). */
   public static Limits defaults() {
     return new Limits(
-        Duration.ofMillis(100),
-        Duration.ofHours(1),
-        Duration.ofSeconds(2),
-        256,
-        512,
-        256,
-        1 << 20,
-        64,
-        128,
-        1024);
+        Keys.LEASE_TTL_MIN.defaultValue(),
+        Keys.LEASE_TTL_MAX.defaultValue(),
+        Keys.LEASE_TAKEOVER_GRACE.defaultValue(),
+        Keys.RESOURCE_NAME_MAX_BYTES.defaultValue(),
+        Keys.KEY_MAX_BYTES.defaultValue(),
+        Keys.OWNER_MAX_BYTES.defaultValue(),
+        Keys.VALUE_MAX_BYTES.defaultValue(),
+        Keys.KEYS_PER_WRITE_MAX.defaultValue(),
+        Keys.REQUEST_ID_MAX_BYTES.defaultValue(),
+        Keys.REQUEST_IDS_PER_LEASE_MAX.defaultValue(),
+        Keys.RESOURCES_IDLE_TIMEOUT.defaultValue(),
+        Keys.LEASE_WAITER_LIVENESS.defaultValue(),
+        Keys.WAITERS_PER_RESOURCE_MAX.defaultValue(),
+        DEFAULT_MAX_KEYS_PER_RESOURCE,
+        DEFAULT_MAX_RESOURCES,
+        DEFAULT_MAX_WATCHES_PER_CLIENT,
+        DEFAULT_MAX_REQUESTS_PER_BATCH);
   }
 
   /** Durations in config syntax ("100ms", not "PT0.1S"), since this ends up in startup logs. */
@@ -311,28 +315,5 @@ public record Limits(
         + ", maxRequestsPerBatch="
         + maxRequestsPerBatch
         + "]";
-  }
-
-  private static void positiveMillis(String key, Duration d) {
-    if (d == null) {
-      throw new ConfigException(key + ": missing");
-    }
-    if (d.isNegative() || d.isZero()) {
-      throw new ConfigException(key + ": '" + Durations.describe(d) + "' must be positive");
-    }
-    // Sub-millisecond values could not be written back to a config file (see Durations.format).
-    if (d.getNano() % 1_000_000 != 0) {
-      throw new ConfigException(key + ": '" + d + "' must be a whole number of milliseconds");
-    }
-    // Guards toMillis() overflow in every consumer; no lease outlives a year in any sane setup.
-    if (d.compareTo(Duration.ofDays(365)) > 0) {
-      throw new ConfigException(key + ": '" + Durations.describe(d) + "' exceeds 365 days");
-    }
-  }
-
-  private static void positive(String key, int value) {
-    if (value <= 0) {
-      throw new ConfigException(key + ": '" + value + "' must be positive");
-    }
   }
 }

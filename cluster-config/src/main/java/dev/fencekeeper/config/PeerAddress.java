@@ -1,6 +1,12 @@
 package dev.fencekeeper.config;
 
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -16,6 +22,7 @@ public record PeerAddress(String id, String host, int port) {
   private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._-]{1,253}");
   private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9._-]+)?");
   private static final String EXAMPLE = "n1@127.0.0.1:7301";
+  static final String LIST_EXAMPLE = "n1@127.0.0.1:7301,n2@127.0.0.1:7302,n3@127.0.0.1:7303";
 
   public PeerAddress {
     validate("peer", id, host, port);
@@ -114,22 +121,80 @@ public record PeerAddress(String id, String host, int port) {
   }
 
   /**
-   * {@code host} if it is a host name, an IPv4 or an (unbracketed) IPv6 literal, as in {@code
+   * Whether {@code host} is a host name, an IPv4 or an (unbracketed) IPv6 literal, as in {@code
    * peers}.
    */
-  static String checkHost(String key, String host) {
+  static boolean isHost(String host) {
     // Every IPv6 literal has at least two colons; one colon is a host:port given by mistake.
-    if (host == null
-        || !(HOST.matcher(host).matches()
-            || (host.chars().filter(c -> c == ':').count() >= 2 && IPV6.matcher(host).matches()))) {
+    return host != null
+        && (HOST.matcher(host).matches()
+            || (host.chars().filter(c -> c == ':').count() >= 2 && IPV6.matcher(host).matches()));
+  }
+
+  /**
+   * {@code text} as peers: all {@code id@host:port}, or with {@code allowBareHostPort} also all
+   * {@code host:port} (ids n1, n2, ... assigned in order). Mixing the two is refused: an assigned
+   * id could collide with a given one.
+   */
+  static List<PeerAddress> parseList(String key, String text, boolean allowBareHostPort) {
+    if (text == null || text.isBlank()) {
       throw new ConfigException(
           key
               + ": '"
-              + host
-              + "' is not a host name or IP address (e.g. 10.0.0.1, 0.0.0.0 for every interface,"
-              + " ::)");
+              + (text == null ? "" : text)
+              + "' lists no peers; expected id@host:port,... e.g. "
+              + LIST_EXAMPLE);
     }
-    return host;
+    String[] entries = text.split(",", -1);
+    List<PeerAddress> peers = new ArrayList<>(entries.length);
+    Boolean withIds = null;
+    for (int i = 0; i < entries.length; i++) {
+      String entry = entries[i].trim();
+      if (entry.isEmpty()) {
+        throw new ConfigException(
+            key + ": '" + text + "' has an empty entry at position " + (i + 1));
+      }
+      boolean hasId = entry.indexOf('@') >= 0;
+      if (hasId || !allowBareHostPort) {
+        peers.add(parse(key, entry));
+      } else {
+        HostPort hp =
+            hostPort(
+                key, entry, entry, "; expected host:port or id@host:port (e.g. 127.0.0.1:7301)");
+        peers.add(new PeerAddress("n" + (i + 1), hp.host(), hp.port()));
+      }
+      if (withIds != null && withIds != hasId) {
+        throw new ConfigException(
+            key
+                + ": '"
+                + text
+                + "' mixes host:port and id@host:port entries; use one form for all");
+      }
+      withIds = hasId;
+    }
+    return peers;
+  }
+
+  /**
+   * Null if {@code peers} is a usable member list, else what is wrong with it: empty, or two
+   * members sharing an id or an address.
+   */
+  static String duplicateProblem(List<PeerAddress> peers) {
+    if (peers.isEmpty()) {
+      return "lists no peers; expected id@host:port,... e.g. " + LIST_EXAMPLE;
+    }
+    Set<String> ids = new HashSet<>();
+    Map<String, PeerAddress> byEndpoint = new HashMap<>();
+    for (PeerAddress peer : peers) {
+      if (!ids.add(peer.id())) {
+        return "has duplicate peer id '" + peer.id() + "'";
+      }
+      PeerAddress other = byEndpoint.putIfAbsent(peer.endpointKey(), peer);
+      if (other != null) {
+        return "has '" + other.id() + "' and '" + peer.id() + "' both at address " + peer.address();
+      }
+    }
+    return null;
   }
 
   /** Case-folded {@code host:port}, for spotting two peers configured on the same endpoint. */

@@ -9,63 +9,27 @@ import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcTlsConfig;
 
 /**
- * Who may talk to a cluster and how much it accepts at once (docs/security.md).
+ * Who may talk to a cluster (docs/security.md). How much a node accepts at once is {@link
+ * Overload}.
  *
  * @param tls this process's certificate, key and trusted CA; null means plaintext, and then every
  *     caller may do everything
  * @param admins certificate CNs allowed to change membership, move the leader, take snapshots, back
  *     up and revoke ({@code authz.admins})
  * @param nodes certificate CNs allowed to speak the server-to-server protocol ({@code authz.nodes})
- * @param maxPendingWrites commands the leader holds between accepting and applying them; beyond
- *     that it answers OVERLOADED ({@code overload.pending-writes.max})
- * @param maxPendingReads reads (linearizable, stale and watches) a node holds between receiving and
- *     answering them; beyond that it answers OVERLOADED ({@code overload.pending-reads.max})
  */
-public record Security(
-    TlsFiles tls,
-    Set<String> admins,
-    Set<String> nodes,
-    int maxPendingWrites,
-    int maxPendingReads) {
-  /** Ratis's own default for {@code raft.server.write.element-limit}. */
-  public static final int DEFAULT_MAX_PENDING_WRITES = 4096;
-
-  /**
-   * Generous: a read is answered from memory within a read-index round, so this only stops floods.
-   */
-  public static final int DEFAULT_MAX_PENDING_READS = 4096;
+public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes) {
 
   public static final String DEFAULT_NODE_CN = "fencekeeper-node";
 
   public Security {
-    admins = Set.copyOf(admins);
-    nodes = Set.copyOf(nodes);
-    if (maxPendingWrites <= 0) {
-      throw new ConfigException(
-          Keys.OVERLOAD_PENDING_WRITES_MAX + ": '" + maxPendingWrites + "' must be positive");
-    }
-    if (maxPendingReads <= 0) {
-      throw new ConfigException(
-          Keys.OVERLOAD_PENDING_READS_MAX + ": '" + maxPendingReads + "' must be positive");
-    }
-    for (String cn : admins) {
-      checkCn(Keys.AUTHZ_ADMINS, cn);
-    }
-    for (String cn : nodes) {
-      checkCn(Keys.AUTHZ_NODES, cn);
-    }
+    admins = Set.copyOf(Keys.AUTHZ_ADMINS.check(admins));
+    nodes = Set.copyOf(Keys.AUTHZ_NODES.check(nodes));
   }
 
-  /**
-   * Plaintext, no admins named (none needed), the default pending-write and pending-read bounds.
-   */
+  /** Plaintext, no admins named (none needed), the default node CN. */
   public static Security none() {
-    return new Security(
-        null,
-        Set.of(),
-        Set.of(DEFAULT_NODE_CN),
-        DEFAULT_MAX_PENDING_WRITES,
-        DEFAULT_MAX_PENDING_READS);
+    return new Security(null, Keys.AUTHZ_ADMINS.defaultValue(), Keys.AUTHZ_NODES.defaultValue());
   }
 
   public boolean tlsEnabled() {
@@ -82,19 +46,11 @@ public record Security(
   }
 
   public Security withTls(TlsFiles files) {
-    return new Security(files, admins, nodes, maxPendingWrites, maxPendingReads);
+    return new Security(files, admins, nodes);
   }
 
   public Security withAdmins(Set<String> cns) {
-    return new Security(tls, cns, nodes, maxPendingWrites, maxPendingReads);
-  }
-
-  public Security withMaxPendingWrites(int max) {
-    return new Security(tls, admins, nodes, max, maxPendingReads);
-  }
-
-  public Security withMaxPendingReads(int max) {
-    return new Security(tls, admins, nodes, maxPendingWrites, max);
+    return new Security(tls, cns, nodes);
   }
 
   /**
@@ -113,10 +69,6 @@ public record Security(
     return p;
   }
 
-  String join(Set<String> cns) {
-    return String.join(",", new TreeSet<>(cns));
-  }
-
   static Set<String> parseCns(String key, String text) {
     Set<String> cns = new TreeSet<>();
     for (String part : text.split(",", -1)) {
@@ -124,19 +76,32 @@ public record Security(
       if (cn.isEmpty()) {
         throw new ConfigException(key + ": '" + text + "' has an empty entry");
       }
-      cns.add(checkCn(key, cn));
+      if (!isCn(cn)) {
+        throw new ConfigException(key + ": '" + cn + "' " + NOT_A_CN);
+      }
+      cns.add(cn);
     }
     return cns;
   }
 
-  private static String checkCn(String key, String cn) {
-    if (cn.isEmpty()
-        || cn.length() > 64
-        || cn.chars().anyMatch(c -> c < 0x20 || c == 0x7f || c == ',')) {
-      throw new ConfigException(
-          key + ": '" + cn + "' is not a certificate CN (1..64 printable characters, no comma)");
+  /** Null if every CN in {@code cns} is usable, else what is wrong with the first that is not. */
+  static String badCnProblem(Set<String> cns) {
+    for (String cn : new TreeSet<>(cns)) {
+      if (!isCn(cn)) {
+        return "has '" + cn + "', which " + NOT_A_CN;
+      }
     }
-    return cn;
+    return null;
+  }
+
+  private static final String NOT_A_CN =
+      "is not a certificate CN (1..64 printable characters, no comma)";
+
+  private static boolean isCn(String cn) {
+    return cn != null
+        && !cn.isEmpty()
+        && cn.length() <= 64
+        && cn.chars().noneMatch(c -> c < 0x20 || c == 0x7f || c == ',');
   }
 
   /**
@@ -159,7 +124,7 @@ public record Security(
           dir.resolve(name + ".crt"), dir.resolve(name + ".key"), dir.resolve("ca.crt"));
     }
 
-    private static void readable(String key, Path file) {
+    private static void readable(ConfigKey<Path> key, Path file) {
       if (file == null) {
         throw new ConfigException(key + ": missing; tls.cert, tls.key and tls.trust go together");
       }

@@ -96,7 +96,7 @@ class ClusterConfigTest {
     assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(c.clockOffsetMs()).isEqualTo(-3000);
     assertThat(c.metricsPort()).isEqualTo(9100);
-    assertThat(c.security().maxPendingReads()).isEqualTo(64);
+    assertThat(c.overload().maxPendingReads()).isEqualTo(64);
   }
 
   // toProperties -> fromProperties reproduces an equal config, for non-default and default values.
@@ -162,7 +162,7 @@ class ClusterConfigTest {
     assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(3));
     assertThat(c.clockOffsetMs()).isZero();
     assertThat(c.metricsPort()).isZero();
-    assertThat(c.security().maxPendingReads()).isEqualTo(4096);
+    assertThat(c.overload().maxPendingReads()).isEqualTo(4096);
     assertThat(c).isEqualTo(ClusterConfig.localDefaults());
   }
 
@@ -547,5 +547,28 @@ class ClusterConfigTest {
     assertThatThrownBy(() -> ClusterConfig.load(null, Map.of("FENCEKEEPER_BASE_PORT", "7301")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("FENCEKEEPER_PEERS");
+  }
+
+  // Every key is written by toProperties (or left out only when it has no value), and what is
+  // written reads back to the same value: writing and reading derive from one key list.
+  @Test
+  void everyKeyIsWrittenAndReadBack(@TempDir Path dir) throws Exception {
+    ClusterConfig c =
+        everythingChanged()
+            .withBindHost("0.0.0.0")
+            .withMetricsBindHost("::1")
+            .withSecurity(
+                Security.none()
+                    .withAdmins(java.util.Set.of("ops", "alice"))
+                    .withTls(
+                        new Security.TlsFiles(
+                            Files.createFile(dir.resolve("n.crt")),
+                            Files.createFile(dir.resolve("n.key")),
+                            Files.createFile(dir.resolve("ca.crt")))));
+    Properties p = c.toProperties();
+    assertThat(p.stringPropertyNames()).containsExactlyInAnyOrderElementsOf(Keys.NAMES);
+    assertThat(p.getProperty("authz.admins")).isEqualTo("alice,ops");
+    assertThat(ClusterConfig.fromProperties(p)).isEqualTo(c);
+    assertThat(c.toString()).contains("tls.trust=" + dir.resolve("ca.crt"), "bind=0.0.0.0");
   }
 }

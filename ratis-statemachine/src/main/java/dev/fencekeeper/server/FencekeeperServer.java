@@ -94,8 +94,9 @@ public final class FencekeeperServer implements AutoCloseable {
     metrics.watchStorage(storageGuard::problem, storageGuard::freeBytes);
     stateMachine.setMetrics(metrics);
     stateMachine.setSecurity(config.security());
+    stateMachine.setOverload(config.overload());
     Parameters parameters = config.ratisParameters();
-    this.reads = new ReadsInFlight(config.security().maxPendingReads());
+    this.reads = new ReadsInFlight(config.overload().maxPendingReads());
     this.leaderLossWatch =
         new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
     CallerGate gate = new CallerGate(config.security(), metrics, reads);

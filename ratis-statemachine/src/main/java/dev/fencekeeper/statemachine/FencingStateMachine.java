@@ -2,6 +2,7 @@ package dev.fencekeeper.statemachine;
 
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
@@ -89,8 +90,8 @@ public class FencingStateMachine extends BaseStateMachine {
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
   private volatile Security security = Security.none();
-  private volatile PendingSlots pendingSlots =
-      new PendingSlots(Security.DEFAULT_MAX_PENDING_WRITES);
+  private volatile Overload overload = Overload.defaults();
+  private volatile PendingSlots pendingSlots = new PendingSlots(overload.maxPendingWrites());
   private volatile boolean fencingCheckSkipped;
 
   /**
@@ -136,7 +137,15 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   public void setSecurity(Security security) {
     this.security = security;
-    this.pendingSlots = new PendingSlots(security.maxPendingWrites());
+  }
+
+  /**
+   * How many commands the leader holds and reads a node holds at once. Set before the server
+   * starts.
+   */
+  public void setOverload(Overload overload) {
+    this.overload = overload;
+    this.pendingSlots = new PendingSlots(overload.maxPendingWrites());
   }
 
   /**
@@ -718,7 +727,7 @@ public class FencingStateMachine extends BaseStateMachine {
         .setCode(ResultCode.OVERLOADED)
         .setMessage(
             "this node already holds "
-                + security.maxPendingReads()
+                + overload.maxPendingReads()
                 + " reads in flight"
                 + " (overload.pending-reads.max); nothing was read, retry later")
         .build();

@@ -7,7 +7,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
-import dev.fencekeeper.config.Security;
+import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.metrics.NodeMetrics;
 import dev.fencekeeper.metrics.RejectionLog;
@@ -215,7 +215,7 @@ class EarlyBatchRefusalTest {
   // answered OVERLOADED and the refused ones keep their own answers, each in its position.
   @Test
   void whenTheLeaderIsFullTheRefusedCommandsKeepTheirAnswersAndTheOthersAreOverloaded() {
-    leader.setSecurity(Security.none().withMaxPendingWrites(2));
+    leader.setOverload(Overload.defaults().withMaxPendingWrites(2));
     Request late = write(stale, "k", "late");
     Response lateAlone = refusedAlone(late);
     TransactionContext filling = start(batch(List.of(renew(current), acquire("fresh", 5_000))));

@@ -15,10 +15,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,13 +29,10 @@ import org.mariadb.jdbc.MariaDbDataSource;
  * update count.
  */
 @Timeout(180)
-class MariaDbFenceTest {
+class MariaDbFenceTest extends GuardRowContract {
   private static DB server;
   private static int port;
   private static int databases;
-
-  private MariaDbDataSource db;
-  private JdbcFence fence;
 
   @BeforeAll
   static void startServer() throws Exception {
@@ -56,58 +52,25 @@ class MariaDbFenceTest {
     }
   }
 
-  @BeforeEach
-  void setUp() throws SQLException {
+  @Override
+  DataSource newDatabase() throws SQLException {
     String name = "fk" + (++databases);
     try (Connection c =
             DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + port + "/", "root", "");
         Statement s = c.createStatement()) {
       s.execute("CREATE DATABASE " + name);
     }
-    db = new MariaDbDataSource("jdbc:mariadb://127.0.0.1:" + port + "/" + name + "?user=root");
-    fence = JdbcFence.builder(db).createTable(true).build();
-    try (Connection c = db.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE note (id INT PRIMARY KEY, token BIGINT) ENGINE=InnoDB");
-    }
+    return new MariaDbDataSource("jdbc:mariadb://127.0.0.1:" + port + "/" + name + "?user=root");
   }
 
-  private static SqlWork<Void> note(int id, long token) {
-    return c -> {
-      try (Statement s = c.createStatement()) {
-        s.executeUpdate("INSERT INTO note VALUES (" + id + ", " + token + ")");
-      }
-      return null;
-    };
+  @Override
+  String createNoteTable() {
+    return "CREATE TABLE note (id INT PRIMARY KEY, token BIGINT) ENGINE=InnoDB";
   }
 
-  private long notes() throws SQLException {
-    try (Connection c = db.getConnection();
-        Statement s = c.createStatement();
-        var rs = s.executeQuery("SELECT count(*) FROM note")) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
-  // Guarantee: first use inserts, the same token writes again (also when nothing about the row
-  // changes), a
-  // newer one advances, an older one is refused naming both tokens and its statements are rolled
-  // back.
-  @Test
-  void acceptsAndRefusesLikePostgres() throws SQLException {
-    fence.inTransaction("r", 41, note(1, 41));
-    fence.inTransaction("r", 41, note(2, 41));
-    fence.inTransaction("r", 42, note(3, 42));
-    assertThatThrownBy(() -> fence.inTransaction("r", 41, note(4, 41)))
-        .isInstanceOfSatisfying(
-            StaleFenceTokenException.class,
-            e -> {
-              assertThat(e.sentToken()).isEqualTo(41);
-              assertThat(e.newerToken()).isEqualTo(42);
-            });
-    assertThat(notes()).isEqualTo(3);
-    assertThat(fence.acceptedToken("r")).isEqualTo(OptionalLong.of(42));
+  @Override
+  String migrationFolder() {
+    return "mariadb";
   }
 
   // Guarantee: under READ COMMITTED and REPEATABLE READ (InnoDB's default) an older token waiting
@@ -159,28 +122,6 @@ class MariaDbFenceTest {
     }
     assertThat(notes()).isEqualTo(1);
     assertThat(fence.acceptedToken("r")).isEqualTo(OptionalLong.of(42));
-  }
-
-  // Guarantee: the shipped migration creates the table the fence needs, without createTable.
-  @Test
-  void shippedMigrationCreatesTheTable() throws Exception {
-    String sql;
-    try (java.io.InputStream in =
-        JdbcFence.class.getResourceAsStream("/db/fencekeeper/mariadb/V1__fencekeeper_fence.sql")) {
-      sql = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    }
-    try (Connection c = db.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(
-          sql.lines()
-              .filter(line -> !line.startsWith("--"))
-              .collect(java.util.stream.Collectors.joining("\n")));
-    }
-    JdbcFence migrated = JdbcFence.builder(db).build();
-    migrated.inTransaction("migrated", 5, note(9, 5));
-    assertThat(migrated.acceptedToken("migrated")).isEqualTo(OptionalLong.of(5));
-    assertThatThrownBy(() -> migrated.inTransaction("migrated", 4, note(10, 4)))
-        .isInstanceOf(StaleFenceTokenException.class);
   }
 
   private static void notesIn(Connection c) throws SQLException {
