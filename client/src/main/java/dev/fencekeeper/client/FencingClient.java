@@ -98,9 +98,6 @@ public final class FencingClient implements AutoCloseable {
   // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (10 s
   // default).
   private static final long WAITER_RESEND_MS = 1_000;
-  // How long past its own timeout a watch addressed to the leader may go unanswered before it is
-  // asked again (of whichever node then leads): the node caps a long-poll at 5 s.
-  private static final long AT_LEADER_WATCH_SLACK_MS = 2_000;
   private static final int DEFAULT_ENTRIES_IN_FLIGHT = 2;
   private static final java.util.concurrent.atomic.AtomicBoolean commonPoolChecked =
       new java.util.concurrent.atomic.AtomicBoolean();
@@ -747,7 +744,7 @@ public final class FencingClient implements AutoCloseable {
       long resendInMs =
           Math.max(1, (lastSentNanos + WAITER_RESEND_MS * 1_000_000 - now) / 1_000_000);
       long timeoutMs = Math.min(leftMs, resendInMs);
-      watchAtLeader(
+      watchOnce(
               WatchRequest.newBuilder()
                   .setResource(resource)
                   .setAfterIndex(watchIndex)
@@ -813,9 +810,7 @@ public final class FencingClient implements AutoCloseable {
         return false; // too little left by this client's reckoning; the re-sent acquire tells
         // exactly
       }
-      grant(
-          new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos)
-              .grantedByEvent(grant.getIndex(), grant.getSeq()));
+      grant(new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos));
       return true;
     }
 
@@ -1312,36 +1307,6 @@ public final class FencingClient implements AutoCloseable {
           .thenApply(FencingClient::parseReply);
     } catch (RuntimeException e) {
       // Failing the future keeps every caller's retry loop alive; a throw would end it silently.
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /**
-   * A long-poll answered by the leader from the events it has applied, without the read index a
-   * linearizable read costs (a heartbeat round to the followers before the node even looks): for
-   * the watches of a waiter and of a lease following its own events. Their answers are events of
-   * committed entries, true on every replica, so skipping the read index can only make an answer
-   * late (a deposed leader that has not noticed yet), never wrong; the waiter's re-sent acquire and
-   * the lease's local deadline go through the log and bound that lateness. As linearizable reads,
-   * these watches would start up to three read-index rounds at every hand-off (the new holder's
-   * events, twice, and the next waiter's watch), at the moment the new holder's first write needs
-   * the same nodes. Without a known leader, an ordinary watch. Addressed to one node, it is not
-   * redirected when that node is gone: so it fails soon after its own timeout, and the caller asks
-   * again of whichever node then leads.
-   */
-  CompletableFuture<Response> watchAtLeader(WatchRequest request) {
-    RaftPeerId leader = raft.getLeaderId();
-    if (leader == null) {
-      return watchOnce(request);
-    }
-    Message message = message(Request.newBuilder().setWatch(request).build());
-    try {
-      return watchClient()
-          .async()
-          .sendStaleRead(message, 0, leader)
-          .thenApply(FencingClient::parseReply)
-          .orTimeout(request.getTimeoutMs() + AT_LEADER_WATCH_SLACK_MS, TimeUnit.MILLISECONDS);
-    } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
   }

@@ -98,10 +98,6 @@ public final class Lease implements AutoCloseable {
   private ScheduledFuture<?> deadlineCheck;
   private ScheduledFuture<?> atRiskCheck;
   private Watch events;
-  // Where the event that granted this lease to a waiter stands (0 when granted by an acquire's
-  // answer): its events are followed from there.
-  private long grantEventIndex;
-  private int grantEventSeq;
 
   Lease(
       FencingClient client,
@@ -124,10 +120,7 @@ public final class Lease implements AutoCloseable {
    * a lease released at once (a grant nobody waits for any more) costs no watch.
    */
   void followEvents() {
-    Watch watch =
-        grantEventIndex > 0
-            ? Watch.afterGrantEvent(client, resource, grantEventIndex, grantEventSeq, this::onEvent)
-            : client.watchEvents(resource, token, this::onEvent);
+    Watch watch = client.watchEvents(resource, token, this::onEvent);
     boolean stop;
     synchronized (this) {
       stop = state == State.LOST || state == State.CLOSED;
@@ -138,13 +131,6 @@ public final class Lease implements AutoCloseable {
     if (stop) {
       watch.close();
     }
-  }
-
-  /** Marks this lease as granted by the lease event at ({@code index}, {@code seq}). */
-  Lease grantedByEvent(long index, int seq) {
-    this.grantEventIndex = index;
-    this.grantEventSeq = seq;
-    return this;
   }
 
   /** The resource this lease is on. */

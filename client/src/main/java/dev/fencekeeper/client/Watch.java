@@ -30,8 +30,6 @@ public final class Watch implements AutoCloseable {
   // start
   // (tokens above the log index, as in a restored cluster) moves the start down to it.
   private boolean startMayBeAhead;
-  // Polls the leader's applied events without a read index (FencingClient.watchAtLeader).
-  private final boolean atLeader;
 
   Watch(
       FencingClient client,
@@ -45,7 +43,6 @@ public final class Watch implements AutoCloseable {
     this.listener = listener;
     this.afterIndex = afterIndex;
     this.afterSeq = Integer.MAX_VALUE; // everything of entry `afterIndex` counts as seen
-    this.atLeader = false;
     poll(afterIndex == FROM_NOW ? 0 : POLL_MS);
   }
 
@@ -58,38 +55,6 @@ public final class Watch implements AutoCloseable {
       long startIndex,
       Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
     return new Watch(client, resource, false, startIndex - 1, listener, true);
-  }
-
-  /**
-   * A watch of one resource after its grant event at ({@code grantIndex}, {@code grantSeq}), for a
-   * lease a waiter took from that event: the position is exact, so the first poll already waits for
-   * the next event, and it polls the leader without a read index (the events it waits for are
-   * committed ones; the lease's own deadline bounds how late they may come).
-   */
-  static Watch afterGrantEvent(
-      FencingClient client,
-      String resource,
-      long grantIndex,
-      int grantSeq,
-      Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
-    return new Watch(client, resource, grantIndex, grantSeq, listener);
-  }
-
-  private Watch(
-      FencingClient client,
-      String resource,
-      long afterIndex,
-      int afterSeq,
-      Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
-    this.client = client;
-    this.name = resource;
-    this.prefix = false;
-    this.listener = listener;
-    this.afterIndex = afterIndex;
-    this.afterSeq = afterSeq;
-    this.startMayBeAhead = false;
-    this.atLeader = true;
-    poll(POLL_MS);
   }
 
   private Watch(
@@ -106,7 +71,6 @@ public final class Watch implements AutoCloseable {
     this.afterIndex = afterIndex;
     this.afterSeq = Integer.MAX_VALUE;
     this.startMayBeAhead = startMayBeAhead;
-    this.atLeader = false;
     // Short first poll: it finds the events since the grant, or tells where the node is.
     poll(0);
   }
@@ -140,7 +104,8 @@ public final class Watch implements AutoCloseable {
     } else {
       request.setResource(name);
     }
-    (atLeader ? client.watchAtLeader(request.build()) : client.watchOnce(request.build()))
+    client
+        .watchOnce(request.build())
         .whenComplete(
             (response, error) -> {
               if (closed) {
