@@ -868,58 +868,43 @@ public final class FencingState {
   // Restoring from a snapshot.
 
   /**
-   * Starts a state from a snapshot's clock and token sequence; add resources with {@link #restore}.
+   * The state as an immutable image, for a snapshot to be written while apply goes on. Costs one
+   * small record per resource: values are shared until the state next changes them.
    */
-  public static FencingState restored(Limits limits, long nowMs, long lastIssuedToken) {
-    return restored(limits, 0, nowMs, lastIssuedToken);
+  public StateImage image() {
+    List<StateImage.Resource> all = new ArrayList<>(resources.size());
+    for (ResourceRecord r : resources.values()) {
+      all.add(r.image());
+    }
+    return new StateImage(term, nowMs, lastIssuedToken, lineage, all);
   }
 
-  public static FencingState restored(Limits limits, long term, long nowMs, long lastIssuedToken) {
-    return restored(limits, term, nowMs, lastIssuedToken, 0);
-  }
-
-  public static FencingState restored(
-      Limits limits, long term, long nowMs, long lastIssuedToken, long lineage) {
+  /** A state exactly as {@code image} pictures it, queues and lock-delays included. */
+  public static FencingState restore(Limits limits, StateImage image) {
     FencingState s = new FencingState(limits);
-    s.lineage = lineage;
-    s.term = term;
-    s.nowMs = nowMs;
-    s.lastIssuedToken = lastIssuedToken;
+    s.lineage = image.lineage();
+    s.term = image.term();
+    s.nowMs = image.nowMs();
+    s.lastIssuedToken = image.lastIssuedToken();
+    for (StateImage.Resource resource : image.resources()) {
+      s.restore(resource);
+    }
     return s;
   }
 
-  public void restore(
-      String name,
-      long lastToken,
-      LeaseRecord lease,
-      Map<String, ValueRecord> values,
-      List<WriteReceipt> receipts) {
-    restore(name, lastToken, lease, values, receipts, List.of(), 0, false, 0);
-  }
-
-  /** Adds one resource from a snapshot, queue and lock-delay included. */
-  public void restore(
-      String name,
-      long lastToken,
-      LeaseRecord lease,
-      Map<String, ValueRecord> values,
-      List<WriteReceipt> receipts,
-      List<Waiter> waiters,
-      long blockedUntilMs,
-      boolean expiryObserved,
-      long idleSinceMs) {
-    ResourceRecord r = new ResourceRecord(name);
-    for (Waiter w : waiters) {
+  private void restore(StateImage.Resource image) {
+    ResourceRecord r = new ResourceRecord(image.name());
+    for (Waiter w : image.waiters()) {
       r.mutableWaiters().put(w.requestId(), w);
     }
-    r.setBlockedUntilMs(blockedUntilMs);
-    r.setExpiryObserved(expiryObserved);
-    r.setIdleSinceMs(idleSinceMs);
-    r.setLastToken(lastToken);
-    setLease(r, lease);
-    r.mutableValues().putAll(values);
-    for (WriteReceipt receipt : receipts) {
-      // Unbounded here: the snapshot holds what the limit allowed when it was taken; the next write
+    r.setBlockedUntilMs(image.blockedUntilMs());
+    r.setExpiryObserved(image.expiryObserved());
+    r.setIdleSinceMs(image.idleSinceMs());
+    r.setLastToken(image.lastToken());
+    setLease(r, image.lease());
+    r.mutableValues().putAll(image.values());
+    for (WriteReceipt receipt : image.receipts()) {
+      // Unbounded here: the image holds what the limit allowed when it was taken; the next write
       // trims.
       r.mutableReceipts()
           .put(
@@ -929,9 +914,9 @@ public final class FencingState {
               receipt.writtenAtMs(),
               Integer.MAX_VALUE);
     }
-    resources.put(name, r);
+    resources.put(image.name(), r);
     refile(r);
-    lastIssuedToken = Math.max(lastIssuedToken, lastToken);
+    lastIssuedToken = Math.max(lastIssuedToken, image.lastToken());
   }
 
   /** Tokens are grouped in epochs of 2^40: a restored state starts the epoch after its own. */

@@ -28,6 +28,7 @@ import dev.fencekeeper.core.Command.KeyWrite;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -125,8 +126,11 @@ class FencingStateTest {
     // index restarts.
     @Test
     void restoredSequenceNeverGoesBack() {
-      FencingState s = FencingState.restored(Harness.LIMITS, T0, 100);
-      s.restore("r", 90, null, Map.of(), List.of());
+      FencingState s =
+          FencingState.restore(
+              Harness.LIMITS,
+              new StateImage(
+                  0, T0, 100, 0, List.of(StateImage.Resource.of("r", 90, null, new TreeMap<>()))));
 
       Outcome o = s.apply(new Command.Acquire("r", "A", 1000), 1, T0 + 1);
 
@@ -470,17 +474,25 @@ class FencingStateTest {
     // the per-key fence is defence in depth that commands alone cannot reach).
     @Test
     void multiKeyKeyFenceIsAllOrNothing() {
-      FencingState s = FencingState.restored(Harness.LIMITS, T0, 30);
-      s.restore(
-          "r",
-          20,
-          new LeaseRecord(20, "A", 10_000, T0 + 10_000, false),
-          Map.of(
-              "a",
-              new ValueRecord(bytes("a0"), 10, 1, T0),
-              "b",
-              new ValueRecord(bytes("b0"), 30, 1, T0)),
-          List.of());
+      FencingState s =
+          FencingState.restore(
+              Harness.LIMITS,
+              new StateImage(
+                  0,
+                  T0,
+                  30,
+                  0,
+                  List.of(
+                      StateImage.Resource.of(
+                          "r",
+                          20,
+                          new LeaseRecord(20, "A", 10_000, T0 + 10_000, false),
+                          new TreeMap<>(
+                              Map.of(
+                                  "a",
+                                  new ValueRecord(bytes("a0"), 10, 1, T0),
+                                  "b",
+                                  new ValueRecord(bytes("b0"), 30, 1, T0)))))));
       String before = StateDump.of(s);
 
       Outcome o =
@@ -1176,7 +1188,8 @@ class FencingStateTest {
     // existed.
     @Test
     void takeoverOfTheSameLineageOrNoneApplies() {
-      FencingState restored = FencingState.restored(Harness.LIMITS, T0, 41);
+      FencingState restored =
+          FencingState.restore(Harness.LIMITS, new StateImage(0, T0, 41, 0, List.of()));
       restored.beginNewEpoch(SEED);
 
       assertThat(restored.lineage()).isEqualTo(SEED);
@@ -1188,7 +1201,8 @@ class FencingStateTest {
     // A seeded replica must not follow a log that started empty either.
     @Test
     void seededReplicaRefusesALogThatStartedEmpty() {
-      FencingState restored = FencingState.restored(Harness.LIMITS, T0, 41);
+      FencingState restored =
+          FencingState.restore(Harness.LIMITS, new StateImage(0, T0, 41, 0, List.of()));
       restored.beginNewEpoch(SEED);
 
       assertThatThrownBy(() -> restored.apply(Command.Takeover.from(0), 1, T0 + 10))
@@ -1199,7 +1213,8 @@ class FencingStateTest {
     // 0 is reserved for "began empty", so a restored lineage can never pass for it.
     @Test
     void restoredLineageIsNeverZero() {
-      FencingState restored = FencingState.restored(Harness.LIMITS, T0, 41);
+      FencingState restored =
+          FencingState.restore(Harness.LIMITS, new StateImage(0, T0, 41, 0, List.of()));
 
       assertThatThrownBy(() -> restored.beginNewEpoch(0))
           .isInstanceOf(IllegalArgumentException.class);
