@@ -21,7 +21,13 @@ import java.util.function.Supplier;
  * access.
  *
  * <p>The guarantee this class exists for: a write is accepted only with the live lease's token, and
- * a token, once superseded, is rejected forever, because tokens only grow.
+ * a token, once superseded, is rejected forever, because tokens only grow. *
+ *
+ * <p>This class is the entry point: it validates, moves time, dispatches each command and answers
+ * queries, and takes and restores {@link StateImage}s. The work is split as etcd splits its lessor
+ * from its store: {@link Leases} keeps the leases, their wake-up index and the token sequence;
+ * {@link Acquires} grants or queues acquires; {@link FencedValues} keeps the values with their
+ * write receipts and judges every write by its token.
  */
 public final class FencingState {
   private final Limits limits;
