@@ -4,12 +4,9 @@ import dev.fencekeeper.config.Limits;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
@@ -24,31 +21,28 @@ import java.util.function.Supplier;
  * access.
  *
  * <p>The guarantee this class exists for: a write is accepted only with the live lease's token, and
- * a token, once superseded, is rejected forever, because tokens only grow.
+ * a token, once superseded, is rejected forever, because tokens only grow. *
+ *
+ * <p>This class is the entry point: it validates, moves time, dispatches each command and answers
+ * queries, and takes and restores {@link StateImage}s. The work is split as etcd splits its lessor
+ * from its store: {@link Leases} keeps the leases, their wake-up index and the token sequence;
+ * {@link Acquires} grants or queues acquires; {@link FencedValues} keeps the values with their
+ * write receipts and judges every write by its token.
  */
 public final class FencingState {
   private final Limits limits;
   private final Validation validation;
-  private final TreeMap<String, ResourceRecord> resources = new TreeMap<>();
-  // When each resource next needs attention (a lease falls due, a lock-delay ends, an idle record
-  // may be
-  // forgotten), earliest first. The leader commits a tick when the first one passes; every replica
-  // then
-  // settles the due resources in the same entry.
-  private final TreeSet<Wakeup> wakeups = new TreeSet<>();
-  // Events of the entry being applied, drained by the adapter after each apply.
-  private final List<LeaseEvent> events = new ArrayList<>();
-  private long nowMs;
-  private long lastIssuedToken;
+  private final Leases leases;
+  private final Acquires acquires;
+  private final FencedValues values;
   private long term;
-  private long lineage;
-  // TEST ONLY: a deliberately broken build for the drills, whose checker must then fail. Never set
-  // in production.
-  private boolean fencingCheckSkipped;
 
   public FencingState(Limits limits) {
     this.limits = limits;
     this.validation = new Validation(limits);
+    this.leases = new Leases(limits);
+    this.acquires = new Acquires(limits, leases);
+    this.values = new FencedValues(limits, validation, leases);
   }
 
   public Limits limits() {
@@ -60,17 +54,17 @@ public final class FencingState {
    * that a drill can prove its history checker catches a build that lost the fencing check.
    */
   public void skipFencingCheckUnsafely() {
-    fencingCheckSkipped = true;
+    values.skipFencingCheckUnsafely();
   }
 
   /** State-machine time: the highest leader stamp applied so far. */
   public long nowMs() {
-    return nowMs;
+    return leases.nowMs();
   }
 
   /** The highest token this group has issued, for any resource. */
   public long lastIssuedToken() {
-    return lastIssuedToken;
+    return leases.tokens().lastIssued();
   }
 
   /** The Raft term of the last applied entry (0 when applied without terms, as in unit tests). */
@@ -84,12 +78,12 @@ public final class FencingState {
    * cluster has the same lineage for its whole life; see {@link Command.Takeover}.
    */
   public long lineage() {
-    return lineage;
+    return leases.tokens().lineage();
   }
 
   /** Read-only view, in name order, for snapshots and listings. */
   public NavigableMap<String, ResourceRecord> resources() {
-    return Collections.unmodifiableNavigableMap(resources);
+    return leases.records();
   }
 
   /** Returns null when {@code command} is well-formed, else why not. Never changes state. */
@@ -115,11 +109,11 @@ public final class FencingState {
   public Outcome apply(Command command, long entryTerm, long entryIndex, long stampMs) {
     if (command instanceof Command.Takeover t
         && t.lineage().isPresent()
-        && t.lineage().getAsLong() != lineage) {
-      throw new ReplicaDivergedException(entryIndex, t.lineage().getAsLong(), lineage);
+        && t.lineage().getAsLong() != lineage()) {
+      throw new ReplicaDivergedException(entryIndex, t.lineage().getAsLong(), lineage());
     }
-    long previousNow = nowMs;
-    long now = Math.max(nowMs, stampMs);
+    long previousNow = leases.nowMs();
+    long now = Math.max(previousNow, stampMs);
     boolean newTerm = entryTerm > term;
     if (newTerm) {
       term = entryTerm;
@@ -129,40 +123,40 @@ public final class FencingState {
     // a lease that was live when the old leader last spoke must not be expired by the election's
     // gap.
     if (newTerm || command instanceof Command.Takeover) {
-      grace(previousNow, now);
+      leases.grace(previousNow, now);
     }
-    advanceTime(now, entryIndex);
+    leases.advanceTime(now, entryIndex);
     if (command instanceof Command.Batch) {
       // Its commands need answers of their own: applyBatch. Refused here so a caller's slip is not
       // a crash.
       return Outcome.of(Code.INVALID_ARGUMENT)
           .message("batch: apply it with applyBatch")
-          .nowMs(nowMs)
+          .nowMs(nowMs())
           .build();
     }
     String invalid = validation.check(command);
     if (invalid != null) {
-      return Outcome.of(Code.INVALID_ARGUMENT).message(invalid).nowMs(nowMs).build();
+      return Outcome.of(Code.INVALID_ARGUMENT).message(invalid).nowMs(nowMs()).build();
     }
     if (command instanceof Command.Acquire a) {
-      return acquire(a, entryIndex);
+      return acquires.acquire(a, entryIndex);
     }
     if (command instanceof Command.Renew r) {
-      return renew(r);
+      return leases.renew(r);
     }
     if (command instanceof Command.Release r) {
-      return release(r, entryIndex);
+      return leases.release(r, entryIndex);
     }
     if (command instanceof Command.Write w) {
-      return write(w);
+      return values.write(w);
     }
     if (command instanceof Command.CancelWait c) {
-      return cancelWait(c, entryIndex);
+      return acquires.cancelWait(c, entryIndex);
     }
     if (command instanceof Command.Revoke r) {
-      return revoke(r, entryIndex);
+      return leases.revoke(r, entryIndex);
     }
-    return Outcome.of(Code.OK).nowMs(nowMs).build(); // Tick, Takeover: their work is done above
+    return Outcome.of(Code.OK).nowMs(nowMs()).build(); // Tick, Takeover: their work is done above
   }
 
   /**
@@ -183,7 +177,7 @@ public final class FencingState {
     String invalid = validation.check(batch);
     if (invalid != null) {
       apply(new Command.Tick(), entryTerm, entryIndex, stampMs);
-      Outcome rejected = Outcome.of(Code.INVALID_ARGUMENT).message(invalid).nowMs(nowMs).build();
+      Outcome rejected = Outcome.of(Code.INVALID_ARGUMENT).message(invalid).nowMs(nowMs()).build();
       return Collections.nCopies(batch.commands().size(), rejected);
     }
     List<Outcome> outcomes = new ArrayList<>(batch.commands().size());
@@ -200,524 +194,7 @@ public final class FencingState {
 
   /** The lease events of the last applied entry, in order; clears them. */
   public List<LeaseEvent> drainEvents() {
-    if (events.isEmpty()) {
-      return List.of();
-    }
-    List<LeaseEvent> drained = List.copyOf(events);
-    events.clear();
-    return drained;
-  }
-
-  private Outcome acquire(Command.Acquire a, long entryIndex) {
-    ResourceRecord r = resources.get(a.resource());
-    if (r != null && !a.requestId().isEmpty()) {
-      LeaseRecord mine = r.lease();
-      Waiter queued = r.waiters().get(a.requestId());
-      if ((mine != null
-              && mine.token() == r.lastToken()
-              && mine.requestId().equals(a.requestId())
-              && !mine.permits(a.caller()))
-          || (queued != null && !queued.identity().equals(a.caller()))) {
-        // Another identity's request id: answering would hand it someone else's lease or place in
-        // line.
-        return Outcome.of(Code.PERMISSION_DENIED)
-            .message(
-                "request id "
-                    + a.requestId()
-                    + " on '"
-                    + a.resource()
-                    + "' belongs to another identity")
-            .currentToken(r.lastToken())
-            .nowMs(nowMs)
-            .build();
-      }
-      if (mine != null && mine.token() == r.lastToken() && mine.requestId().equals(a.requestId())) {
-        // A retry of an acquire that was granted (perhaps to it as a waiter): the same lease, not a
-        // second.
-        return leaseOutcome(Code.GRANTED, r, mine).live(mine.isLiveAt(nowMs)).build();
-      }
-      if (queued != null) {
-        Waiter refreshed =
-            new Waiter(
-                queued.requestId(),
-                queued.owner(),
-                queued.ttlMs(),
-                queued.lockDelayMs(),
-                queued.enqueuedAtMs(),
-                queued.waitUntilMs(),
-                nowMs + limits.waiterLiveness().toMillis(),
-                queued.identity());
-        r.mutableWaiters().put(a.requestId(), refreshed);
-        return waiting(r, a.requestId(), entryIndex);
-      }
-    }
-    LeaseRecord held = r == null ? null : r.liveLease(nowMs);
-    boolean delayed = r != null && r.blockedUntilMs() > nowMs;
-    int queuedAhead = r == null ? 0 : attendedWaiters(r);
-    if (held == null && !delayed && queuedAhead == 0) {
-      if (r == null) {
-        if (resources.size() >= limits.maxResources()) {
-          return Outcome.of(Code.OVERLOADED)
-              .message(
-                  "the cluster already keeps "
-                      + resources.size()
-                      + " resources (limits.resources.max); release some or retry once idle ones"
-                      + " are forgotten")
-              .nowMs(nowMs)
-              .build();
-        }
-        r = new ResourceRecord(a.resource());
-        resources.put(a.resource(), r);
-      }
-      LeaseRecord lease =
-          grant(r, a.owner(), a.ttlMs(), a.requestId(), a.lockDelayMs(), a.caller(), entryIndex);
-      refile(r);
-      return leaseOutcome(Code.GRANTED, r, lease).build();
-    }
-    if (a.waitMs() > 0) {
-      if (r.waiters().size() >= limits.maxWaitersPerResource()) {
-        return rejection(
-                Code.HELD,
-                r,
-                0,
-                "'" + a.resource() + "' already has " + r.waiters().size() + " waiters, the limit")
-            .build();
-      }
-      r.mutableWaiters()
-          .put(
-              a.requestId(),
-              new Waiter(
-                  a.requestId(),
-                  a.owner(),
-                  a.ttlMs(),
-                  a.lockDelayMs(),
-                  nowMs,
-                  nowMs + a.waitMs(),
-                  nowMs + limits.waiterLiveness().toMillis(),
-                  a.caller()));
-      refile(r);
-      return waiting(r, a.requestId(), entryIndex);
-    }
-    if (held != null) {
-      return Outcome.of(Code.HELD)
-          .message(
-              "'" + a.resource() + "' is held by token " + held.token() + " (" + held.owner() + ")")
-          .token(held.token())
-          .currentToken(r.lastToken())
-          .holderOwner(held.owner())
-          .expiresAtMs(held.expiresAtMs())
-          .ttlMs(held.ttlMs())
-          .nowMs(nowMs)
-          .build();
-    }
-    if (delayed) {
-      return Outcome.of(Code.LOCK_DELAYED)
-          .message(
-              "'"
-                  + a.resource()
-                  + "' is in lock-delay after an involuntary end, until "
-                  + r.blockedUntilMs())
-          .currentToken(r.lastToken())
-          .expiresAtMs(r.blockedUntilMs())
-          .nowMs(nowMs)
-          .build();
-    }
-    return rejection(
-            Code.HELD, r, 0, queuedAhead + " waiter(s) are queued for '" + a.resource() + "'")
-        .build();
-  }
-
-  private Outcome waiting(ResourceRecord r, String requestId, long entryIndex) {
-    int position = 1;
-    for (String id : r.waiters().keySet()) {
-      if (id.equals(requestId)) {
-        break;
-      }
-      position++;
-    }
-    Outcome.Builder b =
-        Outcome.of(Code.WAITING)
-            .position(position)
-            .queuedAtIndex(entryIndex)
-            .currentToken(r.lastToken())
-            .nowMs(nowMs);
-    LeaseRecord held = r.liveLease(nowMs);
-    if (held != null) {
-      b.token(held.token()).holderOwner(held.owner()).expiresAtMs(held.expiresAtMs());
-    }
-    return b.build();
-  }
-
-  private int attendedWaiters(ResourceRecord r) {
-    int n = 0;
-    for (Waiter w : r.waiters().values()) {
-      if (w.isAttendedAt(nowMs)) {
-        n++;
-      }
-    }
-    return n;
-  }
-
-  private LeaseRecord grant(
-      ResourceRecord r,
-      String owner,
-      long ttlMs,
-      String requestId,
-      long lockDelayMs,
-      String identity,
-      long entryIndex) {
-    long token = issueToken(entryIndex);
-    LeaseRecord lease =
-        new LeaseRecord(
-            token, owner, ttlMs, nowMs + ttlMs, false, requestId, lockDelayMs, identity);
-    r.setLastToken(token);
-    setLease(r, lease);
-    r.setExpiryObserved(false);
-    r.setIdleSinceMs(0);
-    r.mutableReceipts().clear();
-    events.add(
-        new LeaseEvent(
-            LeaseEvent.Type.ACQUIRED,
-            r.name(),
-            token,
-            owner,
-            lease.expiresAtMs(),
-            nowMs,
-            requestId));
-    return lease;
-  }
-
-  /**
-   * Grants the resource to the first waiter whose client is still there, if the resource is free
-   * and not in lock-delay. Re-checks that the previous lease is really over at this moment — etcd
-   * once granted a queued lock without that check (etcd issue 11456).
-   */
-  private void grantToNextWaiter(ResourceRecord r, long entryIndex) {
-    if (r.liveLease(nowMs) != null || r.blockedUntilMs() > nowMs) {
-      return;
-    }
-    Iterator<Waiter> queue = r.mutableWaiters().values().iterator();
-    while (queue.hasNext()) {
-      Waiter w = queue.next();
-      queue.remove();
-      if (w.isAttendedAt(nowMs)) {
-        grant(r, w.owner(), w.ttlMs(), w.requestId(), w.lockDelayMs(), w.identity(), entryIndex);
-        return;
-      }
-    }
-  }
-
-  /**
-   * Tokens follow the log index, so they need no state of their own in a normal cluster; the max
-   * with the last issued token keeps them strictly increasing even when a restored cluster's log
-   * starts over.
-   */
-  private long issueToken(long entryIndex) {
-    lastIssuedToken = Math.max(lastIssuedToken + 1, entryIndex);
-    return lastIssuedToken;
-  }
-
-  private Outcome renew(Command.Renew renew) {
-    ResourceRecord r = resources.get(renew.resource());
-    LeaseRecord live = r == null ? null : r.liveLease(nowMs);
-    if (live == null || live.token() != renew.token()) {
-      return rejection(Code.LEASE_LOST, r, renew.token(), leaseLostReason(r, renew.token()))
-          .build();
-    }
-    if (!live.permits(renew.caller())) {
-      return rejection(Code.PERMISSION_DENIED, r, renew.token(), notYours(live, renew.caller()))
-          .build();
-    }
-    long ttl = renew.ttlMs() == 0 ? live.ttlMs() : renew.ttlMs();
-    LeaseRecord renewed =
-        new LeaseRecord(
-            live.token(),
-            live.owner(),
-            ttl,
-            nowMs + ttl,
-            false,
-            live.requestId(),
-            live.lockDelayMs(),
-            live.identity());
-    setLease(r, renewed);
-    refile(r);
-    events.add(
-        new LeaseEvent(
-            LeaseEvent.Type.RENEWED,
-            r.name(),
-            live.token(),
-            live.owner(),
-            renewed.expiresAtMs(),
-            nowMs));
-    return leaseOutcome(Code.RENEWED, r, renewed).build();
-  }
-
-  private Outcome release(Command.Release release, long entryIndex) {
-    ResourceRecord r = resources.get(release.resource());
-    if (r == null || release.token() > r.lastToken()) {
-      return rejection(
-              Code.NOT_HOLDER,
-              r,
-              release.token(),
-              "token " + release.token() + " was never issued for '" + release.resource() + "'")
-          .build();
-    }
-    LeaseRecord live = r.liveLease(nowMs);
-    if (live != null && live.token() == release.token() && !live.permits(release.caller())) {
-      return rejection(Code.PERMISSION_DENIED, r, release.token(), notYours(live, release.caller()))
-          .build();
-    }
-    if (live != null && live.token() == release.token()) {
-      end(r, LeaseEvent.Type.RELEASED, entryIndex);
-      return Outcome.of(Code.RELEASED)
-          .token(release.token())
-          .currentToken(r.lastToken())
-          .nowMs(nowMs)
-          .build();
-    }
-    if (live != null) {
-      return rejection(
-              Code.NOT_HOLDER,
-              r,
-              release.token(),
-              "'"
-                  + release.resource()
-                  + "' is held by token "
-                  + live.token()
-                  + " ("
-                  + live.owner()
-                  + ")")
-          .build();
-    }
-    if (r.lease() != null && r.lease().token() == release.token()) {
-      setLease(r, null); // expired already: forget it, as a release would have
-      settle(r, entryIndex);
-    }
-    return Outcome.of(Code.RELEASED)
-        .alreadyEnded(true)
-        .message("lease " + release.token() + " had already ended")
-        .token(release.token())
-        .currentToken(r.lastToken())
-        .nowMs(nowMs)
-        .build();
-  }
-
-  private Outcome write(Command.Write w) {
-    ResourceRecord r = resources.get(w.resource());
-    if (r == null || w.token() > r.lastToken()) {
-      return rejection(
-              Code.UNKNOWN_TOKEN,
-              r,
-              w.token(),
-              "token " + w.token() + " was never issued for '" + w.resource() + "'")
-          .build();
-    }
-    if (!w.requestId().isEmpty() && w.token() == r.lastToken()) {
-      WriteReceipt receipt = r.receipt(w.requestId());
-      if (receipt != null) {
-        // A retry of a write that was applied: answer as the first time did, change nothing.
-        return Outcome.of(Code.ACCEPTED)
-            .message("request " + w.requestId() + " was already applied")
-            .token(w.token())
-            .currentToken(r.lastToken())
-            .acceptedToken(w.token())
-            .key(receipt.firstKey())
-            .version(receipt.version())
-            .writtenAtMs(receipt.writtenAtMs())
-            .nowMs(nowMs)
-            .build();
-      }
-    }
-    if (w.token() < r.lastToken() && !fencingCheckSkipped) {
-      return rejection(
-              Code.STALE_TOKEN,
-              r,
-              w.token(),
-              "token " + w.token() + " is stale: '" + w.resource() + "' has token " + r.lastToken())
-          .build();
-    }
-    LeaseRecord live = r.liveLease(nowMs);
-    if (live == null && !fencingCheckSkipped) {
-      return rejection(
-              Code.LEASE_EXPIRED,
-              r,
-              w.token(),
-              issuedBeforeRestore(w.token())
-                  ? endedByRestore(w.token(), w.resource())
-                  : "lease " + w.token() + " on '" + w.resource() + "' has ended")
-          .build();
-    }
-    if (live != null && live.token() == w.token() && !live.permits(w.caller())) {
-      return rejection(Code.PERMISSION_DENIED, r, w.token(), notYours(live, w.caller())).build();
-    }
-    for (Command.KeyWrite kw : w.writes()) {
-      ValueRecord existing = r.values().get(kw.key());
-      if (existing != null && existing.acceptedToken() > w.token() && !fencingCheckSkipped) {
-        return rejection(
-                Code.STALE_TOKEN,
-                r,
-                w.token(),
-                "key '" + kw.key() + "' accepted token " + existing.acceptedToken())
-            .key(kw.key())
-            .acceptedToken(existing.acceptedToken())
-            .build();
-      }
-    }
-    int newKeys = 0;
-    for (Command.KeyWrite kw : w.writes()) {
-      newKeys +=
-          kw.delete()
-              ? (r.values().containsKey(kw.key()) ? -1 : 0)
-              : (r.values().containsKey(kw.key()) ? 0 : 1);
-    }
-    if (r.values().size() + newKeys > limits.maxKeysPerResource()) {
-      return rejection(
-              Code.INVALID_ARGUMENT,
-              r,
-              w.token(),
-              "'"
-                  + w.resource()
-                  + "' would hold "
-                  + (r.values().size() + newKeys)
-                  + " keys; limits.keys-per-resource.max is "
-                  + limits.maxKeysPerResource())
-          .build();
-    }
-    // Every check passed: change all keys together.
-    long firstVersion = 0;
-    for (Command.KeyWrite kw : w.writes()) {
-      ValueRecord existing = r.values().get(kw.key());
-      long version = (existing == null ? 0 : existing.version()) + 1;
-      if (kw.delete()) {
-        r.mutableValues().remove(kw.key());
-      } else {
-        r.mutableValues().put(kw.key(), new ValueRecord(kw.value(), w.token(), version, nowMs));
-      }
-      if (firstVersion == 0) {
-        firstVersion = version;
-      }
-    }
-    String firstKey = w.writes().get(0).key();
-    if (!w.requestId().isEmpty()) {
-      r.mutableReceipts()
-          .put(w.requestId(), firstKey, firstVersion, nowMs, limits.maxRequestIdsPerLease());
-    }
-    return Outcome.of(Code.ACCEPTED)
-        .token(w.token())
-        .currentToken(r.lastToken())
-        .acceptedToken(w.token())
-        .key(firstKey)
-        .version(firstVersion)
-        .writtenAtMs(nowMs)
-        .holderOwner(live == null ? "" : live.owner())
-        .expiresAtMs(live == null ? 0 : live.expiresAtMs())
-        .nowMs(nowMs)
-        .build();
-  }
-
-  private static String notYours(LeaseRecord lease, String caller) {
-    return "lease "
-        + lease.token()
-        + " was acquired by identity '"
-        + lease.identity()
-        + "', not '"
-        + caller
-        + "'";
-  }
-
-  /**
-   * Every lease that was live at the last state-machine time before this entry, and has not had a
-   * grace since its last renewal, is extended to at least {@code now + min(grace, ttl)}: enough for
-   * the holder to renew through the new leader, never more than its own TTL.
-   */
-  private void grace(long previousNow, long now) {
-    long graceMs = limits.takeoverGrace().toMillis();
-    for (ResourceRecord r : resources.values()) {
-      LeaseRecord lease = r.lease();
-      if (lease == null || lease.graceUsed() || !lease.isLiveAt(previousNow)) {
-        continue;
-      }
-      long extended = now + Math.min(graceMs, lease.ttlMs());
-      if (extended > lease.expiresAtMs()) {
-        setLease(r, lease.withExpiry(extended, true));
-        refile(r);
-      }
-    }
-  }
-
-  private Outcome cancelWait(Command.CancelWait c, long entryIndex) {
-    ResourceRecord r = resources.get(c.resource());
-    if (r == null) {
-      return Outcome.of(Code.NOT_FOUND)
-          .message("'" + c.resource() + "' has no waiters")
-          .nowMs(nowMs)
-          .build();
-    }
-    Waiter waiter = r.waiters().get(c.requestId());
-    LeaseRecord granted = r.liveLease(nowMs);
-    if ((waiter != null && !waiter.identity().equals(c.caller()))
-        || (waiter == null
-            && granted != null
-            && granted.requestId().equals(c.requestId())
-            && !granted.permits(c.caller()))) {
-      return Outcome.of(Code.PERMISSION_DENIED)
-          .message(
-              "request id "
-                  + c.requestId()
-                  + " on '"
-                  + c.resource()
-                  + "' belongs to another identity")
-          .nowMs(nowMs)
-          .build();
-    }
-    if (r.mutableWaiters().remove(c.requestId()) != null) {
-      settle(r, entryIndex);
-      return Outcome.of(Code.OK).message("no longer waiting").nowMs(nowMs).build();
-    }
-    LeaseRecord lease = r.liveLease(nowMs);
-    if (lease != null && lease.requestId().equals(c.requestId())) {
-      // Granted while its client was giving up: nobody will use it, so it must not block the
-      // others.
-      end(r, LeaseEvent.Type.RELEASED, entryIndex);
-      return Outcome.of(Code.RELEASED)
-          .token(lease.token())
-          .message("the grant made while giving up was released")
-          .nowMs(nowMs)
-          .build();
-    }
-    return Outcome.of(Code.NOT_FOUND).message("no waiter " + c.requestId()).nowMs(nowMs).build();
-  }
-
-  private Outcome revoke(Command.Revoke revoke, long entryIndex) {
-    ResourceRecord r = resources.get(revoke.resource());
-    LeaseRecord live = r == null ? null : r.liveLease(nowMs);
-    if (live == null) {
-      return Outcome.of(Code.NOT_FOUND)
-          .message("'" + revoke.resource() + "' has no live lease")
-          .currentToken(r == null ? 0 : r.lastToken())
-          .nowMs(nowMs)
-          .build();
-    }
-    if (live.lockDelayMs() > 0) {
-      r.setBlockedUntilMs(Math.max(r.blockedUntilMs(), nowMs + live.lockDelayMs()));
-    }
-    end(r, LeaseEvent.Type.REVOKED, entryIndex);
-    return Outcome.of(Code.REVOKED)
-        .token(live.token())
-        .holderOwner(live.owner())
-        .currentToken(r.lastToken())
-        .message(revoke.reason())
-        .nowMs(nowMs)
-        .build();
-  }
-
-  /** Ends the live lease now (release or revoke), announces it, and hands the resource on. */
-  private void end(ResourceRecord r, LeaseEvent.Type how, long entryIndex) {
-    LeaseRecord lease = r.lease();
-    setLease(r, null);
-    events.add(
-        new LeaseEvent(how, r.name(), lease.token(), lease.owner(), lease.expiresAtMs(), nowMs));
-    settle(r, entryIndex);
+    return leases.drainEvents();
   }
 
   /**
@@ -727,20 +204,7 @@ public final class FencingState {
    * null when the write has to go through the log. Never changes state.
    */
   public Outcome permanentRejection(Command.Write w) {
-    String invalid = validation.check(w);
-    if (invalid != null) {
-      return Outcome.invalid(invalid);
-    }
-    ResourceRecord r = resources.get(w.resource());
-    if (r != null && w.token() < r.lastToken() && !fencingCheckSkipped) {
-      return rejection(
-              Code.STALE_TOKEN,
-              r,
-              w.token(),
-              "token " + w.token() + " is stale: '" + w.resource() + "' has token " + r.lastToken())
-          .build();
-    }
-    return null;
+    return values.permanentRejection(w);
   }
 
   /**
@@ -763,37 +227,16 @@ public final class FencingState {
   // Queries: read-only, answered at the current state-machine time.
 
   public Outcome read(String resource, String key) {
-    String invalid = first(validation.resource(resource), validation.key(key));
-    if (invalid != null) {
-      return Outcome.invalid(invalid);
-    }
-    ResourceRecord r = resources.get(resource);
-    ValueRecord v = r == null ? null : r.values().get(key);
-    if (v == null) {
-      return Outcome.of(Code.NOT_FOUND)
-          .message("no value for '" + key + "' in '" + resource + "'")
-          .currentToken(r == null ? 0 : r.lastToken())
-          .key(key)
-          .nowMs(nowMs)
-          .build();
-    }
-    return Outcome.of(Code.FOUND)
-        .value(v.value())
-        .acceptedToken(v.acceptedToken())
-        .version(v.version())
-        .writtenAtMs(v.writtenAtMs())
-        .currentToken(r.lastToken())
-        .key(key)
-        .nowMs(nowMs)
-        .build();
+    return values.read(resource, key);
   }
 
   public Outcome lease(String resource) {
+    long nowMs = leases.nowMs();
     String invalid = validation.resource(resource);
     if (invalid != null) {
       return Outcome.invalid(invalid);
     }
-    ResourceRecord r = resources.get(resource);
+    ResourceRecord r = leases.record(resource);
     if (r == null) {
       return Outcome.of(Code.NOT_FOUND)
           .message("'" + resource + "' has never been leased")
@@ -804,17 +247,19 @@ public final class FencingState {
     if (live == null) {
       return Outcome.of(Code.FOUND).currentToken(r.lastToken()).live(false).nowMs(nowMs).build();
     }
-    return leaseOutcome(Code.FOUND, r, live).live(true).build();
+    return Answers.leaseOutcome(nowMs, Code.FOUND, r, live).live(true).build();
   }
 
   public Outcome validateToken(String resource, long token) {
-    String invalid = first(validation.resource(resource), validation.token(token));
+    long nowMs = leases.nowMs();
+    String invalid = Answers.first(validation.resource(resource), validation.token(token));
     if (invalid != null) {
       return Outcome.invalid(invalid);
     }
-    ResourceRecord r = resources.get(resource);
+    ResourceRecord r = leases.record(resource);
     if (r == null || token > r.lastToken()) {
-      return rejection(
+      return Answers.rejection(
+              nowMs,
               Code.UNKNOWN_TOKEN,
               r,
               token,
@@ -822,13 +267,16 @@ public final class FencingState {
           .build();
     }
     if (token < r.lastToken()) {
-      return rejection(Code.STALE, r, token, "a newer token " + r.lastToken() + " exists").build();
+      return Answers.rejection(
+              nowMs, Code.STALE, r, token, "a newer token " + r.lastToken() + " exists")
+          .build();
     }
     LeaseRecord live = r.liveLease(nowMs);
     if (live == null) {
-      return rejection(Code.EXPIRED, r, token, "lease " + token + " has ended").build();
+      return Answers.rejection(nowMs, Code.EXPIRED, r, token, "lease " + token + " has ended")
+          .build();
     }
-    return leaseOutcome(Code.CURRENT, r, live).sentToken(token).build();
+    return Answers.leaseOutcome(nowMs, Code.CURRENT, r, live).sentToken(token).build();
   }
 
   /**
@@ -837,7 +285,7 @@ public final class FencingState {
    * read lock.
    */
   public List<ResourceRecord> listResources(String prefix, String after, int limit) {
-    return new ArrayList<>(page(resources, prefix, after, limit).values());
+    return new ArrayList<>(FencedValues.page(leases.records(), prefix, after, limit).values());
   }
 
   /**
@@ -845,93 +293,33 @@ public final class FencingState {
    */
   public List<Map.Entry<String, ValueRecord>> listKeys(
       String resource, String prefix, String after, int limit) {
-    ResourceRecord r = resources.get(resource);
-    return r == null
-        ? List.of()
-        : new ArrayList<>(page(r.values(), prefix, after, limit).entrySet());
-  }
-
-  private static <V> NavigableMap<String, V> page(
-      NavigableMap<String, V> all, String prefix, String after, int limit) {
-    boolean fromPrefix = after.isEmpty() || after.compareTo(prefix) < 0;
-    TreeMap<String, V> page = new TreeMap<>();
-    for (Map.Entry<String, V> e : all.tailMap(fromPrefix ? prefix : after, fromPrefix).entrySet()) {
-      if (!e.getKey().startsWith(prefix) || page.size() >= limit) {
-        break;
-      }
-      page.put(e.getKey(), e.getValue());
-    }
-    return page;
+    return values.listKeys(resource, prefix, after, limit);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Restoring from a snapshot.
 
   /**
-   * Starts a state from a snapshot's clock and token sequence; add resources with {@link #restore}.
+   * The state as an immutable image, for a snapshot to be written while apply goes on. Costs one
+   * small record per resource: values are shared until the state next changes them.
    */
-  public static FencingState restored(Limits limits, long nowMs, long lastIssuedToken) {
-    return restored(limits, 0, nowMs, lastIssuedToken);
+  public StateImage image() {
+    List<StateImage.Resource> all = new ArrayList<>(leases.size());
+    for (ResourceRecord r : leases.records().values()) {
+      all.add(r.image());
+    }
+    return new StateImage(term, nowMs(), lastIssuedToken(), lineage(), all);
   }
 
-  public static FencingState restored(Limits limits, long term, long nowMs, long lastIssuedToken) {
-    return restored(limits, term, nowMs, lastIssuedToken, 0);
-  }
-
-  public static FencingState restored(
-      Limits limits, long term, long nowMs, long lastIssuedToken, long lineage) {
+  /** A state exactly as {@code image} pictures it, queues and lock-delays included. */
+  public static FencingState restore(Limits limits, StateImage image) {
     FencingState s = new FencingState(limits);
-    s.lineage = lineage;
-    s.term = term;
-    s.nowMs = nowMs;
-    s.lastIssuedToken = lastIssuedToken;
+    s.term = image.term();
+    s.leases.restoreClock(image.nowMs(), image.lastIssuedToken(), image.lineage());
+    for (StateImage.Resource resource : image.resources()) {
+      s.leases.restore(resource);
+    }
     return s;
-  }
-
-  public void restore(
-      String name,
-      long lastToken,
-      LeaseRecord lease,
-      Map<String, ValueRecord> values,
-      List<WriteReceipt> receipts) {
-    restore(name, lastToken, lease, values, receipts, List.of(), 0, false, 0);
-  }
-
-  /** Adds one resource from a snapshot, queue and lock-delay included. */
-  public void restore(
-      String name,
-      long lastToken,
-      LeaseRecord lease,
-      Map<String, ValueRecord> values,
-      List<WriteReceipt> receipts,
-      List<Waiter> waiters,
-      long blockedUntilMs,
-      boolean expiryObserved,
-      long idleSinceMs) {
-    ResourceRecord r = new ResourceRecord(name);
-    for (Waiter w : waiters) {
-      r.mutableWaiters().put(w.requestId(), w);
-    }
-    r.setBlockedUntilMs(blockedUntilMs);
-    r.setExpiryObserved(expiryObserved);
-    r.setIdleSinceMs(idleSinceMs);
-    r.setLastToken(lastToken);
-    setLease(r, lease);
-    r.mutableValues().putAll(values);
-    for (WriteReceipt receipt : receipts) {
-      // Unbounded here: the snapshot holds what the limit allowed when it was taken; the next write
-      // trims.
-      r.mutableReceipts()
-          .put(
-              receipt.requestId(),
-              receipt.firstKey(),
-              receipt.version(),
-              receipt.writtenAtMs(),
-              Integer.MAX_VALUE);
-    }
-    resources.put(name, r);
-    refile(r);
-    lastIssuedToken = Math.max(lastIssuedToken, lastToken);
   }
 
   /** Tokens are grouped in epochs of 2^40: a restored state starts the epoch after its own. */
@@ -960,37 +348,8 @@ public final class FencingState {
       throw new IllegalArgumentException(
           "a restored cluster's lineage must not be 0, the lineage of an empty start");
     }
-    lastIssuedToken = nextEpochFloor(lastIssuedToken);
+    leases.beginNewEpoch(seedLineage);
     term = 0;
-    lineage = seedLineage;
-    for (ResourceRecord r : List.copyOf(resources.values())) {
-      setLease(r, null);
-      r.setExpiryObserved(false);
-      r.mutableWaiters().clear();
-      settle(
-          r,
-          0); // no lease and no waiters: only idleness and the next wake-up are brought up to date
-    }
-    events.clear();
-  }
-
-  /**
-   * True when {@code token} belongs to an earlier token epoch than this state's: it was issued by a
-   * cluster this one was restored from, and its lease ended with the restore.
-   */
-  private boolean issuedBeforeRestore(long token) {
-    return lineage != 0 && (token >>> TOKEN_EPOCH_BITS) < (lastIssuedToken >>> TOKEN_EPOCH_BITS);
-  }
-
-  private String endedByRestore(long token, String resource) {
-    return "lease "
-        + token
-        + " on '"
-        + resource
-        + "' ended when this cluster was restored from a backup;"
-        + " tokens issued before the restore are no longer accepted: acquire '"
-        + resource
-        + "' again";
   }
 
   /**
@@ -1003,96 +362,7 @@ public final class FencingState {
 
   /** Raises the token sequence so that every later token exceeds {@code floor}; never lowers it. */
   public void raiseTokenFloor(long floor) {
-    lastIssuedToken = Math.max(lastIssuedToken, floor);
-  }
-
-  // ---------------------------------------------------------------------------------------------
-
-  /** Moves time forward to {@code now} and settles every resource whose wake-up time has come. */
-  private void advanceTime(long now, long entryIndex) {
-    nowMs = now;
-    while (!wakeups.isEmpty() && wakeups.first().atMs() <= nowMs) {
-      Wakeup due = wakeups.pollFirst();
-      ResourceRecord r = resources.get(due.resource());
-      if (r != null) {
-        r.filedWakeupMs = Long.MAX_VALUE;
-        settle(r, entryIndex);
-      }
-    }
-  }
-
-  /**
-   * Brings one resource up to date with the current time: announces a lease that has run out
-   * (starting its lock-delay), grants the next waiter, forgets the record once it has been empty
-   * for the idle timeout, and files its next wake-up.
-   */
-  private void settle(ResourceRecord r, long entryIndex) {
-    LeaseRecord lease = r.lease();
-    if (lease != null && !lease.isLiveAt(nowMs) && !r.expiryObserved()) {
-      r.setExpiryObserved(true);
-      events.add(
-          new LeaseEvent(
-              LeaseEvent.Type.EXPIRED,
-              r.name(),
-              lease.token(),
-              lease.owner(),
-              lease.expiresAtMs(),
-              lease.expiresAtMs()));
-      if (lease.lockDelayMs() > 0) {
-        r.setBlockedUntilMs(
-            Math.max(r.blockedUntilMs(), lease.expiresAtMs() + lease.lockDelayMs()));
-      }
-    }
-    if (!r.waiters().isEmpty()) {
-      grantToNextWaiter(r, entryIndex);
-    }
-    if (r.isEmptyAt(nowMs)) {
-      if (r.idleSinceMs() == 0) {
-        r.setIdleSinceMs(nowMs);
-      } else if (r.idleSinceMs() + limits.idleTimeout().toMillis() <= nowMs) {
-        unfile(r);
-        resources.remove(
-            r.name()); // tokens are group-wide: forgetting lastToken lets none go backwards
-        return;
-      }
-    } else {
-      r.setIdleSinceMs(0);
-    }
-    refile(r);
-  }
-
-  private void setLease(ResourceRecord r, LeaseRecord lease) {
-    r.setLease(lease);
-  }
-
-  /** Files {@code r} under the next time it needs attention, replacing its previous filing. */
-  private void refile(ResourceRecord r) {
-    long at = Long.MAX_VALUE;
-    LeaseRecord lease = r.lease();
-    if (lease != null && (lease.isLiveAt(nowMs) || !r.expiryObserved())) {
-      at = lease.expiresAtMs();
-    }
-    if (r.blockedUntilMs() > nowMs && !r.waiters().isEmpty()) {
-      at = Math.min(at, r.blockedUntilMs());
-    }
-    if (r.idleSinceMs() != 0) {
-      at = Math.min(at, r.idleSinceMs() + limits.idleTimeout().toMillis());
-    }
-    if (at == r.filedWakeupMs) {
-      return;
-    }
-    unfile(r);
-    if (at != Long.MAX_VALUE) {
-      wakeups.add(new Wakeup(at, r.name()));
-      r.filedWakeupMs = at;
-    }
-  }
-
-  private void unfile(ResourceRecord r) {
-    if (r.filedWakeupMs != Long.MAX_VALUE) {
-      wakeups.remove(new Wakeup(r.filedWakeupMs, r.name()));
-      r.filedWakeupMs = Long.MAX_VALUE;
-    }
+    leases.tokens().raiseFloor(floor);
   }
 
   /**
@@ -1101,59 +371,12 @@ public final class FencingState {
    * passes it.
    */
   public long nextWakeupMs() {
-    return wakeups.isEmpty() ? Long.MAX_VALUE : wakeups.first().atMs();
-  }
-
-  private record Wakeup(long atMs, String resource) implements Comparable<Wakeup> {
-    @Override
-    public int compareTo(Wakeup o) {
-      int c = Long.compare(atMs, o.atMs);
-      return c != 0 ? c : resource.compareTo(o.resource);
-    }
-  }
-
-  private Outcome.Builder leaseOutcome(Code code, ResourceRecord r, LeaseRecord lease) {
-    return Outcome.of(code)
-        .token(lease.token())
-        .currentToken(r.lastToken())
-        .holderOwner(lease.owner())
-        .expiresAtMs(lease.expiresAtMs())
-        .ttlMs(lease.ttlMs())
-        .live(true)
-        .nowMs(nowMs);
-  }
-
-  /** A rejection names the token sent, the newest token, and the live holder if there is one. */
-  private Outcome.Builder rejection(Code code, ResourceRecord r, long sentToken, String message) {
-    Outcome.Builder b = Outcome.of(code).message(message).sentToken(sentToken).nowMs(nowMs);
-    if (r != null) {
-      b.currentToken(r.lastToken());
-      LeaseRecord live = r.liveLease(nowMs);
-      if (live != null) {
-        b.holderOwner(live.owner()).expiresAtMs(live.expiresAtMs()).token(live.token());
-      }
-    }
-    return b;
-  }
-
-  private String leaseLostReason(ResourceRecord r, long token) {
-    if (r == null || token > r.lastToken()) {
-      return "token " + token + " was never issued for this resource";
-    }
-    if (token < r.lastToken()) {
-      return "token " + token + " was superseded by " + r.lastToken();
-    }
-    return issuedBeforeRestore(token)
-        ? endedByRestore(token, r.name())
-        : "lease " + token + " has ended";
-  }
-
-  private static String first(String a, String b) {
-    return a != null ? a : b;
+    return leases.nextWakeupMs();
   }
 
   /** For tests and diagnostics: the resources whose lease is live now. */
   public Collection<ResourceRecord> liveResources() {
-    return resources.values().stream().filter(r -> r.liveLease(nowMs) != null).toList();
+    long nowMs = leases.nowMs();
+    return leases.records().values().stream().filter(r -> r.liveLease(nowMs) != null).toList();
   }
 }

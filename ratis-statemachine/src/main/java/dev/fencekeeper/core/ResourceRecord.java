@@ -15,7 +15,9 @@ public final class ResourceRecord {
   private final String name;
   private long lastToken;
   private LeaseRecord lease;
-  private final TreeMap<String, ValueRecord> values = new TreeMap<>();
+  private TreeMap<String, ValueRecord> values = new TreeMap<>();
+  // Whether an image shares `values`: then it must not change, and the next change copies it first.
+  private boolean valuesShared;
   // Receipts of accepted writes under the lease `lastToken`, oldest first; cleared by the next
   // grant.
   private final WriteReceipts receipts = new WriteReceipts();
@@ -122,7 +124,29 @@ public final class ResourceRecord {
   }
 
   TreeMap<String, ValueRecord> mutableValues() {
+    if (valuesShared) {
+      values = new TreeMap<>(values);
+      valuesShared = false;
+    }
     return values;
+  }
+
+  /**
+   * This record as an immutable image. Its values are shared, not copied: the record copies them
+   * before it next changes them, so taking an image costs the same for ten keys as for a million.
+   */
+  StateImage.Resource image() {
+    valuesShared = true;
+    return new StateImage.Resource(
+        name,
+        lastToken,
+        lease,
+        values,
+        receipts.inOrder(),
+        List.copyOf(waiters.values()),
+        blockedUntilMs,
+        expiryObserved,
+        idleSinceMs);
   }
 
   WriteReceipts mutableReceipts() {

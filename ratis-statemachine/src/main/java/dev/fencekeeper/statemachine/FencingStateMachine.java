@@ -9,6 +9,7 @@ import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ReplicaDivergedException;
+import dev.fencekeeper.core.StateImage;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.proto.Request;
@@ -45,6 +46,7 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -76,6 +78,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private final LeaderClock leaderClock;
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   private final SnapshotStore snapshots;
+  private final SnapshotTaker snapshotTaker;
   private final java.util.concurrent.atomic.AtomicLong snapshotGeneration =
       new java.util.concurrent.atomic.AtomicLong();
   private volatile long noSnapshotInGeneration = -1;
@@ -117,6 +120,12 @@ public class FencingStateMachine extends BaseStateMachine {
     this.limits = limits;
     this.leaderClock = leaderClock;
     this.snapshots = new SnapshotStore(storage, limits);
+    this.snapshotTaker =
+        new SnapshotTaker(
+            (image, applied) -> {
+              snapshots.write(image, applied);
+              snapshotGeneration.incrementAndGet();
+            });
     this.state = new FencingState(limits);
   }
 
@@ -186,6 +195,10 @@ public class FencingStateMachine extends BaseStateMachine {
             () -> {
               super.initialize(server, groupId, raftStorage);
               storage.init(raftStorage);
+              if (RaftServerConfigKeys.Snapshot.autoTriggerEnabled(server.getProperties())) {
+                snapshotTaker.autoTriggerEntries(
+                    RaftServerConfigKeys.Snapshot.autoTriggerThreshold(server.getProperties()));
+              }
               Path groupDir = raftStorage.getStorageDir().getRoot().toPath();
               removeAbandonedSnapshotDownloads(raftStorage.getStorageDir().getTmpDir().toPath());
               backups = new BackupStore(groupDir.resolve("backups"));
@@ -210,6 +223,7 @@ public class FencingStateMachine extends BaseStateMachine {
 
   @Override
   public void reinitialize() throws IOException {
+    snapshotTaker.awaitWrite(); // it must not finish after the installed snapshot is loaded
     lock.writeLock().lock();
     try {
       storage.loadLatestSnapshot(); // getLatestSnapshot() is cached; rescan for the installed one
@@ -275,6 +289,7 @@ public class FencingStateMachine extends BaseStateMachine {
       eventLog.reset(loaded.termIndex().getIndex());
       publishNextExpiry();
       updateLastAppliedTermIndex(loaded.termIndex().getTerm(), loaded.termIndex().getIndex());
+      snapshotTaker.onDisk(loaded.termIndex().getIndex());
     } finally {
       lock.writeLock().unlock();
     }
@@ -333,17 +348,28 @@ public class FencingStateMachine extends BaseStateMachine {
     return latest;
   }
 
+  /**
+   * Takes an image of the state under the read lock and writes it outside, in the background when
+   * Ratis triggered the snapshot itself (see {@link SnapshotTaker}); returns the newest index on
+   * disk.
+   */
   @Override
   public long takeSnapshot() throws IOException {
+    TermIndex applied = getLastAppliedTermIndex();
+    if (applied == null || applied.getIndex() < 0) {
+      return RaftLog.INVALID_LOG_INDEX;
+    }
+    return snapshotTaker.take(applied, this::image);
+  }
+
+  /**
+   * The state as an immutable image, with the entry it reflects, taken under the read lock: cheap,
+   * and safe to write later.
+   */
+  private SnapshotTaker.Image image() {
     lock.readLock().lock();
     try {
-      TermIndex applied = getLastAppliedTermIndex();
-      if (applied == null || applied.getIndex() < 0) {
-        return RaftLog.INVALID_LOG_INDEX;
-      }
-      snapshots.write(state, applied);
-      snapshotGeneration.incrementAndGet();
-      return applied.getIndex();
+      return new SnapshotTaker.Image(getLastAppliedTermIndex(), state.image());
     } finally {
       lock.readLock().unlock();
     }
@@ -878,6 +904,7 @@ public class FencingStateMachine extends BaseStateMachine {
   public void close() throws IOException {
     leaderDuties.onNotLeader();
     eventLog.close();
+    snapshotTaker.close();
     super.close();
   }
 
@@ -886,30 +913,25 @@ public class FencingStateMachine extends BaseStateMachine {
    * equal indexes mean identical replicas.
    */
   public StateDigest digest() {
-    lock.readLock().lock();
+    SnapshotTaker.Image image = image();
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
-        SnapshotStore.writeTo(state, out);
+        SnapshotStore.writeTo(image.state(), out);
       }
-      return new StateDigest(
-          getLastAppliedTermIndex().getIndex(), HexFormat.of().formatHex(sha.digest()));
+      return new StateDigest(image.applied().getIndex(), HexFormat.of().formatHex(sha.digest()));
     } catch (IOException | NoSuchAlgorithmException e) {
       throw new IllegalStateException("cannot digest the state", e);
-    } finally {
-      lock.readLock().unlock();
     }
   }
 
   private BackupStore.Frozen writeFrozen(OutputStream out) {
-    lock.readLock().lock();
+    StateImage image = image().state();
     try {
-      SnapshotStore.writeTo(state, out);
-      return new BackupStore.Frozen(state.lastIssuedToken(), state.resources().size());
+      SnapshotStore.writeTo(image, out);
+      return new BackupStore.Frozen(image.lastIssuedToken(), image.resources().size());
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
-    } finally {
-      lock.readLock().unlock();
     }
   }
 

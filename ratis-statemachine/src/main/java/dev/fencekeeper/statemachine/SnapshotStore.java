@@ -3,7 +3,7 @@ package dev.fencekeeper.statemachine;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseRecord;
-import dev.fencekeeper.core.ResourceRecord;
+import dev.fencekeeper.core.StateImage;
 import dev.fencekeeper.core.ValueRecord;
 import dev.fencekeeper.core.Waiter;
 import dev.fencekeeper.core.WriteReceipt;
@@ -62,21 +62,23 @@ final class SnapshotStore {
   record Loaded(FencingState state, TermIndex termIndex) {}
 
   /**
-   * Writes {@code state}, which reflects every entry up to {@code applied}, as the newest snapshot.
+   * Writes {@code image}, which reflects every entry up to {@code applied}, as the newest snapshot,
+   * durably: when this returns, the file, its MD5 and the storage's latest snapshot say {@code
+   * applied}. Needs no lock: the image is immutable.
    */
-  void write(FencingState state, TermIndex applied) throws IOException {
+  void write(StateImage image, TermIndex applied) throws IOException {
     Path target = storage.getSnapshotFile(applied.getTerm(), applied.getIndex()).toPath();
-    MD5Hash md5 = writeFile(state, target);
+    MD5Hash md5 = writeFile(image, target);
     storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(target, md5), applied));
     storage.cleanupOldSnapshots(retention());
   }
 
   /**
-   * Writes {@code state} to {@code target} through a temporary file and an atomic rename, then its
+   * Writes {@code image} to {@code target} through a temporary file and an atomic rename, then its
    * MD5 file; returns the MD5. The digest is taken from the bytes as they are written: reading a
    * large snapshot back only to digest it cost as much again as writing it.
    */
-  static MD5Hash writeFile(FencingState state, Path target) throws IOException {
+  static MD5Hash writeFile(StateImage image, Path target) throws IOException {
     Path tmp = target.resolveSibling(target.getFileName() + ".writing");
     MessageDigest digest = MD5FileUtil.newMD5();
     try (FileChannel channel =
@@ -88,7 +90,7 @@ final class SnapshotStore {
         OutputStream out =
             new BufferedOutputStream(
                 new DigestOutputStream(Channels.newOutputStream(channel), digest), 1 << 16)) {
-      writeTo(state, out);
+      writeTo(image, out);
       out.flush();
       channel.force(true);
     } catch (IOException | RuntimeException e) {
@@ -155,18 +157,18 @@ final class SnapshotStore {
     }
   }
 
-  static void writeTo(FencingState state, OutputStream out) throws IOException {
-    Map<String, ResourceRecord> resources = state.resources();
+  static void writeTo(StateImage image, OutputStream out) throws IOException {
+    List<StateImage.Resource> resources = image.resources();
     SnapshotHeader.newBuilder()
         .setFormatVersion(FORMAT_VERSION)
-        .setNowMs(state.nowMs())
-        .setTerm(state.term())
-        .setLastIssuedToken(state.lastIssuedToken())
-        .setLineage(state.lineage())
+        .setNowMs(image.nowMs())
+        .setTerm(image.term())
+        .setLastIssuedToken(image.lastIssuedToken())
+        .setLineage(image.lineage())
         .setResourceCount(resources.size())
         .build()
         .writeDelimitedTo(out);
-    for (ResourceRecord r : resources.values()) {
+    for (StateImage.Resource r : resources) {
       toProto(r).writeDelimitedTo(out);
     }
     SnapshotTrailer.newBuilder().setResourceCount(resources.size()).build().writeDelimitedTo(out);
@@ -185,29 +187,30 @@ final class SnapshotStore {
               + FORMAT_VERSION
               + ")");
     }
-    FencingState state =
-        FencingState.restored(
-            limits,
-            header.getTerm(),
-            header.getNowMs(),
-            header.getLastIssuedToken(),
-            header.getLineage());
+    List<StateImage.Resource> resources = new ArrayList<>();
     for (long i = 0; i < header.getResourceCount(); i++) {
       ResourceSnapshot r = ResourceSnapshot.parseDelimitedFrom(in);
       if (r == null) {
         throw new IOException(
             "snapshot is truncated after " + i + " of " + header.getResourceCount() + " resources");
       }
-      restore(state, r);
+      resources.add(image(r));
     }
     SnapshotTrailer trailer = SnapshotTrailer.parseDelimitedFrom(in);
     if (trailer == null || trailer.getResourceCount() != header.getResourceCount()) {
       throw new IOException("snapshot has no valid trailer: the file is incomplete");
     }
-    return state;
+    return FencingState.restore(
+        limits,
+        new StateImage(
+            header.getTerm(),
+            header.getNowMs(),
+            header.getLastIssuedToken(),
+            header.getLineage(),
+            resources));
   }
 
-  static ResourceSnapshot toProto(ResourceRecord r) {
+  static ResourceSnapshot toProto(StateImage.Resource r) {
     ResourceSnapshot.Builder b =
         ResourceSnapshot.newBuilder().setName(r.name()).setLastToken(r.lastToken());
     LeaseRecord lease = r.lease();
@@ -233,7 +236,7 @@ final class SnapshotStore {
               .setVersion(v.version())
               .setWrittenAtMs(v.writtenAtMs()));
     }
-    for (Waiter w : r.waiters().values()) {
+    for (Waiter w : r.waiters()) {
       b.addWaiters(
           WaiterSnapshot.newBuilder()
               .setRequestId(w.requestId())
@@ -259,7 +262,7 @@ final class SnapshotStore {
     return b.build();
   }
 
-  private static void restore(FencingState state, ResourceSnapshot r) {
+  private static StateImage.Resource image(ResourceSnapshot r) {
     LeaseRecord lease = null;
     if (r.hasLease()) {
       LeaseSnapshot l = r.getLease();
@@ -274,7 +277,7 @@ final class SnapshotStore {
               l.getLockDelayMs(),
               l.getIdentity());
     }
-    Map<String, ValueRecord> values = new TreeMap<>();
+    TreeMap<String, ValueRecord> values = new TreeMap<>();
     for (ValueSnapshot v : r.getValuesList()) {
       values.put(
           v.getKey(),
@@ -302,7 +305,7 @@ final class SnapshotStore {
               w.getAliveUntilMs(),
               w.getIdentity()));
     }
-    state.restore(
+    return new StateImage.Resource(
         r.getName(),
         r.getLastToken(),
         lease,

@@ -281,7 +281,7 @@ class BatchSplitTest {
 
   private static byte[] snapshot(FencingState state) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    SnapshotStore.writeTo(state, out);
+    SnapshotStore.writeTo(state.image(), out);
     return out.toByteArray();
   }
 

@@ -96,7 +96,7 @@ class RestartFromDiskClusterTest {
   static String render(FencingState state) {
     StringBuilder s =
         new StringBuilder("lastIssuedToken=").append(state.lastIssuedToken()).append('\n');
-    state.resources().values().forEach(r -> s.append(SnapshotStore.toProto(r)).append('\n'));
+    state.image().resources().forEach(r -> s.append(SnapshotStore.toProto(r)).append('\n'));
     return s.toString();
   }
 

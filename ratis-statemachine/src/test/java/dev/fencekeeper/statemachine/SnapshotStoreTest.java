@@ -5,13 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.StateImage;
 import dev.fencekeeper.core.ValueRecord;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.TreeMap;
 import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.util.MD5FileUtil;
@@ -25,21 +26,21 @@ class SnapshotStoreTest {
   @TempDir Path dir;
 
   private static FencingState state() {
-    FencingState s = FencingState.restored(LIMITS, 3, 1_000, 500, 0);
+    List<StateImage.Resource> resources = new ArrayList<>();
     for (int r = 0; r < 5; r++) {
-      Map<String, ValueRecord> values = new TreeMap<>();
+      TreeMap<String, ValueRecord> values = new TreeMap<>();
       for (int k = 0; k < 20; k++) {
         values.put(
             "key-" + k, new ValueRecord(("value " + r + "/" + k).getBytes(), 100 + r, k + 1, 900));
       }
-      s.restore("resource-" + r, 100 + r, null, values, List.of());
+      resources.add(StateImage.Resource.of("resource-" + r, 100 + r, null, values));
     }
-    return s;
+    return FencingState.restore(LIMITS, new StateImage(3, 1_000, 500, 0, resources));
   }
 
   private static byte[] bytes(FencingState s) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    SnapshotStore.writeTo(s, out);
+    SnapshotStore.writeTo(s.image(), out);
     return out.toByteArray();
   }
 
@@ -51,7 +52,7 @@ class SnapshotStoreTest {
     Path file = dir.resolve("snapshot.3_42");
     FencingState original = state();
 
-    MD5Hash md5 = SnapshotStore.writeFile(original, file);
+    MD5Hash md5 = SnapshotStore.writeFile(original.image(), file);
 
     assertThat(md5).isEqualTo(MD5FileUtil.computeMd5ForFile(file.toFile()));
     assertThat(MD5FileUtil.readStoredMd5ForFile(file.toFile())).isEqualTo(md5);
@@ -65,7 +66,7 @@ class SnapshotStoreTest {
   @Test
   void changedBytesAreReportedAsCorrupt() throws IOException {
     Path file = dir.resolve("snapshot.3_42");
-    MD5Hash md5 = SnapshotStore.writeFile(state(), file);
+    MD5Hash md5 = SnapshotStore.writeFile(state().image(), file);
     byte[] good = Files.readAllBytes(file);
 
     for (int at : new int[] {good.length / 2, 1}) {
