@@ -25,6 +25,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.ratis.client.RaftClient;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -83,21 +84,8 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Worker counts to sweep (default: ${DEFAULT-VALUE}).")
   private String concurrency;
 
-  @Option(
-      names = "--duration",
-      paramLabel = "DURATION",
-      defaultValue = "10s",
-      converter = DurationConverter.class,
-      description = "Measured window per workload and concurrency (default: ${DEFAULT-VALUE}).")
-  private Duration duration;
-
-  @Option(
-      names = "--warmup",
-      paramLabel = "DURATION",
-      defaultValue = "3s",
-      converter = DurationConverter.ZeroAllowed.class,
-      description = "Unmeasured warm-up before each window (default: ${DEFAULT-VALUE}).")
-  private Duration warmup;
+  /** --duration and --warmup: the window of each workload and concurrency, and the load before. */
+  @Mixin private MeasureWindow timing = new MeasureWindow();
 
   @Option(
       names = "--jit-warmup",
@@ -222,9 +210,9 @@ public final class BenchCommand implements Callable<Integer> {
     if (clients < 1
         || leases < 1
         || failoverTrials < 0
-        || duration.isZero()
-        || duration.isNegative()
-        || warmup.isNegative()
+        || timing.duration.isZero()
+        || timing.duration.isNegative()
+        || timing.warmup.isNegative()
         || coldWarmup.isNegative()
         || jitWarmup.isNegative()) {
       throw new ConfigException(
@@ -296,7 +284,7 @@ public final class BenchCommand implements Callable<Integer> {
           baselineRun = new BaselineRun();
         }
       }
-      Duration leaseTtl = warmup.plus(duration).plusSeconds(60);
+      Duration leaseTtl = timing.warmup.plus(timing.duration).plusSeconds(60);
       anchors = AnchorRun.start(baselines, clients, progress);
       List<FencingClient> fencing = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
@@ -433,7 +421,9 @@ public final class BenchCommand implements Callable<Integer> {
         for (int i = 0; i < clients; i++) {
           raft.add(Baseline.connect(counter.config()));
         }
-        Baseline.awaitReady(raft.get(0), Duration.ofSeconds(60));
+        // Its JVMs start while fencekeeper's nodes are still starting, without the class archive:
+        // on a loaded 2-core box they were seen to take over a minute to read their config.
+        Baseline.awaitReady(raft.get(0), Duration.ofSeconds(180));
         probe =
             new Runner.Probe() {
               @Override
@@ -467,7 +457,7 @@ public final class BenchCommand implements Callable<Integer> {
           probe);
     }
 
-    Measurement measure(Workload w, int c, Duration warmup) throws InterruptedException {
+    Measurement measure(Workload w, int c, Duration warmupBefore) throws InterruptedException {
       return Runner.run(
           BenchReport.RATIS,
           w,
@@ -480,8 +470,8 @@ public final class BenchCommand implements Callable<Integer> {
             }
             return workers;
           },
-          warmup,
-          duration,
+          warmupBefore,
+          timing.duration,
           probe);
     }
 
@@ -527,7 +517,7 @@ public final class BenchCommand implements Callable<Integer> {
       this.baselineRun = baselineRun;
       this.anchors = anchors;
       this.runId = runId;
-      this.leaseTtl = warmup.plus(duration).plus(coldWarmup).plusSeconds(60);
+      this.leaseTtl = timing.warmup.plus(timing.duration).plus(coldWarmup).plusSeconds(60);
     }
 
     /**
@@ -535,7 +525,7 @@ public final class BenchCommand implements Callable<Integer> {
      * before the system's first window (its cluster's first load), --warmup before the others.
      */
     private Duration warmupFor(Phase phase, String system) {
-      return phase == Phase.COLD && warmedCold.add(system) ? coldWarmup : warmup;
+      return phase == Phase.COLD && warmedCold.add(system) ? coldWarmup : timing.warmup;
     }
 
     void run(Phase phase, PrintStream progress) throws InterruptedException {
@@ -555,7 +545,8 @@ public final class BenchCommand implements Callable<Integer> {
             progress(progress, phase, b);
           }
           for (Measurement a :
-              anchors.measure(w, c, id, leaseTtl, system -> warmupFor(phase, system), duration)) {
+              anchors.measure(
+                  w, c, id, leaseTtl, system -> warmupFor(phase, system), timing.duration)) {
             runs.add(a);
             progress(progress, phase, a);
           }
@@ -568,9 +559,9 @@ public final class BenchCommand implements Callable<Integer> {
                     i ->
                         HandOff.fencekeeper(
                             fencing.get(i % clients), "bench/" + id + "/handoff/c" + c),
-                    warmup,
-                    duration));
-            figures.addAll(anchors.handOffs(c, id, system -> warmup, duration));
+                    timing.warmup,
+                    timing.duration));
+            figures.addAll(anchors.handOffs(c, id, system -> timing.warmup, timing.duration));
             for (HandOff.Figures h : figures) {
               handOffs.add(h);
               progress.printf(
@@ -604,7 +595,7 @@ public final class BenchCommand implements Callable<Integer> {
             return workers;
           },
           warmupBefore,
-          duration,
+          timing.duration,
           probe);
     }
 
@@ -629,7 +620,7 @@ public final class BenchCommand implements Callable<Integer> {
     List<CostCurve.WorkerPoint> costCurveWorkers(PrintStream progress) throws InterruptedException {
       List<CostCurve.WorkerPoint> points = new ArrayList<>();
       for (int c : CostCurve.parseCounts("--cost-curve-workers", costCurveWorkers, 1, 4096)) {
-        Measurement m = fencekeeper(Workload.W2, c, runId + "-curve", warmup);
+        Measurement m = fencekeeper(Workload.W2, c, runId + "-curve", timing.warmup);
         progress.print("bench: cost curve: ");
         progress(progress, Phase.SETTLED, m);
         points.add(new CostCurve.WorkerPoint(c, m.opsPerSecond(), m.percentileMs(99)));
@@ -825,13 +816,13 @@ public final class BenchCommand implements Callable<Integer> {
                 "--concurrency",
                 concurrency,
                 "--duration",
-                duration.toMillis() % 1000 == 0
-                    ? duration.toSeconds() + "s"
-                    : duration.toMillis() + "ms",
+                timing.duration.toMillis() % 1000 == 0
+                    ? timing.duration.toSeconds() + "s"
+                    : timing.duration.toMillis() + "ms",
                 "--warmup",
-                warmup.toMillis() % 1000 == 0
-                    ? warmup.toSeconds() + "s"
-                    : warmup.toMillis() + "ms"));
+                timing.warmup.toMillis() % 1000 == 0
+                    ? timing.warmup.toSeconds() + "s"
+                    : timing.warmup.toMillis() + "ms"));
     if (!jitWarmup.equals(Duration.ofSeconds(DEFAULT_JIT_WARMUP_SECONDS))) {
       parts.addAll(
           List.of(

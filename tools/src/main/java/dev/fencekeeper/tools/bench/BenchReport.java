@@ -573,58 +573,22 @@ final class BenchReport {
       lines.add("| figure | trials (ms) | median ms |");
       lines.add("|---|---|--:|");
       if (!leaderKills.isEmpty()) {
+        leaderKillRows(lines, "", leaderKills);
         lines.add(
-            "| leader kill -9 → first write sent after the kill acknowledged ("
-                + Failover.WRITERS
-                + " writers) | "
-                + list(leaderKills, LeaderKill::firstWriteMs)
-                + " | "
-                + median(leaderKills, LeaderKill::firstWriteMs)
-                + " |");
-        lines.add(
-            "| leader kill -9 → every writer has a write acknowledged again | "
-                + list(leaderKills, LeaderKill::allWritersMs)
-                + " | "
-                + median(leaderKills, LeaderKill::allWritersMs)
-                + " |");
-        lines.add(
-            "| elections per leader kill (term increase) | "
-                + list(leaderKills, LeaderKill::elections)
-                + " | "
-                + median(leaderKills, LeaderKill::elections)
-                + " |");
+            trialsRow(
+                "elections per leader kill (term increase)", leaderKills, LeaderKill::elections));
       }
       if (!deadHolders.isEmpty()) {
         lines.add(
-            "| holder process kill -9 (lease TTL "
-                + deadHolders.get(0).ttlMs()
-                + " ms) → resource granted to a waiter | "
-                + list(deadHolders, DeadHolder::regrantMs)
-                + " | "
-                + median(deadHolders, DeadHolder::regrantMs)
-                + " |");
+            trialsRow(
+                "holder process kill -9 (lease TTL "
+                    + deadHolders.get(0).ttlMs()
+                    + " ms) → resource granted to a waiter",
+                deadHolders,
+                DeadHolder::regrantMs));
       }
       anchorLeaderKills.forEach(
-          (system, kills) -> {
-            lines.add(
-                "| "
-                    + title(system)
-                    + ": leader kill -9 → first write sent after the kill acknowledged ("
-                    + Failover.WRITERS
-                    + " writers) | "
-                    + list(kills, LeaderKill::firstWriteMs)
-                    + " | "
-                    + median(kills, LeaderKill::firstWriteMs)
-                    + " |");
-            lines.add(
-                "| "
-                    + title(system)
-                    + ": leader kill -9 → every writer has a write acknowledged again | "
-                    + list(kills, LeaderKill::allWritersMs)
-                    + " | "
-                    + median(kills, LeaderKill::allWritersMs)
-                    + " |");
-          });
+          (system, kills) -> leaderKillRows(lines, title(system) + ": ", kills));
       lines.add("");
       lines.add("-1 means the figure was not reached within 30 s.");
       lines.add("");
@@ -825,6 +789,28 @@ final class BenchReport {
       }
       lines.add("");
     }
+  }
+
+  private static void leaderKillRows(List<String> lines, String prefix, List<LeaderKill> kills) {
+    lines.add(
+        trialsRow(
+            prefix
+                + "leader kill -9 → first write sent after the kill acknowledged ("
+                + Failover.WRITERS
+                + " writers)",
+            kills,
+            LeaderKill::firstWriteMs));
+    lines.add(
+        trialsRow(
+            prefix + "leader kill -9 → every writer has a write acknowledged again",
+            kills,
+            LeaderKill::allWritersMs));
+  }
+
+  /** A failover row: the figure, each trial's value and their median. */
+  private static <T> String trialsRow(
+      String figure, List<T> trials, java.util.function.ToLongFunction<T> f) {
+    return "| " + figure + " | " + list(trials, f) + " | " + median(trials, f) + " |";
   }
 
   private static String opsAndP99(Measurement m) {
