@@ -377,11 +377,16 @@ public final class BenchCommand implements Callable<Integer> {
   private Integer finish(BenchReport report, PrintStream progress) throws IOException {
     report.loadAtEnd = BenchReport.loadAverage();
     Path file = output == null ? null : context.resolve(output);
-    if (file != null && report.costCurve != null) {
+    if (file != null) {
       Path chart = CostCurve.chartFor(file);
-      CostCurve.draw(report.costCurve, chart);
-      report.costCurveImage = chart.getFileName().toString();
-      progress.println("bench: wrote " + chart);
+      if (report.costCurve != null) {
+        CostCurve.draw(report.costCurve, chart);
+        progress.println("bench: wrote " + chart);
+      }
+      if (Files.isRegularFile(chart)) {
+        // Without --cost-curve, the chart an earlier run drew beside the document stays linked.
+        report.costCurveImage = chart.getFileName().toString();
+      }
     }
     if (json) {
       Json.print(context.out(), report.toJson());

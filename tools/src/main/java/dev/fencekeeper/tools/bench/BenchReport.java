@@ -1229,7 +1229,15 @@ final class BenchReport {
     lines.add("## Results");
     lines.add("");
     lines.addAll(tables());
-    if (costCurve != null && costCurveImage != null) {
+    if (costCurveImage != null) {
+      if (costCurve == null) {
+        lines.add("### Cost curve");
+        lines.add("");
+        lines.add(
+            "Drawn by an earlier run with `--cost-curve` (its figures are not in this run's"
+                + " tables):");
+        lines.add("");
+      }
       lines.add(
           "![The cost curve: throughput and p99 against workers; heap, snapshot and restart"
               + " time against keys]("

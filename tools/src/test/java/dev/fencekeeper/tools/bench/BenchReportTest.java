@@ -445,5 +445,15 @@ class BenchReportTest {
     assertThat(json.path("chart").asText()).isEqualTo("benchmarks-cost-curve.png");
     assertThat(json.path("workers").get(0).path("ops_per_sec").asDouble()).isEqualTo(33_000.0);
     assertThat(json.path("state").get(0).path("max_heap_mb").asDouble()).isEqualTo(21.0);
+    assertThat(r.document(null)).doesNotContain("earlier run");
+
+    // A run without --cost-curve keeps linking the chart an earlier run drew, saying so.
+    BenchReport later = report();
+    later.costCurveImage = "benchmarks-cost-curve.png";
+    assertThat(later.document(null))
+        .contains(
+            "### Cost curve\n\nDrawn by an earlier run with `--cost-curve`",
+            "](benchmarks-cost-curve.png)");
+    assertThat(later.toJson().has("cost_curve")).isFalse();
   }
 }
