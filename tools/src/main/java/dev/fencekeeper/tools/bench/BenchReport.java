@@ -1032,14 +1032,7 @@ final class BenchReport {
         r -> {
           Measurement fk = r.fencekeeper();
           Measurement zk = r.anchors().get(ZOOKEEPER);
-          rows.add(
-              targetRow(
-                  w2at64,
-                  fk.opsPerSecond() / zk.opsPerSecond(),
-                  1.5,
-                  true,
-                  "×",
-                  " (" + fmt(fk.opsPerSecond(), 0) + " vs " + fmt(zk.opsPerSecond(), 0) + "/s)"));
+          rows.add(throughputTarget(w2at64, r, 1.5));
           rows.add(
               targetRow(
                   w2p99,
@@ -1067,18 +1060,7 @@ final class BenchReport {
         },
         () -> rows.add(TargetRow.notRun(w2at1, missing)));
     w1x64.ifPresentOrElse(
-        r -> {
-          Measurement fk = r.fencekeeper();
-          Measurement zk = r.anchors().get(ZOOKEEPER);
-          rows.add(
-              targetRow(
-                  w1at64,
-                  fk.opsPerSecond() / zk.opsPerSecond(),
-                  1.5,
-                  true,
-                  "×",
-                  " (" + fmt(fk.opsPerSecond(), 0) + " vs " + fmt(zk.opsPerSecond(), 0) + "/s)"));
-        },
+        r -> rows.add(throughputTarget(w1at64, r, 1.5)),
         () -> rows.add(TargetRow.notRun(w1at64, missing)));
     List<LeaderKill> zkKills = anchorLeaderKills.getOrDefault(ZOOKEEPER, List.of());
     if (leaderKills.isEmpty() || zkKills.isEmpty()) {
@@ -1096,6 +1078,19 @@ final class BenchReport {
               : targetRow(failover, fk, zk, false, " ms", " (ZooKeeper " + zk + " ms)"));
     }
     return rows;
+  }
+
+  /** fencekeeper's throughput over ZooKeeper's in {@code r}, at least {@code times}. */
+  private static TargetRow throughputTarget(String what, AnchorRatio r, double times) {
+    Measurement fk = r.fencekeeper();
+    Measurement zk = r.anchors().get(ZOOKEEPER);
+    return targetRow(
+        what,
+        fk.opsPerSecond() / zk.opsPerSecond(),
+        times,
+        true,
+        "×",
+        " (" + fmt(fk.opsPerSecond(), 0) + " vs " + fmt(zk.opsPerSecond(), 0) + "/s)");
   }
 
   /** The cold phase's fencekeeper row at {@code w} and {@code concurrency} with ZooKeeper's. */
