@@ -67,9 +67,11 @@ final class AnchorRun implements AutoCloseable {
     return names;
   }
 
-  /** Starts the anchors named in {@code names} (none: an empty run) and warms each up. */
-  static AnchorRun start(
-      List<String> names, int clients, PrintStream progress, Duration leaseTtl, WarmUp warmUp)
+  /**
+   * Starts the anchors named in {@code names} (none: an empty run), cold: {@link #warmUp} warms
+   * them up.
+   */
+  static AnchorRun start(List<String> names, int clients, PrintStream progress)
       throws IOException, InterruptedException {
     AnchorRun run = new AnchorRun(clients);
     try {
@@ -81,18 +83,7 @@ final class AnchorRun implements AutoCloseable {
         progress.println(
             "bench: starting a three-member " + kind.get().title + " cluster on 127.0.0.1");
         progress.flush();
-        Anchor anchor = kind.get().start(clients);
-        run.anchors.add(anchor);
-        warmUp.run(
-            anchor.system(),
-            round -> {
-              List<Worker> workers = new ArrayList<>();
-              for (int i = 0; i < 64; i++) {
-                workers.add(anchor.worker(Workload.W2, "jit" + round, i, 64, leaseTtl));
-              }
-              return workers;
-            },
-            anchor.probe());
+        run.anchors.add(kind.get().start(clients));
       }
     } catch (IOException | InterruptedException | RuntimeException e) {
       run.close();
@@ -101,18 +92,36 @@ final class AnchorRun implements AutoCloseable {
     return run;
   }
 
+  /** Warms up every anchor's JVMs (or processes) as the bench warms up its own cluster's. */
+  void warmUp(Duration leaseTtl, WarmUp warmUp) throws InterruptedException {
+    for (Anchor anchor : anchors) {
+      warmUp.run(
+          anchor.system(),
+          round -> {
+            List<Worker> workers = new ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+              workers.add(anchor.worker(Workload.W2, "jit" + round, i, 64, leaseTtl));
+            }
+            return workers;
+          },
+          anchor.probe());
+    }
+  }
+
   boolean isEmpty() {
     return anchors.isEmpty();
   }
 
-  /** Each anchor that has an equivalent of {@code w}, measured at {@code concurrency} workers. */
+  /**
+   * Each anchor that has an equivalent of {@code w}, measured at {@code concurrency} workers after
+   * the warm-up {@code warmup} gives for its system.
+   */
   List<Measurement> measure(
       Workload w,
       int concurrency,
       String runId,
-      int leases,
       Duration leaseTtl,
-      Duration warmup,
+      java.util.function.Function<String, Duration> warmup,
       Duration duration)
       throws InterruptedException {
     List<Measurement> out = new ArrayList<>();
@@ -133,7 +142,7 @@ final class AnchorRun implements AutoCloseable {
                 }
                 return workers;
               },
-              warmup,
+              warmup.apply(anchor.system()),
               duration,
               anchor.probe()));
     }
@@ -143,14 +152,22 @@ final class AnchorRun implements AutoCloseable {
   /**
    * The hand-off on each anchor with a blocking lock, at {@code waiters} waiters for one resource.
    */
-  List<HandOff.Figures> handOffs(int waiters, String runId, Duration warmup, Duration duration)
+  List<HandOff.Figures> handOffs(
+      int waiters,
+      String runId,
+      java.util.function.Function<String, Duration> warmup,
+      Duration duration)
       throws InterruptedException {
     List<HandOff.Figures> out = new ArrayList<>();
     for (Anchor anchor : anchors) {
       if (anchor.covers(Workload.W6)) {
         out.add(
             HandOff.measure(
-                anchor.system(), waiters, i -> anchor.contender(runId, waiters), warmup, duration));
+                anchor.system(),
+                waiters,
+                i -> anchor.contender(runId, waiters),
+                warmup.apply(anchor.system()),
+                duration));
       }
     }
     return out;

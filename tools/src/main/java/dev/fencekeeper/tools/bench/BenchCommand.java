@@ -25,6 +25,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.ratis.client.RaftClient;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -83,21 +84,8 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Worker counts to sweep (default: ${DEFAULT-VALUE}).")
   private String concurrency;
 
-  @Option(
-      names = "--duration",
-      paramLabel = "DURATION",
-      defaultValue = "10s",
-      converter = DurationConverter.class,
-      description = "Measured window per workload and concurrency (default: ${DEFAULT-VALUE}).")
-  private Duration duration;
-
-  @Option(
-      names = "--warmup",
-      paramLabel = "DURATION",
-      defaultValue = "3s",
-      converter = DurationConverter.ZeroAllowed.class,
-      description = "Unmeasured warm-up before each window (default: ${DEFAULT-VALUE}).")
-  private Duration warmup;
+  /** --duration and --warmup: the window of each workload and concurrency, and the load before. */
+  @Mixin private MeasureWindow timing = new MeasureWindow();
 
   @Option(
       names = "--jit-warmup",
@@ -109,6 +97,27 @@ public final class BenchCommand implements Callable<Integer> {
               + " before the first one is measured, in rounds of 10 s until the node JVMs' JIT"
               + " compilers use under 2 %% of their CPU (default: ${DEFAULT-VALUE}; 0s skips it).")
   private Duration jitWarmup;
+
+  @Option(
+      names = "--phases",
+      paramLabel = "cold,settled",
+      defaultValue = "settled",
+      description =
+          "When in the clusters' life to measure: `cold`, every system's cluster freshly started"
+              + " and no JIT warm-up (its first window after --cold-warmup), as a user's first"
+              + " benchmark sees it; `settled`, after --jit-warmup. `cold,settled` measures both,"
+              + " cold first (default: ${DEFAULT-VALUE}).")
+  private String phases;
+
+  @Option(
+      names = "--cold-warmup",
+      paramLabel = "DURATION",
+      defaultValue = "15s",
+      converter = DurationConverter.ZeroAllowed.class,
+      description =
+          "Cold phase: unmeasured load on each system's freshly started cluster before its first"
+              + " window; its later windows take --warmup (default: ${DEFAULT-VALUE}).")
+  private Duration coldWarmup;
 
   @Option(
       names = "--clients",
@@ -152,6 +161,30 @@ public final class BenchCommand implements Callable<Integer> {
   private int stateKeys;
 
   @Option(
+      names = "--cost-curve",
+      description =
+          "Also measure the cost curve: W2 at each of --cost-curve-workers on the bench's cluster,"
+              + " and heap, snapshot and restart at each of --cost-curve-keys, each on a cluster of"
+              + " its own; drawn as a PNG next to --output (FILE's name with -cost-curve.png).")
+  private boolean costCurve;
+
+  @Option(
+      names = "--cost-curve-workers",
+      paramLabel = "N,N,...",
+      defaultValue = CostCurve.DEFAULT_WORKERS,
+      description = "The cost curve's worker counts, ascending (default: ${DEFAULT-VALUE}).")
+  private String costCurveWorkers;
+
+  @Option(
+      names = "--cost-curve-keys",
+      paramLabel = "N,N,...",
+      defaultValue = CostCurve.DEFAULT_KEYS,
+      description =
+          "The cost curve's state sizes in keys of 100 bytes, ascending (default:"
+              + " ${DEFAULT-VALUE}; 10,000,000 keys need about 3.5 GB of heap per node).")
+  private String costCurveKeys;
+
+  @Option(
       names = "--output",
       paramLabel = "FILE",
       description = "Write the benchmarks document (e.g. docs/benchmarks.md) there as well.")
@@ -167,18 +200,29 @@ public final class BenchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     List<Workload> chosen = parseWorkloads();
-    List<Integer> sweep = parseConcurrency();
+    List<Integer> concurrencies = parseConcurrency();
+    List<Phase> phases = Phase.parse(this.phases);
     List<String> baselines = baseline == null ? List.of() : AnchorRun.parse(baseline);
+    List<Integer> curveWorkers =
+        CostCurve.parseCounts("--cost-curve-workers", costCurveWorkers, 1, 4096);
+    List<Integer> curveKeys =
+        CostCurve.parseCounts("--cost-curve-keys", costCurveKeys, 1, 100_000_000);
     if (clients < 1
         || leases < 1
         || failoverTrials < 0
-        || duration.isZero()
-        || duration.isNegative()
-        || warmup.isNegative()
+        || timing.duration.isZero()
+        || timing.duration.isNegative()
+        || timing.warmup.isNegative()
+        || coldWarmup.isNegative()
         || jitWarmup.isNegative()) {
       throw new ConfigException(
           "--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
-              + " --warmup ≥ 0");
+              + " --warmup, --cold-warmup and --jit-warmup ≥ 0");
+    }
+    if (costCurve && (peers != null || output == null)) {
+      throw new ConfigException(
+          "--cost-curve needs a cluster the bench starts (not --peers): its state sizes kill and"
+              + " restart every node; and --output FILE: its chart is drawn next to the document");
     }
     if (stateKeys < 0 || (stateKeys > 0 && peers != null)) {
       throw new ConfigException(
@@ -187,7 +231,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
     PrintStream progress = context.err();
     String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-    boolean mainCluster = !chosen.isEmpty() || (peers == null && failoverTrials > 0);
+    boolean mainCluster = !chosen.isEmpty() || (peers == null && failoverTrials > 0) || costCurve;
     ClusterConfig described = peers != null ? forPeers(peers) : null;
     BenchCluster cluster =
         described != null
@@ -204,9 +248,7 @@ public final class BenchCommand implements Callable<Integer> {
                   + " fsync on; node JVM flags "
                   + nodeJvmFlags()
                   + ")");
-      if (stateKeys > 0) {
-        report.state = StateSize.measure(stateKeys, runId, progress);
-      }
+      measureState(report, curveKeys, runId, progress);
       return finish(report, progress);
     }
     String description =
@@ -227,6 +269,10 @@ public final class BenchCommand implements Callable<Integer> {
                 + benchJvmFlags()
                 + ")";
     BenchReport report = new BenchReport(commandLine(), cluster.config(), description);
+    report.phases = phases;
+    if (phases.contains(Phase.COLD)) {
+      report.coldWarmup = coldWarmup;
+    }
     BaselineRun baselineRun = null;
     AnchorRun anchors = null;
     try {
@@ -235,18 +281,11 @@ public final class BenchCommand implements Callable<Integer> {
           progress.println(
               "bench: --baseline ratis has nothing to compare: it covers W2 and W4 only");
         } else {
-          baselineRun = new BaselineRun(progress);
+          baselineRun = new BaselineRun();
         }
       }
-      Duration leaseTtl = warmup.plus(duration).plusSeconds(60);
-      anchors =
-          AnchorRun.start(
-              baselines,
-              clients,
-              progress,
-              leaseTtl,
-              (system, roundWorkers, anchorProbe) ->
-                  warmUpJit(progress, null, roundWorkers, anchorProbe));
+      Duration leaseTtl = timing.warmup.plus(timing.duration).plusSeconds(60);
+      anchors = AnchorRun.start(baselines, clients, progress);
       List<FencingClient> fencing = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
         fencing.add(FencingClient.connect(cluster.config(), "bench"));
@@ -265,84 +304,27 @@ public final class BenchCommand implements Callable<Integer> {
                 return cluster.term(fencing.get(0));
               }
             };
-        if (cluster.isLocal()) {
-          report.jitWarmup =
-              warmUpJit(
-                  progress,
-                  report,
-                  round -> {
-                    List<Worker> workers = new ArrayList<>();
-                    for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
-                      Workload w = chosen.get(i % chosen.size());
-                      workers.add(
-                          w.worker(
-                              fencing.get(i % clients),
-                              runId + "-jit" + round,
-                              i,
-                              JIT_WARMUP_WORKERS,
-                              JIT_WARMUP_LEASES,
-                              leaseTtl.plus(JIT_WARMUP_ROUND)));
-                    }
-                    return workers;
-                  },
-                  probe);
+        Sweep sweep =
+            new Sweep(report, chosen, concurrencies, fencing, probe, baselineRun, anchors, runId);
+        if (phases.contains(Phase.COLD)) {
+          sweep.run(Phase.COLD, progress);
         }
-        for (Workload w : chosen) {
-          for (int c : sweep) {
-            Measurement m =
-                Runner.run(
-                    BenchReport.FENCEKEEPER,
-                    w,
-                    c,
-                    clients,
-                    () -> {
-                      List<Worker> workers = new ArrayList<>();
-                      for (int i = 0; i < c; i++) {
-                        workers.add(
-                            w.worker(fencing.get(i % clients), runId, i, c, leases, leaseTtl));
-                      }
-                      return workers;
-                    },
-                    warmup,
-                    duration,
-                    probe);
-            report.runs.add(m);
-            progress(progress, m);
-            if (baselineRun != null && Baseline.covers(w)) {
-              Measurement b = baselineRun.measure(w, c);
-              report.runs.add(b);
-              progress(progress, b);
-            }
-            for (Measurement a : anchors.measure(w, c, runId, leases, leaseTtl, warmup, duration)) {
-              report.runs.add(a);
-              progress(progress, a);
-            }
-            if (w == Workload.W6 && c >= 2) {
-              List<HandOff.Figures> handOffs = new ArrayList<>();
-              handOffs.add(
-                  HandOff.measure(
-                      BenchReport.FENCEKEEPER,
-                      c,
-                      i ->
-                          HandOff.fencekeeper(
-                              fencing.get(i % clients), "bench/" + runId + "/handoff/c" + c),
-                      warmup,
-                      duration));
-              handOffs.addAll(anchors.handOffs(c, runId, warmup, duration));
-              for (HandOff.Figures h : handOffs) {
-                report.handOffs.add(h);
-                progress.printf(
-                    "bench: %s W6 hand-off x%d: %.0f hand-offs/s, release committed → next holder's"
-                        + " first write p50 %.2f ms, p99 %.2f ms, %d failed%n",
-                    h.system(),
-                    h.waiters(),
-                    h.handOffsPerSecond(),
-                    h.percentileMs(50),
-                    h.percentileMs(99),
-                    h.failed());
-              }
-            }
+        if (phases.contains(Phase.SETTLED)) {
+          if (cluster.isLocal()) {
+            report.jitWarmup = warmUpJit(progress, report, sweep::jitWarmupWorkers, probe);
           }
+          if (baselineRun != null) {
+            baselineRun.warmUp(progress);
+          }
+          AnchorRun warming = anchors;
+          warming.warmUp(
+              leaseTtl,
+              (system, roundWorkers, anchorProbe) ->
+                  warmUpJit(progress, null, roundWorkers, anchorProbe));
+          sweep.run(Phase.SETTLED, progress);
+        }
+        if (costCurve) {
+          report.costCurve = new CostCurve.Figures(sweep.costCurveWorkers(progress), List.of());
         }
         if (cluster.isLocal() && failoverTrials > 0) {
           report.leaderKills.addAll(
@@ -363,23 +345,56 @@ public final class BenchCommand implements Callable<Integer> {
       }
       cluster.close();
     }
+    measureState(report, curveKeys, runId, progress);
+    return finish(report, progress);
+  }
+
+  /**
+   * The figures of clusters of their own, after the main cluster is gone: --state-keys and the cost
+   * curve's state sizes.
+   */
+  private void measureState(
+      BenchReport report, List<Integer> curveKeys, String runId, PrintStream progress)
+      throws Exception {
     if (stateKeys > 0) {
       report.state = StateSize.measure(stateKeys, runId, progress);
     }
-    return finish(report, progress);
+    if (costCurve) {
+      List<StateSize.Figures> states = new ArrayList<>();
+      for (int keys : curveKeys) {
+        progress.printf("bench: cost curve: %,d keys%n", keys);
+        states.add(
+            keys == stateKeys && report.state != null
+                ? report.state
+                : StateSize.measure(keys, runId + "-curve" + keys, progress));
+      }
+      List<CostCurve.WorkerPoint> workers =
+          report.costCurve == null ? List.of() : report.costCurve.workers();
+      report.costCurve = new CostCurve.Figures(workers, states);
+    }
   }
 
   private Integer finish(BenchReport report, PrintStream progress) throws IOException {
     report.loadAtEnd = BenchReport.loadAverage();
-
+    Path file = output == null ? null : context.resolve(output);
+    if (file != null) {
+      Path chart = CostCurve.chartFor(file);
+      if (report.costCurve != null) {
+        CostCurve.draw(report.costCurve, chart);
+        progress.println("bench: wrote " + chart);
+      }
+      if (Files.isRegularFile(chart)) {
+        // Without --cost-curve, the chart an earlier run drew beside the document stays linked.
+        report.costCurveImage = chart.getFileName().toString();
+      }
+    }
     if (json) {
       Json.print(context.out(), report.toJson());
     } else {
       report.tables().forEach(context.out()::println);
       context.out().flush();
     }
-    if (output != null) {
-      Path file = context.resolve(output);
+    if (file != null) {
       String kept = BenchReport.preservedSection(file);
       if (file.getParent() != null) {
         Files.createDirectories(file.getParent());
@@ -405,13 +420,15 @@ public final class BenchCommand implements Callable<Integer> {
     private final List<RaftClient> raft = new ArrayList<>();
     private final Runner.Probe probe;
 
-    BaselineRun(PrintStream progress) throws IOException, InterruptedException {
+    BaselineRun() throws IOException, InterruptedException {
       counter = BenchCluster.startLocal(BenchCluster.Kind.COUNTER);
       try {
         for (int i = 0; i < clients; i++) {
           raft.add(Baseline.connect(counter.config()));
         }
-        Baseline.awaitReady(raft.get(0), Duration.ofSeconds(60));
+        // Its JVMs start while fencekeeper's nodes are still starting, without the class archive:
+        // on a loaded 2-core box they were seen to take over a minute to read their config.
+        Baseline.awaitReady(raft.get(0), Duration.ofSeconds(180));
         probe =
             new Runner.Probe() {
               @Override
@@ -424,25 +441,28 @@ public final class BenchCommand implements Callable<Integer> {
                 return -1; // the counter nodes do not answer fencekeeper's node-info query
               }
             };
-        warmUpJit(
-            progress,
-            null,
-            round -> {
-              List<Worker> workers = new ArrayList<>();
-              for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
-                workers.add(
-                    Baseline.worker(i % 2 == 0 ? Workload.W2 : Workload.W4, raft.get(i % clients)));
-              }
-              return workers;
-            },
-            probe);
       } catch (InterruptedException | RuntimeException e) {
         close();
         throw e;
       }
     }
 
-    Measurement measure(Workload w, int c) throws InterruptedException {
+    void warmUp(PrintStream progress) throws InterruptedException {
+      warmUpJit(
+          progress,
+          null,
+          round -> {
+            List<Worker> workers = new ArrayList<>();
+            for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
+              workers.add(
+                  Baseline.worker(i % 2 == 0 ? Workload.W2 : Workload.W4, raft.get(i % clients)));
+            }
+            return workers;
+          },
+          probe);
+    }
+
+    Measurement measure(Workload w, int c, Duration warmupBefore) throws InterruptedException {
       return Runner.run(
           BenchReport.RATIS,
           w,
@@ -455,8 +475,8 @@ public final class BenchCommand implements Callable<Integer> {
             }
             return workers;
           },
-          warmup,
-          duration,
+          warmupBefore,
+          timing.duration,
           probe);
     }
 
@@ -464,6 +484,153 @@ public final class BenchCommand implements Callable<Integer> {
     public void close() {
       raft.forEach(Baseline::close);
       counter.close();
+    }
+  }
+
+  /**
+   * The chosen workloads at each concurrency on fencekeeper, each followed right away by the same
+   * measurement on the bare-Ratis baseline and the anchors, in one phase.
+   */
+  private final class Sweep {
+    private final BenchReport report;
+    private final List<Workload> chosen;
+    private final List<Integer> concurrencies;
+    private final List<FencingClient> fencing;
+    private final Runner.Probe probe;
+    private final BaselineRun baselineRun;
+    private final AnchorRun anchors;
+    private final String runId;
+    private final Duration leaseTtl;
+
+    /** The systems that have had their first cold window: their later ones take --warmup. */
+    private final java.util.Set<String> warmedCold = new java.util.HashSet<>();
+
+    Sweep(
+        BenchReport report,
+        List<Workload> chosen,
+        List<Integer> concurrencies,
+        List<FencingClient> fencing,
+        Runner.Probe probe,
+        BaselineRun baselineRun,
+        AnchorRun anchors,
+        String runId) {
+      this.report = report;
+      this.chosen = chosen;
+      this.concurrencies = concurrencies;
+      this.fencing = fencing;
+      this.probe = probe;
+      this.baselineRun = baselineRun;
+      this.anchors = anchors;
+      this.runId = runId;
+      this.leaseTtl = timing.warmup.plus(timing.duration).plus(coldWarmup).plusSeconds(60);
+    }
+
+    /**
+     * The unmeasured load before a window on {@code system}: in the cold phase, --cold-warmup
+     * before the system's first window (its cluster's first load), --warmup before the others.
+     */
+    private Duration warmupFor(Phase phase, String system) {
+      return phase == Phase.COLD && warmedCold.add(system) ? coldWarmup : timing.warmup;
+    }
+
+    void run(Phase phase, PrintStream progress) throws InterruptedException {
+      String id = runId + "-" + phase.label();
+      List<Measurement> runs = phase == Phase.COLD ? report.coldRuns : report.runs;
+      List<HandOff.Figures> handOffs = phase == Phase.COLD ? report.coldHandOffs : report.handOffs;
+      progress.println("bench: " + phase.label() + " phase");
+      progress.flush();
+      for (Workload w : chosen) {
+        for (int c : concurrencies) {
+          Measurement m = fencekeeper(w, c, id, warmupFor(phase, BenchReport.FENCEKEEPER));
+          runs.add(m);
+          progress(progress, phase, m);
+          if (baselineRun != null && Baseline.covers(w)) {
+            Measurement b = baselineRun.measure(w, c, warmupFor(phase, BenchReport.RATIS));
+            runs.add(b);
+            progress(progress, phase, b);
+          }
+          for (Measurement a :
+              anchors.measure(
+                  w, c, id, leaseTtl, system -> warmupFor(phase, system), timing.duration)) {
+            runs.add(a);
+            progress(progress, phase, a);
+          }
+          if (w == Workload.W6 && c >= 2) {
+            List<HandOff.Figures> figures = new ArrayList<>();
+            figures.add(
+                HandOff.measure(
+                    BenchReport.FENCEKEEPER,
+                    c,
+                    i ->
+                        HandOff.fencekeeper(
+                            fencing.get(i % clients), "bench/" + id + "/handoff/c" + c),
+                    timing.warmup,
+                    timing.duration));
+            figures.addAll(anchors.handOffs(c, id, system -> timing.warmup, timing.duration));
+            for (HandOff.Figures h : figures) {
+              handOffs.add(h);
+              progress.printf(
+                  "bench: %s %s W6 hand-off x%d: %.0f hand-offs/s, release committed → next"
+                      + " holder's first write p50 %.2f ms, p99 %.2f ms, %d failed%n",
+                  phase.label(),
+                  h.system(),
+                  h.waiters(),
+                  h.handOffsPerSecond(),
+                  h.percentileMs(50),
+                  h.percentileMs(99),
+                  h.failed());
+            }
+          }
+        }
+      }
+    }
+
+    private Measurement fencekeeper(Workload w, int c, String id, Duration warmupBefore)
+        throws InterruptedException {
+      return Runner.run(
+          BenchReport.FENCEKEEPER,
+          w,
+          c,
+          clients,
+          () -> {
+            List<Worker> workers = new ArrayList<>();
+            for (int i = 0; i < c; i++) {
+              workers.add(w.worker(fencing.get(i % clients), id, i, c, leases, leaseTtl));
+            }
+            return workers;
+          },
+          warmupBefore,
+          timing.duration,
+          probe);
+    }
+
+    /** The JIT warm-up's workers of one round: every chosen workload, round-robin. */
+    List<Worker> jitWarmupWorkers(int round) {
+      List<Worker> workers = new ArrayList<>();
+      for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
+        Workload w = chosen.isEmpty() ? Workload.W2 : chosen.get(i % chosen.size());
+        workers.add(
+            w.worker(
+                fencing.get(i % clients),
+                runId + "-jit" + round,
+                i,
+                JIT_WARMUP_WORKERS,
+                JIT_WARMUP_LEASES,
+                leaseTtl.plus(JIT_WARMUP_ROUND)));
+      }
+      return workers;
+    }
+
+    /** W2 at each of --cost-curve-workers, on the cluster as the sweeps left it. */
+    List<CostCurve.WorkerPoint> costCurveWorkers(PrintStream progress) throws InterruptedException {
+      List<CostCurve.WorkerPoint> points = new ArrayList<>();
+      for (int c : CostCurve.parseCounts("--cost-curve-workers", costCurveWorkers, 1, 4096)) {
+        Measurement m = fencekeeper(Workload.W2, c, runId + "-curve", timing.warmup);
+        progress.print("bench: cost curve: ");
+        progress(progress, Phase.SETTLED, m);
+        points.add(new CostCurve.WorkerPoint(c, m.opsPerSecond(), m.percentileMs(99)));
+      }
+      return points;
     }
   }
 
@@ -573,9 +740,10 @@ public final class BenchCommand implements Callable<Integer> {
             : "not settled within --jit-warmup; early figures include compiling");
   }
 
-  private static void progress(PrintStream out, Measurement m) {
+  private static void progress(PrintStream out, Phase phase, Measurement m) {
     out.printf(
-        "bench: %s %s x%d: %.0f %s/s, p50 %.2f ms, p99 %.2f ms, %d failed%s%s%n",
+        "bench: %s %s %s x%d: %.0f %s/s, p50 %.2f ms, p99 %.2f ms, %d failed%s%s%n",
+        phase.label(),
         m.system(),
         m.workload(),
         m.concurrency(),
@@ -653,13 +821,13 @@ public final class BenchCommand implements Callable<Integer> {
                 "--concurrency",
                 concurrency,
                 "--duration",
-                duration.toMillis() % 1000 == 0
-                    ? duration.toSeconds() + "s"
-                    : duration.toMillis() + "ms",
+                timing.duration.toMillis() % 1000 == 0
+                    ? timing.duration.toSeconds() + "s"
+                    : timing.duration.toMillis() + "ms",
                 "--warmup",
-                warmup.toMillis() % 1000 == 0
-                    ? warmup.toSeconds() + "s"
-                    : warmup.toMillis() + "ms"));
+                timing.warmup.toMillis() % 1000 == 0
+                    ? timing.warmup.toSeconds() + "s"
+                    : timing.warmup.toMillis() + "ms"));
     if (!jitWarmup.equals(Duration.ofSeconds(DEFAULT_JIT_WARMUP_SECONDS))) {
       parts.addAll(
           List.of(
@@ -667,6 +835,9 @@ public final class BenchCommand implements Callable<Integer> {
               jitWarmup.toMillis() % 1000 == 0
                   ? jitWarmup.toSeconds() + "s"
                   : jitWarmup.toMillis() + "ms"));
+    }
+    if (!phases.equals("settled")) {
+      parts.addAll(List.of("--phases", phases, "--cold-warmup", seconds(coldWarmup)));
     }
     if (clients != 1) {
       parts.addAll(List.of("--clients", Integer.toString(clients)));
@@ -683,9 +854,22 @@ public final class BenchCommand implements Callable<Integer> {
     if (stateKeys > 0) {
       parts.addAll(List.of("--state-keys", Integer.toString(stateKeys)));
     }
+    if (costCurve) {
+      parts.addAll(
+          List.of(
+              "--cost-curve",
+              "--cost-curve-workers",
+              costCurveWorkers,
+              "--cost-curve-keys",
+              costCurveKeys));
+    }
     if (output != null) {
       parts.addAll(List.of("--output", output.toString()));
     }
     return String.join(" ", parts);
+  }
+
+  private static String seconds(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
   }
 }

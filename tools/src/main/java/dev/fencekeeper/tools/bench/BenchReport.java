@@ -59,12 +59,36 @@ final class BenchReport {
   final Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
   final String loadAtStart = loadAverage();
   String loadAtEnd = "";
+
+  /** The settled phase's measurements (after the JIT warm-up): the figures of every table. */
   final List<Measurement> runs = new ArrayList<>();
+
+  /**
+   * The cold phase's measurements (--phases cold): the same workloads, measured soon after each
+   * system's cluster is up, before any JIT warm-up.
+   */
+  final List<Measurement> coldRuns = new ArrayList<>();
+
+  /** The phases this run measured, in order. */
+  List<Phase> phases = List.of(Phase.SETTLED);
+
+  /** Unmeasured load on each system before its first cold window; null when no cold phase ran. */
+  java.time.Duration coldWarmup;
+
+  /** The cost curve (--cost-curve); null when not run. */
+  CostCurve.Figures costCurve;
+
+  /** The cost curve's chart, as the document links it (relative to the document); or null. */
+  String costCurveImage;
+
   final List<LeaderKill> leaderKills = new ArrayList<>();
   final List<DeadHolder> deadHolders = new ArrayList<>();
 
   /** W6's hand-off on fencekeeper and each anchor with a blocking lock. */
   final List<HandOff.Figures> handOffs = new ArrayList<>();
+
+  /** W6's hand-off in the cold phase. */
+  final List<HandOff.Figures> coldHandOffs = new ArrayList<>();
 
   /** Leader kills on each anchor (--baseline zookeeper,etcd), by system. */
   final Map<String, List<LeaderKill>> anchorLeaderKills = new LinkedHashMap<>();
@@ -114,9 +138,13 @@ final class BenchReport {
       return Optional.of(
           "W3 during the JIT warm-up: " + warmupStaleAccepted + " stale writes were ACCEPTED");
     }
-    for (Measurement m : runs) {
+    List<Measurement> all = new ArrayList<>(coldRuns);
+    all.addAll(runs);
+    for (Measurement m : all) {
       if (m.workload() == Workload.W3) {
-        String on = FENCEKEEPER.equals(m.system()) ? "" : " on " + m.system();
+        String on =
+            (FENCEKEEPER.equals(m.system()) ? "" : " on " + m.system())
+                + (coldRuns.contains(m) ? " (cold)" : "");
         if (m.staleAccepted() > 0) {
           return Optional.of(
               "W3"
@@ -168,9 +196,62 @@ final class BenchReport {
     }
     ObjectNode settings = root.putObject("raft_settings");
     raftSettings.forEach(settings::put);
-    ArrayNode results = root.putArray("results");
+    ArrayNode phaseNames = root.putArray("phases");
+    phases.forEach(p -> phaseNames.add(p.label()));
+    if (coldWarmup != null) {
+      root.put("cold_warmup_s", round(coldWarmup.toMillis() / 1000.0, 3));
+    }
+    results(root.putArray("results"), runs, Phase.SETTLED);
+    results(root.putArray("cold_results"), coldRuns, Phase.COLD);
+    ArrayNode ratios = root.putArray("baseline_ratios");
+    for (Ratio ratio : ratios()) {
+      ObjectNode r = ratios.addObject();
+      r.put("workload", ratio.workload.name());
+      r.put("concurrency", ratio.concurrency);
+      r.put("fencekeeper_ops_per_sec", round(ratio.fencekeeper, 1));
+      r.put("ratis_ops_per_sec", round(ratio.ratis, 1));
+      r.put("ratio", round(ratio.fencekeeper / ratio.ratis, 3));
+    }
+    handOffs(root.putArray("handoffs"), handOffs);
+    handOffs(root.putArray("cold_handoffs"), coldHandOffs);
+    anchorRatios(root.putArray("anchor_ratios"), anchorRatios(runs));
+    anchorRatios(root.putArray("cold_anchor_ratios"), anchorRatios(coldRuns));
+    ArrayNode coldTargets = root.putArray("cold_targets");
+    for (TargetRow t : coldTargetRows()) {
+      ObjectNode o = coldTargets.addObject();
+      o.put("target", t.what());
+      o.put("measured", t.measured());
+      o.put("verdict", t.verdict());
+      o.put("met", t.met());
+    }
+    failover(root.putObject("failover"));
+    if (state != null) {
+      root.set("state", stateJson(state));
+    }
+    if (costCurve != null) {
+      ObjectNode cost = root.putObject("cost_curve");
+      if (costCurveImage != null) {
+        cost.put("chart", costCurveImage);
+      }
+      ArrayNode workers = cost.putArray("workers");
+      for (CostCurve.WorkerPoint w : costCurve.workers()) {
+        ObjectNode o = workers.addObject();
+        o.put("workers", w.workers());
+        o.put("ops_per_sec", round(w.opsPerSecond(), 1));
+        o.put("p99_ms", round(w.p99Ms(), 3));
+      }
+      ArrayNode keys = cost.putArray("state");
+      for (StateSize.Figures f : costCurve.states()) {
+        keys.add(stateJson(f));
+      }
+    }
+    return root;
+  }
+
+  private static void results(ArrayNode results, List<Measurement> runs, Phase phase) {
     for (Measurement m : runs) {
       ObjectNode r = results.addObject();
+      r.put("phase", phase.label());
       r.put("system", m.system());
       r.put("workload", m.workload().name());
       r.put("concurrency", m.concurrency());
@@ -201,16 +282,9 @@ final class BenchReport {
                 : round(100.0 * (m.stepsTotal() - m.notOkTotal()) / m.stepsTotal(), 3));
       }
     }
-    ArrayNode ratios = root.putArray("baseline_ratios");
-    for (Ratio ratio : ratios()) {
-      ObjectNode r = ratios.addObject();
-      r.put("workload", ratio.workload.name());
-      r.put("concurrency", ratio.concurrency);
-      r.put("fencekeeper_ops_per_sec", round(ratio.fencekeeper, 1));
-      r.put("ratis_ops_per_sec", round(ratio.ratis, 1));
-      r.put("ratio", round(ratio.fencekeeper / ratio.ratis, 3));
-    }
-    ArrayNode handOffRows = root.putArray("handoffs");
+  }
+
+  private static void handOffs(ArrayNode handOffRows, List<HandOff.Figures> handOffs) {
     for (HandOff.Figures h : handOffs) {
       ObjectNode o = handOffRows.addObject();
       o.put("system", h.system());
@@ -221,8 +295,10 @@ final class BenchReport {
       o.put("p99_ms", round(h.percentileMs(99), 3));
       o.put("failed", h.failed());
     }
-    ArrayNode anchorRatios = root.putArray("anchor_ratios");
-    for (AnchorRatio ratio : anchorRatios()) {
+  }
+
+  private static void anchorRatios(ArrayNode anchorRatios, List<AnchorRatio> ratios) {
+    for (AnchorRatio ratio : ratios) {
       ObjectNode r = anchorRatios.addObject();
       r.put("workload", ratio.workload().name());
       r.put("concurrency", ratio.concurrency());
@@ -239,7 +315,9 @@ final class BenchReport {
                     round(ratio.fencekeeper().opsPerSecond() / m.opsPerSecond(), 3));
               });
     }
-    ObjectNode failover = root.putObject("failover");
+  }
+
+  private void failover(ObjectNode failover) {
     ArrayNode kills = failover.putArray("leader_kill");
     for (LeaderKill k : leaderKills) {
       ObjectNode o = kills.addObject();
@@ -265,30 +343,31 @@ final class BenchReport {
             o.put("all_writers_ms", k.allWritersMs());
           }
         });
-    if (state != null) {
-      ObjectNode st = root.putObject("state");
-      st.put("keys", state.keys());
-      st.put("value_bytes", StateSize.VALUE_BYTES);
-      st.put("resources", state.resources());
-      st.put("keys_per_write", state.keysPerWrite());
-      st.put("load_seconds", round(state.loadSeconds(), 2));
-      st.put("restart_read_ms", state.restartReadMs());
-      st.put("restart_write_ms", state.restartWriteMs());
-      st.put("restart_serving_ms", state.restartServingMs());
-      st.put("max_heap_mb", round(mb(state.maxHeapBytes()), 1));
-      st.put("max_snapshot_ms", state.maxSnapshotMs());
-      ArrayNode nodes = st.putArray("nodes");
-      for (StateSize.Node n : state.nodes()) {
-        ObjectNode o = nodes.addObject();
-        o.put("node", n.id());
-        o.put("heap_empty_mb", round(mb(n.heapEmptyBytes()), 1));
-        o.put("heap_loaded_mb", round(mb(n.heapLoadedBytes()), 1));
-        o.put("heap_restarted_mb", round(mb(n.heapRestartedBytes()), 1));
-        o.put("snapshot_ms", n.snapshotMs());
-        o.put("snapshot_bytes", n.snapshotBytes());
-      }
+  }
+
+  private static ObjectNode stateJson(StateSize.Figures state) {
+    ObjectNode st = Json.object();
+    st.put("keys", state.keys());
+    st.put("value_bytes", StateSize.VALUE_BYTES);
+    st.put("resources", state.resources());
+    st.put("keys_per_write", state.keysPerWrite());
+    st.put("load_seconds", round(state.loadSeconds(), 2));
+    st.put("restart_read_ms", state.restartReadMs());
+    st.put("restart_write_ms", state.restartWriteMs());
+    st.put("restart_serving_ms", state.restartServingMs());
+    st.put("max_heap_mb", round(mb(state.maxHeapBytes()), 1));
+    st.put("max_snapshot_ms", state.maxSnapshotMs());
+    ArrayNode nodes = st.putArray("nodes");
+    for (StateSize.Node n : state.nodes()) {
+      ObjectNode o = nodes.addObject();
+      o.put("node", n.id());
+      o.put("heap_empty_mb", round(mb(n.heapEmptyBytes()), 1));
+      o.put("heap_loaded_mb", round(mb(n.heapLoadedBytes()), 1));
+      o.put("heap_restarted_mb", round(mb(n.heapRestartedBytes()), 1));
+      o.put("snapshot_ms", n.snapshotMs());
+      o.put("snapshot_bytes", n.snapshotBytes());
     }
-    return root;
+    return st;
   }
 
   /** Bytes as MB (10^6, as the target counts); -1 stays -1 (unknown). */
@@ -339,6 +418,11 @@ final class BenchReport {
       Map<String, Measurement> anchors) {}
 
   List<AnchorRatio> anchorRatios() {
+    return anchorRatios(runs);
+  }
+
+  /** The anchor ratios among {@code runs}: one phase's measurements. */
+  static List<AnchorRatio> anchorRatios(List<Measurement> runs) {
     List<AnchorRatio> out = new ArrayList<>();
     for (Measurement fk : runs) {
       if (!FENCEKEEPER.equals(fk.system())) {
@@ -364,7 +448,7 @@ final class BenchReport {
   }
 
   /** The anchors that have at least one ratio, in column order. */
-  private List<String> anchorColumns(List<AnchorRatio> ratios) {
+  private static List<String> anchorColumns(List<AnchorRatio> ratios) {
     return ANCHORS.stream()
         .filter(a -> ratios.stream().anyMatch(r -> r.anchors().containsKey(a)))
         .toList();
@@ -374,56 +458,86 @@ final class BenchReport {
     return ZOOKEEPER.equals(system) ? "ZooKeeper" : system;
   }
 
-  /** The result tables: one per workload, the baseline ratios, and the failover figures. */
+  private void workloadTable(List<String> lines, Workload w, Phase phase) {
+    List<Measurement> rows =
+        runs(phase).stream().filter(m -> m.workload() == w).collect(Collectors.toList());
+    if (rows.isEmpty()) {
+      return;
+    }
+    lines.add("### " + w.name() + " " + w.title + " (" + w.unit + ")" + phaseSuffix(phase));
+    lines.add("");
+    lines.add(w.description + "." + (phase == Phase.COLD ? " " + coldNote() : ""));
+    lines.add("");
+    lines.add(
+        "| system | workers | "
+            + w.unit
+            + "/s | p50 ms | p99 ms | p99.9 ms | max ms | failed |"
+            + " client CPU µs/op | server CPU µs/op | server cores | server JIT % | elections |");
+    lines.add("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for (Measurement m : rows) {
+      lines.add(
+          "| "
+              + m.system()
+              + " | "
+              + m.concurrency()
+              + " | "
+              + fmt(m.opsPerSecond(), 0)
+              + " | "
+              + fmt(m.percentileMs(50), 2)
+              + " | "
+              + fmt(m.percentileMs(99), 2)
+              + " | "
+              + fmt(m.percentileMs(99.9), 2)
+              + " | "
+              + fmt(m.maxMs(), 1)
+              + " | "
+              + failedCell(m)
+              + " | "
+              + fmt(m.cpuMicrosPerOp(m.clientCpuMs()), 0)
+              + " | "
+              + fmt(m.cpuMicrosPerOp(m.serverCpuMs()), 0)
+              + " | "
+              + (m.serverCpuMs() < 0 ? "?" : fmt(m.serverCpuMs() / 1000.0 / m.seconds(), 2))
+              + " | "
+              + fmt(m.serverJitPercent(), 0)
+              + " | "
+              + (m.elections() < 0 ? "?" : m.elections())
+              + " |");
+    }
+    lines.add("");
+  }
+
+  /** What a cold row has seen before its window. */
+  private String coldNote() {
+    return "Cold: each system's first window began after "
+        + (coldWarmup == null ? "?" : fmt(coldWarmup.toMillis() / 1000.0, 0))
+        + " s of load on its freshly started cluster, with no JIT warm-up; each later row has also"
+        + " had the load of the rows before it on that system.";
+  }
+
+  /** Both phases ran: each table says which one it shows. */
+  private boolean bothPhases() {
+    return !coldRuns.isEmpty() && !runs.isEmpty();
+  }
+
+  private String phaseSuffix(Phase phase) {
+    return bothPhases() || phase == Phase.COLD ? ", " + phase.label() : "";
+  }
+
+  private List<Measurement> runs(Phase phase) {
+    return phase == Phase.COLD ? coldRuns : runs;
+  }
+
+  /**
+   * The result tables: one per workload and phase, the baseline ratios, the hand-offs, the anchor
+   * ratios per phase, the failover and state figures.
+   */
   List<String> tables() {
     List<String> lines = new ArrayList<>();
     for (Workload w : Workload.values()) {
-      List<Measurement> rows =
-          runs.stream().filter(m -> m.workload() == w).collect(Collectors.toList());
-      if (rows.isEmpty()) {
-        continue;
+      for (Phase phase : Phase.values()) {
+        workloadTable(lines, w, phase);
       }
-      lines.add("### " + w.name() + " " + w.title + " (" + w.unit + ")");
-      lines.add("");
-      lines.add(w.description + ".");
-      lines.add("");
-      lines.add(
-          "| system | workers | "
-              + w.unit
-              + "/s | p50 ms | p99 ms | p99.9 ms | max ms | failed |"
-              + " client CPU µs/op | server CPU µs/op | server cores | server JIT % | elections |");
-      lines.add("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
-      for (Measurement m : rows) {
-        lines.add(
-            "| "
-                + m.system()
-                + " | "
-                + m.concurrency()
-                + " | "
-                + fmt(m.opsPerSecond(), 0)
-                + " | "
-                + fmt(m.percentileMs(50), 2)
-                + " | "
-                + fmt(m.percentileMs(99), 2)
-                + " | "
-                + fmt(m.percentileMs(99.9), 2)
-                + " | "
-                + fmt(m.maxMs(), 1)
-                + " | "
-                + failedCell(m)
-                + " | "
-                + fmt(m.cpuMicrosPerOp(m.clientCpuMs()), 0)
-                + " | "
-                + fmt(m.cpuMicrosPerOp(m.serverCpuMs()), 0)
-                + " | "
-                + (m.serverCpuMs() < 0 ? "?" : fmt(m.serverCpuMs() / 1000.0 / m.seconds(), 2))
-                + " | "
-                + fmt(m.serverJitPercent(), 0)
-                + " | "
-                + (m.elections() < 0 ? "?" : m.elections())
-                + " |");
-      }
-      lines.add("");
     }
     List<Ratio> ratios = ratios();
     if (!ratios.isEmpty()) {
@@ -447,84 +561,11 @@ final class BenchReport {
       }
       lines.add("");
     }
-    if (!handOffs.isEmpty()) {
-      lines.add("### W6 hand-off (one resource, queued waiters)");
-      lines.add("");
-      lines.add(
-          "All workers in line for one resource, each taking it, making one fenced write and"
-              + " releasing it. A hand-off is the time from the previous holder's release being"
-              + " committed (its release call returned) to the next holder's first accepted"
-              + " write.");
-      lines.add("");
-      lines.add("| system | waiters | hand-offs/s | p50 ms | p99 ms | failed |");
-      lines.add("|---|--:|--:|--:|--:|--:|");
-      for (HandOff.Figures h : handOffs) {
-        lines.add(
-            "| "
-                + h.system()
-                + " | "
-                + h.waiters()
-                + " | "
-                + fmt(h.handOffsPerSecond(), 0)
-                + " | "
-                + fmt(h.percentileMs(50), 2)
-                + " | "
-                + fmt(h.percentileMs(99), 2)
-                + " | "
-                + h.failed()
-                + " |");
-      }
-      lines.add("");
+    for (Phase phase : Phase.values()) {
+      handOffTable(lines, phase);
     }
-    List<AnchorRatio> anchorRatios = anchorRatios();
-    if (!anchorRatios.isEmpty()) {
-      List<String> columns = anchorColumns(anchorRatios);
-      lines.add(
-          "### fencekeeper / "
-              + columns.stream().map(BenchReport::title).collect(Collectors.joining(", "))
-              + " (same run)");
-      lines.add("");
-      lines.add(
-          "Throughput and p99 of each workload, each system measured right after fencekeeper; the"
-              + " ratio is fencekeeper's throughput over the other's (above 1: fencekeeper did"
-              + " more).");
-      lines.add("");
-      StringBuilder head = new StringBuilder("| workload | workers | fencekeeper ops/s (p99 ms) |");
-      StringBuilder rule = new StringBuilder("|---|--:|--:|");
-      for (String a : columns) {
-        head.append(' ')
-            .append(title(a))
-            .append(" ops/s (p99 ms) | fencekeeper/")
-            .append(title(a))
-            .append(" |");
-        rule.append("--:|--:|");
-      }
-      lines.add(head.toString());
-      lines.add(rule.toString());
-      for (AnchorRatio r : anchorRatios) {
-        StringBuilder row =
-            new StringBuilder(
-                "| "
-                    + r.workload().name()
-                    + " | "
-                    + r.concurrency()
-                    + " | "
-                    + opsAndP99(r.fencekeeper())
-                    + " |");
-        for (String a : columns) {
-          Measurement m = r.anchors().get(a);
-          row.append(
-              m == null
-                  ? " – | – |"
-                  : " "
-                      + opsAndP99(m)
-                      + " | "
-                      + fmt(r.fencekeeper().opsPerSecond() / m.opsPerSecond(), 2)
-                      + "× |");
-        }
-        lines.add(row.toString());
-      }
-      lines.add("");
+    for (Phase phase : Phase.values()) {
+      anchorTable(lines, phase);
     }
     if (!leaderKills.isEmpty() || !deadHolders.isEmpty() || !anchorLeaderKills.isEmpty()) {
       lines.add("### Failover");
@@ -532,58 +573,22 @@ final class BenchReport {
       lines.add("| figure | trials (ms) | median ms |");
       lines.add("|---|---|--:|");
       if (!leaderKills.isEmpty()) {
+        leaderKillRows(lines, "", leaderKills);
         lines.add(
-            "| leader kill -9 → first write sent after the kill acknowledged ("
-                + Failover.WRITERS
-                + " writers) | "
-                + list(leaderKills, LeaderKill::firstWriteMs)
-                + " | "
-                + median(leaderKills, LeaderKill::firstWriteMs)
-                + " |");
-        lines.add(
-            "| leader kill -9 → every writer has a write acknowledged again | "
-                + list(leaderKills, LeaderKill::allWritersMs)
-                + " | "
-                + median(leaderKills, LeaderKill::allWritersMs)
-                + " |");
-        lines.add(
-            "| elections per leader kill (term increase) | "
-                + list(leaderKills, LeaderKill::elections)
-                + " | "
-                + median(leaderKills, LeaderKill::elections)
-                + " |");
+            trialsRow(
+                "elections per leader kill (term increase)", leaderKills, LeaderKill::elections));
       }
       if (!deadHolders.isEmpty()) {
         lines.add(
-            "| holder process kill -9 (lease TTL "
-                + deadHolders.get(0).ttlMs()
-                + " ms) → resource granted to a waiter | "
-                + list(deadHolders, DeadHolder::regrantMs)
-                + " | "
-                + median(deadHolders, DeadHolder::regrantMs)
-                + " |");
+            trialsRow(
+                "holder process kill -9 (lease TTL "
+                    + deadHolders.get(0).ttlMs()
+                    + " ms) → resource granted to a waiter",
+                deadHolders,
+                DeadHolder::regrantMs));
       }
       anchorLeaderKills.forEach(
-          (system, kills) -> {
-            lines.add(
-                "| "
-                    + title(system)
-                    + ": leader kill -9 → first write sent after the kill acknowledged ("
-                    + Failover.WRITERS
-                    + " writers) | "
-                    + list(kills, LeaderKill::firstWriteMs)
-                    + " | "
-                    + median(kills, LeaderKill::firstWriteMs)
-                    + " |");
-            lines.add(
-                "| "
-                    + title(system)
-                    + ": leader kill -9 → every writer has a write acknowledged again | "
-                    + list(kills, LeaderKill::allWritersMs)
-                    + " | "
-                    + median(kills, LeaderKill::allWritersMs)
-                    + " |");
-          });
+          (system, kills) -> leaderKillRows(lines, title(system) + ": ", kills));
       lines.add("");
       lines.add("-1 means the figure was not reached within 30 s.");
       lines.add("");
@@ -640,7 +645,172 @@ final class BenchReport {
               + " ms, counted from the relaunch (JVM start included; -1: not within 120 s).");
       lines.add("");
     }
+    if (costCurve != null) {
+      costCurveTables(lines);
+    }
     return lines;
+  }
+
+  private void costCurveTables(List<String> lines) {
+    lines.add("### Cost curve");
+    lines.add("");
+    lines.add(
+        "W2 on the bench's cluster at each worker count, after the sweeps (warm-up and window as"
+            + " above); heap, snapshot and restart with each state size, each on a cluster of its"
+            + " own, measured as under State size.");
+    lines.add("");
+    if (!costCurve.workers().isEmpty()) {
+      lines.add("| W2 workers | writes/s | p99 ms |");
+      lines.add("|--:|--:|--:|");
+      for (CostCurve.WorkerPoint p : costCurve.workers()) {
+        lines.add(
+            "| "
+                + p.workers()
+                + " | "
+                + fmt(p.opsPerSecond(), 0)
+                + " | "
+                + fmt(p.p99Ms(), 2)
+                + " |");
+      }
+      lines.add("");
+    }
+    if (!costCurve.states().isEmpty()) {
+      lines.add(
+          "| keys | load s | heap per node MB (largest) | snapshot s (slowest) | restart to"
+              + " serving s |");
+      lines.add("|--:|--:|--:|--:|--:|");
+      for (StateSize.Figures f : costCurve.states()) {
+        lines.add(
+            "| "
+                + fmt(f.keys(), 0)
+                + " | "
+                + fmt(f.loadSeconds(), 1)
+                + " | "
+                + mbCell(f.maxHeapBytes())
+                + " | "
+                + (f.maxSnapshotMs() < 0 ? "?" : fmt(f.maxSnapshotMs() / 1000.0, 2))
+                + " | "
+                + (f.restartServingMs() < 0 ? "?" : fmt(f.restartServingMs() / 1000.0, 2))
+                + " |");
+      }
+      lines.add("");
+    }
+  }
+
+  private String handOffSuffix(Phase phase) {
+    return !coldHandOffs.isEmpty() && !handOffs.isEmpty() || phase == Phase.COLD
+        ? ", " + phase.label()
+        : "";
+  }
+
+  private void handOffTable(List<String> lines, Phase phase) {
+    List<HandOff.Figures> figures = phase == Phase.COLD ? coldHandOffs : handOffs;
+    if (!figures.isEmpty()) {
+      lines.add("### W6 hand-off (one resource, queued waiters)" + handOffSuffix(phase));
+      lines.add("");
+      lines.add(
+          "All workers in line for one resource, each taking it, making one fenced write and"
+              + " releasing it. A hand-off is the time from the previous holder's release being"
+              + " committed (its release call returned) to the next holder's first accepted"
+              + " write.");
+      lines.add("");
+      lines.add("| system | waiters | hand-offs/s | p50 ms | p99 ms | failed |");
+      lines.add("|---|--:|--:|--:|--:|--:|");
+      for (HandOff.Figures h : figures) {
+        lines.add(
+            "| "
+                + h.system()
+                + " | "
+                + h.waiters()
+                + " | "
+                + fmt(h.handOffsPerSecond(), 0)
+                + " | "
+                + fmt(h.percentileMs(50), 2)
+                + " | "
+                + fmt(h.percentileMs(99), 2)
+                + " | "
+                + h.failed()
+                + " |");
+      }
+      lines.add("");
+    }
+  }
+
+  private void anchorTable(List<String> lines, Phase phase) {
+    List<AnchorRatio> anchorRatios = anchorRatios(runs(phase));
+    if (!anchorRatios.isEmpty()) {
+      List<String> columns = anchorColumns(anchorRatios);
+      lines.add(
+          "### fencekeeper / "
+              + columns.stream().map(BenchReport::title).collect(Collectors.joining(", "))
+              + " (same run"
+              + phaseSuffix(phase)
+              + ")");
+      lines.add("");
+      lines.add(
+          "Throughput and p99 of each workload, each system measured right after fencekeeper; the"
+              + " ratio is fencekeeper's throughput over the other's (above 1: fencekeeper did"
+              + " more).");
+      lines.add("");
+      StringBuilder head = new StringBuilder("| workload | workers | fencekeeper ops/s (p99 ms) |");
+      StringBuilder rule = new StringBuilder("|---|--:|--:|");
+      for (String a : columns) {
+        head.append(' ')
+            .append(title(a))
+            .append(" ops/s (p99 ms) | fencekeeper/")
+            .append(title(a))
+            .append(" |");
+        rule.append("--:|--:|");
+      }
+      lines.add(head.toString());
+      lines.add(rule.toString());
+      for (AnchorRatio r : anchorRatios) {
+        StringBuilder row =
+            new StringBuilder(
+                "| "
+                    + r.workload().name()
+                    + " | "
+                    + r.concurrency()
+                    + " | "
+                    + opsAndP99(r.fencekeeper())
+                    + " |");
+        for (String a : columns) {
+          Measurement m = r.anchors().get(a);
+          row.append(
+              m == null
+                  ? " – | – |"
+                  : " "
+                      + opsAndP99(m)
+                      + " | "
+                      + fmt(r.fencekeeper().opsPerSecond() / m.opsPerSecond(), 2)
+                      + "× |");
+        }
+        lines.add(row.toString());
+      }
+      lines.add("");
+    }
+  }
+
+  private static void leaderKillRows(List<String> lines, String prefix, List<LeaderKill> kills) {
+    lines.add(
+        trialsRow(
+            prefix
+                + "leader kill -9 → first write sent after the kill acknowledged ("
+                + Failover.WRITERS
+                + " writers)",
+            kills,
+            LeaderKill::firstWriteMs));
+    lines.add(
+        trialsRow(
+            prefix + "leader kill -9 → every writer has a write acknowledged again",
+            kills,
+            LeaderKill::allWritersMs));
+  }
+
+  /** A failover row: the figure, each trial's value and their median. */
+  private static <T> String trialsRow(
+      String figure, List<T> trials, java.util.function.ToLongFunction<T> f) {
+    return "| " + figure + " | " + list(trials, f) + " | " + median(trials, f) + " |";
   }
 
   private static String opsAndP99(Measurement m) {
@@ -798,10 +968,30 @@ final class BenchReport {
     return lines;
   }
 
+  /** One row of a targets table. */
+  record TargetRow(String what, String measured, String verdict, boolean met) {
+    String markdown() {
+      return "| " + what + " | " + measured + " | " + verdict + " |";
+    }
+
+    static TargetRow notRun(String what, String why) {
+      return new TargetRow(what, why, "–", false);
+    }
+  }
+
   private static String target(
       String what, double measured, double bound, boolean atLeast, String unit) {
+    return targetRow(what, measured, bound, atLeast, unit, "").markdown();
+  }
+
+  /**
+   * {@code measured} against {@code bound} (at least it, or at most it); {@code detail} follows the
+   * measured figure in its cell.
+   */
+  private static TargetRow targetRow(
+      String what, double measured, double bound, boolean atLeast, String unit, String detail) {
     if (Double.isNaN(measured)) {
-      return "| " + what + " | not reached | missed |";
+      return new TargetRow(what, "not reached" + detail, "missed", false);
     }
     boolean met = atLeast ? measured >= bound : measured <= bound;
     String verdict;
@@ -817,14 +1007,101 @@ final class BenchReport {
               + fmt(by, 1)
               + "×)";
     }
-    return "| "
-        + what
-        + " | "
-        + fmt(measured, measured < 10 ? 2 : 0)
-        + unit
-        + " | "
-        + verdict
-        + " |";
+    return new TargetRow(what, fmt(measured, measured < 10 ? 2 : 0) + unit + detail, verdict, met);
+  }
+
+  /**
+   * Issue #21's targets, checked against the cold phase: fencekeeper against ZooKeeper in the same
+   * run, as a user's first comparison of the two sees them.
+   */
+  List<TargetRow> coldTargetRows() {
+    List<TargetRow> rows = new ArrayList<>();
+    String w2at64 = "W2 at 64 workers ≥ 1.5× ZooKeeper's writes/s";
+    String w2p99 = "W2 at 64 workers p99 ≤ ZooKeeper's";
+    String w2at1 = "W2 at 1 worker p50 ≤ ZooKeeper's";
+    String w1at64 = "W1 at 64 workers ≥ 1.5× ZooKeeper's cycles/s";
+    String failover =
+        "leader kill -9 → every writer writing again ≤ ZooKeeper's, median (measured once, after"
+            + " the sweeps)";
+    Optional<AnchorRatio> w2x64 = anchorRatio(Workload.W2, 64);
+    Optional<AnchorRatio> w2x1 = anchorRatio(Workload.W2, 1);
+    Optional<AnchorRatio> w1x64 = anchorRatio(Workload.W1, 64);
+    String missing =
+        coldRuns.isEmpty() ? "not run (no --phases cold)" : "not run (no ZooKeeper row to compare)";
+    w2x64.ifPresentOrElse(
+        r -> {
+          Measurement fk = r.fencekeeper();
+          Measurement zk = r.anchors().get(ZOOKEEPER);
+          rows.add(throughputTarget(w2at64, r, 1.5));
+          rows.add(
+              targetRow(
+                  w2p99,
+                  fk.percentileMs(99),
+                  zk.percentileMs(99),
+                  false,
+                  " ms",
+                  " (ZooKeeper " + fmt(zk.percentileMs(99), 2) + " ms)"));
+        },
+        () -> {
+          rows.add(TargetRow.notRun(w2at64, missing));
+          rows.add(TargetRow.notRun(w2p99, missing));
+        });
+    w2x1.ifPresentOrElse(
+        r -> {
+          Measurement zk = r.anchors().get(ZOOKEEPER);
+          rows.add(
+              targetRow(
+                  w2at1,
+                  r.fencekeeper().percentileMs(50),
+                  zk.percentileMs(50),
+                  false,
+                  " ms",
+                  " (ZooKeeper " + fmt(zk.percentileMs(50), 2) + " ms)"));
+        },
+        () -> rows.add(TargetRow.notRun(w2at1, missing)));
+    w1x64.ifPresentOrElse(
+        r -> rows.add(throughputTarget(w1at64, r, 1.5)),
+        () -> rows.add(TargetRow.notRun(w1at64, missing)));
+    List<LeaderKill> zkKills = anchorLeaderKills.getOrDefault(ZOOKEEPER, List.of());
+    if (leaderKills.isEmpty() || zkKills.isEmpty()) {
+      rows.add(TargetRow.notRun(failover, "not run (needs --failover-trials and ZooKeeper)"));
+    } else {
+      long fk = median(leaderKills, LeaderKill::allWritersMs);
+      long zk = median(zkKills, LeaderKill::allWritersMs);
+      rows.add(
+          fk < 0 || zk < 0
+              ? new TargetRow(
+                  failover,
+                  fk + " ms (ZooKeeper " + zk + " ms; -1: not within 30 s)",
+                  fk < 0 ? "missed" : "met",
+                  fk >= 0)
+              : targetRow(failover, fk, zk, false, " ms", " (ZooKeeper " + zk + " ms)"));
+    }
+    return rows;
+  }
+
+  /** fencekeeper's throughput over ZooKeeper's in {@code r}, at least {@code times}. */
+  private static TargetRow throughputTarget(String what, AnchorRatio r, double times) {
+    Measurement fk = r.fencekeeper();
+    Measurement zk = r.anchors().get(ZOOKEEPER);
+    return targetRow(
+        what,
+        fk.opsPerSecond() / zk.opsPerSecond(),
+        times,
+        true,
+        "×",
+        " (" + fmt(fk.opsPerSecond(), 0) + " vs " + fmt(zk.opsPerSecond(), 0) + "/s)");
+  }
+
+  /** The cold phase's fencekeeper row at {@code w} and {@code concurrency} with ZooKeeper's. */
+  private Optional<AnchorRatio> anchorRatio(Workload w, int concurrency) {
+    return anchorRatios(coldRuns).stream()
+        .filter(
+            r ->
+                r.workload() == w
+                    && r.concurrency() == concurrency
+                    && r.anchors().containsKey(ZOOKEEPER))
+        .findFirst();
   }
 
   private Optional<Measurement> find(Workload w, int concurrency) {
@@ -884,8 +1161,22 @@ final class BenchReport {
             + " measured window, divided by the steps counted in it: client = the bench JVM, server"
             + " = the three node JVMs together; server JIT % is the share of that the node JVMs'"
             + " JIT compiler threads used.");
+    if (!coldRuns.isEmpty()) {
+      lines.add(
+          "- Phases: cold, then settled. Cold: every system's cluster freshly started, no JIT"
+              + " warm-up; each system's first window after "
+              + (coldWarmup == null ? "?" : fmt(coldWarmup.toMillis() / 1000.0, 0))
+              + " s of unmeasured load (`--cold-warmup`), the later ones after the sweep's"
+              + " `--warmup`, in the sweep's order, so a later cold row has seen more load."
+              + " Settled: the same sweep after the JIT warm-up below.");
+    }
     if (jitWarmup != null) {
-      lines.add("- Before the first workload: " + jitWarmup + ".");
+      lines.add(
+          "- Before the "
+              + (coldRuns.isEmpty() ? "first workload" : "settled phase")
+              + ": "
+              + jitWarmup
+              + ".");
     }
     lines.add("");
     lines.add("## Machine");
@@ -914,11 +1205,41 @@ final class BenchReport {
     lines.add("");
     lines.add("## Targets");
     lines.add("");
+    if (bothPhases()) {
+      lines.add("Checked against the settled figures.");
+      lines.add("");
+    }
     lines.addAll(targets());
+    lines.add("");
+    lines.add("## Targets against ZooKeeper, cold");
+    lines.add("");
+    lines.add(
+        "Issue #21's targets, checked against the cold phase: fencekeeper and ZooKeeper in the"
+            + " same run, each soon after its cluster is up.");
+    lines.add("");
+    lines.add("| target | measured | verdict |");
+    lines.add("|---|---|---|");
+    coldTargetRows().forEach(t -> lines.add(t.markdown()));
     lines.add("");
     lines.add("## Results");
     lines.add("");
     lines.addAll(tables());
+    if (costCurveImage != null) {
+      if (costCurve == null) {
+        lines.add("### Cost curve");
+        lines.add("");
+        lines.add(
+            "Drawn by an earlier run with `--cost-curve` (its figures are not in this run's"
+                + " tables):");
+        lines.add("");
+      }
+      lines.add(
+          "![The cost curve: throughput and p99 against workers; heap, snapshot and restart"
+              + " time against keys]("
+              + costCurveImage
+              + ")");
+      lines.add("");
+    }
     lines.add("## Findings");
     lines.add("");
     lines.add(PRESERVED_BEGIN);

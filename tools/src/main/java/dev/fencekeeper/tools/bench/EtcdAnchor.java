@@ -190,15 +190,15 @@ final class EtcdAnchor extends Anchor {
             + index;
     Resource r = new Resource(http, key, leaseTtl);
     return switch (workload) {
-      case W1 -> new LockChurn(r);
-      case W2 -> new FencedWrites(r);
-      case W3 -> new StaleReplay(r);
+      case W1 -> AnchorWorkers.lockChurn(r);
+      case W2 -> AnchorWorkers.fencedWrites(r);
+      case W3 -> AnchorWorkers.staleReplay(r);
       default -> throw new IllegalArgumentException("no etcd equivalent of " + workload);
     };
   }
 
   /** One resource of one worker: its session lease, lock key and data key. */
-  private final class Resource {
+  private final class Resource implements AnchorWorkers.Lock<Long> {
     final HttpClient http;
     final String lockKey;
     final String dataKey;
@@ -216,7 +216,8 @@ final class EtcdAnchor extends Anchor {
      * The session: one lease for the worker's locks, long enough for the run (no keep-alive in the
      * window).
      */
-    void open() {
+    @Override
+    public void open() {
       try {
         JsonNode r =
             post(
@@ -235,7 +236,8 @@ final class EtcdAnchor extends Anchor {
       }
     }
 
-    void closeSession() {
+    @Override
+    public void close() {
       try {
         post(http, "/v3/lease/revoke", JSON.createObjectNode().put("ID", lease));
       } catch (IOException e) {
@@ -245,8 +247,15 @@ final class EtcdAnchor extends Anchor {
       }
     }
 
-    /** The token (the lock key's create revision), or 0 when the key exists (held). */
-    long tryAcquire() throws IOException, InterruptedException {
+    /**
+     * The token (the lock key's create revision), or empty when the key exists (held). etcd's
+     * recipe here does not queue: {@code wait} must be zero.
+     */
+    @Override
+    public Optional<Long> acquire(Duration wait) throws IOException, InterruptedException {
+      if (!wait.isZero()) {
+        throw new IllegalArgumentException("the etcd recipe does not wait in line");
+      }
       ObjectNode txn = txn(lockKey, 0);
       txn.putArray("success")
           .addObject()
@@ -255,16 +264,16 @@ final class EtcdAnchor extends Anchor {
           .put("value", VALUE)
           .put("lease", lease);
       JsonNode r = post(http, "/v3/kv/txn", txn);
-      return r.path("succeeded").asBoolean(false) ? r.path("header").path("revision").asLong() : 0;
+      return r.path("succeeded").asBoolean(false)
+          ? Optional.of(r.path("header").path("revision").asLong())
+          : Optional.empty();
     }
 
-    long acquireOrThrow() {
+    @Override
+    public Long acquireOrThrow() {
       try {
-        long token = tryAcquire();
-        if (token == 0) {
-          throw new IllegalStateException("acquire HELD for " + lockKey);
-        }
-        return token;
+        return acquire(Duration.ZERO)
+            .orElseThrow(() -> new IllegalStateException("acquire HELD for " + lockKey));
       } catch (IOException e) {
         throw new IllegalStateException("acquire " + e.getMessage() + " for " + lockKey, e);
       } catch (InterruptedException e) {
@@ -276,7 +285,8 @@ final class EtcdAnchor extends Anchor {
     /**
      * OK when applied, {@link #REFUSED} when the compare on the token failed, a failure otherwise.
      */
-    Step write(long token) {
+    @Override
+    public Step write(Long token) {
       ObjectNode txn = txn(lockKey, token);
       txn.putArray("success")
           .addObject()
@@ -286,10 +296,16 @@ final class EtcdAnchor extends Anchor {
       return fenced(txn);
     }
 
-    Step release(long token) {
+    @Override
+    public Step release(Long token) {
       ObjectNode txn = txn(lockKey, token);
       txn.putArray("success").addObject().putObject("request_delete_range").put("key", lockKey);
       return fenced(txn);
+    }
+
+    @Override
+    public Step refusal() {
+      return REFUSED;
     }
 
     private Step fenced(ObjectNode txn) {
@@ -318,113 +334,6 @@ final class EtcdAnchor extends Anchor {
         .put("result", "EQUAL")
         .put("create_revision", Long.toString(createRevision));
     return txn;
-  }
-
-  private final class LockChurn implements Worker {
-    private final Resource resource;
-
-    LockChurn(Resource resource) {
-      this.resource = resource;
-    }
-
-    @Override
-    public void setUp() {
-      resource.open();
-    }
-
-    @Override
-    public Step step() {
-      long token;
-      try {
-        token = resource.tryAcquire();
-      } catch (IOException e) {
-        return Step.failed("acquire " + e.getMessage());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return Step.failed("interrupted");
-      }
-      if (token == 0) {
-        return Step.failed("acquire HELD");
-      }
-      Step written = resource.write(token);
-      Step released = resource.release(token);
-      return written.kind() != Step.Kind.OK ? written : released;
-    }
-
-    @Override
-    public void tearDown() {
-      resource.closeSession();
-    }
-  }
-
-  private final class FencedWrites implements Worker {
-    private final Resource resource;
-    private long token;
-
-    FencedWrites(Resource resource) {
-      this.resource = resource;
-    }
-
-    @Override
-    public void setUp() {
-      resource.open();
-      token = resource.acquireOrThrow();
-    }
-
-    @Override
-    public Step step() {
-      return resource.write(token);
-    }
-
-    @Override
-    public void tearDown() {
-      resource.release(token);
-      resource.closeSession();
-    }
-  }
-
-  private final class StaleReplay implements Worker {
-    private final Resource resource;
-    private long stale;
-    private long newer;
-
-    StaleReplay(Resource resource) {
-      this.resource = resource;
-    }
-
-    @Override
-    public void setUp() {
-      resource.open();
-    }
-
-    @Override
-    public long prepare() {
-      if (newer != 0) {
-        resource.release(newer);
-        newer = 0;
-      }
-      stale = resource.acquireOrThrow();
-      resource.release(stale);
-      newer = resource.acquireOrThrow();
-      return 0;
-    }
-
-    @Override
-    public Step step() {
-      Step r = resource.write(stale);
-      if (r.kind() == Step.Kind.OK) {
-        return Step.STALE_ACCEPTED;
-      }
-      return r == REFUSED ? Step.OK : r;
-    }
-
-    @Override
-    public void tearDown() {
-      if (newer != 0) {
-        resource.release(newer);
-      }
-      resource.closeSession();
-    }
   }
 
   /**

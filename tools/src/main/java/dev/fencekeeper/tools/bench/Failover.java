@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 /**
@@ -60,64 +61,15 @@ final class Failover {
         resources[w] = "bench/" + runId + "/failover/" + trial + "/" + w;
         tokens[w] = Workload.acquireOrThrow(client, resources[w], Duration.ofMinutes(2));
       }
-      AtomicLong killNanos = new AtomicLong(Long.MAX_VALUE);
-      AtomicLong firstOkAfterKill = new AtomicLong(Long.MAX_VALUE);
-      AtomicLongArray writerBackAt = new AtomicLongArray(WRITERS);
-      AtomicLong remaining = new AtomicLong(WRITERS);
-      long stopAt = System.nanoTime() + RECOVERY_TIMEOUT.toNanos() + TimeUnit.SECONDS.toNanos(2);
-      List<Thread> writers = new ArrayList<>();
-      for (int w = 0; w < WRITERS; w++) {
-        int index = w;
-        Thread t =
-            new Thread(
-                () -> {
-                  while (System.nanoTime() < stopAt && remaining.get() > 0) {
-                    long t0 = System.nanoTime();
-                    boolean ok;
-                    try {
-                      ok =
-                          client
-                              .write(resources[index], tokens[index], "k", Workload.VALUE)
-                              .isAccepted();
-                    } catch (RuntimeException e) {
-                      ok = false;
-                    }
-                    long t1 = System.nanoTime();
-                    long kill = killNanos.get();
-                    if (ok && t1 > kill) {
-                      if (t0 > kill) {
-                        firstOkAfterKill.accumulateAndGet(t1, Math::min);
-                      }
-                      if (writerBackAt.compareAndSet(index, 0, t1)) {
-                        remaining.decrementAndGet();
-                      }
-                    }
-                  }
-                },
-                "bench-failover-writer-" + w);
-        t.setDaemon(true);
-        writers.add(t);
-      }
-      writers.forEach(Thread::start);
-      Thread.sleep(1000); // under load before the kill
-      killNanos.set(System.nanoTime());
-      cluster.kill(leader);
-      for (Thread t : writers) {
-        t.join(RECOVERY_TIMEOUT.toMillis() + 5000);
-      }
-      long kill = killNanos.get();
-      long first =
-          firstOkAfterKill.get() == Long.MAX_VALUE
-              ? -1
-              : (firstOkAfterKill.get() - kill) / 1_000_000;
-      long all = -1;
-      if (remaining.get() == 0) {
-        long last = 0;
-        for (int w = 0; w < WRITERS; w++) {
-          last = Math.max(last, writerBackAt.get(w));
-        }
-        all = (last - kill) / 1_000_000;
-      }
+      Recovery recovery =
+          killUnderLoad(
+              "bench-failover-writer-",
+              index ->
+                  client.write(resources[index], tokens[index], "k", Workload.VALUE).isAccepted(),
+              0,
+              () -> cluster.kill(leader));
+      long first = recovery.firstWriteMs();
+      long all = recovery.allWritersMs();
       long term1 = cluster.term(client);
       results.add(new LeaderKill(leader, first, all, term0 < 0 || term1 < 0 ? -1 : term1 - term0));
       progress.printf(
@@ -136,6 +88,83 @@ final class Failover {
     }
     awaitAllServing(cluster, client);
     return results;
+  }
+
+  /** What one leader kill measured, in ms from the kill; -1 for a figure not reached. */
+  record Recovery(long firstWriteMs, long allWritersMs) {}
+
+  /**
+   * {@link #WRITERS} threads write in a loop ({@code write} of their index, true when
+   * acknowledged); after a second of load {@code kill} kills the leader. Measures the first write
+   * sent after the kill that is acknowledged, and the time until every writer has had a write
+   * acknowledged again. A writer whose write fails pauses {@code pauseAfterFailureNanos} (0: none)
+   * before the next.
+   */
+  static Recovery killUnderLoad(
+      String threadPrefix,
+      java.util.function.IntPredicate write,
+      long pauseAfterFailureNanos,
+      Runnable kill)
+      throws InterruptedException {
+    AtomicLong killNanos = new AtomicLong(Long.MAX_VALUE);
+    AtomicLong firstOkAfterKill = new AtomicLong(Long.MAX_VALUE);
+    AtomicLongArray writerBackAt = new AtomicLongArray(WRITERS);
+    AtomicLong remaining = new AtomicLong(WRITERS);
+    long stopAt = System.nanoTime() + RECOVERY_TIMEOUT.toNanos() + TimeUnit.SECONDS.toNanos(2);
+    List<Thread> writers = new ArrayList<>();
+    for (int w = 0; w < WRITERS; w++) {
+      int index = w;
+      Thread t =
+          new Thread(
+              () -> {
+                while (System.nanoTime() < stopAt && remaining.get() > 0) {
+                  long t0 = System.nanoTime();
+                  boolean ok;
+                  try {
+                    ok = write.test(index);
+                  } catch (RuntimeException e) {
+                    ok = false;
+                  }
+                  long t1 = System.nanoTime();
+                  long killedAt = killNanos.get();
+                  if (ok && t1 > killedAt) {
+                    if (t0 > killedAt) {
+                      firstOkAfterKill.accumulateAndGet(t1, Math::min);
+                    }
+                    if (writerBackAt.compareAndSet(index, 0, t1)) {
+                      remaining.decrementAndGet();
+                    }
+                  }
+                  if (!ok && pauseAfterFailureNanos > 0) {
+                    LockSupport.parkNanos(pauseAfterFailureNanos);
+                  }
+                }
+              },
+              threadPrefix + w);
+      t.setDaemon(true);
+      writers.add(t);
+    }
+    writers.forEach(Thread::start);
+    Thread.sleep(1000); // under load before the kill
+    killNanos.set(System.nanoTime());
+    kill.run();
+    for (Thread t : writers) {
+      t.join(RECOVERY_TIMEOUT.toMillis() + 5000);
+    }
+    long killedAt = killNanos.get();
+    long first =
+        firstOkAfterKill.get() == Long.MAX_VALUE
+            ? -1
+            : (firstOkAfterKill.get() - killedAt) / 1_000_000;
+    long all = -1;
+    if (remaining.get() == 0) {
+      long last = 0;
+      for (int w = 0; w < WRITERS; w++) {
+        last = Math.max(last, writerBackAt.get(w));
+      }
+      all = (last - killedAt) / 1_000_000;
+    }
+    return new Recovery(first, all);
   }
 
   static List<DeadHolder> deadHolders(

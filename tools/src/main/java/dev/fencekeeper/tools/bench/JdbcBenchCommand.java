@@ -4,7 +4,6 @@ import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.tools.CliContext;
 import dev.fencekeeper.tools.DriverManagerDataSource;
-import dev.fencekeeper.tools.DurationConverter;
 import dev.fencekeeper.tools.ExitCode;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -26,6 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -79,32 +79,17 @@ final class JdbcBenchCommand implements Callable<Integer> {
       description = "Worker counts (default: ${DEFAULT-VALUE}).")
   private String concurrency;
 
-  @Option(
-      names = "--duration",
-      paramLabel = "DURATION",
-      defaultValue = "10s",
-      converter = DurationConverter.class,
-      description =
-          "Measured time per variant and worker count, split over the rounds (default:"
-              + " ${DEFAULT-VALUE}).")
-  private Duration duration;
+  /** --duration and --warmup, as in {@code bench}. */
+  @Mixin private MeasureWindow timing = new MeasureWindow();
 
   @Option(
       names = "--rounds",
       paramLabel = "N",
       defaultValue = "3",
       description =
-          "Alternating unfenced/fenced rounds per worker count (default: ${DEFAULT-VALUE}).")
+          "Alternating unfenced/fenced rounds per worker count; --duration is split over them, and"
+              + " --warmup loads both variants before the first (default: ${DEFAULT-VALUE}).")
   private int rounds;
-
-  @Option(
-      names = "--warmup",
-      paramLabel = "DURATION",
-      defaultValue = "3s",
-      converter = DurationConverter.ZeroAllowed.class,
-      description =
-          "Unmeasured load of both variants before the first round (default: ${DEFAULT-VALUE}).")
-  private Duration warmup;
 
   JdbcBenchCommand(CliContext context) {
     this.context = context;
@@ -183,12 +168,12 @@ final class JdbcBenchCommand implements Callable<Integer> {
     Figure contendedUnfenced = null;
     try {
       fence.createTable();
-      if (!warmup.isZero()) {
-        progress.println("warm-up " + warmup.toSeconds() + " s");
-        run(db, fence, rowTable, Variant.UNFENCED, maxWorkers, warmup.dividedBy(2));
-        run(db, fence, rowTable, Variant.FENCED, maxWorkers, warmup.dividedBy(2));
+      if (!timing.warmup.isZero()) {
+        progress.println("warm-up " + timing.warmup.toSeconds() + " s");
+        run(db, fence, rowTable, Variant.UNFENCED, maxWorkers, timing.warmup.dividedBy(2));
+        run(db, fence, rowTable, Variant.FENCED, maxWorkers, timing.warmup.dividedBy(2));
       }
-      Duration slice = duration.dividedBy(rounds);
+      Duration slice = timing.duration.dividedBy(rounds);
       for (int workers : sweep) {
         List<Figure> unfenced = new ArrayList<>();
         List<Figure> fenced = new ArrayList<>();
@@ -207,9 +192,15 @@ final class JdbcBenchCommand implements Callable<Integer> {
         pairs.add(new Figure[] {sum(unfenced), sum(fenced)});
       }
       contendedUnfenced =
-          run(db, fence, rowTable, Variant.UNFENCED, -maxWorkers, duration.dividedBy(2));
+          run(db, fence, rowTable, Variant.UNFENCED, -maxWorkers, timing.duration.dividedBy(2));
       contended =
-          run(db, fence, rowTable, Variant.FENCED_ONE_RESOURCE, maxWorkers, duration.dividedBy(2));
+          run(
+              db,
+              fence,
+              rowTable,
+              Variant.FENCED_ONE_RESOURCE,
+              maxWorkers,
+              timing.duration.dividedBy(2));
     } finally {
       try (Connection c = db.getConnection();
           Statement s = c.createStatement()) {
@@ -228,7 +219,7 @@ final class JdbcBenchCommand implements Callable<Integer> {
             + " CPUs seen by the bench JVM; "
             + rounds
             + " alternating rounds, "
-            + duration.toSeconds()
+            + timing.duration.toSeconds()
             + " s measured per variant and worker count)");
     out.println();
     out.println(

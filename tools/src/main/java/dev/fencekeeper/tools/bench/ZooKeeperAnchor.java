@@ -224,11 +224,11 @@ final class ZooKeeperAnchor extends Anchor {
     String base =
         ROOT + "/" + runId + "-" + workload.name().toLowerCase(Locale.ROOT) + "-c" + concurrency;
     return switch (workload) {
-      case W1 -> new LockChurn(new Resource(zk, base + "-" + index));
-      case W2 -> new FencedWrites(new Resource(zk, base + "-" + index));
-      case W3 -> new StaleReplay(new Resource(zk, base + "-" + index));
+      case W1 -> AnchorWorkers.lockChurn(new Resource(zk, base + "-" + index));
+      case W2 -> AnchorWorkers.fencedWrites(new Resource(zk, base + "-" + index));
+      case W3 -> AnchorWorkers.staleReplay(new Resource(zk, base + "-" + index));
       case W6 ->
-          new Contended(
+          AnchorWorkers.contended(
               new Resource(zk, base + "-" + index % Math.max(1, (concurrency + 15) / 16)));
       default -> throw new IllegalArgumentException("no ZooKeeper equivalent of " + workload);
     };
@@ -238,7 +238,7 @@ final class ZooKeeperAnchor extends Anchor {
   HandOff.Contender contender(String runId, int waiters) {
     ZooKeeper zk = clients.get(nextClient.getAndIncrement() % clients.size());
     Resource resource = new Resource(zk, ROOT + "/" + runId + "-handoff-c" + waiters);
-    resource.create();
+    resource.open();
     return new HandOff.Contender() {
       @Override
       public Object acquire() throws KeeperException, InterruptedException {
@@ -260,11 +260,14 @@ final class ZooKeeperAnchor extends Anchor {
     };
   }
 
+  /** A write refused for the lock znode or the fence version: the stale-holder case. */
+  static final Step REFUSED = Step.failed("refused: lock znode gone or fence version moved on");
+
   /** A held lock: the holder's sequential znode and the fence version it set, the token. */
   record Held(String lockNode, int token) {}
 
   /** One lockable resource: its znodes and the recipe's three operations. */
-  static final class Resource {
+  static final class Resource implements AnchorWorkers.Lock<Held> {
     final ZooKeeper zk;
     final String path;
 
@@ -274,7 +277,8 @@ final class ZooKeeperAnchor extends Anchor {
     }
 
     /** Creates the resource's znodes when absent (several workers of W6 share one). */
-    void create() {
+    @Override
+    public void open() {
       createIfAbsent(zk, path);
       createIfAbsent(zk, path + "/locks");
       createIfAbsent(zk, path + "/fence");
@@ -286,7 +290,8 @@ final class ZooKeeperAnchor extends Anchor {
      * else in line, watching the predecessor, for at most {@code wait}. Throws on a ZooKeeper
      * error.
      */
-    Optional<Held> acquire(Duration wait) throws KeeperException, InterruptedException {
+    @Override
+    public Optional<Held> acquire(Duration wait) throws KeeperException, InterruptedException {
       String mine =
           zk.create(
               path + "/locks/lock-",
@@ -329,7 +334,8 @@ final class ZooKeeperAnchor extends Anchor {
       }
     }
 
-    Held acquireOrThrow() {
+    @Override
+    public Held acquireOrThrow() {
       try {
         return acquire(Duration.ZERO)
             .orElseThrow(() -> new IllegalStateException("acquire HELD for " + path));
@@ -345,7 +351,8 @@ final class ZooKeeperAnchor extends Anchor {
      * The fenced write. OK when applied; {@link Refused#DEFINITE} when ZooKeeper refused it for the
      * lock znode or the fence version (the stale-holder case); a failure naming the code otherwise.
      */
-    Step write(Held held) {
+    @Override
+    public Step write(Held held) {
       try {
         zk.multi(
             List.of(
@@ -356,7 +363,7 @@ final class ZooKeeperAnchor extends Anchor {
       } catch (KeeperException e) {
         return e.code() == KeeperException.Code.NONODE
                 || e.code() == KeeperException.Code.BADVERSION
-            ? Refused.DEFINITE
+            ? REFUSED
             : Step.failed("write " + e.code());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -364,7 +371,8 @@ final class ZooKeeperAnchor extends Anchor {
       }
     }
 
-    Step release(Held held) {
+    @Override
+    public Step release(Held held) {
       try {
         zk.delete(held.lockNode(), -1);
         return Step.OK;
@@ -375,148 +383,15 @@ final class ZooKeeperAnchor extends Anchor {
         return Step.failed("interrupted");
       }
     }
-  }
 
-  /** A write refused for its token: the answer W3 wants, a failure anywhere else. */
-  static final class Refused {
-    static final Step DEFINITE = Step.failed("refused: lock znode gone or fence version moved on");
-
-    private Refused() {}
-  }
-
-  private static final class LockChurn implements Worker {
-    private final Resource resource;
-
-    LockChurn(Resource resource) {
-      this.resource = resource;
+    @Override
+    public Step refusal() {
+      return REFUSED;
     }
 
     @Override
-    public void setUp() {
-      resource.create();
-    }
-
-    @Override
-    public Step step() {
-      Optional<Held> held;
-      try {
-        held = resource.acquire(Duration.ZERO);
-      } catch (KeeperException e) {
-        return Step.failed("acquire " + e.code());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return Step.failed("interrupted");
-      }
-      if (held.isEmpty()) {
-        return Step.failed("acquire HELD");
-      }
-      Step written = resource.write(held.get());
-      Step released = resource.release(held.get());
-      return written.kind() != Step.Kind.OK ? written : released;
-    }
-  }
-
-  private static final class FencedWrites implements Worker {
-    private final Resource resource;
-    private Held held;
-
-    FencedWrites(Resource resource) {
-      this.resource = resource;
-    }
-
-    @Override
-    public void setUp() {
-      resource.create();
-      held = resource.acquireOrThrow();
-    }
-
-    @Override
-    public Step step() {
-      return resource.write(held);
-    }
-
-    @Override
-    public void tearDown() {
-      resource.release(held);
-    }
-  }
-
-  private static final class StaleReplay implements Worker {
-    private final Resource resource;
-    private Held stale;
-    private Held newer;
-
-    StaleReplay(Resource resource) {
-      this.resource = resource;
-    }
-
-    @Override
-    public void setUp() {
-      resource.create();
-    }
-
-    @Override
-    public long prepare() {
-      if (newer != null) {
-        resource.release(newer);
-        newer = null;
-      }
-      stale = resource.acquireOrThrow();
-      resource.release(stale);
-      newer = resource.acquireOrThrow();
-      return 0;
-    }
-
-    @Override
-    public Step step() {
-      Step r = resource.write(stale);
-      if (r.kind() == Step.Kind.OK) {
-        return Step.STALE_ACCEPTED;
-      }
-      return r == Refused.DEFINITE ? Step.OK : r;
-    }
-
-    @Override
-    public void tearDown() {
-      if (newer != null) {
-        resource.release(newer);
-      }
-    }
-  }
-
-  /**
-   * W6: in line for one of a few shared resources, watching the predecessor; one write, then
-   * release.
-   */
-  private static final class Contended implements Worker {
-    private final Resource resource;
-
-    Contended(Resource resource) {
-      this.resource = resource;
-    }
-
-    @Override
-    public void setUp() {
-      resource.create();
-    }
-
-    @Override
-    public Step step() {
-      Optional<Held> held;
-      try {
-        held = resource.acquire(Workload.CONTENDED_WAIT);
-      } catch (KeeperException e) {
-        return Step.failed("acquire " + e.code());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return Step.failed("interrupted");
-      }
-      if (held.isEmpty()) {
-        return Step.failed("acquire: waited " + Workload.CONTENDED_WAIT.toSeconds() + " s");
-      }
-      Step written = resource.write(held.get());
-      Step released = resource.release(held.get());
-      return written.kind() != Step.Kind.OK ? written : released;
+    public String describe(Exception e) {
+      return e instanceof KeeperException k ? k.code().toString() : e.toString();
     }
   }
 

@@ -297,4 +297,164 @@ class BenchReportTest {
     assertThat(json.get(1).get("handoffs_per_sec").asDouble()).isEqualTo(300.0);
     assertThat(json.get(0).get("p50_ms").asDouble()).isEqualTo(40.031);
   }
+
+  // Guarantee: with --phases cold,settled each workload has a cold and a settled table, each
+  // phase its own fencekeeper/ZooKeeper/etcd ratios, and --json keeps `results` for the settled
+  // phase while `cold_results` and `cold_anchor_ratios` carry the cold one, each row saying its
+  // phase.
+  @Test
+  void coldAndSettledAreReportedSideBySide() {
+    BenchReport r = report();
+    r.phases = java.util.List.of(Phase.COLD, Phase.SETTLED);
+    r.coldWarmup = java.time.Duration.ofSeconds(15);
+    r.coldRuns.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 6000, 0, 0, 30_000));
+    r.coldRuns.add(run(BenchReport.ZOOKEEPER, Workload.W2, 64, 8000, 0, 0, 16_000));
+    r.coldRuns.add(run(BenchReport.ETCD, Workload.W2, 64, 5000, 0, 0, 30_000));
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 15000, 0, 0, 9_000));
+    r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W2, 64, 8200, 0, 0, 13_000));
+
+    String tables = String.join("\n", r.tables());
+    assertThat(tables)
+        .contains(
+            "### W2 fenced writes (writes), cold",
+            "after 15 s of load on its freshly started cluster",
+            "### W2 fenced writes (writes), settled",
+            "### fencekeeper / ZooKeeper, etcd (same run, cold)",
+            "| W2 | 64 | 6,000 (30.02) | 8,000 (16.01) | 0.75× | 5,000 (30.02) | 1.20× |",
+            "### fencekeeper / ZooKeeper (same run, settled)",
+            "| W2 | 64 | 15,000 (9.01) | 8,200 (13.01) | 1.83× |");
+    assertThat(tables.indexOf(", cold")).isLessThan(tables.indexOf(", settled"));
+
+    var json = r.toJson();
+    assertThat(json.path("phases").toString()).isEqualTo("[\"cold\",\"settled\"]");
+    assertThat(json.path("cold_warmup_s").asDouble()).isEqualTo(15.0);
+    assertThat(json.path("results")).hasSize(2);
+    assertThat(json.path("results").get(0).path("phase").asText()).isEqualTo("settled");
+    assertThat(json.path("results").get(0).path("ops_per_sec").asDouble()).isEqualTo(15000.0);
+    assertThat(json.path("cold_results")).hasSize(3);
+    assertThat(json.path("cold_results").get(1).path("phase").asText()).isEqualTo("cold");
+    assertThat(json.path("cold_results").get(1).path("system").asText()).isEqualTo("zookeeper");
+    assertThat(json.path("anchor_ratios").get(0).path("fencekeeper_per_zookeeper").asDouble())
+        .isEqualTo(1.829);
+    assertThat(json.path("cold_anchor_ratios").get(0).path("fencekeeper_per_zookeeper").asDouble())
+        .isEqualTo(0.75);
+    assertThat(json.path("cold_anchor_ratios").get(0).path("fencekeeper_per_etcd").asDouble())
+        .isEqualTo(1.2);
+
+    // Only the settled phase (the default): the tables read as they always have.
+    BenchReport settled = report();
+    settled.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 15000, 0, 0, 9_000));
+    assertThat(String.join("\n", settled.tables()))
+        .contains("### W2 fenced writes (writes)\n")
+        .doesNotContain(", settled", ", cold");
+    assertThat(settled.toJson().path("cold_results")).isEmpty();
+  }
+
+  // Guarantee: issue #21's targets are checked against the cold figures, fencekeeper against
+  // ZooKeeper in the same run, each miss said with by how much; without a cold phase they say so.
+  @Test
+  void coldTargetsCompareFencekeeperWithZooKeeper() {
+    BenchReport r = report();
+    r.coldRuns.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 11_165, 0, 0, 15_000));
+    r.coldRuns.add(run(BenchReport.ZOOKEEPER, Workload.W2, 64, 7_700, 0, 0, 16_600));
+    r.coldRuns.add(run(BenchReport.FENCEKEEPER, Workload.W2, 1, 440, 0, 0, 1_620));
+    r.coldRuns.add(run(BenchReport.ZOOKEEPER, Workload.W2, 1, 1_740, 0, 0, 550));
+    r.coldRuns.add(run(BenchReport.FENCEKEEPER, Workload.W1, 64, 3_621, 0, 0, 47_000));
+    r.coldRuns.add(run(BenchReport.ZOOKEEPER, Workload.W1, 64, 2_702, 0, 0, 39_500));
+    // Settled figures that would meet every target: the cold ones decide.
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 1, 2_000, 0, 0, 300));
+    r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W2, 1, 1_740, 0, 0, 550));
+    r.leaderKills.add(new Failover.LeaderKill("n1", 300, 900, 1));
+    r.anchorLeaderKills.put(
+        BenchReport.ZOOKEEPER, java.util.List.of(new Failover.LeaderKill("zk1", 1900, 2000, -1)));
+
+    var rows = r.coldTargetRows();
+    assertThat(rows.stream().map(BenchReport.TargetRow::markdown))
+        .containsExactly(
+            "| W2 at 64 workers ≥ 1.5× ZooKeeper's writes/s | 1.45× (11,165 vs 7,700/s) |"
+                + " **missed** by 0.05× (1.0×) |",
+            "| W2 at 64 workers p99 ≤ ZooKeeper's | 15 ms (ZooKeeper 16.61 ms) | met |",
+            "| W2 at 1 worker p50 ≤ ZooKeeper's | 1.62 ms (ZooKeeper 0.55 ms) | **missed** by"
+                + " 1.07ms (2.9×) |",
+            "| W1 at 64 workers ≥ 1.5× ZooKeeper's cycles/s | 1.34× (3,621 vs 2,702/s) |"
+                + " **missed** by 0.16× (1.1×) |",
+            "| leader kill -9 → every writer writing again ≤ ZooKeeper's, median (measured once,"
+                + " after the sweeps) | 900 ms (ZooKeeper 2000 ms) | met |");
+    assertThat(r.toJson().path("cold_targets").get(2).path("met").asBoolean()).isFalse();
+    assertThat(r.toJson().path("cold_targets").get(1).path("met").asBoolean()).isTrue();
+    assertThat(r.document(null))
+        .contains("## Targets against ZooKeeper, cold", "| W2 at 1 worker p50 ≤ ZooKeeper's |");
+
+    BenchReport none = report();
+    none.runs.add(run(BenchReport.FENCEKEEPER, Workload.W2, 64, 12_000, 0, 0, 15_000));
+    assertThat(none.coldTargetRows())
+        .allSatisfy(t -> assertThat(t.measured()).startsWith("not run"));
+    assertThat(none.coldTargetRows().get(0).measured()).isEqualTo("not run (no --phases cold)");
+  }
+
+  // Guarantee: a stale write accepted in the cold phase fails the run as one in the settled phase
+  // does, and says which phase.
+  @Test
+  void w3FailsOnAStaleWriteAcceptedInTheColdPhase() {
+    BenchReport r = report();
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W3, 4, 100, 0, 0, 500));
+    r.coldRuns.add(run(BenchReport.ZOOKEEPER, Workload.W3, 4, 99, 1, 1, 500));
+    assertThat(r.w3Failure())
+        .get()
+        .asString()
+        .isEqualTo("W3 on zookeeper (cold) at 4 workers: 1 stale writes were ACCEPTED");
+  }
+
+  // Guarantee: --phases takes cold, settled or both, in either order (measured cold first), and
+  // refuses anything else with the names it takes.
+  @Test
+  void phasesAreParsedAndChecked() {
+    assertThat(Phase.parse("settled")).containsExactly(Phase.SETTLED);
+    assertThat(Phase.parse("settled, cold")).containsExactly(Phase.COLD, Phase.SETTLED);
+    for (String bad : java.util.List.of("", "warm", "cold,", "cold,,settled")) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> Phase.parse(bad))
+          .isInstanceOf(dev.fencekeeper.config.ConfigException.class)
+          .hasMessageContaining("--phases")
+          .hasMessageContaining("cold, settled or cold,settled");
+    }
+  }
+
+  // Guarantee: the cost curve's figures are in the tables and in --json, and the document links
+  // its chart.
+  @Test
+  void costCurveIsTabledAndLinked() {
+    BenchReport r = report();
+    r.costCurve =
+        new CostCurve.Figures(
+            java.util.List.of(new CostCurve.WorkerPoint(1024, 33_000, 95.5)),
+            java.util.List.of(
+                new StateSize.Figures(
+                    10_000,
+                    10,
+                    64,
+                    0.5,
+                    java.util.List.of(
+                        new StateSize.Node("n1", 17_000_000, 21_000_000, 20_000_000, 40, 1)),
+                    3_000,
+                    3_100)));
+    r.costCurveImage = "benchmarks-cost-curve.png";
+    assertThat(String.join("\n", r.tables()))
+        .contains(
+            "### Cost curve", "| 1024 | 33,000 | 95.50 |", "| 10,000 | 0.5 | 21.0 | 0.04 | 3.10 |");
+    assertThat(r.document(null)).contains("](benchmarks-cost-curve.png)");
+    var json = r.toJson().path("cost_curve");
+    assertThat(json.path("chart").asText()).isEqualTo("benchmarks-cost-curve.png");
+    assertThat(json.path("workers").get(0).path("ops_per_sec").asDouble()).isEqualTo(33_000.0);
+    assertThat(json.path("state").get(0).path("max_heap_mb").asDouble()).isEqualTo(21.0);
+    assertThat(r.document(null)).doesNotContain("earlier run");
+
+    // A run without --cost-curve keeps linking the chart an earlier run drew, saying so.
+    BenchReport later = report();
+    later.costCurveImage = "benchmarks-cost-curve.png";
+    assertThat(later.document(null))
+        .contains(
+            "### Cost curve\n\nDrawn by an earlier run with `--cost-curve`",
+            "](benchmarks-cost-curve.png)");
+    assertThat(later.toJson().has("cost_curve")).isFalse();
+  }
 }

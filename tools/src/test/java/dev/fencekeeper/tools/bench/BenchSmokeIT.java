@@ -26,13 +26,13 @@ class BenchSmokeIT {
 
   @TempDir Path scratch;
 
-  // Guarantee: a short bench of every workload exits 0 with one well-formed JSON object, W3 100 %
-  // rejected,
+  // Guarantee: a short bench of every workload, cold and settled, exits 0 with one well-formed JSON
+  // object, the cold phase running what the settled one does, W3 100 % rejected in both,
   // the state figures (heap, snapshot, restart) are measured on 2000 keys, and regenerating the
   // document
   // keeps its hand-written profile section.
   @Test
-  @Timeout(value = 240, unit = TimeUnit.SECONDS)
+  @Timeout(value = 360, unit = TimeUnit.SECONDS)
   void shortBenchOfEveryWorkloadIsWellFormedAndRejectsEveryStaleWrite() throws Exception {
     Path root =
         Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
@@ -69,6 +69,10 @@ class BenchSmokeIT {
                 "0",
                 "--jit-warmup",
                 "1s",
+                "--phases",
+                "cold,settled",
+                "--cold-warmup",
+                "500ms",
                 "--baseline",
                 "ratis",
                 "--state-keys",
@@ -84,7 +88,7 @@ class BenchSmokeIT {
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     builder.environment().put("FENCEKEEPER_SKIP_BUILD", "1");
     Process bench = builder.start();
-    boolean ended = bench.waitFor(210, TimeUnit.SECONDS);
+    boolean ended = bench.waitFor(330, TimeUnit.SECONDS);
     if (!ended) {
       bench.descendants().forEach(ProcessHandle::destroyForcibly);
       bench.destroyForcibly();
@@ -98,7 +102,17 @@ class BenchSmokeIT {
     JsonNode report = new ObjectMapper().readTree(lines.get(0));
     assertThat(report.path("status").asText()).isEqualTo("OK");
     List<String> ran = new ArrayList<>();
+    List<String> ranCold = new ArrayList<>();
+    for (JsonNode r : report.path("cold_results")) {
+      ranCold.add(r.path("system").asText() + " " + r.path("workload").asText());
+      assertThat(r.path("phase").asText()).isEqualTo("cold");
+      if (r.path("workload").asText().equals("W3")) {
+        assertThat(r.path("stale_writes").asLong()).as("cold W3 made stale writes").isPositive();
+        assertThat(r.path("rejected_pct").asDouble()).isEqualTo(100.0);
+      }
+    }
     for (JsonNode r : report.path("results")) {
+      assertThat(r.path("phase").asText()).isEqualTo("settled");
       ran.add(r.path("system").asText() + " " + r.path("workload").asText());
       assertThat(r.path("concurrency").asInt()).isEqualTo(2);
       assertThat(r.has("p99_ms") && r.has("ops_per_sec") && r.has("server_cpu_us_per_op")).isTrue();
@@ -121,6 +135,9 @@ class BenchSmokeIT {
             "fencekeeper W6",
             "ratis-counter W2",
             "ratis-counter W4");
+    assertThat(ranCold).as("the cold phase runs what the settled one does").isEqualTo(ran);
+    assertThat(report.path("phases").toString()).isEqualTo("[\"cold\",\"settled\"]");
+    assertThat(report.path("cold_targets")).hasSize(5);
     assertThat(report.path("baseline_ratios")).hasSize(2);
     assertThat(report.path("jit_warmup").asText()).contains("1 round(s)", "JIT compilers used");
 
@@ -151,6 +168,8 @@ class BenchSmokeIT {
             "## Machine",
             "## Targets",
             "### W3 stale replay",
+            "### W3 stale replay (stale writes), cold",
+            "## Targets against ZooKeeper, cold",
             "### fencekeeper / bare Ratis",
             "### State size: 2,000 keys of 100 bytes",
             "2,000 keys (target: 1,000,000) of 100 bytes: heap per node ≤ 400 MB",
