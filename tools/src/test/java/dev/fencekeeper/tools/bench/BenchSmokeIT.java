@@ -29,8 +29,7 @@ class BenchSmokeIT {
   // Guarantee: a short bench of every workload, cold and settled, exits 0 with one well-formed JSON
   // object, the cold phase running what the settled one does, W3 100 % rejected in both,
   // the state figures (heap, snapshot, restart) are measured on 2000 keys, and regenerating the
-  // document
-  // keeps its hand-written profile section.
+  // document keeps its hand-written profile section.
   @Test
   @Timeout(value = 360, unit = TimeUnit.SECONDS)
   void shortBenchOfEveryWorkloadIsWellFormedAndRejectsEveryStaleWrite() throws Exception {
