@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.FencekeeperServer;
@@ -26,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -131,6 +133,7 @@ final class ClassArchiveTraining implements Callable<Integer> {
    */
   private void runLoad(String peers) {
     long deadline = System.nanoTime() + load.toNanos();
+    AtomicLong accepted = new AtomicLong();
     ExecutorService workers = Executors.newFixedThreadPool(LOAD_WORKERS);
     try (FencingClient client = FencingClient.builder().peers(peers).owner("trainer").build()) {
       List<Future<?>> running = new ArrayList<>();
@@ -143,13 +146,13 @@ final class ClassArchiveTraining implements Callable<Integer> {
                   if (churn) {
                     while (System.nanoTime() < deadline) {
                       try (Lease lease = client.acquire(resource, Duration.ofSeconds(30))) {
-                        lease.write("key", LOAD_VALUE);
+                        count(lease.write("key", LOAD_VALUE), accepted);
                       }
                     }
                   } else {
                     try (Lease lease = client.acquire(resource, Duration.ofSeconds(30))) {
                       while (System.nanoTime() < deadline) {
-                        lease.write("key", LOAD_VALUE);
+                        count(lease.write("key", LOAD_VALUE), accepted);
                       }
                     }
                   }
@@ -158,6 +161,10 @@ final class ClassArchiveTraining implements Callable<Integer> {
       }
       for (Future<?> worker : running) {
         worker.get(load.toMillis() + 60_000, TimeUnit.MILLISECONDS);
+      }
+      // Writes that were refused would train the refusal path instead of the hot one.
+      if (accepted.get() == 0) {
+        throw new IllegalStateException("training load: no write was accepted");
       }
     } catch (ExecutionException e) {
       throw new IllegalStateException("training load failed: " + e.getCause(), e.getCause());
@@ -168,6 +175,12 @@ final class ClassArchiveTraining implements Callable<Integer> {
       throw new IllegalStateException("training load did not finish", e);
     } finally {
       workers.shutdownNow();
+    }
+  }
+
+  private static void count(WriteResult result, AtomicLong accepted) {
+    if (result.isAccepted()) {
+      accepted.incrementAndGet();
     }
   }
 
