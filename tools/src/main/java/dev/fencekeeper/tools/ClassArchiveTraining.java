@@ -1,5 +1,8 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.FencekeeperServer;
@@ -13,12 +16,21 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * {@code train-class-archive}: the launcher runs this once per build under {@code
@@ -38,6 +50,22 @@ import picocli.CommandLine.Command;
         "Exercise a throwaway in-process cluster so the JVM can archive the classes it loaded.")
 final class ClassArchiveTraining implements Callable<Integer> {
   private static final String RESOURCE = "class-archive-training";
+
+  /** Workers of the load phase: as many as the bench's W1 and W2 at their highest concurrency. */
+  private static final int LOAD_WORKERS = 64;
+
+  private static final byte[] LOAD_VALUE = new byte[100];
+
+  @Option(
+      names = "--load",
+      paramLabel = "DURATION",
+      defaultValue = "0s",
+      converter = DurationConverter.ZeroAllowed.class,
+      description =
+          "After the tour, this long of fenced writes and lock churn from 64 workers (default:"
+              + " none): for an archive that keeps method profiles (JDK 25's ahead-of-time cache),"
+              + " the hot paths must have run often enough to be profiled.")
+  private Duration load = Duration.ZERO;
 
   private final CliContext context;
 
@@ -83,6 +111,9 @@ final class ClassArchiveTraining implements Callable<Integer> {
       first.close();
       servers.add(FencekeeperServer.start(first.config()));
       verb(peers, "read", RESOURCE, "key");
+      if (!load.isZero()) {
+        runLoad(peers);
+      }
       return ExitCode.SUCCESS.code();
     } finally {
       for (FencekeeperServer server : servers) {
@@ -93,6 +124,63 @@ final class ClassArchiveTraining implements Callable<Integer> {
         }
       }
       Directories.deleteTree(dir);
+    }
+  }
+
+  /**
+   * Half the workers hold a lease and write with its token (the bench's W2), half acquire, write
+   * and release (W1), until {@link #load} has passed.
+   */
+  private void runLoad(String peers) {
+    long deadline = System.nanoTime() + load.toNanos();
+    AtomicLong accepted = new AtomicLong();
+    ExecutorService workers = Executors.newFixedThreadPool(LOAD_WORKERS);
+    try (FencingClient client = FencingClient.builder().peers(peers).owner("trainer").build()) {
+      List<Future<?>> running = new ArrayList<>();
+      for (int i = 0; i < LOAD_WORKERS; i++) {
+        String resource = RESOURCE + "-load-" + i;
+        boolean churn = i % 2 == 1;
+        running.add(
+            workers.submit(
+                () -> {
+                  if (churn) {
+                    while (System.nanoTime() < deadline) {
+                      try (Lease lease = client.acquire(resource, Duration.ofSeconds(30))) {
+                        count(lease.write("key", LOAD_VALUE), accepted);
+                      }
+                    }
+                  } else {
+                    try (Lease lease = client.acquire(resource, Duration.ofSeconds(30))) {
+                      while (System.nanoTime() < deadline) {
+                        count(lease.write("key", LOAD_VALUE), accepted);
+                      }
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> worker : running) {
+        worker.get(load.toMillis() + 60_000, TimeUnit.MILLISECONDS);
+      }
+      // Writes that were refused would train the refusal path instead of the hot one.
+      if (accepted.get() == 0) {
+        throw new IllegalStateException("training load: no write was accepted");
+      }
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("training load failed: " + e.getCause(), e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("training load interrupted", e);
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("training load did not finish", e);
+    } finally {
+      workers.shutdownNow();
+    }
+  }
+
+  private static void count(WriteResult result, AtomicLong accepted) {
+    if (result.isAccepted()) {
+      accepted.incrementAndGet();
     }
   }
 

@@ -46,6 +46,41 @@ public final class NodeProcesses {
     return List.of(HUGE_PAGES);
   }
 
+  /**
+   * Extra JVM flags for every node this JVM starts (space-separated), after {@link #nodeJvmFlags}:
+   * for profiling a node ({@code -XX:+PrintCompilation}, {@code -Xlog:class+load}) or trying a flag
+   * in the bench without a rebuild.
+   */
+  public static final String NODE_JAVA_OPTS_VARIABLE = "FENCEKEEPER_NODE_JAVA_OPTS";
+
+  /**
+   * The JDK every node this JVM starts runs on, when not this JVM's own (the launcher sets it only
+   * to a JDK 25 or later, whose own class archive, the ahead-of-time cache, it passes in {@value
+   * #NODE_JAVA_OPTS_VARIABLE}).
+   */
+  public static final String NODE_JAVA_HOME_VARIABLE = "FENCEKEEPER_NODE_JAVA_HOME";
+
+  /** The flags of {@value #NODE_JAVA_OPTS_VARIABLE}, none when it is unset. */
+  public static List<String> extraNodeJvmFlags() {
+    String opts = System.getenv(NODE_JAVA_OPTS_VARIABLE);
+    if (opts == null || opts.isBlank()) {
+      return List.of();
+    }
+    return List.of(opts.trim().split("\\s+"));
+  }
+
+  /**
+   * The JVM flags a node starts with, and the JDK when it is not this JVM's, for a report: e.g.
+   * {@code -XX:+UseTransparentHugePages -XX:AOTCache=… (JDK /usr/lib/jvm/jdk-25)}.
+   */
+  public static String describeNodeJvm() {
+    List<String> flags = new ArrayList<>(nodeJvmFlags());
+    flags.addAll(extraNodeJvmFlags());
+    String nodeJavaHome = System.getenv(NODE_JAVA_HOME_VARIABLE);
+    return String.join(" ", flags)
+        + (nodeJavaHome == null || nodeJavaHome.isBlank() ? "" : " (JDK " + nodeJavaHome + ")");
+  }
+
   private final PrintStream out;
   private final List<String> verb;
   private final Map<Node, Long> pids = new LinkedHashMap<>();
@@ -89,9 +124,16 @@ public final class NodeProcesses {
   private void launch(Node node) throws IOException {
     Files.createDirectories(node.storageDir());
     List<String> command = new ArrayList<>();
-    command.add(javaBinary());
-    command.addAll(ClassArchive.childJvmFlags());
+    String nodeJavaHome = System.getenv(NODE_JAVA_HOME_VARIABLE);
+    if (nodeJavaHome != null && !nodeJavaHome.isBlank()) {
+      // Another JDK: this JVM's class archive belongs to this JDK and would not map there.
+      command.add(Path.of(nodeJavaHome, "bin", "java").toString());
+    } else {
+      command.add(javaBinary());
+      command.addAll(ClassArchive.childJvmFlags());
+    }
     command.addAll(nodeJvmFlags());
+    command.addAll(extraNodeJvmFlags());
     for (String property : FORWARDED_PROPERTIES) {
       String value = System.getProperty(property);
       if (value != null) {

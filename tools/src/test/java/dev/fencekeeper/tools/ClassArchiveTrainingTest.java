@@ -29,6 +29,19 @@ class ClassArchiveTrainingTest {
     assertThat(run.err()).as(run.toString()).doesNotContain("closing a training node");
   }
 
+  // Guarantee: the load phase the ahead-of-time cache is trained with runs and ends cleanly.
+  @Test
+  void trainingWithLoadRunsItsWorkersAndLeavesNothingBehind(@TempDir Path workingDir)
+      throws IOException {
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+    long trainingDirsBefore = trainingDirs(tmp);
+
+    CliRun run = CliRun.run(workingDir, "train-class-archive", "--load", "2s");
+
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    assertThat(trainingDirs(tmp)).as("its temp dir is removed").isEqualTo(trainingDirsBefore);
+  }
+
   private static long trainingDirs(Path tmp) throws IOException {
     try (Stream<Path> entries = Files.list(tmp)) {
       return entries

@@ -636,7 +636,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   /** The flags that change what is measured: the nodes' (NodeProcesses.nodeJvmFlags). */
   private static String nodeJvmFlags() {
-    return "`" + String.join(" ", NodeProcesses.nodeJvmFlags()) + "`";
+    return "`" + NodeProcesses.describeNodeJvm() + "`";
   }
 
   /**
