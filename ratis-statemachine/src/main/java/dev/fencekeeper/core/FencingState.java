@@ -248,7 +248,9 @@ public final class FencingState {
                 nowMs + limits.waiterLiveness().toMillis(),
                 queued.identity());
         r.mutableWaiters().put(a.requestId(), refreshed);
-        return waiting(r, a.requestId(), entryIndex);
+        return waiting(r, a.requestId(), entryIndex).toBuilder()
+            .facts(new Outcome.Facts(false, true, 0, 0))
+            .build();
       }
     }
     LeaseRecord held = r == null ? null : r.liveLease(nowMs);
@@ -525,6 +527,7 @@ public final class FencingState {
             .version(receipt.version())
             .writtenAtMs(receipt.writtenAtMs())
             .nowMs(nowMs)
+            .facts(new Outcome.Facts(true, false, 0, 0))
             .build();
       }
     }
@@ -585,13 +588,21 @@ public final class FencingState {
     }
     // Every check passed: change all keys together.
     long firstVersion = 0;
+    long keysDelta = 0;
+    long bytesDelta = 0;
     for (Command.KeyWrite kw : w.writes()) {
       ValueRecord existing = r.values().get(kw.key());
       long version = (existing == null ? 0 : existing.version()) + 1;
+      if (existing != null) {
+        keysDelta--;
+        bytesDelta -= existing.value().length;
+      }
       if (kw.delete()) {
         r.mutableValues().remove(kw.key());
       } else {
         r.mutableValues().put(kw.key(), new ValueRecord(kw.value(), w.token(), version, nowMs));
+        keysDelta++;
+        bytesDelta += kw.value().length;
       }
       if (firstVersion == 0) {
         firstVersion = version;
@@ -612,6 +623,7 @@ public final class FencingState {
         .holderOwner(live == null ? "" : live.owner())
         .expiresAtMs(live == null ? 0 : live.expiresAtMs())
         .nowMs(nowMs)
+        .facts(new Outcome.Facts(false, false, keysDelta, bytesDelta))
         .build();
   }
 
