@@ -2,14 +2,11 @@ package dev.fencekeeper.statemachine;
 
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.Security;
-import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
-import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
@@ -19,12 +16,10 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -40,7 +35,6 @@ import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
-import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.LifeCycle;
 import org.slf4j.Logger;
@@ -72,6 +66,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private final CompletableFuture<ReplicaDivergedException> diverged = new CompletableFuture<>();
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private final Admission admission;
+  private final EntryApplier applier = new EntryApplier(diverged);
   private final QueryService queries;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
   private volatile boolean fencingCheckSkipped;
@@ -149,6 +144,7 @@ public class FencingStateMachine extends BaseStateMachine {
   public void setMetrics(StateMachineMetrics metrics) {
     this.metrics = metrics;
     admission.setMetrics(metrics);
+    applier.setMetrics(metrics);
     queries.setMetrics(metrics);
   }
 
@@ -310,7 +306,7 @@ public class FencingStateMachine extends BaseStateMachine {
     try {
       Object context = trx.getStateMachineContext();
       Admission.Started.release(context);
-      response = applyEntry(entry, Admission.Started.timingOf(context));
+      response = applier.apply(state, entry, Admission.Started.timingOf(context));
       List<LeaseEvent> events = state.drainEvents();
       metrics.leaseEvents(events);
       eventLog.append(entry.getIndex(), events);
@@ -320,60 +316,6 @@ public class FencingStateMachine extends BaseStateMachine {
       lock.writeLock().unlock();
     }
     return CompletableFuture.completedFuture(toMessage(response));
-  }
-
-  private Response applyEntry(LogEntryProto entry, Object requestContext) {
-    try {
-      LoggedCommand logged =
-          LoggedCommand.parseFrom(
-              entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
-      WireCodec.Entry decoded = WireCodec.decode(logged, entry.getIndex());
-      if (decoded.invalid() != null) {
-        return decoded.invalid();
-      }
-      Command command = decoded.command();
-      SortedMap<Integer, Response> answeredEarly = decoded.answeredEarly();
-      if (command instanceof Command.Batch batch) {
-        metrics.batchApplied(batch.commands().size());
-        Response applied =
-            WireCodec.toBatchResponse(
-                state.applyBatch(
-                    batch,
-                    entry.getTerm(),
-                    entry.getIndex(),
-                    logged.getStampMs(),
-                    (each, run) -> observed(each, run, requestContext)));
-        // Every replica answers the client's whole batch, so a retry after a failover, answered
-        // from the new leader's retry cache, gets what the old leader would have answered.
-        return answeredEarly.isEmpty()
-            ? applied
-            : BatchAnswers.mergeBatchAnswers(answeredEarly, applied.getBatchList());
-      }
-      return WireCodec.toResponse(
-          observed(
-              command,
-              () -> state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs()),
-              requestContext));
-    } catch (InvalidProtocolBufferException e) {
-      // Every replica decodes the same bytes the same way, so this answer is deterministic too.
-      return WireCodec.invalid("malformed log entry " + entry.getIndex() + ": " + e.getMessage());
-    } catch (ReplicaDivergedException e) {
-      // Thrown on: Ratis stops a server whose apply throws, and stopping is the point.
-      LOG.error("Stopping this replica: {}", e.getMessage());
-      diverged.complete(e);
-      throw e;
-    } catch (RuntimeException e) {
-      LOG.error("Bug: applying entry {} threw; answering INTERNAL", entry.getIndex(), e);
-      return WireCodec.internal("entry " + entry.getIndex() + " failed: " + e);
-    }
-  }
-
-  /** Runs the core's {@code apply} and shows the metrics what it answered, and how fast. */
-  private Outcome observed(Command command, Supplier<Outcome> apply, Object requestContext) {
-    long start = System.nanoTime();
-    Outcome outcome = apply.get();
-    metrics.applied(command, outcome, System.nanoTime() - start, requestContext);
-    return outcome;
   }
 
   /**
