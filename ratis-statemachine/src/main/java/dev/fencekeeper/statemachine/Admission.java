@@ -41,6 +41,15 @@ final class Admission {
       new PendingSlots(Security.DEFAULT_MAX_PENDING_WRITES);
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
 
+  /**
+   * Internal, for measuring only: {@code -Dfencekeeper.internal.refuse-before-log=false} logs every
+   * decoded command, stale ones included, instead of refusing them here (apply refuses them with
+   * the same answer); docs/benchmarks.md, "Early refusal", compares the two. Authorization and
+   * overload are decided here either way.
+   */
+  private static final boolean REFUSE_BEFORE_LOG =
+      !"false".equals(System.getProperty("fencekeeper.internal.refuse-before-log"));
+
   Admission(LeaderClock leaderClock, StateReader state) {
     this.leaderClock = leaderClock;
     this.state = state;
@@ -182,7 +191,7 @@ final class Admission {
       if (command instanceof Command.Revoke && !security.isAdmin(parsed.getCaller())) {
         throw new EarlyAnswer(permissionDenied("revoke", parsed.getCaller()), command);
       }
-      Outcome refusal = state.read(s -> s.refusalBeforeLog(command));
+      Outcome refusal = REFUSE_BEFORE_LOG ? state.read(s -> s.refusalBeforeLog(command)) : null;
       if (refusal != null) {
         throw new EarlyAnswer(refusal, command);
       }
@@ -190,7 +199,7 @@ final class Admission {
       // sent (for a batch with refused commands: the client's other requests, as the client sent
       // them).
       ByteString clientRequest = content;
-      if (command instanceof Command.Batch batch) {
+      if (REFUSE_BEFORE_LOG && command instanceof Command.Batch batch) {
         // Each command of a batch the leader would refuse alone is refused here too, by the same
         // rule, with the same answer; only the others are logged. Each refusal is counted here,
         // once, whatever becomes of the others.
