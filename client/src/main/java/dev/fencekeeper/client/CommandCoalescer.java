@@ -1,6 +1,7 @@
 package dev.fencekeeper.client;
 
 import dev.fencekeeper.client.wire.LeaderRejection;
+import dev.fencekeeper.client.wire.RequestKinds;
 import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -78,15 +79,9 @@ final class CommandCoalescer {
     return pending.answer;
   }
 
-  /**
-   * Whether a request may share an entry with others (the server's rule:
-   * Command.Batch.isBatchable).
-   */
+  /** Whether a request may share an entry with others ({@link RequestKinds#isBatchable}). */
   static boolean isBatchable(Request request) {
-    return switch (request.getCommandCase()) {
-      case ACQUIRE, RENEW, RELEASE, WRITE, CANCEL_WAIT -> true;
-      default -> false;
-    };
+    return RequestKinds.isBatchable(request.getCommandCase());
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.fencekeeper.client;
 
 import dev.fencekeeper.client.wire.LeaderRejection;
+import dev.fencekeeper.client.wire.RequestKinds;
 import dev.fencekeeper.client.wire.WaiterWakeups;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
@@ -1393,11 +1394,7 @@ public final class FencingClient implements AutoCloseable {
   }
 
   CompletableFuture<Result> sendAsync(Request request) {
-    boolean query =
-        switch (request.getCommandCase()) {
-          case READ, LEASE, VALIDATE, LIST, BACKUP -> true;
-          default -> false;
-        };
+    boolean query = RequestKinds.isQuery(request.getCommandCase());
     return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request))
         .thenApply(Result::new);
   }

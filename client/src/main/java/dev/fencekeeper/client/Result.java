@@ -20,15 +20,9 @@ public class Result {
     return ResultCode.of(response.getCode());
   }
 
-  /**
-   * True for every code that means "done as asked" (GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND,
-   * ...).
-   */
+  /** Whether the call was done as asked ({@link ResultCode#isSuccess}). */
   public boolean isSuccess() {
-    return switch (code()) {
-      case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, NOT_FOUND, CURRENT, REVOKED -> true;
-      default -> false;
-    };
+    return code().isSuccess();
   }
 
   /** Human-readable context, always set on rejections; empty otherwise. */

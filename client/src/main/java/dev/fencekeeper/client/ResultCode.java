@@ -2,8 +2,8 @@ package dev.fencekeeper.client;
 
 /**
  * The outcome of a call: what the cluster answered, or {@link #UNAVAILABLE} when no node did.
- * Success codes first, then rejections; {@link Result#isSuccess()} tells them apart. The command
- * line's exit codes follow these one to one (see the README).
+ * Success codes first, then rejections; {@link #isSuccess()} tells them apart. The command line's
+ * exit codes follow these one to one (see the README).
  */
 public enum ResultCode {
   /** Acquire: a new lease, its token in {@code token}. */
@@ -58,6 +58,19 @@ public enum ResultCode {
   /**
    * The code of a wire answer; one this client does not know (a newer node) is {@link #INTERNAL}.
    */
+  /**
+   * True when the call did as asked, or a query was answered with what it found: GRANTED, RENEWED,
+   * RELEASED, ACCEPTED, FOUND, NOT_FOUND, CURRENT and REVOKED. False for every refusal, for WAITING
+   * (queued, not granted), for a validate's STALE and EXPIRED (the token may not be used) and when
+   * no node answered.
+   */
+  public boolean isSuccess() {
+    return switch (this) {
+      case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, NOT_FOUND, CURRENT, REVOKED -> true;
+      default -> false;
+    };
+  }
+
   static ResultCode of(dev.fencekeeper.proto.ResultCode wire) {
     return switch (wire) {
       case RESULT_CODE_UNSPECIFIED, UNRECOGNIZED, BATCH_ANSWERED -> INTERNAL;

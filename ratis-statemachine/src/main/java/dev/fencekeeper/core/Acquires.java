@@ -60,7 +60,9 @@ final class Acquires {
                 nowMs + limits.waiterLiveness().toMillis(),
                 queued.identity());
         r.mutableWaiters().put(a.requestId(), refreshed);
-        return waiting(r, a.requestId(), entryIndex);
+        return waiting(r, a.requestId(), entryIndex).toBuilder()
+            .facts(new Outcome.Facts(false, true, 0, 0))
+            .build();
       }
     }
     LeaseRecord held = r == null ? null : r.liveLease(nowMs);

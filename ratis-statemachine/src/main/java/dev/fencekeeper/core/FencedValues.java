@@ -57,6 +57,7 @@ final class FencedValues {
             .version(receipt.version())
             .writtenAtMs(receipt.writtenAtMs())
             .nowMs(nowMs)
+            .facts(new Outcome.Facts(true, false, 0, 0))
             .build();
       }
     }
@@ -123,13 +124,21 @@ final class FencedValues {
     }
     // Every check passed: change all keys together.
     long firstVersion = 0;
+    long keysDelta = 0;
+    long bytesDelta = 0;
     for (Command.KeyWrite kw : w.writes()) {
       ValueRecord existing = r.values().get(kw.key());
       long version = (existing == null ? 0 : existing.version()) + 1;
+      if (existing != null) {
+        keysDelta--;
+        bytesDelta -= existing.value().length;
+      }
       if (kw.delete()) {
         r.mutableValues().remove(kw.key());
       } else {
         r.mutableValues().put(kw.key(), new ValueRecord(kw.value(), w.token(), version, nowMs));
+        keysDelta++;
+        bytesDelta += kw.value().length;
       }
       if (firstVersion == 0) {
         firstVersion = version;
@@ -150,6 +159,7 @@ final class FencedValues {
         .holderOwner(live == null ? "" : live.owner())
         .expiresAtMs(live == null ? 0 : live.expiresAtMs())
         .nowMs(nowMs)
+        .facts(new Outcome.Facts(false, false, keysDelta, bytesDelta))
         .build();
   }
 

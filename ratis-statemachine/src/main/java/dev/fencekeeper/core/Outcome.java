@@ -28,6 +28,7 @@ public final class Outcome {
   private final boolean live;
   private final int position;
   private final long queuedAtIndex;
+  private final Facts facts;
 
   private Outcome(Builder b) {
     code = b.code;
@@ -48,6 +49,7 @@ public final class Outcome {
     live = b.live;
     position = b.position;
     queuedAtIndex = b.queuedAtIndex;
+    facts = b.facts;
   }
 
   public static Builder of(Code code) {
@@ -137,6 +139,30 @@ public final class Outcome {
     return queuedAtIndex;
   }
 
+  /**
+   * What applying the command did beyond its answer, for observers (the node's metrics); never on
+   * the wire, so two answers that differ only here are the same answer to the caller.
+   */
+  public Facts facts() {
+    return facts;
+  }
+
+  /**
+   * Facts the core reports about how it reached an outcome, so that observers need not re-derive
+   * its rules.
+   *
+   * @param deduplicated a write answered from its receipt: a retry of one already applied, which
+   *     changed nothing
+   * @param requeued an acquire whose request id was already queued: the waiter stays in line, it is
+   *     not a new wait
+   * @param storedKeysDelta how many protected keys the state gained (negative: lost)
+   * @param storedBytesDelta how many value bytes the state gained (negative: lost)
+   */
+  public record Facts(
+      boolean deduplicated, boolean requeued, long storedKeysDelta, long storedBytesDelta) {
+    public static final Facts NONE = new Facts(false, false, 0, 0);
+  }
+
   public Builder toBuilder() {
     return new Builder(code)
         .message(message)
@@ -155,7 +181,8 @@ public final class Outcome {
         .ttlMs(ttlMs)
         .live(live)
         .position(position)
-        .queuedAtIndex(queuedAtIndex);
+        .queuedAtIndex(queuedAtIndex)
+        .facts(facts);
   }
 
   @Override
@@ -196,6 +223,7 @@ public final class Outcome {
     private boolean live;
     private int position;
     private long queuedAtIndex;
+    private Facts facts = Facts.NONE;
 
     private Builder(Code code) {
       this.code = code;
@@ -283,6 +311,11 @@ public final class Outcome {
 
     public Builder queuedAtIndex(long v) {
       queuedAtIndex = v;
+      return this;
+    }
+
+    public Builder facts(Facts v) {
+      facts = v == null ? Facts.NONE : v;
       return this;
     }
 

@@ -12,8 +12,6 @@ import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ResourceRecord;
-import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -520,18 +518,6 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   }
 
   @Override
-  public void refusedEarly(Command command, ResultCode code) {
-    if (command instanceof Command.Write) {
-      Counter c = writesRejected.get(toCode(code));
-      if (c != null) {
-        c.inc();
-      }
-    } else if (code == ResultCode.INVALID_ARGUMENT) {
-      invalidRequests.inc();
-    }
-  }
-
-  @Override
   public void denied(String operation, String caller, String message) {
     deniedRequests.inc();
     LOG.warn("{}: PERMISSION_DENIED {} from '{}': {}", nodeId, operation, caller, message);
@@ -551,82 +537,69 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
    * Counts the refusal, and logs it when it is a write's (only the leader refuses before the log).
    */
   @Override
-  public void refusedEarly(Command command, Response response) {
-    if (response.getCode() == ResultCode.OVERLOADED) {
+  public void refusedEarly(Command command, Outcome refusal) {
+    Code code = refusal.code();
+    if (code == Code.OVERLOADED) {
       overloadedRequests.inc(command instanceof Command.Batch b ? b.commands().size() : 1);
       return;
     }
-    if (response.getCode() == ResultCode.PERMISSION_DENIED) {
-      denied(command == null ? "request" : commandName(command), "", response.getMessage());
+    if (code == Code.PERMISSION_DENIED) {
+      denied(command == null ? "request" : commandName(command), "", refusal.message());
       return;
     }
-    refusedEarly(command, response.getCode());
     if (command instanceof Command.Write w) {
-      try {
-        RejectionLog.log(
-            w,
-            response.getCode().name(),
-            response.getSentToken(),
-            response.getCurrentToken(),
-            response.getHolderOwner(),
-            response.getKey());
-      } catch (RuntimeException e) {
-        LOG.warn("{}: logging a rejected write failed", nodeId, e);
+      Counter c = writesRejected.get(code);
+      if (c != null) {
+        c.inc();
       }
+      logRejection(w, refusal);
+    } else if (code == Code.INVALID_ARGUMENT) {
+      invalidRequests.inc();
     }
   }
 
   @Override
-  public Outcome apply(
-      Command command, FencingState state, Object requestContext, Supplier<Outcome> delegate) {
-    StoredValues.Probe probe = null;
-    boolean retriedWrite = false;
-    boolean alreadyQueued = false;
+  public void applied(Command command, Outcome outcome, long applyNanos, Object requestContext) {
     try {
-      if (command instanceof Command.Write w) {
-        probe = stored.before(state, w);
-        retriedWrite = isRetriedWrite(state, w);
-      } else if (command instanceof Command.Acquire a) {
-        alreadyQueued = isQueued(state, a);
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("{}: metrics failed before apply; figures may be off", nodeId, e);
-    }
-    long start = System.nanoTime();
-    Outcome outcome = delegate.get();
-    long end = System.nanoTime();
-    try {
-      applyTimer.update(end - start, TimeUnit.NANOSECONDS);
-      applySeconds.observe((end - start) / 1e9);
-      count(command, outcome.code(), retriedWrite, alreadyQueued);
+      applyTimer.update(applyNanos, TimeUnit.NANOSECONDS);
+      applySeconds.observe(applyNanos / 1e9);
+      count(command, outcome);
       if (outcome.code() == Code.PERMISSION_DENIED) {
         deniedRequests.inc();
         if (requestContext instanceof RequestStart) {
           LOG.warn("{}: PERMISSION_DENIED {}: {}", nodeId, commandName(command), outcome.message());
         }
       }
-      if (probe != null) {
-        stored.after(state, probe);
+      if (command instanceof Command.Write && outcome.code() == Code.ACCEPTED) {
+        stored.applied(outcome.facts());
       }
       if (requestContext instanceof RequestStart s) {
-        requestTimers.get(commandName(command)).update(end - s.nanos(), TimeUnit.NANOSECONDS);
-        requestSeconds.labelValues(commandName(command)).observe((end - s.nanos()) / 1e9);
+        long nanos = System.nanoTime() - s.nanos();
+        requestTimers.get(commandName(command)).update(nanos, TimeUnit.NANOSECONDS);
+        requestSeconds.labelValues(commandName(command)).observe(nanos / 1e9);
         // A context means this node stamped the entry as leader: exactly one replica logs the
         // rejection.
-        if (command instanceof Command.Write w && !outcome.isSuccess()) {
-          RejectionLog.log(
-              w,
-              outcome.code().name(),
-              outcome.sentToken(),
-              outcome.currentToken(),
-              outcome.holderOwner(),
-              outcome.key());
+        if (command instanceof Command.Write w && outcome.code() != Code.ACCEPTED) {
+          logRejection(w, outcome);
         }
       }
     } catch (RuntimeException e) {
       LOG.warn("{}: metrics failed after apply; figures may be off", nodeId, e);
     }
-    return outcome;
+  }
+
+  private void logRejection(Command.Write w, Outcome refusal) {
+    try {
+      RejectionLog.log(
+          w,
+          refusal.code().name(),
+          refusal.sentToken(),
+          refusal.currentToken(),
+          refusal.holderOwner(),
+          refusal.key());
+    } catch (RuntimeException e) {
+      LOG.warn("{}: logging a rejected write failed", nodeId, e);
+    }
   }
 
   @Override
@@ -661,10 +634,11 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     electionsOnLeaderLoss.inc();
   }
 
-  private void count(Command command, Code code, boolean retriedWrite, boolean alreadyQueued) {
+  private void count(Command command, Outcome outcome) {
+    Code code = outcome.code();
     if (command instanceof Command.Write) {
       if (code == Code.ACCEPTED) {
-        (retriedWrite ? writesDeduplicated : writesAccepted).inc();
+        (outcome.facts().deduplicated() ? writesDeduplicated : writesAccepted).inc();
       } else {
         Counter c = writesRejected.get(code);
         if (c != null) {
@@ -678,33 +652,13 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     } else if (command instanceof Command.Acquire) {
       if (code == Code.HELD || code == Code.LOCK_DELAYED) {
         held.inc();
-      } else if (code == Code.WAITING && !alreadyQueued) {
+      } else if (code == Code.WAITING && !outcome.facts().requeued()) {
         waited.inc(); // a queued client re-sends its acquire to stay queued: that is not a new wait
       }
     }
     // Grants, renewals, releases, expiries and revocations are counted from lease events: a grant
-    // to a
-    // waiter has no GRANTED outcome of its own, and a retried acquire's GRANTED is not a new lease.
-  }
-
-  /**
-   * Whether apply will answer {@code w} from its receipt (a retry of an applied write), as the core
-   * does.
-   */
-  private static boolean isRetriedWrite(FencingState state, Command.Write w) {
-    if (w.requestId().isEmpty()) {
-      return false;
-    }
-    ResourceRecord r = state.resources().get(w.resource());
-    return r != null && w.token() == r.lastToken() && r.receipt(w.requestId()) != null;
-  }
-
-  private static boolean isQueued(FencingState state, Command.Acquire a) {
-    if (a.requestId().isEmpty()) {
-      return false;
-    }
-    ResourceRecord r = state.resources().get(a.resource());
-    return r != null && r.waiters().containsKey(a.requestId());
+    // to a waiter has no GRANTED outcome of its own, and a retried acquire's GRANTED is not a new
+    // lease.
   }
 
   static String commandName(Command command) {
@@ -724,14 +678,6 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       return "TAKEOVER";
     } else {
       return "TICK";
-    }
-  }
-
-  private static Code toCode(ResultCode code) {
-    try {
-      return Code.valueOf(code.name());
-    } catch (IllegalArgumentException e) {
-      return Code.OK; // no counter
     }
   }
 

@@ -1,13 +1,9 @@
 package dev.fencekeeper.metrics;
 
 import dev.fencekeeper.core.Command;
-import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
-import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 import java.util.List;
-import java.util.function.Supplier;
 import org.apache.ratis.protocol.RaftPeerId;
 
 /**
@@ -21,36 +17,26 @@ public interface StateMachineMetrics {
   /**
    * Leader, first thing in {@code startTransaction}. The value rides on the {@code
    * TransactionContext} as its (leader-local, never replicated) state machine context and comes
-   * back to {@link #apply}.
+   * back to {@link #applied}.
    */
   default Object requestStarted() {
     return null;
   }
 
   /**
-   * Leader: a request answered without a log entry. {@code command} is null when the request could
-   * not be decoded into one.
+   * Leader: a command answered without a log entry, with the answer the caller gets ({@code
+   * refusal}: its code, tokens and holder). {@code command} is null when the request could not be
+   * decoded into one.
    */
-  default void refusedEarly(Command command, ResultCode code) {}
+  default void refusedEarly(Command command, Outcome refusal) {}
 
   /**
-   * As {@link #refusedEarly(Command, ResultCode)}, with the whole answer the caller gets (tokens,
-   * holder), for observers that record more than the code. The state machine calls this one.
+   * Every replica, on the apply thread under the state machine's write lock, after the core applied
+   * {@code command}: {@code outcome} is what it answered (with the {@link Outcome#facts() facts} it
+   * reports), {@code applyNanos} how long the core took. {@code requestContext} is what {@link
+   * #requestStarted} returned when this node stamped the entry as leader, else null.
    */
-  default void refusedEarly(Command command, Response response) {
-    refusedEarly(command, response.getCode());
-  }
-
-  /**
-   * Every replica, on the apply thread under the state machine's write lock: {@code delegate} runs
-   * {@code FencingState.apply} for {@code command}; its outcome is returned unchanged. {@code
-   * requestContext} is what {@link #requestStarted} returned when this node stamped the entry as
-   * leader, else null.
-   */
-  default Outcome apply(
-      Command command, FencingState state, Object requestContext, Supplier<Outcome> delegate) {
-    return delegate.get();
-  }
+  default void applied(Command command, Outcome outcome, long applyNanos, Object requestContext) {}
 
   /**
    * Every replica, under the write lock: an entry carrying a batch of {@code commands} is being

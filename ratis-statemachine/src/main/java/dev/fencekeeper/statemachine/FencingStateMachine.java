@@ -1,43 +1,27 @@
 package dev.fencekeeper.statemachine;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.config.Security;
-import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
-import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.core.StateImage;
 import dev.fencekeeper.metrics.StateMachineMetrics;
-import dev.fencekeeper.proto.NodeInfo;
-import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
-import dev.fencekeeper.statemachine.proto.AnsweredEarly;
-import dev.fencekeeper.statemachine.proto.InternalRequest;
-import dev.fencekeeper.statemachine.proto.LoggedCommand;
-import dev.fencekeeper.statemachine.proto.Takeover;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.stream.Stream;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -54,8 +38,6 @@ import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
-import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.LifeCycle;
 import org.slf4j.Logger;
@@ -78,23 +60,18 @@ public class FencingStateMachine extends BaseStateMachine {
   private final LeaderClock leaderClock;
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   private final SnapshotStore snapshots;
-  private final SnapshotTaker snapshotTaker;
-  private final java.util.concurrent.atomic.AtomicLong snapshotGeneration =
-      new java.util.concurrent.atomic.AtomicLong();
-  private volatile long noSnapshotInGeneration = -1;
+  private final LatestSnapshot latestSnapshot = new LatestSnapshot(storage);
   // Apply mutates under the write lock; queries and snapshots read under the read lock.
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private FencingState state;
   private volatile long nextExpiryMs = Long.MAX_VALUE;
   private final EventLog eventLog = new EventLog(EventLog.DEFAULT_CAPACITY);
   private final CompletableFuture<ReplicaDivergedException> diverged = new CompletableFuture<>();
-  private BackupStore backups;
-  private volatile ClientId internalClientId;
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
+  private final Admission admission;
+  private final EntryApplier applier = new EntryApplier(diverged);
+  private final QueryService queries;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
-  private volatile Security security = Security.none();
-  private volatile Overload overload = Overload.defaults();
-  private volatile PendingSlots pendingSlots = new PendingSlots(overload.maxPendingWrites());
   private volatile boolean fencingCheckSkipped;
 
   /**
@@ -124,16 +101,20 @@ public class FencingStateMachine extends BaseStateMachine {
         new SnapshotTaker(
             (image, applied) -> {
               snapshots.write(image, applied);
-              snapshotGeneration.incrementAndGet();
+              latestSnapshot.changed();
             });
     this.state = new FencingState(limits);
+    this.admission = new Admission(leaderClock, this::read);
+    this.queries =
+        new QueryService(
+            limits, this::read, eventLog, this::division, this::snapshotIndex, this::writeFrozen);
   }
 
   /**
    * Requests from this client id may carry internal commands (takeover, tick); from others, never.
    */
   public void setInternalClientId(ClientId id) {
-    this.internalClientId = id;
+    admission.setInternalClientId(id);
   }
 
   public void setLeaderDuties(LeaderDuties duties) {
@@ -145,7 +126,8 @@ public class FencingStateMachine extends BaseStateMachine {
    * starts.
    */
   public void setSecurity(Security security) {
-    this.security = security;
+    admission.setSecurity(security);
+    queries.setSecurity(security);
   }
 
   /**
@@ -153,8 +135,8 @@ public class FencingStateMachine extends BaseStateMachine {
    * starts.
    */
   public void setOverload(Overload overload) {
-    this.overload = overload;
-    this.pendingSlots = new PendingSlots(overload.maxPendingWrites());
+    admission.setOverload(overload);
+    queries.setOverload(overload);
   }
 
   /**
@@ -179,12 +161,14 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   public void setMetrics(StateMachineMetrics metrics) {
     this.metrics = metrics;
+    admission.setMetrics(metrics);
+    applier.setMetrics(metrics);
+    queries.setMetrics(metrics);
   }
 
   // -----------------------------------------------------------------------------------------------
   // Lifecycle. Ratis asserts PAUSED before installing a snapshot from the leader, so the LifeCycle
-  // must
-  // be driven here; BaseStateMachine leaves it at NEW and a follower would die on its first
+  // must be driven here; BaseStateMachine leaves it at NEW and a follower would die on its first
   // install.
 
   @Override
@@ -200,8 +184,9 @@ public class FencingStateMachine extends BaseStateMachine {
                     RaftServerConfigKeys.Snapshot.autoTriggerThreshold(server.getProperties()));
               }
               Path groupDir = raftStorage.getStorageDir().getRoot().toPath();
-              removeAbandonedSnapshotDownloads(raftStorage.getStorageDir().getTmpDir().toPath());
-              backups = new BackupStore(groupDir.resolve("backups"));
+              StorageFiles.removeAbandonedSnapshotDownloads(
+                  raftStorage.getStorageDir().getTmpDir().toPath());
+              queries.setBackups(new BackupStore(groupDir.resolve("backups")));
               if (!loadLatestSnapshot()) {
                 startFromRestoreSeed(groupDir.getParent());
               }
@@ -227,7 +212,7 @@ public class FencingStateMachine extends BaseStateMachine {
     lock.writeLock().lock();
     try {
       storage.loadLatestSnapshot(); // getLatestSnapshot() is cached; rescan for the installed one
-      snapshotGeneration.incrementAndGet();
+      latestSnapshot.changed();
       loadLatestSnapshot();
       if (getLifeCycleState() == LifeCycle.State.PAUSED) {
         getLifeCycle().transition(LifeCycle.State.STARTING);
@@ -235,45 +220,6 @@ public class FencingStateMachine extends BaseStateMachine {
       }
     } finally {
       lock.writeLock().unlock();
-    }
-  }
-
-  /**
-   * Ratis downloads a snapshot from the leader into {@code tmp/snapshot-<request id>} and moves it
-   * into place only when complete; a node killed midway leaves the partial copy behind for good
-   * (Ratis reuses a directory only for the same request id). At start no download of this process
-   * can be running, so every such directory is abandoned: it is deleted, with a line saying how
-   * much it held.
-   */
-  private static void removeAbandonedSnapshotDownloads(Path tmpDir) throws IOException {
-    if (!Files.isDirectory(tmpDir)) {
-      return;
-    }
-    List<Path> abandoned;
-    try (Stream<Path> entries = Files.list(tmpDir)) {
-      abandoned =
-          entries
-              .filter(
-                  p -> Files.isDirectory(p) && p.getFileName().toString().startsWith("snapshot-"))
-              .toList();
-    }
-    for (Path dir : abandoned) {
-      long bytes = 0;
-      List<Path> paths;
-      try (Stream<Path> walk = Files.walk(dir)) {
-        paths = walk.sorted(Comparator.reverseOrder()).toList();
-      }
-      for (Path p : paths) {
-        if (Files.isRegularFile(p)) {
-          bytes += Files.size(p);
-        }
-        Files.delete(p);
-      }
-      LOG.info(
-          "Removed {} ({} bytes), a snapshot download that did not complete before this node"
-              + " stopped",
-          dir,
-          bytes);
     }
   }
 
@@ -328,24 +274,11 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
-   * As Ratis's, without listing the snapshot directory on every call while there is no snapshot
-   * yet. {@link SimpleStateMachineStorage} caches a snapshot it found, but not having found one:
-   * and Ratis asks on every append (the leader's appender loop, a follower's appendEntries), which
-   * cost a young node 5-6 % of its CPU in directory listings under write load. "None" is remembered
-   * until this node writes or installs a snapshot, which bumps the generation.
+   * As Ratis's, without listing the directory while there is no snapshot ({@link LatestSnapshot}).
    */
   @Override
   public org.apache.ratis.statemachine.SnapshotInfo getLatestSnapshot() {
-    long generation = snapshotGeneration.get();
-    if (noSnapshotInGeneration == generation) {
-      return null;
-    }
-    org.apache.ratis.statemachine.SnapshotInfo latest = storage.getLatestSnapshot();
-    if (latest == null) {
-      noSnapshotInGeneration =
-          generation; // a snapshot written meanwhile has bumped it: asked again then
-    }
-    return latest;
+    return latestSnapshot.get();
   }
 
   /**
@@ -380,191 +313,21 @@ public class FencingStateMachine extends BaseStateMachine {
 
   @Override
   public TransactionContext startTransaction(RaftClientRequest request) {
-    Object timing = metrics.requestStarted();
-    PendingSlot slot = null;
-    try {
-      Stamped stamped = stamped(request);
-      LoggedCommand logged = stamped.logged();
-      if (stamped.clientCommands() > 0) {
-        PendingSlots slots = pendingSlots;
-        slot = slots.tryTake(stamped.clientCommands());
-        if (slot == null) {
-          throw overloaded(slots.overloaded(), stamped);
-        }
-      }
+    Admission.Decision decision = admission.admit(request);
+    if (decision instanceof Admission.ToLog toLog) {
       return TransactionContext.newBuilder()
           .setStateMachine(this)
           .setClientRequest(request)
-          .setLogData(UnsafeByteOperations.unsafeWrap(logged.toByteArray()))
-          .setStateMachineContext(new Started(timing, slot)) // leader-local, never replicated
+          .setLogData(UnsafeByteOperations.unsafeWrap(toLog.entry().toByteArray()))
+          .setStateMachineContext(toLog.context()) // leader-local, never replicated
           .build();
-    } catch (EarlyAnswer answer) {
-      if (slot != null) {
-        slot.release();
-      }
-      for (WireCodec.Refusal refusal : answer.uncounted) {
-        metrics.refusedEarly(refusal.command(), refusal.response());
-      }
-      // Refused without a log entry. The exception must ride on the context, not be thrown: a
-      // thrown
-      // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
-      TransactionContext refused =
-          TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).build();
-      refused.setException(new IOException(LeaderRejection.encode(answer.response)));
-      return refused;
     }
-  }
-
-  /**
-   * A log entry ready to append; the client commands it carries ({@code command}: one, or a batch
-   * of them, {@code clientCommands} in all); and the answers to the commands of the client's batch
-   * that were refused instead of logged, by position (see {@link #stamped}).
-   */
-  private record Stamped(
-      LoggedCommand logged,
-      Command command,
-      int clientCommands,
-      SortedMap<Integer, Response> answeredEarly) {}
-
-  /**
-   * When the leader already holds as many unapplied commands as it may: the commands that would
-   * have been logged are answered OVERLOADED; commands of the batch refused before that keep their
-   * refusal, as they would have alone.
-   */
-  private static EarlyAnswer overloaded(Response overloaded, Stamped stamped) {
-    if (stamped.answeredEarly().isEmpty()) {
-      return new EarlyAnswer(overloaded, stamped.command());
-    }
-    Response merged =
-        WireCodec.mergeBatchAnswers(
-            stamped.answeredEarly(), Collections.nCopies(stamped.clientCommands(), overloaded));
-    return new EarlyAnswer(merged, List.of(new WireCodec.Refusal(stamped.command(), overloaded)));
-  }
-
-  private Stamped stamped(RaftClientRequest request) {
-    ByteString content = request.getMessage().getContent();
-    LoggedCommand.Builder logged = LoggedCommand.newBuilder();
-    Command clientCommand = null;
-    SortedMap<Integer, Response> answeredEarly = Collections.emptySortedMap();
-    if (internalClientId != null && internalClientId.equals(request.getClientId())) {
-      InternalRequest internal = parseInternal(content);
-      switch (internal.getBodyCase()) {
-        // Stamped with this leader's lineage here, as the time is: the proposer need not know it.
-        case TAKEOVER ->
-            logged.setTakeover(Takeover.newBuilder().setLineage(read(FencingState::lineage)));
-        case TICK -> logged.setTick(internal.getTick());
-        default -> throw new EarlyAnswer(WireCodec.invalid("empty internal request"));
-      }
-    } else {
-      Request parsed = parseRequest(content);
-      Command command = WireCodec.toCommand(parsed);
-      if (command == null) {
-        throw new EarlyAnswer(WireCodec.invalid(WireCodec.whyNoCommand(parsed)));
-      }
-      clientCommand = command;
-      if (command instanceof Command.Revoke && !security.isAdmin(parsed.getCaller())) {
-        throw new EarlyAnswer(permissionDenied("revoke", parsed.getCaller()), command);
-      }
-      Outcome refusal = refuseEarly(command);
-      if (refusal != null) {
-        throw new EarlyAnswer(WireCodec.toResponse(refusal), command);
-      }
-      // The client's bytes go into the entry as they are: apply decodes exactly what the client
-      // sent
-      // (for a batch with refused commands: the client's other requests, as the client sent them).
-      ByteString clientRequest = content;
-      if (command instanceof Command.Batch batch) {
-        // Each command of a batch the leader would refuse alone is refused here too, by the same
-        // rule,
-        // with the same answer; only the others are logged. Each refusal is counted here, once,
-        // whatever
-        // becomes of the others.
-        WireCodec.SplitBatch split =
-            read(s -> WireCodec.splitBatch(parsed, batch, s::refusalBeforeLog));
-        split.refused().values().forEach(r -> metrics.refusedEarly(r.command(), r.response()));
-        if (split.toLog() == null) {
-          throw new EarlyAnswer(WireCodec.mergeBatchAnswers(split.answers(), List.of()), List.of());
-        }
-        if (!split.refused().isEmpty()) {
-          clientCommand = split.logged();
-          clientRequest = split.toLog().toByteString();
-          answeredEarly = split.answers();
-          answeredEarly.forEach(
-              (position, answer) ->
-                  logged.addAnsweredEarly(
-                      AnsweredEarly.newBuilder()
-                          .setPosition(position)
-                          .setResponse(answer.toByteString())));
-        }
-      }
-      logged.setClientRequest(clientRequest);
-    }
-    int clientCommands =
-        clientCommand == null
-            ? 0
-            : clientCommand instanceof Command.Batch b ? b.commands().size() : 1;
-    return new Stamped(
-        logged.setStampMs(leaderClock.nowMs()).build(),
-        clientCommand,
-        clientCommands,
-        answeredEarly);
-  }
-
-  /**
-   * A request answered on the leader without a log entry, with the refusals the metrics have yet to
-   * see.
-   */
-  private static final class EarlyAnswer extends RuntimeException {
-    private final transient Response response;
-    private final transient List<WireCodec.Refusal> uncounted;
-
-    /** A request that did not decode into a command. */
-    EarlyAnswer(Response response) {
-      this(response, (Command) null);
-    }
-
-    EarlyAnswer(Response response, Command command) {
-      this(response, List.of(new WireCodec.Refusal(command, response)));
-    }
-
-    EarlyAnswer(Response response, List<WireCodec.Refusal> uncounted) {
-      super(response.getMessage(), null, false, false);
-      this.response = response;
-      this.uncounted = uncounted;
-    }
-  }
-
-  /**
-   * Malformed commands and writes with an already-superseded token are answered on the leader,
-   * without a log entry, by {@link FencingState#refusalBeforeLog} (why that is safe is said there):
-   * alone, or inside a batch, command by command. Everything else must go through the log.
-   */
-  private Outcome refuseEarly(Command command) {
-    return read(s -> s.refusalBeforeLog(command));
-  }
-
-  private static Response permissionDenied(String operation, String caller) {
-    return Response.newBuilder()
-        .setCode(dev.fencekeeper.proto.ResultCode.PERMISSION_DENIED)
-        .setMessage(
-            "identity '" + caller + "' may not " + operation + ": it is not in authz.admins")
-        .build();
-  }
-
-  private static Request parseRequest(ByteString content) {
-    try {
-      return Request.parseFrom(content.asReadOnlyByteBuffer());
-    } catch (InvalidProtocolBufferException e) {
-      throw new EarlyAnswer(WireCodec.invalid("malformed request: " + e.getMessage()));
-    }
-  }
-
-  private static InternalRequest parseInternal(ByteString content) {
-    try {
-      return InternalRequest.parseFrom(content.asReadOnlyByteBuffer());
-    } catch (InvalidProtocolBufferException e) {
-      throw new EarlyAnswer(WireCodec.invalid("malformed internal request: " + e.getMessage()));
-    }
+    // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
+    // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
+    TransactionContext refused =
+        TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).build();
+    refused.setException(((Admission.Answered) decision).asException());
+    return refused;
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -577,11 +340,8 @@ public class FencingStateMachine extends BaseStateMachine {
     lock.writeLock().lock();
     try {
       Object context = trx.getStateMachineContext();
-      Started started = context instanceof Started s ? s : null;
-      if (started != null) {
-        started.releaseSlot();
-      }
-      response = applyEntry(entry, started == null ? null : started.timing());
+      Admission.Started.release(context);
+      response = applier.apply(state, entry, Admission.Started.timingOf(context));
       List<LeaseEvent> events = state.drainEvents();
       metrics.leaseEvents(events);
       eventLog.append(entry.getIndex(), events);
@@ -591,99 +351,6 @@ public class FencingStateMachine extends BaseStateMachine {
       lock.writeLock().unlock();
     }
     return CompletableFuture.completedFuture(toMessage(response));
-  }
-
-  private Response applyEntry(LogEntryProto entry, Object requestContext) {
-    try {
-      LoggedCommand logged =
-          LoggedCommand.parseFrom(
-              entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
-      Command command;
-      switch (logged.getBodyCase()) {
-        case TAKEOVER ->
-            command =
-                logged.getTakeover().hasLineage()
-                    ? Command.Takeover.from(logged.getTakeover().getLineage())
-                    : new Command.Takeover();
-        case TICK -> command = new Command.Tick();
-        case CLIENT_REQUEST -> {
-          Request request = Request.parseFrom(logged.getClientRequest());
-          command = WireCodec.toCommand(request);
-          if (command == null) {
-            return WireCodec.invalid(WireCodec.whyNoCommand(request));
-          }
-        }
-        default -> {
-          return WireCodec.invalid("empty log entry");
-        }
-      }
-      SortedMap<Integer, Response> answeredEarly = answeredEarly(logged, command);
-      if (answeredEarly == null) {
-        return WireCodec.invalid(
-            "malformed log entry "
-                + entry.getIndex()
-                + ": its early answers do not fit the batch it carries");
-      }
-      if (command instanceof Command.Batch batch) {
-        metrics.batchApplied(batch.commands().size());
-        Response applied =
-            WireCodec.toBatchResponse(
-                state.applyBatch(
-                    batch,
-                    entry.getTerm(),
-                    entry.getIndex(),
-                    logged.getStampMs(),
-                    (each, run) -> metrics.apply(each, state, requestContext, run)));
-        // Every replica answers the client's whole batch, so a retry after a failover, answered
-        // from the
-        // new leader's retry cache, gets what the old leader would have answered.
-        return answeredEarly.isEmpty()
-            ? applied
-            : WireCodec.mergeBatchAnswers(answeredEarly, applied.getBatchList());
-      }
-      return WireCodec.toResponse(
-          metrics.apply(
-              command,
-              state,
-              requestContext,
-              () -> state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs())));
-    } catch (InvalidProtocolBufferException e) {
-      // Every replica decodes the same bytes the same way, so this answer is deterministic too.
-      return WireCodec.invalid("malformed log entry " + entry.getIndex() + ": " + e.getMessage());
-    } catch (ReplicaDivergedException e) {
-      // Thrown on: Ratis stops a server whose apply throws, and stopping is the point.
-      LOG.error("Stopping this replica: {}", e.getMessage());
-      diverged.complete(e);
-      throw e;
-    } catch (RuntimeException e) {
-      LOG.error("Bug: applying entry {} threw; answering INTERNAL", entry.getIndex(), e);
-      return WireCodec.internal("entry " + entry.getIndex() + " failed: " + e);
-    }
-  }
-
-  /**
-   * The answers the leader gave commands of the client's batch instead of logging them, by position
-   * in that batch; empty for most entries; null when they cannot belong to {@code command} (only a
-   * batch has them, and each must take a distinct position within the batch they and its logged
-   * commands make up). Checked before anything is applied: a malformed entry changes nothing.
-   */
-  private static SortedMap<Integer, Response> answeredEarly(LoggedCommand logged, Command command)
-      throws InvalidProtocolBufferException {
-    SortedMap<Integer, Response> answers = new TreeMap<>();
-    for (AnsweredEarly answered : logged.getAnsweredEarlyList()) {
-      if (answers.put(answered.getPosition(), Response.parseFrom(answered.getResponse())) != null) {
-        return null;
-      }
-    }
-    if (answers.isEmpty()) {
-      return answers;
-    }
-    if (!(command instanceof Command.Batch batch)) {
-      return null;
-    }
-    boolean fits =
-        answers.firstKey() >= 0 && answers.lastKey() < answers.size() + batch.commands().size();
-    return fits ? answers : null;
   }
 
   /**
@@ -708,55 +375,9 @@ public class FencingStateMachine extends BaseStateMachine {
 
   @Override
   public CompletableFuture<Message> query(Message request) {
-    Response response;
-    try {
-      Request parsed = Request.parseFrom(request.getContent().asReadOnlyByteBuffer());
-      if (parsed.getReadOverloaded()) {
-        return CompletableFuture.completedFuture(toMessage(readOverloaded()));
-      }
-      if (parsed.getCommandCase() == Request.CommandCase.WATCH) {
-        return eventLog
-            .watch(parsed.getWatch(), parsed.getCaller(), limits.maxWatchesPerClient())
-            .thenApply(FencingStateMachine::toMessage);
-      }
-      if (parsed.getCommandCase() == Request.CommandCase.BACKUP
-          && !security.isAdmin(parsed.getCaller())) {
-        Response denied = permissionDenied("backup", parsed.getCaller());
-        metrics.denied("backup", parsed.getCaller(), denied.getMessage());
-        return CompletableFuture.completedFuture(toMessage(denied));
-      }
-      if (parsed.getCommandCase() == Request.CommandCase.BACKUP) {
-        return CompletableFuture.completedFuture(
-            toMessage(backups.serve(parsed.getBackup(), this::writeFrozen)));
-      }
-      response = answer(parsed);
-    } catch (InvalidProtocolBufferException e) {
-      response = WireCodec.invalid("malformed request: " + e.getMessage());
-    } catch (RuntimeException e) {
-      LOG.error("Bug: query threw", e);
-      response = WireCodec.internal("query failed: " + e);
-    }
-    return CompletableFuture.completedFuture(toMessage(response));
-  }
-
-  private static Message toMessage(Response response) {
-    return Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray()));
-  }
-
-  /**
-   * The answer to a read the node refused on arrival (server.CallerGate marks it) because it
-   * already held overload.pending-reads.max reads: nothing was read, and the caller may simply
-   * retry later.
-   */
-  private Response readOverloaded() {
-    return Response.newBuilder()
-        .setCode(ResultCode.OVERLOADED)
-        .setMessage(
-            "this node already holds "
-                + overload.maxPendingReads()
-                + " reads in flight"
-                + " (overload.pending-reads.max); nothing was read, retry later")
-        .build();
+    return queries
+        .query(request.getContent().asReadOnlyByteBuffer())
+        .thenApply(FencingStateMachine::toMessage);
   }
 
   /**
@@ -768,75 +389,19 @@ public class FencingStateMachine extends BaseStateMachine {
     return query(request);
   }
 
-  private Response answer(Request request) {
-    if (request.getCommandCase() == Request.CommandCase.NODE_INFO) {
-      return Response.newBuilder().setNode(nodeInfo()).build();
-    }
-    lock.readLock().lock();
-    try {
-      return switch (request.getCommandCase()) {
-        case READ ->
-            WireCodec.toResponse(
-                state.read(request.getRead().getResource(), request.getRead().getKey()));
-        case LEASE -> WireCodec.toResponse(state.lease(request.getLease().getResource()));
-        case VALIDATE ->
-            WireCodec.toResponse(
-                state.validateToken(
-                    request.getValidate().getResource(), request.getValidate().getToken()));
-        case LIST -> WireCodec.listing(state, request.getList());
-        default -> WireCodec.invalid("commands must be sent as writes, not reads");
-      };
-    } finally {
-      lock.readLock().unlock();
-    }
+  private static Message toMessage(Response response) {
+    return Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray()));
   }
 
-  private NodeInfo nodeInfo() {
-    NodeInfo.Builder b =
-        NodeInfo.newBuilder()
-            .setPid(ProcessHandle.current().pid())
-            .setMetricsPort(Math.max(0, metrics.httpPort()))
-            .setLimits(
-                dev.fencekeeper.proto.ServerLimits.newBuilder()
-                    .setMaxResourceBytes(limits.maxResourceBytes())
-                    .setMaxKeyBytes(limits.maxKeyBytes())
-                    .setMaxOwnerBytes(limits.maxOwnerBytes())
-                    .setMaxValueBytes(limits.maxValueBytes())
-                    .setMaxRequestsPerBatch(limits.maxRequestsPerBatch())
-                    .setMinTtlMs(limits.minTtl().toMillis())
-                    .setMaxTtlMs(limits.maxTtl().toMillis()));
+  /** The division this node runs, or null before its server started. */
+  private RaftServer.Division division() throws IOException {
+    RaftServer server = getServer().getNow(null);
+    return server == null ? null : server.getDivision(getGroupId());
+  }
+
+  private long snapshotIndex() {
     org.apache.ratis.statemachine.SnapshotInfo snapshot = getLatestSnapshot();
-    b.setSnapshotIndex(snapshot == null ? RaftLog.INVALID_LOG_INDEX : snapshot.getIndex());
-    try {
-      RaftServer server = getServer().getNow(null);
-      if (server != null) {
-        RaftServer.Division division = server.getDivision(getGroupId());
-        RaftPeerId leader = division.getInfo().getLeaderId();
-        b.setId(server.getId().toString())
-            .setAddress(server.getPeer().getAddress())
-            .setRole(division.getInfo().getCurrentRole().name())
-            .setTerm(division.getInfo().getCurrentTerm())
-            .setLastAppliedIndex(division.getInfo().getLastAppliedIndex())
-            .setCommitIndex(division.getRaftLog().getLastCommittedIndex())
-            .setLeaderId(leader == null ? "" : leader.toString());
-        // Ratis's segments: closed log_<first>-<last> and open log_inprogress_<first>
-        // (preallocated) files.
-        java.io.File[] segments =
-            division
-                .getRaftStorage()
-                .getStorageDir()
-                .getCurrentDir()
-                .listFiles((dir, name) -> name.startsWith("log_"));
-        long logBytes = 0;
-        for (java.io.File segment : segments == null ? new java.io.File[0] : segments) {
-          logBytes += segment.length();
-        }
-        b.setLogSizeBytes(logBytes);
-      }
-    } catch (IOException e) {
-      b.setRole("UNKNOWN");
-    }
-    return b.build();
+    return snapshot == null ? RaftLog.INVALID_LOG_INDEX : snapshot.getIndex();
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -867,9 +432,7 @@ public class FencingStateMachine extends BaseStateMachine {
     leaderDuties.onNotLeader();
     // No longer this node's to answer: whatever becomes of them, they no longer wait in its queue.
     for (TransactionContext trx : pendingEntries) {
-      if (trx.getStateMachineContext() instanceof Started s) {
-        s.releaseSlot();
-      }
+      Admission.Started.release(trx.getStateMachineContext());
     }
   }
 
@@ -878,26 +441,13 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   @Override
   public TransactionContext cancelTransaction(TransactionContext trx) throws IOException {
-    if (trx.getStateMachineContext() instanceof Started s) {
-      s.releaseSlot();
-    }
+    Admission.Started.release(trx.getStateMachineContext());
     return super.cancelTransaction(trx);
   }
 
   /** The number of client commands this node accepted as leader and has not yet applied. */
   public int pendingCommands() {
-    return pendingSlots.inUse();
-  }
-
-  /**
-   * A started transaction's leader-local context: the metrics' timing and its place in the queue.
-   */
-  private record Started(Object timing, PendingSlot slot) {
-    void releaseSlot() {
-      if (slot != null) {
-        slot.release();
-      }
-    }
+    return admission.pendingCommands();
   }
 
   @Override

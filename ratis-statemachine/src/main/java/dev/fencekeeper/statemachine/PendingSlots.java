@@ -1,7 +1,7 @@
 package dev.fencekeeper.statemachine;
 
-import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.core.Code;
+import dev.fencekeeper.core.Outcome;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -32,10 +32,9 @@ final class PendingSlots {
   }
 
   /** The answer to a command that found no free slot. */
-  Response overloaded() {
-    return Response.newBuilder()
-        .setCode(ResultCode.OVERLOADED)
-        .setMessage(
+  Outcome overloaded() {
+    return Outcome.of(Code.OVERLOADED)
+        .message(
             "the leader already holds "
                 + capacity
                 + " pending commands (overload.pending-writes.max);"

@@ -1,29 +1,23 @@
 package dev.fencekeeper.statemachine;
 
+import dev.fencekeeper.client.wire.RequestKinds;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.core.Command;
-import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
-import dev.fencekeeper.core.LeaseRecord;
 import dev.fencekeeper.core.Outcome;
-import dev.fencekeeper.core.ResourceRecord;
-import dev.fencekeeper.core.ValueRecord;
-import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.KeyWrite;
-import dev.fencekeeper.proto.ListEntry;
-import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.WriteRequest;
+import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
-import java.util.TreeMap;
-import java.util.function.Function;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 /**
@@ -85,7 +79,9 @@ public final class WireCodec {
               + (i + 1)
               + " is "
               + inner.get(i).getCommandCase().name().toLowerCase()
-              + "; only acquire, renew, release, write and cancel_wait may be batched";
+              + "; only "
+              + RequestKinds.BATCHABLE
+              + " may be batched";
         }
       }
     }
@@ -125,6 +121,47 @@ public final class WireCodec {
     }
   }
 
+  /**
+   * What a log entry asks every replica to apply: its {@code command}, with the answers the leader
+   * gave commands of the client's batch instead of logging them ({@code answeredEarly}, by
+   * position); or, for an entry that cannot be applied, the {@code invalid} answer every replica
+   * gives it alike.
+   */
+  record Entry(Command command, SortedMap<Integer, Response> answeredEarly, Response invalid) {
+    static Entry invalid(String message) {
+      return new Entry(null, null, WireCodec.invalid(message));
+    }
+  }
+
+  /** Decodes the entry at {@code index}; every replica decodes the same bytes the same way. */
+  static Entry decode(LoggedCommand logged, long index) throws InvalidProtocolBufferException {
+    Command command;
+    switch (logged.getBodyCase()) {
+      case TAKEOVER ->
+          command =
+              logged.getTakeover().hasLineage()
+                  ? Command.Takeover.from(logged.getTakeover().getLineage())
+                  : new Command.Takeover();
+      case TICK -> command = new Command.Tick();
+      case CLIENT_REQUEST -> {
+        Request request = Request.parseFrom(logged.getClientRequest());
+        command = toCommand(request);
+        if (command == null) {
+          return Entry.invalid(whyNoCommand(request));
+        }
+      }
+      default -> {
+        return Entry.invalid("empty log entry");
+      }
+    }
+    SortedMap<Integer, Response> answeredEarly = BatchAnswers.recorded(logged, command);
+    if (answeredEarly == null) {
+      return Entry.invalid(
+          "malformed log entry " + index + ": its early answers do not fit the batch it carries");
+    }
+    return new Entry(command, answeredEarly, null);
+  }
+
   /** The answer to a batch: one response per command, in order, under a BATCH_ANSWERED envelope. */
   public static Response toBatchResponse(List<Outcome> outcomes) {
     Response.Builder b = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED);
@@ -137,88 +174,6 @@ public final class WireCodec {
     return b.build();
   }
 
-  /** A command the leader refused without logging it, and the answer the caller gets for it. */
-  public record Refusal(Command command, Response response) {}
-
-  /**
-   * A client's batch as the leader logs it: {@code refused}, the commands it answered at once, by
-   * their 0-based position in the client's batch; {@code toLog}, the client's request carrying only
-   * the other commands, in the client's order, or null when every command was refused; {@code
-   * logged}, those other commands.
-   */
-  public record SplitBatch(
-      SortedMap<Integer, Refusal> refused, Request toLog, Command.Batch logged) {
-    /** The answers to the refused commands, by position. */
-    public SortedMap<Integer, Response> answers() {
-      SortedMap<Integer, Response> answers = new TreeMap<>();
-      refused.forEach((position, r) -> answers.put(position, r.response()));
-      return answers;
-    }
-  }
-
-  /**
-   * Splits {@code request}, a client's batch that decoded into {@code batch}, into the commands for
-   * which {@code refusal} has an answer now and the rest, to log. The leader passes the rule it
-   * refuses a lone command by ({@code FencingState.refusalBeforeLog}), so each command answered
-   * here gets exactly the answer it would have got alone.
-   */
-  public static SplitBatch splitBatch(
-      Request request, Command.Batch batch, Function<Command, Outcome> refusal) {
-    List<Request> requests = request.getBatch().getRequestsList();
-    if (requests.size() != batch.commands().size()) {
-      throw new IllegalArgumentException(
-          "a batch of "
-              + requests.size()
-              + " requests decoded into "
-              + batch.commands().size()
-              + " commands");
-    }
-    SortedMap<Integer, Refusal> refused = new TreeMap<>();
-    BatchRequest.Builder rest = BatchRequest.newBuilder();
-    List<Command> logged = new ArrayList<>();
-    for (int i = 0; i < requests.size(); i++) {
-      Command command = batch.commands().get(i);
-      Outcome answer = refusal.apply(command);
-      if (answer != null) {
-        refused.put(i, new Refusal(command, toResponse(answer)));
-      } else {
-        rest.addRequests(requests.get(i));
-        logged.add(command);
-      }
-    }
-    Request toLog =
-        logged.isEmpty()
-            ? null
-            : refused.isEmpty() ? request : request.toBuilder().setBatch(rest).build();
-    return new SplitBatch(refused, toLog, new Command.Batch(logged));
-  }
-
-  /**
-   * The answer to a whole batch, BATCH_ANSWERED: the {@code early} answers at their positions, and
-   * the {@code others}, in order, in the positions left, so that the i-th answer is the i-th
-   * request's (the client matches them by position). The envelope's time is the latest any answer
-   * reflects.
-   *
-   * @throws IllegalArgumentException when a position lies outside the batch the answers make up
-   */
-  public static Response mergeBatchAnswers(
-      SortedMap<Integer, Response> early, List<Response> others) {
-    int size = early.size() + others.size();
-    if (!early.isEmpty() && (early.firstKey() < 0 || early.lastKey() >= size)) {
-      throw new IllegalArgumentException(
-          "answers at positions " + early.keySet() + " do not fit a batch of " + size);
-    }
-    Response.Builder b = Response.newBuilder().setCode(ResultCode.BATCH_ANSWERED);
-    int next = 0;
-    long nowMs = 0;
-    for (int position = 0; position < size; position++) {
-      Response answer = early.containsKey(position) ? early.get(position) : others.get(next++);
-      b.addBatch(answer);
-      nowMs = Math.max(nowMs, answer.getNowMs());
-    }
-    return b.setNowMs(nowMs).build();
-  }
-
   private static Command.Write toWrite(WriteRequest w, String caller) {
     List<Command.KeyWrite> writes = new ArrayList<>(w.getWritesCount());
     for (KeyWrite kw : w.getWritesList()) {
@@ -227,11 +182,9 @@ public final class WireCodec {
     return new Command.Write(w.getResource(), w.getToken(), writes, w.getRequestId(), caller);
   }
 
+  /** Whether {@code request} is answered without the log (the rule is {@link RequestKinds}'). */
   public static boolean isQuery(Request request) {
-    return switch (request.getCommandCase()) {
-      case READ, LEASE, VALIDATE, NODE_INFO, WATCH, LIST -> true;
-      default -> false;
-    };
+    return RequestKinds.isQuery(request.getCommandCase());
   }
 
   public static Response toResponse(Outcome o) {
@@ -275,52 +228,6 @@ public final class WireCodec {
         .setAtMs(e.atMs())
         .setRequestId(e.requestId())
         .build();
-  }
-
-  private static final int DEFAULT_PAGE = 100;
-  private static final int MAX_PAGE = 1000;
-
-  /** One page of an operator listing, read from {@code state} under the caller's read lock. */
-  static Response listing(FencingState state, ListRequest list) {
-    int limit = list.getLimit() <= 0 ? DEFAULT_PAGE : Math.min(list.getLimit(), MAX_PAGE);
-    Response.Builder b = Response.newBuilder().setCode(ResultCode.FOUND).setNowMs(state.nowMs());
-    if (list.getWhat() == ListRequest.What.KEYS) {
-      if (list.getResource().isEmpty()) {
-        return invalid("resource: required to list keys");
-      }
-      List<Map.Entry<String, ValueRecord>> keys =
-          state.listKeys(list.getResource(), list.getPrefix(), list.getAfter(), limit + 1);
-      for (Map.Entry<String, ValueRecord> e : keys.subList(0, Math.min(limit, keys.size()))) {
-        ValueRecord v = e.getValue();
-        b.addEntries(
-            ListEntry.newBuilder()
-                .setResource(list.getResource())
-                .setKey(e.getKey())
-                .setAcceptedToken(v.acceptedToken())
-                .setVersion(v.version())
-                .setValueBytes(v.value().length)
-                .setWrittenAtMs(v.writtenAtMs()));
-      }
-      return b.setMore(keys.size() > limit).build();
-    }
-    List<ResourceRecord> resources =
-        state.listResources(list.getPrefix(), list.getAfter(), limit + 1);
-    for (ResourceRecord r : resources.subList(0, Math.min(limit, resources.size()))) {
-      ListEntry.Builder e =
-          ListEntry.newBuilder()
-              .setResource(r.name())
-              .setCurrentToken(r.lastToken())
-              .setWaiters(r.waiters().size());
-      LeaseRecord live = r.liveLease(state.nowMs());
-      if (live != null) {
-        e.setToken(live.token())
-            .setOwner(live.owner())
-            .setExpiresAtMs(live.expiresAtMs())
-            .setLive(true);
-      }
-      b.addEntries(e);
-    }
-    return b.setMore(resources.size() > limit).build();
   }
 
   public static Response invalid(String message) {

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The leader's split of a client's batch into the commands it refuses at once and the commands it
  * logs, and the merge of both kinds of answers back into one answer per request ({@link
- * WireCodec#splitBatch}, {@link WireCodec#mergeBatchAnswers}), against a real {@link FencingState}
- * deciding the refusals.
+ * BatchAnswers#splitBatch}, {@link BatchAnswers#mergeBatchAnswers}), against a real {@link
+ * FencingState} deciding the refusals.
  */
 class BatchSplitTest {
   private static final long T0 = 1_700_000_000_000L;
@@ -99,7 +99,7 @@ class BatchSplitTest {
     List<Request> requests = mixed(s);
     Request batch = batch(requests);
 
-    WireCodec.SplitBatch split = split(s, batch);
+    BatchAnswers.SplitBatch split = split(s, batch);
 
     assertThat(split.refused().keySet()).containsExactly(1, 4, 6);
     split
@@ -138,9 +138,9 @@ class BatchSplitTest {
     Response everythingLogged = whole.applyBatch(batch(mixed(whole)));
 
     Setup leader = new Setup();
-    WireCodec.SplitBatch split = split(leader, batch(mixed(leader)));
+    BatchAnswers.SplitBatch split = split(leader, batch(mixed(leader)));
     Response logged = leader.applyBatch(split.toLog());
-    Response merged = WireCodec.mergeBatchAnswers(split.answers(), logged.getBatchList());
+    Response merged = BatchAnswers.mergeBatchAnswers(split.answers(), logged.getBatchList());
 
     assertThat(merged.getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
     assertThat(merged.getBatchCount()).isEqualTo(8);
@@ -180,8 +180,8 @@ class BatchSplitTest {
             acquire("bad", 1),
             write("report", s.stale, "k", "b"));
 
-    WireCodec.SplitBatch split = split(s, batch(requests));
-    Response answer = WireCodec.mergeBatchAnswers(split.answers(), List.of());
+    BatchAnswers.SplitBatch split = split(s, batch(requests));
+    Response answer = BatchAnswers.mergeBatchAnswers(split.answers(), List.of());
 
     assertThat(split.toLog()).isNull();
     assertThat(split.logged().commands()).isEmpty();
@@ -205,7 +205,7 @@ class BatchSplitTest {
                 write("report", s.current, "k", "now"),
                 renew("report", s.current)));
 
-    WireCodec.SplitBatch split = split(s, batch);
+    BatchAnswers.SplitBatch split = split(s, batch);
 
     assertThat(split.refused()).isEmpty();
     assertThat(split.toLog()).isSameAs(batch);
@@ -222,8 +222,8 @@ class BatchSplitTest {
       requests.add(write("r", i + 1, "k", "v"));
     }
     Request batch = batch(requests);
-    WireCodec.SplitBatch split =
-        WireCodec.splitBatch(
+    BatchAnswers.SplitBatch split =
+        BatchAnswers.splitBatch(
             batch,
             (Command.Batch) WireCodec.toCommand(batch),
             command ->
@@ -242,7 +242,7 @@ class BatchSplitTest {
               .build());
     }
 
-    Response merged = WireCodec.mergeBatchAnswers(split.answers(), loggedAnswers);
+    Response merged = BatchAnswers.mergeBatchAnswers(split.answers(), loggedAnswers);
 
     assertThat(merged.getBatchCount()).isEqualTo(requests.size());
     for (int i = 0; i < requests.size(); i++) {
@@ -262,20 +262,21 @@ class BatchSplitTest {
     SortedMap<Integer, Response> beyond = new TreeMap<>(java.util.Map.of(2, early));
     SortedMap<Integer, Response> negative = new TreeMap<>(java.util.Map.of(-1, early));
 
-    assertThatThrownBy(() -> WireCodec.mergeBatchAnswers(beyond, List.of(logged)))
+    assertThatThrownBy(() -> BatchAnswers.mergeBatchAnswers(beyond, List.of(logged)))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> WireCodec.mergeBatchAnswers(negative, List.of(logged)))
+    assertThatThrownBy(() -> BatchAnswers.mergeBatchAnswers(negative, List.of(logged)))
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(
-            WireCodec.mergeBatchAnswers(new TreeMap<>(java.util.Map.of(1, early)), List.of(logged))
+            BatchAnswers.mergeBatchAnswers(
+                    new TreeMap<>(java.util.Map.of(1, early)), List.of(logged))
                 .getBatchList())
         .containsExactly(logged, early);
   }
 
   // ---------------------------------------------------------------------------------------------
 
-  private static WireCodec.SplitBatch split(Setup s, Request batch) {
-    return WireCodec.splitBatch(
+  private static BatchAnswers.SplitBatch split(Setup s, Request batch) {
+    return BatchAnswers.splitBatch(
         batch, (Command.Batch) WireCodec.toCommand(batch), s.state::refusalBeforeLog);
   }
 

@@ -127,6 +127,19 @@ class ArchitectureTest {
           .ignoreDependency(
               JavaClass.Predicates.belongToAnyOf(Wire.class), DescribedPredicate.alwaysTrue());
 
+  /**
+   * The metrics observe the state machine through the narrow hooks it calls ({@code
+   * StateMachineMetrics}, {@code StateReader}); naming the adapter back would tie the two together.
+   */
+  static final ArchRule METRICS_DO_NOT_DEPEND_ON_THE_STATE_MACHINE =
+      noClasses()
+          .that()
+          .resideInAPackage("dev.fencekeeper.metrics..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("dev.fencekeeper.statemachine..")
+          .because("the state machine reports to the metrics, never the other way round");
+
   /** The module of each package; a module may use only the ones before it in the chain. */
   static final ArchRule MODULES_POINT_ONE_WAY =
       layeredArchitecture()
@@ -174,6 +187,12 @@ class ArchitectureTest {
   @Test
   void noPackageCycles() {
     NO_PACKAGE_CYCLES.check(CLASSES);
+  }
+
+  // Guarantee: the metrics name no class of the state machine's package.
+  @Test
+  void metricsDoNotDependOnTheStateMachine() {
+    METRICS_DO_NOT_DEPEND_ON_THE_STATE_MACHINE.check(CLASSES);
   }
 
   // Guarantee: cluster-config <- client <- ratis-statemachine <- tools, never backwards.

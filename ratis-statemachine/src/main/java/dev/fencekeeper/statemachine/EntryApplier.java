@@ -1,0 +1,96 @@
+package dev.fencekeeper.statemachine;
+
+import dev.fencekeeper.core.Command;
+import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.Outcome;
+import dev.fencekeeper.core.ReplicaDivergedException;
+import dev.fencekeeper.metrics.StateMachineMetrics;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.statemachine.proto.LoggedCommand;
+import java.util.SortedMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies one committed log entry on every replica: decodes it ({@link WireCodec#decode}), hands
+ * its command to the core at the entry's index, term and stamp, shows the metrics each outcome, and
+ * encodes the answer. Nothing thrown by the core reaches Ratis but a diverged lineage, which must
+ * stop the replica.
+ */
+final class EntryApplier {
+  private static final Logger LOG = LoggerFactory.getLogger(EntryApplier.class);
+
+  private final CompletableFuture<ReplicaDivergedException> diverged;
+  private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
+
+  /** {@code diverged} completes when an entry shows that this replica's state diverged. */
+  EntryApplier(CompletableFuture<ReplicaDivergedException> diverged) {
+    this.diverged = diverged;
+  }
+
+  void setMetrics(StateMachineMetrics metrics) {
+    this.metrics = metrics;
+  }
+
+  /**
+   * The answer to {@code entry}, applied to {@code state}; the caller holds the write lock. {@code
+   * requestContext} is the metrics' timing when this node stamped the entry as leader, else null.
+   */
+  Response apply(FencingState state, LogEntryProto entry, Object requestContext) {
+    try {
+      LoggedCommand logged =
+          LoggedCommand.parseFrom(
+              entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
+      WireCodec.Entry decoded = WireCodec.decode(logged, entry.getIndex());
+      if (decoded.invalid() != null) {
+        return decoded.invalid();
+      }
+      Command command = decoded.command();
+      SortedMap<Integer, Response> answeredEarly = decoded.answeredEarly();
+      if (command instanceof Command.Batch batch) {
+        metrics.batchApplied(batch.commands().size());
+        Response applied =
+            WireCodec.toBatchResponse(
+                state.applyBatch(
+                    batch,
+                    entry.getTerm(),
+                    entry.getIndex(),
+                    logged.getStampMs(),
+                    (each, run) -> observed(each, run, requestContext)));
+        // Every replica answers the client's whole batch, so a retry after a failover, answered
+        // from the new leader's retry cache, gets what the old leader would have answered.
+        return answeredEarly.isEmpty()
+            ? applied
+            : BatchAnswers.mergeBatchAnswers(answeredEarly, applied.getBatchList());
+      }
+      return WireCodec.toResponse(
+          observed(
+              command,
+              () -> state.apply(command, entry.getTerm(), entry.getIndex(), logged.getStampMs()),
+              requestContext));
+    } catch (InvalidProtocolBufferException e) {
+      // Every replica decodes the same bytes the same way, so this answer is deterministic too.
+      return WireCodec.invalid("malformed log entry " + entry.getIndex() + ": " + e.getMessage());
+    } catch (ReplicaDivergedException e) {
+      // Thrown on: Ratis stops a server whose apply throws, and stopping is the point.
+      LOG.error("Stopping this replica: {}", e.getMessage());
+      diverged.complete(e);
+      throw e;
+    } catch (RuntimeException e) {
+      LOG.error("Bug: applying entry {} threw; answering INTERNAL", entry.getIndex(), e);
+      return WireCodec.internal("entry " + entry.getIndex() + " failed: " + e);
+    }
+  }
+
+  /** Runs the core's {@code apply} and shows the metrics what it answered, and how fast. */
+  private Outcome observed(Command command, Supplier<Outcome> apply, Object requestContext) {
+    long start = System.nanoTime();
+    Outcome outcome = apply.get();
+    metrics.applied(command, outcome, System.nanoTime() - start, requestContext);
+    return outcome;
+  }
+}
