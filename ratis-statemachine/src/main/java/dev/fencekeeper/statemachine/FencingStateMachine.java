@@ -60,6 +60,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private final LeaderClock leaderClock;
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   private final SnapshotStore snapshots;
+  private final SnapshotTaker snapshotTaker;
   private final LatestSnapshot latestSnapshot = new LatestSnapshot(storage);
   // Apply mutates under the write lock; queries and snapshots read under the read lock.
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
