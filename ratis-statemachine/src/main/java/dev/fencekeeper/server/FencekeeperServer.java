@@ -4,6 +4,7 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
 import dev.fencekeeper.metrics.NodeMetrics;
 import dev.fencekeeper.statemachine.FencingStateMachine;
+import dev.fencekeeper.statemachine.LeaderDuties;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.Takeover;
 import dev.fencekeeper.statemachine.proto.Tick;
@@ -318,7 +319,7 @@ public final class FencekeeperServer implements AutoCloseable {
     }
   }
 
-  private final class Duties implements FencingStateMachine.LeaderDuties {
+  private final class Duties implements LeaderDuties {
     @Override
     public void onLeaderReady() {
       LOG.info("{} is leader: committing the takeover grace for live leases", config.self().id());

@@ -6,17 +6,12 @@ import dev.fencekeeper.config.Security;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.ReplicaDivergedException;
-import dev.fencekeeper.core.StateImage;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Response;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
-import java.security.DigestOutputStream;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -465,25 +460,11 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   public StateDigest digest() {
     SnapshotTaker.Image image = image();
-    try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
-        SnapshotStore.writeTo(image.state(), out);
-      }
-      return new StateDigest(image.applied().getIndex(), HexFormat.of().formatHex(sha.digest()));
-    } catch (IOException | NoSuchAlgorithmException e) {
-      throw new IllegalStateException("cannot digest the state", e);
-    }
+    return new StateDigest(image.applied().getIndex(), SnapshotStore.sha256(image.state()));
   }
 
   private BackupStore.Frozen writeFrozen(OutputStream out) {
-    StateImage image = image().state();
-    try {
-      SnapshotStore.writeTo(image, out);
-      return new BackupStore.Frozen(image.lastIssuedToken(), image.resources().size());
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    return SnapshotStore.freeze(image().state(), out);
   }
 
   /** A replica's state fingerprint at an applied index. */
@@ -497,21 +478,5 @@ public class FencingStateMachine extends BaseStateMachine {
     } finally {
       lock.readLock().unlock();
     }
-  }
-
-  /** What a node does when it becomes leader or stops being one; only ever proposes log entries. */
-  public interface LeaderDuties {
-    LeaderDuties NONE =
-        new LeaderDuties() {
-          @Override
-          public void onLeaderReady() {}
-
-          @Override
-          public void onNotLeader() {}
-        };
-
-    void onLeaderReady();
-
-    void onNotLeader();
   }
 }

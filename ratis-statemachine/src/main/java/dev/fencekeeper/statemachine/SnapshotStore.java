@@ -19,6 +19,7 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -28,7 +29,9 @@ import java.nio.file.StandardOpenOption;
 import java.security.DigestInputStream;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -118,6 +121,29 @@ final class SnapshotStore {
     return new Loaded(
         readFile(info.getFile().getPath(), info.getFile().getFileDigest(), limits),
         info.getTermIndex());
+  }
+
+  /** SHA-256 of {@code image} in snapshot form: equal digests mean identical states. */
+  static String sha256(StateImage image) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
+        writeTo(image, out);
+      }
+      return HexFormat.of().formatHex(sha.digest());
+    } catch (IOException | NoSuchAlgorithmException e) {
+      throw new IllegalStateException("cannot digest the state", e);
+    }
+  }
+
+  /** Writes {@code image} as a backup's body and says what it holds. */
+  static BackupStore.Frozen freeze(StateImage image, OutputStream out) {
+    try {
+      writeTo(image, out);
+      return new BackupStore.Frozen(image.lastIssuedToken(), image.resources().size());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /**
