@@ -624,9 +624,9 @@ public final class BenchCommand implements Callable<Integer> {
     /** W2 at each of --cost-curve-workers, on the cluster as the sweeps left it. */
     List<CostCurve.WorkerPoint> costCurveWorkers(PrintStream progress) throws InterruptedException {
       List<CostCurve.WorkerPoint> points = new ArrayList<>();
+      progress.println("bench: cost curve: W2 at each worker count");
       for (int c : CostCurve.parseCounts("--cost-curve-workers", costCurveWorkers, 1, 4096)) {
         Measurement m = fencekeeper(Workload.W2, c, runId + "-curve", timing.warmup);
-        progress.print("bench: cost curve: ");
         progress(progress, Phase.SETTLED, m);
         points.add(new CostCurve.WorkerPoint(c, m.opsPerSecond(), m.percentileMs(99)));
       }
