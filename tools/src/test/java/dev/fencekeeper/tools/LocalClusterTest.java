@@ -90,8 +90,7 @@ class LocalClusterTest {
   // Guarantee: up refuses (exit 2, before starting any node) when one of its ports is taken.
   @Test
   void upRefusesATakenPort() throws IOException {
-    try (ServerSocket taken = new ServerSocket()) {
-      taken.bind(new InetSocketAddress(0));
+    try (ServerSocket taken = portWhoseNeighboursAreFree()) {
       int base = taken.getLocalPort() - 1; // n2's port is the taken one
 
       CliRun run =
@@ -100,6 +99,30 @@ class LocalClusterTest {
       assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
       assertThat(run.err()).contains("port " + taken.getLocalPort() + " (n2) is already in use");
       assertThat(run.out()).doesNotContain("pid");
+    }
+  }
+
+  /**
+   * A bound port whose cluster neighbours (the other Raft ports and every metrics port, +100) are
+   * free as far as can be seen now, so that {@code up} reports this port and not another process's.
+   */
+  private static ServerSocket portWhoseNeighboursAreFree() throws IOException {
+    for (int attempt = 0; ; attempt++) {
+      ServerSocket taken = new ServerSocket();
+      taken.bind(new InetSocketAddress(0));
+      int base = taken.getLocalPort() - 1;
+      boolean free = base + 102 <= 65535;
+      for (int port : new int[] {base, base + 2, base + 100, base + 101, base + 102}) {
+        try (ServerSocket probe = new ServerSocket()) {
+          probe.bind(new InetSocketAddress(port));
+        } catch (IOException inUse) {
+          free = false;
+        }
+      }
+      if (free || attempt == 20) {
+        return taken;
+      }
+      taken.close();
     }
   }
 
