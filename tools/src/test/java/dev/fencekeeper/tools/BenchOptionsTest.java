@@ -55,4 +55,31 @@ class BenchOptionsTest {
             "fencekeeper: --baseline: 'zookeper' is"
                 + " not known; choose from ratis, zookeeper, etcd (comma-separated)");
   }
+
+  // Guarantee: bad --snapshot-load / --snapshot-every input is a one-line usage error (exit 2)
+  // before any node starts, checked before the other flags.
+  @Test
+  void badSnapshotLoadFlagsAreOneLineUsageErrors() {
+    CliRun zero =
+        CliRun.run(dir, "bench", "--snapshot-load", "--snapshot-every", "0", "--workload", "W9");
+    assertThat(zero.exitCode()).as(zero.toString()).isEqualTo(2);
+    assertThat(zero.err().strip().lines())
+        .as(zero.toString())
+        .containsExactly(
+            "fencekeeper: --snapshot-every: '0' must be ≥ 1, and needs --snapshot-load");
+
+    CliRun alone = CliRun.run(dir, "bench", "--snapshot-every", "1000", "--workload", "W9");
+    assertThat(alone.exitCode()).as(alone.toString()).isEqualTo(2);
+    assertThat(alone.err()).contains("needs --snapshot-load");
+
+    CliRun external =
+        CliRun.run(dir, "bench", "--snapshot-load", "--peers", "127.0.0.1:1", "--workload", "W9");
+    assertThat(external.exitCode()).as(external.toString()).isEqualTo(2);
+    assertThat(external.err().strip().lines())
+        .as(external.toString())
+        .hasSize(1)
+        .first()
+        .asString()
+        .contains("--snapshot-load needs clusters the bench starts (not --peers)");
+  }
 }

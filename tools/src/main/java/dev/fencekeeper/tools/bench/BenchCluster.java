@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -65,11 +66,26 @@ final class BenchCluster implements AutoCloseable {
    * dir.
    */
   static BenchCluster startLocal(Kind kind) throws IOException {
+    return startLocal(kind, Map.of());
+  }
+
+  /**
+   * As {@link #startLocal(Kind)}, every node's config file carrying {@code nodeSettings} (config
+   * keys and values, e.g. {@code snapshot.auto-trigger.entries}) over the local defaults.
+   *
+   * @throws dev.fencekeeper.config.ConfigException if a setting is not a valid config key and value
+   */
+  static BenchCluster startLocal(Kind kind, Map<String, String> nodeSettings) throws IOException {
     Path dir = Files.createTempDirectory("fencekeeper-bench-" + kind.name().toLowerCase() + "-");
     int basePort = freeBasePort();
     BenchCluster cluster = new BenchCluster(kind, ClusterConfig.local(basePort), dir);
     try {
       for (Node node : LocalClusterLayout.prepare(dir, basePort)) {
+        if (!nodeSettings.isEmpty()) {
+          Properties settings = ClusterConfig.load(node.configFile()).toProperties();
+          nodeSettings.forEach(settings::setProperty);
+          ClusterConfig.fromProperties(settings).store(node.configFile());
+        }
         cluster.nodes.put(node.id(), node);
         cluster.launch(node.id());
       }
@@ -166,6 +182,25 @@ final class BenchCluster implements AutoCloseable {
       }
     }
     return term;
+  }
+
+  /**
+   * The highest last-applied log index any node reports, or -1 if none answers: its growth over a
+   * window counts the log entries the window applied.
+   */
+  long appliedIndex(FencingClient client) {
+    long applied = -1;
+    for (var peer : config.peers()) {
+      try {
+        applied =
+            Math.max(
+                applied,
+                Wire.nodeInfo(client, peer.id(), Duration.ofSeconds(1)).getLastAppliedIndex());
+      } catch (RuntimeException e) {
+        // down or busy
+      }
+    }
+    return applied;
   }
 
   /** kill -9 of node {@code id}; returns once the process is gone. */

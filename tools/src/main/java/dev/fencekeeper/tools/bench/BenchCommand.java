@@ -55,6 +55,11 @@ import picocli.CommandLine.Option;
           + " of every node until a linearizable read and a write succeed (issue #6's 1,000,000-key"
           + " target). `--workload none` runs no workload (with --failover-trials 0: the state"
           + " figures alone).",
+      "--snapshot-load runs W2 at the highest --concurrency while the nodes take snapshots, on"
+          + " two clusters of their own loaded with --state-keys keys (1,000,000 if not given):"
+          + " one with snapshots far apart, one with Ratis taking a snapshot every few seconds"
+          + " (every --snapshot-every entries if given), and reports writes/s, p50, p99, p99.9 and"
+          + " max of both and the snapshots the nodes wrote in each window.",
       "Prints Markdown tables (or one JSON object with --json); --output FILE writes the whole"
           + " benchmarks document, keeping its hand-written profile-findings section.",
       "Exit 0, or 18 if W3 saw a stale write accepted or not definitely rejected."
@@ -161,6 +166,21 @@ public final class BenchCommand implements Callable<Integer> {
   private int stateKeys;
 
   @Option(
+      names = "--snapshot-load",
+      description =
+          "Also measure W2 while snapshots are taken, against W2 without, each on a cluster of its"
+              + " own loaded with --state-keys keys (1000000 if not given).")
+  private boolean snapshotLoad;
+
+  @Option(
+      names = "--snapshot-every",
+      paramLabel = "ENTRIES",
+      description =
+          "--snapshot-load: snapshot.auto-trigger.entries of the cluster with snapshots (default:"
+              + " the entries the window without snapshots applied in 4 s).")
+  private Long snapshotEvery;
+
+  @Option(
       names = "--cost-curve",
       description =
           "Also measure the cost curve: W2 at each of --cost-curve-workers on the bench's cluster,"
@@ -199,6 +219,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    SnapshotLoad.validate(snapshotLoad, snapshotEvery, peers != null);
     List<Workload> chosen = parseWorkloads();
     List<Integer> concurrencies = parseConcurrency();
     List<Phase> phases = Phase.parse(this.phases);
@@ -238,8 +259,8 @@ public final class BenchCommand implements Callable<Integer> {
             ? BenchCluster.external(described)
             : mainCluster ? BenchCluster.startLocal(BenchCluster.Kind.FENCEKEEPER) : null;
     if (cluster == null) {
-      // Only --state-keys: its cluster is the only one; its nodes run the settings of
-      // ClusterConfig.local.
+      // Only clusters of their own (--state-keys, --snapshot-load); their nodes run the settings
+      // of ClusterConfig.local.
       BenchReport report =
           new BenchReport(
               commandLine(),
@@ -248,7 +269,7 @@ public final class BenchCommand implements Callable<Integer> {
                   + " fsync on; node JVM flags "
                   + nodeJvmFlags()
                   + ")");
-      measureState(report, curveKeys, runId, progress);
+      measureState(report, curveKeys, concurrencies, runId, progress);
       return finish(report, progress);
     }
     String description =
@@ -345,19 +366,34 @@ public final class BenchCommand implements Callable<Integer> {
       }
       cluster.close();
     }
-    measureState(report, curveKeys, runId, progress);
+    measureState(report, curveKeys, concurrencies, runId, progress);
     return finish(report, progress);
   }
 
   /**
-   * The figures of clusters of their own, after the main cluster is gone: --state-keys and the cost
-   * curve's state sizes.
+   * The figures of clusters of their own, after the main cluster is gone: --state-keys, the cost
+   * curve's state sizes and --snapshot-load.
    */
   private void measureState(
-      BenchReport report, List<Integer> curveKeys, String runId, PrintStream progress)
+      BenchReport report,
+      List<Integer> curveKeys,
+      List<Integer> concurrencies,
+      String runId,
+      PrintStream progress)
       throws Exception {
     if (stateKeys > 0) {
       report.state = StateSize.measure(stateKeys, runId, progress);
+    }
+    if (snapshotLoad) {
+      report.snapshotLoad =
+          SnapshotLoad.measure(
+              stateKeys > 0 ? stateKeys : SnapshotLoad.DEFAULT_KEYS,
+              concurrencies.stream().mapToInt(Integer::intValue).max().orElseThrow(),
+              snapshotEvery,
+              timing.warmup,
+              timing.duration,
+              runId + "-snapshots",
+              progress);
     }
     if (costCurve) {
       List<StateSize.Figures> states = new ArrayList<>();
@@ -853,6 +889,12 @@ public final class BenchCommand implements Callable<Integer> {
     }
     if (stateKeys > 0) {
       parts.addAll(List.of("--state-keys", Integer.toString(stateKeys)));
+    }
+    if (snapshotLoad) {
+      parts.add("--snapshot-load");
+    }
+    if (snapshotEvery != null) {
+      parts.addAll(List.of("--snapshot-every", Long.toString(snapshotEvery)));
     }
     if (costCurve) {
       parts.addAll(

@@ -105,6 +105,9 @@ final class BenchReport {
   /** The --state-keys figures; null when not run. */
   StateSize.Figures state;
 
+  /** The --snapshot-load figures; null when not run. */
+  SnapshotLoad.Figures snapshotLoad;
+
   final Map<String, String> raftSettings = new LinkedHashMap<>();
   final String clusterDescription;
 
@@ -227,6 +230,9 @@ final class BenchReport {
     failover(root.putObject("failover"));
     if (state != null) {
       root.set("state", stateJson(state));
+    }
+    if (snapshotLoad != null) {
+      root.set("snapshot_load", SnapshotLoad.toJson(snapshotLoad));
     }
     if (costCurve != null) {
       ObjectNode cost = root.putObject("cost_curve");
@@ -375,7 +381,7 @@ final class BenchReport {
     return bytes < 0 ? -1 : bytes / 1e6;
   }
 
-  private static double round(double v, int digits) {
+  static double round(double v, int digits) {
     if (Double.isNaN(v) || Double.isInfinite(v)) {
       return -1;
     }
@@ -645,6 +651,9 @@ final class BenchReport {
               + " ms, counted from the relaunch (JVM start included; -1: not within 120 s).");
       lines.add("");
     }
+    if (snapshotLoad != null) {
+      lines.addAll(SnapshotLoad.table(snapshotLoad));
+    }
     if (costCurve != null) {
       costCurveTables(lines);
     }
@@ -853,7 +862,7 @@ final class BenchReport {
     return v.length == 0 ? -1 : v[v.length / 2];
   }
 
-  private static String fmt(double v, int digits) {
+  static String fmt(double v, int digits) {
     if (Double.isNaN(v) || Double.isInfinite(v)) {
       return "?";
     }

@@ -105,10 +105,9 @@ final class StateSize {
     progress.flush();
     try (BenchCluster cluster = BenchCluster.startLocal(BenchCluster.Kind.FENCEKEEPER)) {
       Limits limits = cluster.config().limits();
-      int perResource = Math.min(KEYS_PER_RESOURCE, limits.maxKeysPerResource());
-      int perWrite =
-          Math.max(1, Math.min(limits.maxKeysPerWrite(), limits.maxValueBytes() / VALUE_BYTES));
-      int resources = (keys + perResource - 1) / perResource;
+      int perResource = keysPerResource(limits);
+      int perWrite = keysPerWrite(limits);
+      int resources = resources(keys, perResource);
       String prefix = "state/" + runId + "/";
       List<String> ids = cluster.nodeIds();
       Map<String, long[]> heap = new LinkedHashMap<>(); // id -> empty, loaded, restarted
@@ -186,14 +185,27 @@ final class StateSize {
     }
   }
 
+  /** Keys per resource the load puts in, within the cluster's limits. */
+  static int keysPerResource(Limits limits) {
+    return Math.min(KEYS_PER_RESOURCE, limits.maxKeysPerResource());
+  }
+
+  /** Keys per write of the load: as many values of VALUE_BYTES as one entry may carry. */
+  static int keysPerWrite(Limits limits) {
+    return Math.max(1, Math.min(limits.maxKeysPerWrite(), limits.maxValueBytes() / VALUE_BYTES));
+  }
+
+  static int resources(int keys, int perResource) {
+    return (keys + perResource - 1) / perResource;
+  }
+
   /**
    * Fills the resources in parallel: each loader holds one resource at a time and writes its keys
    * in batches.
    */
-  private static void load(
-      FencingClient client, String prefix, int keys, int perResource, int perWrite)
+  static void load(FencingClient client, String prefix, int keys, int perResource, int perWrite)
       throws InterruptedException {
-    int resources = (keys + perResource - 1) / perResource;
+    int resources = resources(keys, perResource);
     AtomicInteger next = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(LOADERS);
     try {
@@ -246,8 +258,7 @@ final class StateSize {
     return String.format("key-%06d", i);
   }
 
-  private static void awaitListening(BenchCluster cluster, long deadlineNanos)
-      throws InterruptedException {
+  static void awaitListening(BenchCluster cluster, long deadlineNanos) throws InterruptedException {
     for (var peer : cluster.config().peers()) {
       while (System.nanoTime() < deadlineNanos) {
         try (java.net.Socket probe = new java.net.Socket()) {
@@ -277,7 +288,7 @@ final class StateSize {
     return false;
   }
 
-  private static void awaitGrant(FencingClient client, String resource, Duration timeout)
+  static void awaitGrant(FencingClient client, String resource, Duration timeout)
       throws InterruptedException {
     if (!awaitGrant(client, resource, System.nanoTime() + timeout.toNanos())) {
       throw new IllegalStateException(
