@@ -81,11 +81,7 @@ final class BenchCluster implements AutoCloseable {
     BenchCluster cluster = new BenchCluster(kind, ClusterConfig.local(basePort), dir);
     try {
       for (Node node : LocalClusterLayout.prepare(dir, basePort)) {
-        if (!nodeSettings.isEmpty()) {
-          Properties settings = ClusterConfig.load(node.configFile()).toProperties();
-          nodeSettings.forEach(settings::setProperty);
-          ClusterConfig.fromProperties(settings).store(node.configFile());
-        }
+        applySettings(node, nodeSettings);
         cluster.nodes.put(node.id(), node);
         cluster.launch(node.id());
       }
@@ -94,6 +90,21 @@ final class BenchCluster implements AutoCloseable {
       throw e;
     }
     return cluster;
+  }
+
+  /**
+   * Rewrites {@code node}'s config file with {@code settings} over what it holds; the result is
+   * checked as any config file is.
+   *
+   * @throws dev.fencekeeper.config.ConfigException naming the key if a setting is not valid
+   */
+  static void applySettings(Node node, Map<String, String> settings) {
+    if (settings.isEmpty()) {
+      return;
+    }
+    Properties properties = ClusterConfig.load(node.configFile()).toProperties();
+    settings.forEach(properties::setProperty);
+    ClusterConfig.fromProperties(properties).store(node.configFile());
   }
 
   /** Three consecutive Raft ports and their metrics ports (+100), all free right now. */
