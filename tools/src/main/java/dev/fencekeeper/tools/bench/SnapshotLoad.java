@@ -272,6 +272,19 @@ final class SnapshotLoad {
   }
 
   /**
+   * Per node, in the map's order, how many of its snapshot indices lie after {@code from} and up to
+   * {@code to}: the snapshots of a state the window reached, not those from before it.
+   */
+  static Map<String, Integer> countBetween(
+      Map<String, Set<Long>> indicesByNode, long from, long to) {
+    Map<String, Integer> counts = new LinkedHashMap<>();
+    indicesByNode.forEach(
+        (id, indices) ->
+            counts.put(id, (int) indices.stream().filter(i -> i > from && i <= to).count()));
+    return counts;
+  }
+
+  /**
    * Watches every node's snapshot files while open: Ratis keeps only the newest two, so the files
    * are listed every POLL_EVERY and every index ever seen is remembered.
    */
@@ -305,11 +318,9 @@ final class SnapshotLoad {
     /** Per node, the snapshots seen of a state after entry {@code from} up to {@code to}. */
     Map<String, Integer> between(long from, long to) {
       poll();
-      Map<String, Integer> counts = new LinkedHashMap<>();
-      for (String id : cluster.nodeIds()) {
-        counts.put(id, (int) seen.get(id).stream().filter(i -> i > from && i <= to).count());
-      }
-      return counts;
+      Map<String, Set<Long>> byNode = new LinkedHashMap<>();
+      cluster.nodeIds().forEach(id -> byNode.put(id, seen.get(id)));
+      return countBetween(byNode, from, to);
     }
 
     @Override

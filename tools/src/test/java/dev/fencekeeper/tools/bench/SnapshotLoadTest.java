@@ -122,6 +122,18 @@ class SnapshotLoadTest {
     assertThat(SnapshotLoad.snapshotIndices(dir.resolve("missing"))).isEmpty();
   }
 
+  // Guarantee: a window counts the snapshots of a state after its first entry up to its last, per
+  // node, and none from before it (a snapshot taken during the load, still on disk).
+  @Test
+  void onlySnapshotsOfTheWindowCount() {
+    Map<String, java.util.Set<Long>> seen = new LinkedHashMap<>();
+    seen.put("n1", java.util.Set.of(400L, 1_000L, 1_263L, 1_526L));
+    seen.put("n2", java.util.Set.of(1_000L, 1_001L));
+    seen.put("n3", java.util.Set.of());
+    assertThat(SnapshotLoad.countBetween(seen, 1_000, 1_526))
+        .containsExactly(Map.entry("n1", 2), Map.entry("n2", 1), Map.entry("n3", 0));
+  }
+
   // Guarantee: the Markdown section shows both windows side by side with every figure, the
   // snapshots per node, and the ratios of the tail latencies.
   @Test
