@@ -25,18 +25,13 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
-import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.LifeCycle;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The Ratis adapter around {@link FencingState}: it decodes, stamps time, delegates and encodes,
@@ -49,14 +44,8 @@ import org.slf4j.LoggerFactory;
  * Tokens: derived from the entry's log index inside the core.
  */
 public class FencingStateMachine extends BaseStateMachine {
-  private static final Logger LOG = LoggerFactory.getLogger(FencingStateMachine.class);
-
-  private final Limits limits;
   private final LeaderClock leaderClock;
-  private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
-  private final SnapshotStore snapshots;
-  private final SnapshotTaker snapshotTaker;
-  private final LatestSnapshot latestSnapshot = new LatestSnapshot(storage);
+  private final ReplicaSnapshots snapshots;
   // Apply mutates under the write lock; queries and snapshots read under the read lock.
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private FencingState state;
@@ -90,20 +79,18 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   private FencingStateMachine(Limits limits, LeaderClock leaderClock) {
-    this.limits = limits;
     this.leaderClock = leaderClock;
-    this.snapshots = new SnapshotStore(storage, limits);
-    this.snapshotTaker =
-        new SnapshotTaker(
-            (image, applied) -> {
-              snapshots.write(image, applied);
-              latestSnapshot.changed();
-            });
+    this.snapshots = new ReplicaSnapshots(limits, this::adopt);
     this.state = new FencingState(limits);
     this.admission = new Admission(leaderClock, this::read);
     this.queries =
         new QueryService(
-            limits, this::read, eventLog, this::division, this::snapshotIndex, this::writeFrozen);
+            limits,
+            this::read,
+            eventLog,
+            this::division,
+            snapshots::latestIndex,
+            this::writeFrozen);
   }
 
   /**
@@ -145,11 +132,22 @@ public class FencingStateMachine extends BaseStateMachine {
     state.skipFencingCheckUnsafely();
   }
 
-  private FencingState adopted(FencingState s) {
+  /** Takes over a state loaded from a snapshot ({@code applied}) or a restore seed (null). */
+  private void adopt(FencingState loaded, TermIndex applied) {
     if (fencingCheckSkipped) {
-      s.skipFencingCheckUnsafely();
+      loaded.skipFencingCheckUnsafely();
     }
-    return s;
+    lock.writeLock().lock();
+    try {
+      state = loaded;
+      if (applied != null) {
+        eventLog.reset(applied.getIndex());
+        updateLastAppliedTermIndex(applied.getTerm(), applied.getIndex());
+      }
+      publishNextExpiry();
+    } finally {
+      lock.writeLock().unlock();
+    }
   }
 
   /**
@@ -174,18 +172,9 @@ public class FencingStateMachine extends BaseStateMachine {
         .startAndTransition(
             () -> {
               super.initialize(server, groupId, raftStorage);
-              storage.init(raftStorage);
-              if (RaftServerConfigKeys.Snapshot.autoTriggerEnabled(server.getProperties())) {
-                snapshotTaker.autoTriggerEntries(
-                    RaftServerConfigKeys.Snapshot.autoTriggerThreshold(server.getProperties()));
-              }
               Path groupDir = raftStorage.getStorageDir().getRoot().toPath();
-              StorageFiles.removeAbandonedSnapshotDownloads(
-                  raftStorage.getStorageDir().getTmpDir().toPath());
               queries.setBackups(new BackupStore(groupDir.resolve("backups")));
-              if (!loadLatestSnapshot()) {
-                startFromRestoreSeed(groupDir.getParent());
-              }
+              snapshots.start(raftStorage, server.getProperties());
             });
   }
 
@@ -204,12 +193,10 @@ public class FencingStateMachine extends BaseStateMachine {
 
   @Override
   public void reinitialize() throws IOException {
-    snapshotTaker.awaitWrite(); // it must not finish after the installed snapshot is loaded
+    snapshots.awaitWrite(); // it must not finish after the installed snapshot is loaded
     lock.writeLock().lock();
     try {
-      storage.loadLatestSnapshot(); // getLatestSnapshot() is cached; rescan for the installed one
-      latestSnapshot.changed();
-      loadLatestSnapshot();
+      snapshots.reloadInstalled();
       if (getLifeCycleState() == LifeCycle.State.PAUSED) {
         getLifeCycle().transition(LifeCycle.State.STARTING);
         getLifeCycle().transition(LifeCycle.State.RUNNING);
@@ -219,54 +206,9 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  /** Returns false when there is no snapshot to load. */
-  private boolean loadLatestSnapshot() throws IOException {
-    SnapshotStore.Loaded loaded = snapshots.loadLatest();
-    if (loaded == null) {
-      return false;
-    }
-    lock.writeLock().lock();
-    try {
-      state = adopted(loaded.state());
-      eventLog.reset(loaded.termIndex().getIndex());
-      publishNextExpiry();
-      updateLastAppliedTermIndex(loaded.termIndex().getTerm(), loaded.termIndex().getIndex());
-      snapshotTaker.onDisk(loaded.termIndex().getIndex());
-    } finally {
-      lock.writeLock().unlock();
-    }
-    LOG.info(
-        "Loaded snapshot {} ({} resources)", loaded.termIndex(), loaded.state().resources().size());
-    return true;
-  }
-
-  /**
-   * A node of a cluster restored from a backup, with no snapshot of its own yet, starts from the
-   * seed. Nothing is marked applied: the log, from its first entry, is applied on top of the seed
-   * as on every other node of the new cluster.
-   */
-  private void startFromRestoreSeed(Path storageDir) throws IOException {
-    FencingState seeded = RestoreSeed.load(storageDir, limits);
-    if (seeded == null) {
-      return;
-    }
-    lock.writeLock().lock();
-    try {
-      state = adopted(seeded);
-      publishNextExpiry();
-    } finally {
-      lock.writeLock().unlock();
-    }
-    LOG.info(
-        "Started from the restore seed in {} ({} resources; tokens continue above {})",
-        storageDir,
-        seeded.resources().size(),
-        seeded.lastIssuedToken());
-  }
-
   @Override
   public StateMachineStorage getStateMachineStorage() {
-    return storage;
+    return snapshots.storage();
   }
 
   /**
@@ -274,7 +216,7 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   @Override
   public org.apache.ratis.statemachine.SnapshotInfo getLatestSnapshot() {
-    return latestSnapshot.get();
+    return snapshots.latest();
   }
 
   /**
@@ -284,11 +226,7 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   @Override
   public long takeSnapshot() throws IOException {
-    TermIndex applied = getLastAppliedTermIndex();
-    if (applied == null || applied.getIndex() < 0) {
-      return RaftLog.INVALID_LOG_INDEX;
-    }
-    return snapshotTaker.take(applied, this::image);
+    return snapshots.take(getLastAppliedTermIndex(), this::image);
   }
 
   /**
@@ -395,11 +333,6 @@ public class FencingStateMachine extends BaseStateMachine {
     return server == null ? null : server.getDivision(getGroupId());
   }
 
-  private long snapshotIndex() {
-    org.apache.ratis.statemachine.SnapshotInfo snapshot = getLatestSnapshot();
-    return snapshot == null ? RaftLog.INVALID_LOG_INDEX : snapshot.getIndex();
-  }
-
   // -----------------------------------------------------------------------------------------------
   // Leader duties run outside the log; they only ever propose commands through it.
 
@@ -450,7 +383,7 @@ public class FencingStateMachine extends BaseStateMachine {
   public void close() throws IOException {
     leaderDuties.onNotLeader();
     eventLog.close();
-    snapshotTaker.close();
+    snapshots.close();
     super.close();
   }
 
