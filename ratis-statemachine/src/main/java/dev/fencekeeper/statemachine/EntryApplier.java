@@ -7,7 +7,6 @@ import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
-import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -45,27 +44,23 @@ final class EntryApplier {
       LoggedCommand logged =
           LoggedCommand.parseFrom(
               entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
-      WireCodec.Entry decoded = WireCodec.decode(logged, entry.getIndex());
+      WireCodec.Entry decoded = WireCodec.decode(logged);
       if (decoded.invalid() != null) {
         return decoded.invalid();
       }
       Command command = decoded.command();
-      SortedMap<Integer, Response> answeredEarly = decoded.answeredEarly();
       if (command instanceof Command.Batch batch) {
         metrics.batchApplied(batch.commands().size());
-        Response applied =
-            WireCodec.toBatchResponse(
-                state.applyBatch(
-                    batch,
-                    entry.getTerm(),
-                    entry.getIndex(),
-                    logged.getStampMs(),
-                    (each, run) -> observed(each, run, requestContext)));
-        // Every replica answers the client's whole batch, so a retry after a failover, answered
-        // from the new leader's retry cache, gets what the old leader would have answered.
-        return answeredEarly.isEmpty()
-            ? applied
-            : BatchAnswers.mergeBatchAnswers(answeredEarly, applied.getBatchList());
+        // Each command is judged here, on every replica, as if alone: a stale or malformed one is
+        // refused in its position and the others applied, so every replica answers the whole batch
+        // alike and a retry after a failover gets the full answer from any node's retry cache.
+        return WireCodec.toBatchResponse(
+            state.applyBatch(
+                batch,
+                entry.getTerm(),
+                entry.getIndex(),
+                logged.getStampMs(),
+                (each, run) -> observed(each, run, requestContext)));
       }
       return WireCodec.toResponse(
           observed(
