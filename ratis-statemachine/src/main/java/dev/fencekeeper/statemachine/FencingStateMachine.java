@@ -4,7 +4,6 @@ import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.core.FencingState;
-import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Response;
@@ -12,7 +11,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
 import java.util.Collection;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
@@ -54,10 +52,9 @@ public class FencingStateMachine extends BaseStateMachine {
   private final CompletableFuture<ReplicaDivergedException> diverged = new CompletableFuture<>();
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private final Admission admission;
-  private final EntryApplier applier = new EntryApplier(diverged);
+  private final EntryApplier applier = new EntryApplier(diverged, eventLog);
   private final QueryService queries;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
-  private volatile boolean fencingCheckSkipped;
 
   /**
    * A state machine that stamps entries with {@code wallClock} as it reads at each request: for
@@ -93,9 +90,7 @@ public class FencingStateMachine extends BaseStateMachine {
             this::writeFrozen);
   }
 
-  /**
-   * Requests from this client id may carry internal commands (takeover, tick); from others, never.
-   */
+  /** Requests from this client id may carry internal commands (takeover, tick); others never. */
   public void setInternalClientId(ClientId id) {
     admission.setInternalClientId(id);
   }
@@ -104,19 +99,13 @@ public class FencingStateMachine extends BaseStateMachine {
     this.leaderDuties = duties;
   }
 
-  /**
-   * Who counts as an admin (revoke, backup); without TLS everyone does. Set before the server
-   * starts.
-   */
+  /** Who counts as an admin (revoke, backup); without TLS everyone does. Set before start. */
   public void setSecurity(Security security) {
     admission.setSecurity(security);
     queries.setSecurity(security);
   }
 
-  /**
-   * How many commands the leader holds and reads a node holds at once. Set before the server
-   * starts.
-   */
+  /** How many commands the leader and reads a node hold at once. Set before start. */
   public void setOverload(Overload overload) {
     admission.setOverload(overload);
     queries.setOverload(overload);
@@ -128,15 +117,12 @@ public class FencingStateMachine extends BaseStateMachine {
    * Set before the server starts.
    */
   public void skipFencingCheckUnsafely() {
-    fencingCheckSkipped = true;
+    snapshots.skipFencingCheckUnsafely();
     state.skipFencingCheckUnsafely();
   }
 
   /** Takes over a state loaded from a snapshot ({@code applied}) or a restore seed (null). */
   private void adopt(FencingState loaded, TermIndex applied) {
-    if (fencingCheckSkipped) {
-      loaded.skipFencingCheckUnsafely();
-    }
     lock.writeLock().lock();
     try {
       state = loaded;
@@ -150,9 +136,7 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  /**
-   * Observes requests, outcomes and lease events; never changes them. Set before the server starts.
-   */
+  /** Observes requests, outcomes and lease events; never changes them. Set before start. */
   public void setMetrics(StateMachineMetrics metrics) {
     this.metrics = metrics;
     admission.setMetrics(metrics);
@@ -243,23 +227,21 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   // -----------------------------------------------------------------------------------------------
-  // Leader side: validate, refuse what can be refused without a log entry, stamp time.
+  // Leader side: admit (authorize, bound, stamp time), or answer at once.
 
   @Override
   public TransactionContext startTransaction(RaftClientRequest request) {
     Admission.Decision decision = admission.admit(request);
+    TransactionContext.Builder trx =
+        TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request);
     if (decision instanceof Admission.ToLog toLog) {
-      return TransactionContext.newBuilder()
-          .setStateMachine(this)
-          .setClientRequest(request)
-          .setLogData(UnsafeByteOperations.unsafeWrap(toLog.entry().toByteArray()))
+      return trx.setLogData(UnsafeByteOperations.unsafeWrap(toLog.entry().toByteArray()))
           .setStateMachineContext(toLog.context()) // leader-local, never replicated
           .build();
     }
     // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
     // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
-    TransactionContext refused =
-        TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).build();
+    TransactionContext refused = trx.build();
     refused.setException(((Admission.Answered) decision).asException());
     return refused;
   }
@@ -276,9 +258,6 @@ public class FencingStateMachine extends BaseStateMachine {
       Object context = trx.getStateMachineContext();
       Admission.Started.release(context);
       response = applier.apply(state, entry, Admission.Started.timingOf(context));
-      List<LeaseEvent> events = state.drainEvents();
-      metrics.leaseEvents(events);
-      eventLog.append(entry.getIndex(), events);
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
       publishNextExpiry();
     } finally {
@@ -365,9 +344,7 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  /**
-   * Ratis gave up on a started transaction before logging it (e.g. it lost leadership meanwhile).
-   */
+  /** Ratis gave up on a started transaction before logging it (e.g. it lost leadership). */
   @Override
   public TransactionContext cancelTransaction(TransactionContext trx) throws IOException {
     Admission.Started.release(trx.getStateMachineContext());

@@ -43,6 +43,7 @@ final class ReplicaSnapshots implements AutoCloseable {
   private final SnapshotStore store;
   private final LatestSnapshot latest = new LatestSnapshot(storage);
   private final SnapshotTaker taker;
+  private volatile boolean fencingCheckSkipped;
 
   ReplicaSnapshots(Limits limits, Adopter adopter) {
     this.limits = limits;
@@ -54,6 +55,22 @@ final class ReplicaSnapshots implements AutoCloseable {
               store.write(image, applied);
               latest.changed();
             });
+  }
+
+  /**
+   * TEST ONLY, UNSAFE: every state loaded from now on accepts writes without the fencing check (see
+   * {@link FencingState#skipFencingCheckUnsafely}).
+   */
+  void skipFencingCheckUnsafely() {
+    fencingCheckSkipped = true;
+  }
+
+  /** Hands {@code loaded} over to the adopter. */
+  private void adopt(FencingState loaded, TermIndex applied) {
+    if (fencingCheckSkipped) {
+      loaded.skipFencingCheckUnsafely();
+    }
+    adopter.adopt(loaded, applied);
   }
 
   /** The storage Ratis's {@code getStateMachineStorage} returns. */
@@ -98,7 +115,7 @@ final class ReplicaSnapshots implements AutoCloseable {
     if (loaded == null) {
       return false;
     }
-    adopter.adopt(loaded.state(), loaded.termIndex());
+    adopt(loaded.state(), loaded.termIndex());
     taker.onDisk(loaded.termIndex().getIndex());
     LOG.info(
         "Loaded snapshot {} ({} resources)", loaded.termIndex(), loaded.state().resources().size());
@@ -110,7 +127,7 @@ final class ReplicaSnapshots implements AutoCloseable {
     if (seeded == null) {
       return;
     }
-    adopter.adopt(seeded, null);
+    adopt(seeded, null);
     LOG.info(
         "Started from the restore seed in {} ({} resources; tokens continue above {})",
         storageDir,
