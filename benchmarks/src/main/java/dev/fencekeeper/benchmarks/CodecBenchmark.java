@@ -66,9 +66,7 @@ public class CodecBenchmark {
     return request.toByteArray();
   }
 
-  /**
-   * What the leader's startTransaction does with a write's bytes (minus the early-refusal lookup).
-   */
+  /** What the leader's startTransaction does with a write's bytes. */
   @Benchmark
   public byte[] leaderDecodesAndStamps() {
     return stamp();

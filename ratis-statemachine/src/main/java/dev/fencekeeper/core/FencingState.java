@@ -200,27 +200,11 @@ public final class FencingState {
   /**
    * The answer apply would certainly give {@code w}, if it is a rejection that no later entry can
    * undo: malformed input, or a token already superseded. Tokens only grow, so a token stale now is
-   * stale at any later index and the leader may refuse it without spending a log entry. Returns
-   * null when the write has to go through the log. Never changes state.
+   * stale at any later index. Returns null when a later entry could still change the answer. Never
+   * changes state.
    */
   public Outcome permanentRejection(Command.Write w) {
     return values.permanentRejection(w);
-  }
-
-  /**
-   * The answer the leader gives {@code command} without a log entry, or null when it must go
-   * through the log: a write's {@link #permanentRejection}, or INVALID_ARGUMENT for any other
-   * malformed command. Both are final, so answering before the log is safe: input does not become
-   * well-formed later, and a token stale at this state is stale at every later index. A batch is
-   * judged here as a whole (its size, what it may carry); each of its commands, by this same rule,
-   * on its own. Never changes state.
-   */
-  public Outcome refusalBeforeLog(Command command) {
-    if (command instanceof Command.Write w) {
-      return permanentRejection(w);
-    }
-    String invalid = validation.check(command);
-    return invalid == null ? null : Outcome.invalid(invalid);
   }
 
   // ---------------------------------------------------------------------------------------------

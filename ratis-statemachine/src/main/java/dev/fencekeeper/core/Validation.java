@@ -8,7 +8,7 @@ import java.util.Set;
 /**
  * Checks every command and query against the configured limits before anything is touched, so that
  * a rejected request is answered {@code INVALID_ARGUMENT} with a message and changes nothing. Run
- * by the leader before logging (cheap refusal) and again in apply (the log is input too).
+ * in apply, on every replica: the log is input too.
  */
 final class Validation {
   private final Limits limits;

@@ -15,9 +15,6 @@ import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import dev.fencekeeper.statemachine.proto.Takeover;
 import java.io.IOException;
-import java.util.Collections;
-import java.util.List;
-import java.util.SortedMap;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
@@ -25,12 +22,14 @@ import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferExce
 
 /**
  * The leader's decision about each request it receives, before anything is logged: the entry to
- * append, or the answer to give at once. It decodes the request, authorizes a revoke, refuses what
- * can be refused before the log ({@link FencingState#refusalBeforeLog}: alone, or command by
- * command inside a batch, see {@link BatchAnswers}), takes pending slots ({@link PendingSlots}) and
- * stamps the leader's time. Each refusal is reported to the metrics here, once.
+ * append, or the answer to give at once. It decodes the request, authorizes a revoke, takes pending
+ * slots ({@link PendingSlots}) and stamps the leader's time. Everything else is judged in apply,
+ * batched commands one by one: a stale write, a malformed command. Each refusal given here is
+ * reported to the metrics here, once.
  *
- * <p>An answer given here reaches the client through Ratis's exception channel, encoded by {@link
+ * <p>Only three kinds of request are answered here: one that does not decode into a command, a
+ * revoke by a non-admin, and any command when the leader holds as many unapplied commands as it
+ * may. The answer reaches the client through Ratis's exception channel, encoded by {@link
  * LeaderRejection}; the client turns it back into an ordinary result.
  */
 final class Admission {
@@ -41,15 +40,6 @@ final class Admission {
   private volatile PendingSlots pendingSlots =
       new PendingSlots(Overload.DEFAULT_MAX_PENDING_WRITES);
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
-
-  /**
-   * Internal, for measuring only: {@code -Dfencekeeper.internal.refuse-before-log=false} logs every
-   * decoded command, stale ones included, instead of refusing them here (apply refuses them with
-   * the same answer); docs/benchmarks.md, "Early refusal", compares the two. Authorization and
-   * overload are decided here either way.
-   */
-  private static final boolean REFUSE_BEFORE_LOG =
-      !"false".equals(System.getProperty("fencekeeper.internal.refuse-before-log"));
 
   Admission(LeaderClock leaderClock, StateReader state) {
     this.leaderClock = leaderClock;
@@ -122,61 +112,33 @@ final class Admission {
 
   Decision admit(RaftClientRequest request) {
     Object timing = metrics.requestStarted();
-    PendingSlot slot = null;
     try {
       Stamped stamped = stamped(request);
+      PendingSlot slot = null;
       if (stamped.clientCommands() > 0) {
         PendingSlots slots = pendingSlots;
         slot = slots.tryTake(stamped.clientCommands());
         if (slot == null) {
-          throw overloaded(slots.overloaded(), stamped);
+          throw new Refused(slots.overloaded(), stamped.command());
         }
       }
       return new ToLog(stamped.logged(), new Started(timing, slot));
-    } catch (EarlyAnswer answer) {
-      if (slot != null) {
-        slot.release();
-      }
-      for (BatchAnswers.Refusal refusal : answer.uncounted) {
-        metrics.refusedEarly(refusal.command(), refusal.outcome());
-      }
-      return new Answered(answer.response);
+    } catch (Refused refused) {
+      metrics.refusedEarly(refused.command, refused.outcome);
+      return new Answered(WireCodec.toResponse(refused.outcome));
     }
   }
 
   /**
-   * A log entry ready to append; the client commands it carries ({@code command}: one, or a batch
-   * of them, {@code clientCommands} in all); and the answers to the commands of the client's batch
-   * that were refused instead of logged, by position.
+   * A log entry ready to append, and the client commands it carries ({@code command}: one, or a
+   * batch of them, {@code clientCommands} in all; null and 0 for an internal command).
    */
-  private record Stamped(
-      LoggedCommand logged,
-      Command command,
-      int clientCommands,
-      SortedMap<Integer, Response> answeredEarly) {}
-
-  /**
-   * When the leader already holds as many unapplied commands as it may: the commands that would
-   * have been logged are answered OVERLOADED; commands of the batch refused before that keep their
-   * refusal, as they would have alone.
-   */
-  private static EarlyAnswer overloaded(Outcome overloaded, Stamped stamped) {
-    if (stamped.answeredEarly().isEmpty()) {
-      return new EarlyAnswer(overloaded, stamped.command());
-    }
-    BatchAnswers.Refusal refusal = new BatchAnswers.Refusal(stamped.command(), overloaded);
-    Response merged =
-        BatchAnswers.mergeBatchAnswers(
-            stamped.answeredEarly(),
-            Collections.nCopies(stamped.clientCommands(), refusal.response()));
-    return new EarlyAnswer(merged, List.of(refusal));
-  }
+  private record Stamped(LoggedCommand logged, Command command, int clientCommands) {}
 
   private Stamped stamped(RaftClientRequest request) {
     ByteString content = request.getMessage().getContent();
     LoggedCommand.Builder logged = LoggedCommand.newBuilder();
     Command clientCommand = null;
-    SortedMap<Integer, Response> answeredEarly = Collections.emptySortedMap();
     if (internalClientId != null && internalClientId.equals(request.getClientId())) {
       InternalRequest internal = parseInternal(content);
       switch (internal.getBodyCase()) {
@@ -184,78 +146,40 @@ final class Admission {
         case TAKEOVER ->
             logged.setTakeover(Takeover.newBuilder().setLineage(state.read(FencingState::lineage)));
         case TICK -> logged.setTick(internal.getTick());
-        default -> throw new EarlyAnswer(Outcome.invalid("empty internal request"), null);
+        default -> throw new Refused(Outcome.invalid("empty internal request"), null);
       }
     } else {
       Request parsed = parseRequest(content);
       Command command = WireCodec.toCommand(parsed);
       if (command == null) {
-        throw new EarlyAnswer(Outcome.invalid(WireCodec.whyNoCommand(parsed)), null);
+        throw new Refused(Outcome.invalid(WireCodec.whyNoCommand(parsed)), null);
       }
       clientCommand = command;
       if (command instanceof Command.Revoke && !security.isAdmin(parsed.getCaller())) {
-        throw new EarlyAnswer(permissionDenied("revoke", parsed.getCaller()), command);
-      }
-      Outcome refusal = REFUSE_BEFORE_LOG ? state.read(s -> s.refusalBeforeLog(command)) : null;
-      if (refusal != null) {
-        throw new EarlyAnswer(refusal, command);
+        throw new Refused(permissionDenied("revoke", parsed.getCaller()), command);
       }
       // The client's bytes go into the entry as they are: apply decodes exactly what the client
-      // sent (for a batch with refused commands: the client's other requests, as the client sent
-      // them).
-      ByteString clientRequest = content;
-      if (REFUSE_BEFORE_LOG && command instanceof Command.Batch batch) {
-        // Each command of a batch the leader would refuse alone is refused here too, by the same
-        // rule, with the same answer; only the others are logged. Each refusal is counted here,
-        // once, whatever becomes of the others.
-        BatchAnswers.SplitBatch split =
-            state.read(s -> BatchAnswers.splitBatch(parsed, batch, s::refusalBeforeLog));
-        split.refused().values().forEach(r -> metrics.refusedEarly(r.command(), r.outcome()));
-        if (split.toLog() == null) {
-          throw new EarlyAnswer(
-              BatchAnswers.mergeBatchAnswers(split.answers(), List.of()), List.of());
-        }
-        if (!split.refused().isEmpty()) {
-          clientCommand = split.logged();
-          clientRequest = split.toLog().toByteString();
-          answeredEarly = split.answers();
-          BatchAnswers.record(logged, answeredEarly);
-        }
-      }
-      logged.setClientRequest(clientRequest);
+      // sent.
+      logged.setClientRequest(content);
     }
     int clientCommands =
         clientCommand == null
             ? 0
             : clientCommand instanceof Command.Batch b ? b.commands().size() : 1;
     return new Stamped(
-        logged.setStampMs(leaderClock.nowMs()).build(),
-        clientCommand,
-        clientCommands,
-        answeredEarly);
+        logged.setStampMs(leaderClock.nowMs()).build(), clientCommand, clientCommands);
   }
 
-  /**
-   * A request answered on the leader without a log entry, with the refusals the metrics have yet to
-   * see.
-   */
-  private static final class EarlyAnswer extends RuntimeException {
-    private final transient Response response;
-    private final transient List<BatchAnswers.Refusal> uncounted;
+  /** A request answered on the leader without a log entry. */
+  private static final class Refused extends RuntimeException {
+    private final transient Outcome outcome;
+    private final transient Command command;
 
     /** {@code command} is null when the request did not decode into one. */
-    EarlyAnswer(Outcome refusal, Command command) {
-      this(new BatchAnswers.Refusal(command, refusal));
-    }
-
-    private EarlyAnswer(BatchAnswers.Refusal refusal) {
-      this(refusal.response(), List.of(refusal));
-    }
-
-    EarlyAnswer(Response response, List<BatchAnswers.Refusal> uncounted) {
-      super(response.getMessage(), null, false, false);
-      this.response = response;
-      this.uncounted = uncounted;
+    Refused(Outcome outcome, Command command) {
+      super(outcome.message(), null, false, false);
+      this.outcome = outcome;
+      this.command = command;
     }
   }
 
@@ -269,7 +193,7 @@ final class Admission {
     try {
       return Request.parseFrom(content.asReadOnlyByteBuffer());
     } catch (InvalidProtocolBufferException e) {
-      throw new EarlyAnswer(Outcome.invalid("malformed request: " + e.getMessage()), null);
+      throw new Refused(Outcome.invalid("malformed request: " + e.getMessage()), null);
     }
   }
 
@@ -277,7 +201,7 @@ final class Admission {
     try {
       return InternalRequest.parseFrom(content.asReadOnlyByteBuffer());
     } catch (InvalidProtocolBufferException e) {
-      throw new EarlyAnswer(Outcome.invalid("malformed internal request: " + e.getMessage()), null);
+      throw new Refused(Outcome.invalid("malformed internal request: " + e.getMessage()), null);
     }
   }
 }

@@ -2,12 +2,13 @@ package dev.fencekeeper.statemachine;
 
 import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.FencingState;
+import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
-import java.util.SortedMap;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -17,19 +18,25 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Applies one committed log entry on every replica: decodes it ({@link WireCodec#decode}), hands
- * its command to the core at the entry's index, term and stamp, shows the metrics each outcome, and
- * encodes the answer. Nothing thrown by the core reaches Ratis but a diverged lineage, which must
- * stop the replica.
+ * its command to the core at the entry's index, term and stamp, shows the metrics each outcome,
+ * passes the lease events it caused to the {@link EventLog} and the metrics, and encodes the
+ * answer. Nothing thrown by the core reaches Ratis but a diverged lineage, which must stop the
+ * replica.
  */
 final class EntryApplier {
   private static final Logger LOG = LoggerFactory.getLogger(EntryApplier.class);
 
   private final CompletableFuture<ReplicaDivergedException> diverged;
+  private final EventLog eventLog;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
 
-  /** {@code diverged} completes when an entry shows that this replica's state diverged. */
-  EntryApplier(CompletableFuture<ReplicaDivergedException> diverged) {
+  /**
+   * {@code diverged} completes when an entry shows that this replica's state diverged; {@code
+   * eventLog} receives the lease events of every entry applied.
+   */
+  EntryApplier(CompletableFuture<ReplicaDivergedException> diverged, EventLog eventLog) {
     this.diverged = diverged;
+    this.eventLog = eventLog;
   }
 
   void setMetrics(StateMachineMetrics metrics) {
@@ -41,31 +48,35 @@ final class EntryApplier {
    * requestContext} is the metrics' timing when this node stamped the entry as leader, else null.
    */
   Response apply(FencingState state, LogEntryProto entry, Object requestContext) {
+    Response response = answer(state, entry, requestContext);
+    List<LeaseEvent> events = state.drainEvents();
+    metrics.leaseEvents(events);
+    eventLog.append(entry.getIndex(), events);
+    return response;
+  }
+
+  private Response answer(FencingState state, LogEntryProto entry, Object requestContext) {
     try {
       LoggedCommand logged =
           LoggedCommand.parseFrom(
               entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
-      WireCodec.Entry decoded = WireCodec.decode(logged, entry.getIndex());
+      WireCodec.Entry decoded = WireCodec.decode(logged);
       if (decoded.invalid() != null) {
         return decoded.invalid();
       }
       Command command = decoded.command();
-      SortedMap<Integer, Response> answeredEarly = decoded.answeredEarly();
       if (command instanceof Command.Batch batch) {
         metrics.batchApplied(batch.commands().size());
-        Response applied =
-            WireCodec.toBatchResponse(
-                state.applyBatch(
-                    batch,
-                    entry.getTerm(),
-                    entry.getIndex(),
-                    logged.getStampMs(),
-                    (each, run) -> observed(each, run, requestContext)));
-        // Every replica answers the client's whole batch, so a retry after a failover, answered
-        // from the new leader's retry cache, gets what the old leader would have answered.
-        return answeredEarly.isEmpty()
-            ? applied
-            : BatchAnswers.mergeBatchAnswers(answeredEarly, applied.getBatchList());
+        // Each command is judged here, on every replica, as if alone: a stale or malformed one is
+        // refused in its position and the others applied, so every replica answers the whole batch
+        // alike and a retry after a failover gets the full answer from any node's retry cache.
+        return WireCodec.toBatchResponse(
+            state.applyBatch(
+                batch,
+                entry.getTerm(),
+                entry.getIndex(),
+                logged.getStampMs(),
+                (each, run) -> observed(each, run, requestContext)));
       }
       return WireCodec.toResponse(
           observed(

@@ -4,7 +4,6 @@ import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.core.FencingState;
-import dev.fencekeeper.core.LeaseEvent;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Response;
@@ -12,7 +11,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
 import java.util.Collection;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
@@ -25,18 +23,13 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
-import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.LifeCycle;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The Ratis adapter around {@link FencingState}: it decodes, stamps time, delegates and encodes,
@@ -49,14 +42,8 @@ import org.slf4j.LoggerFactory;
  * Tokens: derived from the entry's log index inside the core.
  */
 public class FencingStateMachine extends BaseStateMachine {
-  private static final Logger LOG = LoggerFactory.getLogger(FencingStateMachine.class);
-
-  private final Limits limits;
   private final LeaderClock leaderClock;
-  private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
-  private final SnapshotStore snapshots;
-  private final SnapshotTaker snapshotTaker;
-  private final LatestSnapshot latestSnapshot = new LatestSnapshot(storage);
+  private final ReplicaSnapshots snapshots;
   // Apply mutates under the write lock; queries and snapshots read under the read lock.
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private FencingState state;
@@ -65,10 +52,9 @@ public class FencingStateMachine extends BaseStateMachine {
   private final CompletableFuture<ReplicaDivergedException> diverged = new CompletableFuture<>();
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
   private final Admission admission;
-  private final EntryApplier applier = new EntryApplier(diverged);
+  private final EntryApplier applier = new EntryApplier(diverged, eventLog);
   private final QueryService queries;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
-  private volatile boolean fencingCheckSkipped;
 
   /**
    * A state machine that stamps entries with {@code wallClock} as it reads at each request: for
@@ -90,25 +76,21 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   private FencingStateMachine(Limits limits, LeaderClock leaderClock) {
-    this.limits = limits;
     this.leaderClock = leaderClock;
-    this.snapshots = new SnapshotStore(storage, limits);
-    this.snapshotTaker =
-        new SnapshotTaker(
-            (image, applied) -> {
-              snapshots.write(image, applied);
-              latestSnapshot.changed();
-            });
+    this.snapshots = new ReplicaSnapshots(limits, this::adopt);
     this.state = new FencingState(limits);
     this.admission = new Admission(leaderClock, this::read);
     this.queries =
         new QueryService(
-            limits, this::read, eventLog, this::division, this::snapshotIndex, this::writeFrozen);
+            limits,
+            this::read,
+            eventLog,
+            this::division,
+            snapshots::latestIndex,
+            this::writeFrozen);
   }
 
-  /**
-   * Requests from this client id may carry internal commands (takeover, tick); from others, never.
-   */
+  /** Requests from this client id may carry internal commands (takeover, tick); others never. */
   public void setInternalClientId(ClientId id) {
     admission.setInternalClientId(id);
   }
@@ -117,19 +99,13 @@ public class FencingStateMachine extends BaseStateMachine {
     this.leaderDuties = duties;
   }
 
-  /**
-   * Who counts as an admin (revoke, backup); without TLS everyone does. Set before the server
-   * starts.
-   */
+  /** Who counts as an admin (revoke, backup); without TLS everyone does. Set before start. */
   public void setSecurity(Security security) {
     admission.setSecurity(security);
     queries.setSecurity(security);
   }
 
-  /**
-   * How many commands the leader holds and reads a node holds at once. Set before the server
-   * starts.
-   */
+  /** How many commands the leader and reads a node hold at once. Set before start. */
   public void setOverload(Overload overload) {
     admission.setOverload(overload);
     queries.setOverload(overload);
@@ -141,20 +117,26 @@ public class FencingStateMachine extends BaseStateMachine {
    * Set before the server starts.
    */
   public void skipFencingCheckUnsafely() {
-    fencingCheckSkipped = true;
+    snapshots.skipFencingCheckUnsafely();
     state.skipFencingCheckUnsafely();
   }
 
-  private FencingState adopted(FencingState s) {
-    if (fencingCheckSkipped) {
-      s.skipFencingCheckUnsafely();
+  /** Takes over a state loaded from a snapshot ({@code applied}) or a restore seed (null). */
+  private void adopt(FencingState loaded, TermIndex applied) {
+    lock.writeLock().lock();
+    try {
+      state = loaded;
+      if (applied != null) {
+        eventLog.reset(applied.getIndex());
+        updateLastAppliedTermIndex(applied.getTerm(), applied.getIndex());
+      }
+      publishNextExpiry();
+    } finally {
+      lock.writeLock().unlock();
     }
-    return s;
   }
 
-  /**
-   * Observes requests, outcomes and lease events; never changes them. Set before the server starts.
-   */
+  /** Observes requests, outcomes and lease events; never changes them. Set before start. */
   public void setMetrics(StateMachineMetrics metrics) {
     this.metrics = metrics;
     admission.setMetrics(metrics);
@@ -174,18 +156,9 @@ public class FencingStateMachine extends BaseStateMachine {
         .startAndTransition(
             () -> {
               super.initialize(server, groupId, raftStorage);
-              storage.init(raftStorage);
-              if (RaftServerConfigKeys.Snapshot.autoTriggerEnabled(server.getProperties())) {
-                snapshotTaker.autoTriggerEntries(
-                    RaftServerConfigKeys.Snapshot.autoTriggerThreshold(server.getProperties()));
-              }
               Path groupDir = raftStorage.getStorageDir().getRoot().toPath();
-              StorageFiles.removeAbandonedSnapshotDownloads(
-                  raftStorage.getStorageDir().getTmpDir().toPath());
               queries.setBackups(new BackupStore(groupDir.resolve("backups")));
-              if (!loadLatestSnapshot()) {
-                startFromRestoreSeed(groupDir.getParent());
-              }
+              snapshots.start(raftStorage, server.getProperties());
             });
   }
 
@@ -204,12 +177,10 @@ public class FencingStateMachine extends BaseStateMachine {
 
   @Override
   public void reinitialize() throws IOException {
-    snapshotTaker.awaitWrite(); // it must not finish after the installed snapshot is loaded
+    snapshots.awaitWrite(); // it must not finish after the installed snapshot is loaded
     lock.writeLock().lock();
     try {
-      storage.loadLatestSnapshot(); // getLatestSnapshot() is cached; rescan for the installed one
-      latestSnapshot.changed();
-      loadLatestSnapshot();
+      snapshots.reloadInstalled();
       if (getLifeCycleState() == LifeCycle.State.PAUSED) {
         getLifeCycle().transition(LifeCycle.State.STARTING);
         getLifeCycle().transition(LifeCycle.State.RUNNING);
@@ -219,54 +190,9 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  /** Returns false when there is no snapshot to load. */
-  private boolean loadLatestSnapshot() throws IOException {
-    SnapshotStore.Loaded loaded = snapshots.loadLatest();
-    if (loaded == null) {
-      return false;
-    }
-    lock.writeLock().lock();
-    try {
-      state = adopted(loaded.state());
-      eventLog.reset(loaded.termIndex().getIndex());
-      publishNextExpiry();
-      updateLastAppliedTermIndex(loaded.termIndex().getTerm(), loaded.termIndex().getIndex());
-      snapshotTaker.onDisk(loaded.termIndex().getIndex());
-    } finally {
-      lock.writeLock().unlock();
-    }
-    LOG.info(
-        "Loaded snapshot {} ({} resources)", loaded.termIndex(), loaded.state().resources().size());
-    return true;
-  }
-
-  /**
-   * A node of a cluster restored from a backup, with no snapshot of its own yet, starts from the
-   * seed. Nothing is marked applied: the log, from its first entry, is applied on top of the seed
-   * as on every other node of the new cluster.
-   */
-  private void startFromRestoreSeed(Path storageDir) throws IOException {
-    FencingState seeded = RestoreSeed.load(storageDir, limits);
-    if (seeded == null) {
-      return;
-    }
-    lock.writeLock().lock();
-    try {
-      state = adopted(seeded);
-      publishNextExpiry();
-    } finally {
-      lock.writeLock().unlock();
-    }
-    LOG.info(
-        "Started from the restore seed in {} ({} resources; tokens continue above {})",
-        storageDir,
-        seeded.resources().size(),
-        seeded.lastIssuedToken());
-  }
-
   @Override
   public StateMachineStorage getStateMachineStorage() {
-    return storage;
+    return snapshots.storage();
   }
 
   /**
@@ -274,7 +200,7 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   @Override
   public org.apache.ratis.statemachine.SnapshotInfo getLatestSnapshot() {
-    return latestSnapshot.get();
+    return snapshots.latest();
   }
 
   /**
@@ -284,11 +210,7 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   @Override
   public long takeSnapshot() throws IOException {
-    TermIndex applied = getLastAppliedTermIndex();
-    if (applied == null || applied.getIndex() < 0) {
-      return RaftLog.INVALID_LOG_INDEX;
-    }
-    return snapshotTaker.take(applied, this::image);
+    return snapshots.take(getLastAppliedTermIndex(), this::image);
   }
 
   /**
@@ -305,23 +227,21 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   // -----------------------------------------------------------------------------------------------
-  // Leader side: validate, refuse what can be refused without a log entry, stamp time.
+  // Leader side: admit (authorize, bound, stamp time), or answer at once.
 
   @Override
   public TransactionContext startTransaction(RaftClientRequest request) {
     Admission.Decision decision = admission.admit(request);
+    TransactionContext.Builder trx =
+        TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request);
     if (decision instanceof Admission.ToLog toLog) {
-      return TransactionContext.newBuilder()
-          .setStateMachine(this)
-          .setClientRequest(request)
-          .setLogData(UnsafeByteOperations.unsafeWrap(toLog.entry().toByteArray()))
+      return trx.setLogData(UnsafeByteOperations.unsafeWrap(toLog.entry().toByteArray()))
           .setStateMachineContext(toLog.context()) // leader-local, never replicated
           .build();
     }
     // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
     // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
-    TransactionContext refused =
-        TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).build();
+    TransactionContext refused = trx.build();
     refused.setException(((Admission.Answered) decision).asException());
     return refused;
   }
@@ -338,9 +258,6 @@ public class FencingStateMachine extends BaseStateMachine {
       Object context = trx.getStateMachineContext();
       Admission.Started.release(context);
       response = applier.apply(state, entry, Admission.Started.timingOf(context));
-      List<LeaseEvent> events = state.drainEvents();
-      metrics.leaseEvents(events);
-      eventLog.append(entry.getIndex(), events);
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
       publishNextExpiry();
     } finally {
@@ -395,11 +312,6 @@ public class FencingStateMachine extends BaseStateMachine {
     return server == null ? null : server.getDivision(getGroupId());
   }
 
-  private long snapshotIndex() {
-    org.apache.ratis.statemachine.SnapshotInfo snapshot = getLatestSnapshot();
-    return snapshot == null ? RaftLog.INVALID_LOG_INDEX : snapshot.getIndex();
-  }
-
   // -----------------------------------------------------------------------------------------------
   // Leader duties run outside the log; they only ever propose commands through it.
 
@@ -432,9 +344,7 @@ public class FencingStateMachine extends BaseStateMachine {
     }
   }
 
-  /**
-   * Ratis gave up on a started transaction before logging it (e.g. it lost leadership meanwhile).
-   */
+  /** Ratis gave up on a started transaction before logging it (e.g. it lost leadership). */
   @Override
   public TransactionContext cancelTransaction(TransactionContext trx) throws IOException {
     Admission.Started.release(trx.getStateMachineContext());
@@ -450,7 +360,7 @@ public class FencingStateMachine extends BaseStateMachine {
   public void close() throws IOException {
     leaderDuties.onNotLeader();
     eventLog.close();
-    snapshotTaker.close();
+    snapshots.close();
     super.close();
   }
 

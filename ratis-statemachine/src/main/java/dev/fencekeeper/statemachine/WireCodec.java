@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SortedMap;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
@@ -122,19 +121,17 @@ public final class WireCodec {
   }
 
   /**
-   * What a log entry asks every replica to apply: its {@code command}, with the answers the leader
-   * gave commands of the client's batch instead of logging them ({@code answeredEarly}, by
-   * position); or, for an entry that cannot be applied, the {@code invalid} answer every replica
-   * gives it alike.
+   * What a log entry asks every replica to apply: its {@code command}; or, for an entry that cannot
+   * be applied, the {@code invalid} answer every replica gives it alike.
    */
-  record Entry(Command command, SortedMap<Integer, Response> answeredEarly, Response invalid) {
+  record Entry(Command command, Response invalid) {
     static Entry invalid(String message) {
-      return new Entry(null, null, WireCodec.invalid(message));
+      return new Entry(null, WireCodec.invalid(message));
     }
   }
 
-  /** Decodes the entry at {@code index}; every replica decodes the same bytes the same way. */
-  static Entry decode(LoggedCommand logged, long index) throws InvalidProtocolBufferException {
+  /** Decodes a log entry; every replica decodes the same bytes the same way. */
+  static Entry decode(LoggedCommand logged) throws InvalidProtocolBufferException {
     Command command;
     switch (logged.getBodyCase()) {
       case TAKEOVER ->
@@ -154,12 +151,7 @@ public final class WireCodec {
         return Entry.invalid("empty log entry");
       }
     }
-    SortedMap<Integer, Response> answeredEarly = BatchAnswers.recorded(logged, command);
-    if (answeredEarly == null) {
-      return Entry.invalid(
-          "malformed log entry " + index + ": its early answers do not fit the batch it carries");
-    }
-    return new Entry(command, answeredEarly, null);
+    return new Entry(command, null);
   }
 
   /** The answer to a batch: one response per command, in order, under a BATCH_ANSWERED envelope. */

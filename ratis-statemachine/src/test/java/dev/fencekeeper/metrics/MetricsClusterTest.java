@@ -196,15 +196,14 @@ class MetricsClusterTest {
               assertThat(s.get("fencekeeper_raft_applied_index"))
                   .isEqualTo(s.get("fencekeeper_raft_commit_index"));
             });
-    // Requests the leader logged are timed per command: 8 acquires (7 granted, 1 held); 4 writes (2
-    // accepted, LEASE_EXPIRED, UNKNOWN_TOKEN — the 4 refused without a log entry are not timed); 1
-    // renew;
-    // 1 revoke. At least: a client retry after a lost reply would be timed again.
+    // Requests the leader logged are timed per command: 8 acquires (7 granted, 1 held); 8 writes (3
+    // STALE_TOKEN, 2 accepted, LEASE_EXPIRED, UNKNOWN_TOKEN, INVALID_ARGUMENT: every write is
+    // logged); 1 renew; 1 revoke. At least: a client retry after a lost reply would be timed again.
     Map<String, Double> s = Scrape.metrics(cluster.metricsPort(leader));
     assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"ACQUIRE\"}"))
         .isGreaterThanOrEqualTo(8.0);
     assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"WRITE\"}"))
-        .isGreaterThanOrEqualTo(4.0);
+        .isGreaterThanOrEqualTo(8.0);
     assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"RENEW\"}"))
         .isGreaterThanOrEqualTo(1.0);
     assertThat(s.get("fencekeeper_request_duration_seconds_count{type=\"REVOKE\"}"))
@@ -213,8 +212,8 @@ class MetricsClusterTest {
     assertThat(s).containsKey("fencekeeper_apply_duration_seconds_bucket{le=\"+Inf\"}");
   }
 
-  // Guarantee: followers count the same applied outcomes as the leader (lease events and rejections
-  // decided in apply), but not the refusals only the leader answered.
+  // Guarantee: followers count the same applied outcomes as the leader: lease events and every
+  // rejected write, stale and malformed ones included, since all are decided in apply.
   @Test
   void followersCountAppliedOutcomesToo() {
     String follower =
@@ -232,9 +231,9 @@ class MetricsClusterTest {
                   .containsEntry("fencekeeper_expiries_total", 2.0)
                   .containsEntry("fencekeeper_revocations_total", 1.0)
                   .containsEntry("fencekeeper_writes_rejected_total{reason=\"UNKNOWN_TOKEN\"}", 1.0)
+                  .containsEntry("fencekeeper_writes_rejected_total{reason=\"STALE_TOKEN\"}", 3.0)
                   .containsEntry(
-                      "fencekeeper_writes_rejected_total{reason=\"STALE_TOKEN\"}",
-                      0.0) // refused on the leader
+                      "fencekeeper_writes_rejected_total{reason=\"INVALID_ARGUMENT\"}", 1.0)
                   .containsEntry("fencekeeper_raft_leading", 0.0);
             });
   }

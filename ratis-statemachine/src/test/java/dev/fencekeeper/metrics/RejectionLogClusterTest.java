@@ -43,10 +43,9 @@ class RejectionLogClusterTest {
     logger.detachAppender(lines);
   }
 
-  // Guarantee: a write refused before the log (STALE_TOKEN) and one rejected in apply
-  // (LEASE_EXPIRED) each
-  // leave exactly one line across the three nodes, naming resource, key, sent and current token,
-  // holder, code.
+  // Guarantee: a stale write (STALE_TOKEN) and one with an ended lease (LEASE_EXPIRED), both
+  // rejected in apply on every replica, each leave exactly one line across the three nodes (the
+  // leader's), naming resource, key, sent and current token, holder, code.
   @Test
   void eachRejectedWriteIsLoggedOnceByTheLeader() {
     try (TestCluster cluster = TestCluster.start(dataDir)) {

@@ -24,11 +24,7 @@ public final class NodeProcesses {
    * System properties passed on to the nodes, so a log setting given to `up` applies to them too.
    */
   private static final List<String> FORWARDED_PROPERTIES =
-      List.of(
-          "logback.configurationFile",
-          ServerCommand.LOG_LEVEL_PROPERTY,
-          // Admission's switch for the early-refusal comparison (docs/benchmarks.md).
-          "fencekeeper.internal.refuse-before-log");
+      List.of("logback.configurationFile", ServerCommand.LOG_LEVEL_PROPERTY);
 
   /**
    * Transparent huge pages for the heap (Linux, in `madvise` mode as most distributions ship it): a

@@ -9,7 +9,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferExce
 
 /**
  * Carries a complete {@link Response} through Ratis's exception channel. A node that refuses a
- * request before logging it (malformed input, a token already superseded) can only answer with an
+ * request before logging it (overloaded, not authorized, not decodable) can only answer with an
  * exception, so the response travels inside its message and the client turns it back into an
  * ordinary result.
  */

@@ -20,7 +20,6 @@ import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.WriteRequest;
-import dev.fencekeeper.statemachine.proto.AnsweredEarly;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import java.io.IOException;
 import java.util.List;
@@ -42,19 +41,21 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Stale writes inside a batch, through the real Ratis adapter on a leader and a follower (no
- * servers): the leader refuses them in {@code startTransaction} as it refuses a lone one, logs only
- * the other commands, and every replica answers the whole batch alike.
+ * servers): the leader logs the batch as the client sent it, and every replica, in apply, refuses
+ * each stale or malformed command with the answer it gets alone, applies the others in order, and
+ * answers the whole batch alike.
  */
 @Timeout(30)
-class EarlyBatchRefusalTest {
+class BatchedStaleWritesTest {
   private static final long T0 = 1_700_000_000_000L;
   private final RaftGroupId group = RaftGroupId.randomId();
   private final ClientId clientId = ClientId.randomId();
   private final ListAppender<ILoggingEvent> rejectionLines = new ListAppender<>();
   private final Logger rejectionLogger = (Logger) LoggerFactory.getLogger(RejectionLog.LOGGER);
-  private final NodeMetrics leaderMetrics = NodeMetrics.create("early-leader-" + System.nanoTime());
+  private final NodeMetrics leaderMetrics =
+      NodeMetrics.create("batched-leader-" + System.nanoTime());
   private final NodeMetrics followerMetrics =
-      NodeMetrics.create("early-follower-" + System.nanoTime());
+      NodeMetrics.create("batched-follower-" + System.nanoTime());
   private long clock = T0;
   private final FencingStateMachine leader =
       new FencingStateMachine(Limits.defaults(), () -> clock);
@@ -88,21 +89,18 @@ class EarlyBatchRefusalTest {
     followerMetrics.close();
   }
 
-  // Guarantee: the stale writes and the malformed command of a batch are not logged; the entry
-  // carries the
-  // other commands in the client's order; the leader (with its local context) and a follower
-  // (without)
-  // answer the whole batch identically, each refused command with byte for byte its lone answer;
-  // and the
-  // replicas end in the same state.
+  // Guarantee: a batch with stale writes and a malformed command is logged whole, as the client
+  // sent it; the leader (with its local context) and a follower (without) answer it identically,
+  // each refused command with its lone answer (the same code, tokens, holder and message) in its
+  // position, the others applied in the client's order; and the replicas end in the same state.
   @Test
-  void staleWritesInABatchAreAnsweredAsAloneAndOnlyTheOthersAreLogged() throws IOException {
+  void staleWritesInABatchAreAnsweredAsAloneAndTheOthersApplied() throws IOException {
     Request late = write(stale, "k", "late");
     Request lateToo = write(stale, "k2", "late");
     Request malformed = acquire("bad", 1); // below the minimum TTL
-    Response lateAlone = refusedAlone(late);
-    Response lateTooAlone = refusedAlone(lateToo);
-    Response malformedAlone = refusedAlone(malformed);
+    Response lateAlone = submit(late);
+    Response lateTooAlone = submit(lateToo);
+    Response malformedAlone = submit(malformed);
     List<Request> requests =
         List.of(
             acquire("fresh", 5_000),
@@ -112,20 +110,15 @@ class EarlyBatchRefusalTest {
             write(current, "k", "now"),
             malformed,
             release("other", other));
+    Request batch = batch(requests);
 
-    TransactionContext trx = start(batch(requests));
+    TransactionContext trx = start(batch);
 
     assertThat(trx.getException()).isNull();
-    assertThat(leader.pendingCommands())
-        .as("pending-write slots: logged commands only")
-        .isEqualTo(4);
+    assertThat(leader.pendingCommands()).as("pending-write slots: every command").isEqualTo(7);
     LoggedCommand logged =
         LoggedCommand.parseFrom(trx.getStateMachineLogEntry().getLogData().toByteArray());
-    assertThat(Request.parseFrom(logged.getClientRequest()).getBatch().getRequestsList())
-        .containsExactly(requests.get(0), requests.get(2), requests.get(4), requests.get(6));
-    assertThat(logged.getAnsweredEarlyList())
-        .extracting(AnsweredEarly::getPosition)
-        .containsExactly(1, 3, 5);
+    assertThat(logged.getClientRequest()).isEqualTo(batch.toByteString());
 
     Response answer = commit(trx);
 
@@ -140,19 +133,20 @@ class EarlyBatchRefusalTest {
             ResultCode.ACCEPTED,
             ResultCode.INVALID_ARGUMENT,
             ResultCode.RELEASED);
-    assertThat(answer.getBatch(1)).isEqualTo(lateAlone);
-    assertThat(answer.getBatch(3)).isEqualTo(lateTooAlone);
-    assertThat(answer.getBatch(5)).isEqualTo(malformedAlone);
+    assertThat(withoutTime(answer.getBatch(1))).isEqualTo(withoutTime(lateAlone));
+    // The renew before it in the batch moved the holder's expiry; everything else is as alone.
+    assertThat(withoutTime(answer.getBatch(3)).toBuilder().clearExpiresAtMs().build())
+        .isEqualTo(withoutTime(lateTooAlone).toBuilder().clearExpiresAtMs().build());
+    assertThat(withoutTime(answer.getBatch(5))).isEqualTo(withoutTime(malformedAlone));
+    assertThat(answer.getBatch(1).getSentToken()).isEqualTo(stale);
+    assertThat(answer.getBatch(1).getCurrentToken()).isEqualTo(current);
     assertThat(follower.digest()).isEqualTo(leader.digest());
   }
 
-  // Guarantee: each early-refused write of a batch is counted among the rejected writes by reason
-  // and
-  // logged as a rejection exactly once, by the leader, as a lone early refusal is; followers, which
-  // never
-  // see it, count nothing.
+  // Guarantee: each stale write of a batch is counted among the rejected writes by reason on every
+  // replica, as it applies the entry, and logged as a rejection exactly once, by the leader.
   @Test
-  void eachRefusedWriteIsCountedAndLoggedOnceByTheLeaderOnly() {
+  void eachStaleWriteIsCountedByEveryReplicaAndLoggedOnceByTheLeader() {
     commit(
         start(
             batch(
@@ -163,9 +157,9 @@ class EarlyBatchRefusalTest {
                     acquire("bad", 1)))));
 
     assertThat(rejected(leaderMetrics, Code.STALE_TOKEN)).isEqualTo(2);
-    assertThat(rejected(followerMetrics, Code.STALE_TOKEN)).isZero();
+    assertThat(rejected(followerMetrics, Code.STALE_TOKEN)).isEqualTo(2);
     assertThat(counter(leaderMetrics, NodeMetrics.REQUESTS_INVALID)).isEqualTo(1);
-    assertThat(counter(followerMetrics, NodeMetrics.REQUESTS_INVALID)).isZero();
+    assertThat(counter(followerMetrics, NodeMetrics.REQUESTS_INVALID)).isEqualTo(1);
     assertThat(rejectionLines.list)
         .extracting(ILoggingEvent::getFormattedMessage)
         .containsExactly(
@@ -187,94 +181,81 @@ class EarlyBatchRefusalTest {
                 .getSnapshot()
                 .getValues())
         .as("commands per logged batch")
-        .containsExactly(1);
+        .containsExactly(4);
   }
 
-  // Guarantee: a batch whose every command is refused costs no log entry and is answered per
-  // request,
-  // each with its lone answer, in order; counted like lone refusals.
+  // Guarantee: a batch whose every command is refused changes nothing and is answered per request,
+  // each with its lone answer, in order.
   @Test
-  void aBatchOfRefusedCommandsOnlyIsAnsweredWithoutALogEntry() {
+  void aBatchOfRefusedCommandsOnlyChangesNothingAndIsAnsweredPerRequest() {
     Request late = write(stale, "k", "late");
     Request malformed = acquire("bad", 1);
-    Response lateAlone = refusedAlone(late);
-    Response malformedAlone = refusedAlone(malformed);
-    long lateCounted = rejected(leaderMetrics, Code.STALE_TOKEN);
+    Response lateAlone = submit(late);
+    Response malformedAlone = submit(malformed);
+    String before = leader.read(s -> s.read("report", "k").toString());
 
-    TransactionContext trx = start(batch(List.of(late, malformed, late)));
+    Response answer = submit(batch(List.of(late, malformed, late)));
 
-    assertThat(trx.getException()).as("refused without a log entry").isNotNull();
-    Response answer = LeaderRejection.decode(trx.getException()).orElseThrow();
     assertThat(answer.getCode()).isEqualTo(ResultCode.BATCH_ANSWERED);
-    assertThat(answer.getBatchList()).containsExactly(lateAlone, malformedAlone, lateAlone);
+    assertThat(answer.getBatchList())
+        .extracting(BatchedStaleWritesTest::withoutTime)
+        .containsExactly(
+            withoutTime(lateAlone), withoutTime(malformedAlone), withoutTime(lateAlone));
+    String after = leader.read(s -> s.read("report", "k").toString());
+    assertThat(after).isEqualTo(before);
     assertThat(leader.pendingCommands()).isZero();
-    assertThat(rejected(leaderMetrics, Code.STALE_TOKEN)).isEqualTo(lateCounted + 2);
   }
 
-  // Guarantee: when the leader already holds all the commands it may, the commands it would log are
-  // answered OVERLOADED and the refused ones keep their own answers, each in its position.
+  // Guarantee: a batch sent again with the same request ids (a client's retry, as a new entry)
+  // changes nothing: its write is answered from its receipt (the first version, not applied twice),
+  // and its stale write is refused again.
   @Test
-  void whenTheLeaderIsFullTheRefusedCommandsKeepTheirAnswersAndTheOthersAreOverloaded() {
+  void aRetriedBatchWithRequestIdsGetsTheFirstAnswersAndChangesNothing() {
+    Request batch =
+        batch(
+            List.of(
+                write(current, "k", "again", "retry-1"), write(stale, "k2", "late", "retry-2")));
+
+    Response first = submit(batch);
+    Response retried = submit(batch);
+
+    assertThat(first.getBatchList())
+        .extracting(Response::getCode)
+        .containsExactly(ResultCode.ACCEPTED, ResultCode.STALE_TOKEN);
+    assertThat(retried.getBatch(0).getCode()).isEqualTo(ResultCode.ACCEPTED);
+    assertThat(retried.getBatch(0).getMessage()).contains("already applied");
+    assertThat(retried.getBatch(0).getVersion()).isEqualTo(first.getBatch(0).getVersion());
+    assertThat(retried.getBatch(1).getCode()).isEqualTo(ResultCode.STALE_TOKEN);
+    long version = leader.read(s -> s.read("report", "k").version());
+    Code k2 = leader.read(s -> s.read("report", "k2").code());
+    assertThat(version).as("k's version").isEqualTo(2);
+    assertThat(k2).isEqualTo(Code.NOT_FOUND);
+    assertThat(follower.digest()).isEqualTo(leader.digest());
+  }
+
+  // Guarantee: when the leader already holds all the commands it may, a batch is answered
+  // OVERLOADED before the log, counted once per command, and its slots are not taken.
+  @Test
+  void whenTheLeaderIsFullABatchIsAnsweredOverloaded() {
     leader.setOverload(Overload.defaults().withMaxPendingWrites(2));
-    Request late = write(stale, "k", "late");
-    Response lateAlone = refusedAlone(late);
     TransactionContext filling = start(batch(List.of(renew(current), acquire("fresh", 5_000))));
     assertThat(filling.getException()).isNull();
 
-    TransactionContext trx = start(batch(List.of(renew(current), late)));
+    TransactionContext trx = start(batch(List.of(renew(current), write(stale, "k", "late"))));
 
     Response answer = LeaderRejection.decode(trx.getException()).orElseThrow();
-    assertThat(answer.getBatchList())
-        .extracting(Response::getCode)
-        .containsExactly(ResultCode.OVERLOADED, ResultCode.STALE_TOKEN);
-    assertThat(answer.getBatch(1)).isEqualTo(lateAlone);
-    assertThat(counter(leaderMetrics, NodeMetrics.REQUESTS_OVERLOADED)).isEqualTo(1);
+    assertThat(answer.getCode()).isEqualTo(ResultCode.OVERLOADED);
+    assertThat(counter(leaderMetrics, NodeMetrics.REQUESTS_OVERLOADED)).isEqualTo(2);
+    assertThat(leader.pendingCommands()).isEqualTo(2);
     commit(filling);
     assertThat(leader.pendingCommands()).isZero();
   }
 
-  // Guarantee: the log is input too: an entry whose early answers cannot belong to what it carries
-  // (a
-  // position outside the batch, answers beside a lone command) is answered INVALID_ARGUMENT and
-  // changes
-  // nothing.
-  @Test
-  void anEntryWhoseEarlyAnswersDoNotFitWhatItCarriesChangesNothing() {
-    String before = follower.digest().sha256();
-    AnsweredEarly refused =
-        AnsweredEarly.newBuilder()
-            .setPosition(5)
-            .setResponse(
-                Response.newBuilder().setCode(ResultCode.STALE_TOKEN).build().toByteString())
-            .build();
-
-    Response outside =
-        applyOnFollower(
-            LoggedCommand.newBuilder()
-                .setStampMs(T0 + 100)
-                .setClientRequest(batch(List.of(renew(current))).toByteString())
-                .addAnsweredEarly(refused)
-                .build());
-    Response besideALoneCommand =
-        applyOnFollower(
-            LoggedCommand.newBuilder()
-                .setStampMs(T0 + 100)
-                .setClientRequest(renew(current).toByteString())
-                .addAnsweredEarly(refused.toBuilder().setPosition(0))
-                .build());
-
-    assertThat(outside.getCode()).isEqualTo(ResultCode.INVALID_ARGUMENT);
-    assertThat(besideALoneCommand.getCode()).isEqualTo(ResultCode.INVALID_ARGUMENT);
-    assertThat(follower.digest().sha256()).isEqualTo(before);
-  }
-
   // ---------------------------------------------------------------------------------------------
 
-  /** The answer {@code request} gets when sent alone: refused by the leader without a log entry. */
-  private Response refusedAlone(Request request) {
-    TransactionContext trx = start(request);
-    assertThat(trx.getException()).as("%s refused alone", request).isNotNull();
-    return LeaderRejection.decode(trx.getException()).orElseThrow();
+  /** {@code answer} without its state-machine time, which moves with every entry applied. */
+  private static Response withoutTime(Response answer) {
+    return answer.toBuilder().clearNowMs().build();
   }
 
   /** Submits and, unless the leader refuses it, commits; the answer the client gets. */
@@ -315,26 +296,6 @@ class EarlyBatchRefusalTest {
     Response onFollower = parse(follower.applyTransaction(replicated).join());
     assertThat(onFollower).as("the follower's answer to entry %d", index).isEqualTo(onLeader);
     return onLeader;
-  }
-
-  private Response applyOnFollower(LoggedCommand logged) {
-    LogEntryProto entry =
-        LogEntryProto.newBuilder()
-            .setTerm(1)
-            .setIndex(++index)
-            .setStateMachineLogEntry(
-                org.apache.ratis.proto.RaftProtos.StateMachineLogEntryProto.newBuilder()
-                    .setLogData(UnsafeByteOperations.unsafeWrap(logged.toByteArray())))
-            .build();
-    return parse(
-        follower
-            .applyTransaction(
-                TransactionContext.newBuilder()
-                    .setStateMachine(follower)
-                    .setServerRole(RaftPeerRole.FOLLOWER)
-                    .setLogEntry(entry)
-                    .build())
-            .join());
   }
 
   private static Response parse(Message message) {
@@ -378,11 +339,16 @@ class EarlyBatchRefusalTest {
   }
 
   private static Request write(long token, String key, String value) {
+    return write(token, key, value, "");
+  }
+
+  private static Request write(long token, String key, String value, String requestId) {
     return Request.newBuilder()
         .setWrite(
             WriteRequest.newBuilder()
                 .setResource("report")
                 .setToken(token)
+                .setRequestId(requestId)
                 .addWrites(
                     KeyWrite.newBuilder().setKey(key).setValue(ByteString.copyFromUtf8(value))))
         .build();
