@@ -163,26 +163,6 @@ final class FencedValues {
         .build();
   }
 
-  /** See {@link FencingState#permanentRejection}. */
-  Outcome permanentRejection(Command.Write w) {
-    long nowMs = leases.nowMs();
-    String invalid = validation.check(w);
-    if (invalid != null) {
-      return Outcome.invalid(invalid);
-    }
-    ResourceRecord r = leases.record(w.resource());
-    if (r != null && w.token() < r.lastToken() && !fencingCheckSkipped) {
-      return Answers.rejection(
-              nowMs,
-              Code.STALE_TOKEN,
-              r,
-              w.token(),
-              "token " + w.token() + " is stale: '" + w.resource() + "' has token " + r.lastToken())
-          .build();
-    }
-    return null;
-  }
-
   Outcome read(String resource, String key) {
     long nowMs = leases.nowMs();
     String invalid = Answers.first(validation.resource(resource), validation.key(key));

@@ -197,16 +197,6 @@ public final class FencingState {
     return leases.drainEvents();
   }
 
-  /**
-   * The answer apply would certainly give {@code w}, if it is a rejection that no later entry can
-   * undo: malformed input, or a token already superseded. Tokens only grow, so a token stale now is
-   * stale at any later index. Returns null when a later entry could still change the answer. Never
-   * changes state.
-   */
-  public Outcome permanentRejection(Command.Write w) {
-    return values.permanentRejection(w);
-  }
-
   // ---------------------------------------------------------------------------------------------
   // Queries: read-only, answered at the current state-machine time.
 

@@ -534,25 +534,16 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   }
 
   /**
-   * Counts the refusal, and logs it when it is a write's (only the leader refuses before the log).
+   * Counts a refusal before the log: an overload, a denied revoke, or a request that does not
+   * decode. Writes are judged in apply only, so none is counted here.
    */
   @Override
   public void refusedEarly(Command command, Outcome refusal) {
     Code code = refusal.code();
     if (code == Code.OVERLOADED) {
       overloadedRequests.inc(command instanceof Command.Batch b ? b.commands().size() : 1);
-      return;
-    }
-    if (code == Code.PERMISSION_DENIED) {
+    } else if (code == Code.PERMISSION_DENIED) {
       denied(command == null ? "request" : commandName(command), "", refusal.message());
-      return;
-    }
-    if (command instanceof Command.Write w) {
-      Counter c = writesRejected.get(code);
-      if (c != null) {
-        c.inc();
-      }
-      logRejection(w, refusal);
     } else if (code == Code.INVALID_ARGUMENT) {
       invalidRequests.inc();
     }

@@ -24,9 +24,9 @@ public interface StateMachineMetrics {
   }
 
   /**
-   * Leader: a command answered without a log entry, with the answer the caller gets ({@code
-   * refusal}: its code, tokens and holder). {@code command} is null when the request could not be
-   * decoded into one.
+   * Leader: a request answered without a log entry (overloaded, a revoke its caller may not make,
+   * or one that does not decode), with the answer the caller gets. {@code command} is null when the
+   * request could not be decoded into one.
    */
   default void refusedEarly(Command command, Outcome refusal) {}
 

@@ -2,7 +2,6 @@ package dev.fencekeeper.core;
 
 import static dev.fencekeeper.core.Code.ACCEPTED;
 import static dev.fencekeeper.core.Code.FOUND;
-import static dev.fencekeeper.core.Code.INVALID_ARGUMENT;
 import static dev.fencekeeper.core.Code.LEASE_EXPIRED;
 import static dev.fencekeeper.core.Code.NOT_FOUND;
 import static dev.fencekeeper.core.Code.STALE_TOKEN;
@@ -355,64 +354,6 @@ class FencedValuesTest {
       }
       assertThat(h.dump()).isEqualTo(before);
       assertThat(h.state.resources().get("r").receipts()).hasSize(cap);
-    }
-  }
-
-  @Nested
-  class PermanentRejection {
-
-    // A superseded token is refused up front with STALE_TOKEN carrying the newer token, and the
-    // state is untouched.
-    @Test
-    void supersededTokenIsStale() {
-      Harness h = new Harness();
-      long tA = h.acquire(T0, "r", "A", 1000).token();
-      long tB = h.acquire(T0 + 1000, "r", "B", 1000).token();
-      String before = StateDump.withNow(h.state);
-
-      Outcome o = h.state.permanentRejection(write("r", tA));
-
-      assertThat(o).isNotNull();
-      assertThat(o.code()).isEqualTo(STALE_TOKEN);
-      assertThat(o.sentToken()).isEqualTo(tA);
-      assertThat(o.currentToken()).isEqualTo(tB);
-      assertThat(StateDump.withNow(h.state)).isEqualTo(before);
-      assertThat(h.apply(T0 + 1001, write("r", tA)).code()).isEqualTo(STALE_TOKEN);
-    }
-
-    // Current, expired-but-newest, released and never-issued tokens must go through the log: null.
-    @Test
-    void nullUnlessSuperseded() {
-      Harness h = new Harness();
-      long t = h.acquire(T0, "r", "A", 1000).token();
-
-      assertThat(h.state.permanentRejection(write("r", t))).isNull();
-      assertThat(h.state.permanentRejection(write("r", t + 1))).isNull();
-      assertThat(h.state.permanentRejection(write("never", 1))).isNull();
-      h.tick(T0 + 1000);
-      assertThat(h.state.permanentRejection(write("r", t))).isNull();
-      long t2 = h.acquire(T0 + 1001, "r", "A", 1000).token();
-      h.release(T0 + 1002, "r", t2);
-      assertThat(h.state.permanentRejection(write("r", t2))).isNull();
-      assertThat(h.state.permanentRejection(write("r", t)).code()).isEqualTo(STALE_TOKEN);
-    }
-
-    // Malformed input is refused up front too, as INVALID_ARGUMENT (the Javadoc's other permanent
-    // case).
-    @Test
-    void malformedIsInvalid() {
-      Harness h = new Harness();
-      h.acquire(T0, "r", "A", 1000);
-
-      Outcome o = h.state.permanentRejection(write("r", 0));
-
-      assertThat(o).isNotNull();
-      assertThat(o.code()).isEqualTo(INVALID_ARGUMENT);
-      assertThat(o.message()).contains("token");
-    }
-
-    private Command.Write write(String resource, long token) {
-      return new Command.Write(resource, token, List.of(KeyWrite.put("k", bytes("v"))), "");
     }
   }
 }

@@ -220,9 +220,7 @@ class FencingStatePropertiesTest {
   }
 
   // Outcomes agree with the model; tokens strictly increase; one live lease per resource; a key's
-  // acceptedToken
-  // never decreases; rejections change nothing; permanentRejection agrees with apply; replay is
-  // deterministic.
+  // acceptedToken never decreases; rejections change nothing; replay is deterministic.
   @Property(tries = 700)
   void agreesWithModelAndKeepsInvariants(@ForAll("sequences") List<Step> steps) {
     Assume.that(!failed || System.nanoTime() - firstFailureNanos < SHRINK_BUDGET.toNanos());
@@ -357,14 +355,8 @@ class FencingStatePropertiesTest {
       }
 
       String before = StateDump.of(state);
-      String beforeWithNow = StateDump.withNow(state);
       long nowBefore = state.nowMs();
       long newNow = Math.max(nowBefore, stamp);
-      Outcome permanent = c instanceof Command.Write w ? state.permanentRejection(w) : null;
-      assertThat(StateDump.withNow(state))
-          .as("permanentRejection changes nothing")
-          .isEqualTo(beforeWithNow);
-      Code expectedPermanent = c instanceof Command.Write w ? model.permanentRejection(w) : null;
       LeaseRecord liveBefore = null;
       if (c instanceof Command.Acquire a && state.resources().containsKey(a.resource())) {
         liveBefore = state.resources().get(a.resource()).liveLease(newNow);
@@ -429,22 +421,6 @@ class FencingStatePropertiesTest {
       if (!o.isSuccess()
           && !s.newTerm()) { // a new term's first entry is preceded by the takeover grace
         assertThat(StateDump.of(state)).as("state after %s", o.code()).isEqualTo(before);
-      }
-
-      // permanentRejection refuses exactly malformed and superseded writes, and apply then answers
-      // the same.
-      if (c instanceof Command.Write) {
-        if (expectedPermanent == null) {
-          assertThat(permanent).as("permanentRejection").isNull();
-        } else {
-          assertThat(permanent).as("permanentRejection").isNotNull();
-          assertThat(permanent.code()).isEqualTo(expectedPermanent);
-          assertThat(o.code()).as("apply after permanentRejection").isEqualTo(permanent.code());
-          if (permanent.code() == STALE_TOKEN) {
-            assertThat(permanent.currentToken()).isEqualTo(o.currentToken());
-            assertThat(permanent.sentToken()).isEqualTo(o.sentToken());
-          }
-        }
       }
     }
 
@@ -545,17 +521,6 @@ class FencingStatePropertiesTest {
         default:
           return new Command.Tick();
       }
-    }
-
-    /**
-     * The rejection a leader may give without logging: malformed, or superseded (tokens only grow).
-     */
-    Code permanentRejection(Command.Write w) {
-      if (w.token() <= 0) {
-        return INVALID_ARGUMENT;
-      }
-      Res r = resources.get(w.resource());
-      return r != null && w.token() < r.lastToken ? STALE_TOKEN : null;
     }
 
     /**

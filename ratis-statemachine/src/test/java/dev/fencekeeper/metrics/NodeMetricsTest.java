@@ -153,21 +153,19 @@ class NodeMetricsTest {
     assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(1); // the invalid acquire
   }
 
-  // Guarantee: writes refused on the leader without a log entry count as rejected writes under
-  // their
-  // reason; other refused requests count as invalid requests.
+  // Guarantee: requests refused on the leader without a log entry are counted by their reason:
+  // undecodable or invalid ones as invalid requests, overloaded ones command by command; none of
+  // them counts as a written or rejected write.
   @Test
   void earlyRefusalsAreCounted() {
-    Command.Write write = put("r", 5, "k", "v", "w");
-    metrics.refusedEarly(write, refusal(Code.STALE_TOKEN));
-    metrics.refusedEarly(write, refusal(Code.STALE_TOKEN));
-    metrics.refusedEarly(write, refusal(Code.INVALID_ARGUMENT));
     metrics.refusedEarly(null, refusal(Code.INVALID_ARGUMENT));
     metrics.refusedEarly(new Command.Acquire("", "a", 1000), refusal(Code.INVALID_ARGUMENT));
+    Command.Write write = put("r", 5, "k", "v", "w");
+    metrics.refusedEarly(new Command.Batch(List.of(write, write)), refusal(Code.OVERLOADED));
 
-    assertThat(count(NodeMetrics.rejectedName(Code.STALE_TOKEN))).isEqualTo(2);
-    assertThat(count(NodeMetrics.rejectedName(Code.INVALID_ARGUMENT))).isEqualTo(1);
     assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(2);
+    assertThat(count(NodeMetrics.REQUESTS_OVERLOADED)).isEqualTo(2);
+    assertThat(count(NodeMetrics.rejectedName(Code.INVALID_ARGUMENT))).isZero();
     assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isZero();
   }
 
