@@ -193,88 +193,48 @@ public record Limits(
   }
 
   public Limits withMaxResources(int max) {
-    return new Limits(
-        minTtl,
-        maxTtl,
-        takeoverGrace,
-        maxResourceBytes,
-        maxKeyBytes,
-        maxOwnerBytes,
-        maxValueBytes,
-        maxKeysPerWrite,
-        maxRequestIdBytes,
-        maxRequestIdsPerLease,
-        idleTimeout,
-        waiterLiveness,
-        maxWaitersPerResource,
-        maxKeysPerResource,
-        max,
-        maxWatchesPerClient,
-        maxRequestsPerBatch);
+    return toBuilder().maxResources(max).build();
   }
 
   public Limits withMaxKeysPerResource(int max) {
-    return new Limits(
-        minTtl,
-        maxTtl,
-        takeoverGrace,
-        maxResourceBytes,
-        maxKeyBytes,
-        maxOwnerBytes,
-        maxValueBytes,
-        maxKeysPerWrite,
-        maxRequestIdBytes,
-        maxRequestIdsPerLease,
-        idleTimeout,
-        waiterLiveness,
-        maxWaitersPerResource,
-        max,
-        maxResources,
-        maxWatchesPerClient,
-        maxRequestsPerBatch);
+    return toBuilder().maxKeysPerResource(max).build();
   }
 
   public Limits withMaxRequestsPerBatch(int max) {
-    return new Limits(
-        minTtl,
-        maxTtl,
-        takeoverGrace,
-        maxResourceBytes,
-        maxKeyBytes,
-        maxOwnerBytes,
-        maxValueBytes,
-        maxKeysPerWrite,
-        maxRequestIdBytes,
-        maxRequestIdsPerLease,
-        idleTimeout,
-        waiterLiveness,
-        maxWaitersPerResource,
-        maxKeysPerResource,
-        maxResources,
-        maxWatchesPerClient,
-        max);
+    return toBuilder().maxRequestsPerBatch(max).build();
   }
 
   /** Every limit at its key's default (docs/configuration.md). */
   public static Limits defaults() {
-    return new Limits(
-        Keys.LEASE_TTL_MIN.defaultValue(),
-        Keys.LEASE_TTL_MAX.defaultValue(),
-        Keys.LEASE_TAKEOVER_GRACE.defaultValue(),
-        Keys.RESOURCE_NAME_MAX_BYTES.defaultValue(),
-        Keys.KEY_MAX_BYTES.defaultValue(),
-        Keys.OWNER_MAX_BYTES.defaultValue(),
-        Keys.VALUE_MAX_BYTES.defaultValue(),
-        Keys.KEYS_PER_WRITE_MAX.defaultValue(),
-        Keys.REQUEST_ID_MAX_BYTES.defaultValue(),
-        Keys.REQUEST_IDS_PER_LEASE_MAX.defaultValue(),
-        Keys.RESOURCES_IDLE_TIMEOUT.defaultValue(),
-        Keys.LEASE_WAITER_LIVENESS.defaultValue(),
-        Keys.WAITERS_PER_RESOURCE_MAX.defaultValue(),
-        DEFAULT_MAX_KEYS_PER_RESOURCE,
-        DEFAULT_MAX_RESOURCES,
-        DEFAULT_MAX_WATCHES_PER_CLIENT,
-        DEFAULT_MAX_REQUESTS_PER_BATCH);
+    return builder().build();
+  }
+
+  /** A builder starting from every limit at its key's default. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder starting from these limits. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.minTtl = minTtl;
+    b.maxTtl = maxTtl;
+    b.takeoverGrace = takeoverGrace;
+    b.maxResourceBytes = maxResourceBytes;
+    b.maxKeyBytes = maxKeyBytes;
+    b.maxOwnerBytes = maxOwnerBytes;
+    b.maxValueBytes = maxValueBytes;
+    b.maxKeysPerWrite = maxKeysPerWrite;
+    b.maxRequestIdBytes = maxRequestIdBytes;
+    b.maxRequestIdsPerLease = maxRequestIdsPerLease;
+    b.idleTimeout = idleTimeout;
+    b.waiterLiveness = waiterLiveness;
+    b.maxWaitersPerResource = maxWaitersPerResource;
+    b.maxKeysPerResource = maxKeysPerResource;
+    b.maxResources = maxResources;
+    b.maxWatchesPerClient = maxWatchesPerClient;
+    b.maxRequestsPerBatch = maxRequestsPerBatch;
+    return b;
   }
 
   /** Durations in config syntax ("100ms", not "PT0.1S"), since this ends up in startup logs. */
@@ -315,5 +275,138 @@ public record Limits(
         + ", maxRequestsPerBatch="
         + maxRequestsPerBatch
         + "]";
+  }
+
+  /**
+   * Limits by name, each starting at its key's default; {@link #build} checks them as the
+   * constructor does.
+   */
+  public static final class Builder {
+    private Duration minTtl = Keys.LEASE_TTL_MIN.defaultValue();
+    private Duration maxTtl = Keys.LEASE_TTL_MAX.defaultValue();
+    private Duration takeoverGrace = Keys.LEASE_TAKEOVER_GRACE.defaultValue();
+    private int maxResourceBytes = Keys.RESOURCE_NAME_MAX_BYTES.defaultValue();
+    private int maxKeyBytes = Keys.KEY_MAX_BYTES.defaultValue();
+    private int maxOwnerBytes = Keys.OWNER_MAX_BYTES.defaultValue();
+    private int maxValueBytes = Keys.VALUE_MAX_BYTES.defaultValue();
+    private int maxKeysPerWrite = Keys.KEYS_PER_WRITE_MAX.defaultValue();
+    private int maxRequestIdBytes = Keys.REQUEST_ID_MAX_BYTES.defaultValue();
+    private int maxRequestIdsPerLease = Keys.REQUEST_IDS_PER_LEASE_MAX.defaultValue();
+    private Duration idleTimeout = Keys.RESOURCES_IDLE_TIMEOUT.defaultValue();
+    private Duration waiterLiveness = Keys.LEASE_WAITER_LIVENESS.defaultValue();
+    private int maxWaitersPerResource = Keys.WAITERS_PER_RESOURCE_MAX.defaultValue();
+    private int maxKeysPerResource = Keys.KEYS_PER_RESOURCE_MAX.defaultValue();
+    private int maxResources = Keys.RESOURCES_MAX.defaultValue();
+    private int maxWatchesPerClient = Keys.WATCHES_PER_CLIENT_MAX.defaultValue();
+    private int maxRequestsPerBatch = Keys.REQUESTS_PER_BATCH_MAX.defaultValue();
+
+    private Builder() {}
+
+    public Builder minTtl(Duration minTtl) {
+      this.minTtl = minTtl;
+      return this;
+    }
+
+    public Builder maxTtl(Duration maxTtl) {
+      this.maxTtl = maxTtl;
+      return this;
+    }
+
+    public Builder takeoverGrace(Duration takeoverGrace) {
+      this.takeoverGrace = takeoverGrace;
+      return this;
+    }
+
+    public Builder maxResourceBytes(int maxResourceBytes) {
+      this.maxResourceBytes = maxResourceBytes;
+      return this;
+    }
+
+    public Builder maxKeyBytes(int maxKeyBytes) {
+      this.maxKeyBytes = maxKeyBytes;
+      return this;
+    }
+
+    public Builder maxOwnerBytes(int maxOwnerBytes) {
+      this.maxOwnerBytes = maxOwnerBytes;
+      return this;
+    }
+
+    public Builder maxValueBytes(int maxValueBytes) {
+      this.maxValueBytes = maxValueBytes;
+      return this;
+    }
+
+    public Builder maxKeysPerWrite(int maxKeysPerWrite) {
+      this.maxKeysPerWrite = maxKeysPerWrite;
+      return this;
+    }
+
+    public Builder maxRequestIdBytes(int maxRequestIdBytes) {
+      this.maxRequestIdBytes = maxRequestIdBytes;
+      return this;
+    }
+
+    public Builder maxRequestIdsPerLease(int maxRequestIdsPerLease) {
+      this.maxRequestIdsPerLease = maxRequestIdsPerLease;
+      return this;
+    }
+
+    public Builder idleTimeout(Duration idleTimeout) {
+      this.idleTimeout = idleTimeout;
+      return this;
+    }
+
+    public Builder waiterLiveness(Duration waiterLiveness) {
+      this.waiterLiveness = waiterLiveness;
+      return this;
+    }
+
+    public Builder maxWaitersPerResource(int maxWaitersPerResource) {
+      this.maxWaitersPerResource = maxWaitersPerResource;
+      return this;
+    }
+
+    public Builder maxKeysPerResource(int maxKeysPerResource) {
+      this.maxKeysPerResource = maxKeysPerResource;
+      return this;
+    }
+
+    public Builder maxResources(int maxResources) {
+      this.maxResources = maxResources;
+      return this;
+    }
+
+    public Builder maxWatchesPerClient(int maxWatchesPerClient) {
+      this.maxWatchesPerClient = maxWatchesPerClient;
+      return this;
+    }
+
+    public Builder maxRequestsPerBatch(int maxRequestsPerBatch) {
+      this.maxRequestsPerBatch = maxRequestsPerBatch;
+      return this;
+    }
+
+    /** The limits; a bound the state machine could not honour is a {@link ConfigException}. */
+    public Limits build() {
+      return new Limits(
+          minTtl,
+          maxTtl,
+          takeoverGrace,
+          maxResourceBytes,
+          maxKeyBytes,
+          maxOwnerBytes,
+          maxValueBytes,
+          maxKeysPerWrite,
+          maxRequestIdBytes,
+          maxRequestIdsPerLease,
+          idleTimeout,
+          waiterLiveness,
+          maxWaitersPerResource,
+          maxKeysPerResource,
+          maxResources,
+          maxWatchesPerClient,
+          maxRequestsPerBatch);
+    }
   }
 }

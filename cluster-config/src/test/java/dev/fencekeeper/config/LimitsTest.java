@@ -135,4 +135,39 @@ class LimitsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("lease.ttl.max");
   }
+
+  // The builder starts from the defaults, sets each limit by name, and checks as the constructor
+  // does.
+  @Test
+  void builderStartsFromTheDefaultsAndChecksLikeTheConstructor() {
+    assertThat(Limits.builder().build()).isEqualTo(Limits.defaults());
+
+    Limits set =
+        Limits.builder()
+            .minTtl(Duration.ofMillis(200))
+            .maxValueBytes(1024)
+            .maxWaitersPerResource(16)
+            .maxRequestsPerBatch(8)
+            .build();
+    assertThat(set.minTtl()).isEqualTo(Duration.ofMillis(200));
+    assertThat(set.maxValueBytes()).isEqualTo(1024);
+    assertThat(set.maxWaitersPerResource()).isEqualTo(16);
+    assertThat(set.maxRequestsPerBatch()).isEqualTo(8);
+    assertThat(set.maxTtl()).isEqualTo(Limits.defaults().maxTtl());
+    assertThat(set.toBuilder().build()).isEqualTo(set);
+    assertThat(set.withMaxResources(3)).isEqualTo(set.toBuilder().maxResources(3).build());
+
+    assertThatThrownBy(() -> Limits.builder().maxKeysPerWrite(0).build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("limits.keys-per-write.max")
+        .hasMessageContaining("'0'");
+    assertThatThrownBy(
+            () ->
+                Limits.builder()
+                    .minTtl(Duration.ofSeconds(5))
+                    .maxTtl(Duration.ofSeconds(1))
+                    .build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("lease.ttl.min");
+  }
 }

@@ -57,17 +57,11 @@ class FencingStatePropertiesTest {
   // no record
   // is forgotten and the model need not forget any either.
   static final Limits LIMITS =
-      new Limits(
-          Duration.ofMillis(MIN_TTL),
-          Duration.ofMillis(MAX_TTL),
-          Duration.ofMillis(GRACE),
-          256,
-          512,
-          128,
-          1024,
-          4,
-          64,
-          8);
+      Harness.LIMITS.toBuilder()
+          .minTtl(Duration.ofMillis(MIN_TTL))
+          .maxTtl(Duration.ofMillis(MAX_TTL))
+          .takeoverGrace(Duration.ofMillis(GRACE))
+          .build();
   static final String[] RESOURCES = {"r0", "r1", "r2"};
   static final String[] KEYS = {"k0", "k1", "k2"};
   static final String[] OWNERS = {"A", "B", "C"};

@@ -1,8 +1,8 @@
 package dev.fencekeeper.core;
 
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.testing.TestLimits;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -11,22 +11,8 @@ import java.util.List;
  * visible.
  */
 final class Harness {
-  /**
-   * Limits for the table tests: TTL 100 ms .. 60 s, grace 2 s, 256 B resource, 512 B key, 128 B
-   * owner, 1 KiB value, 4 keys per write, 64 B request id, 8 request ids per lease.
-   */
-  static final Limits LIMITS =
-      new Limits(
-          Duration.ofMillis(100),
-          Duration.ofSeconds(60),
-          Duration.ofSeconds(2),
-          256,
-          512,
-          128,
-          1024,
-          4,
-          64,
-          8);
+  /** Limits for the table tests: {@link TestLimits#SMALL}. */
+  static final Limits LIMITS = TestLimits.SMALL;
 
   /**
    * A stamp far from zero, so "time zero" defaults cannot pass for correct expiries by accident.

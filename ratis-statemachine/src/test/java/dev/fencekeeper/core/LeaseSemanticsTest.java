@@ -12,20 +12,11 @@ import org.junit.jupiter.api.Test;
 /** Waiting, lock-delay, idempotent acquire, events and idle clean-up in the pure core. */
 class LeaseSemanticsTest {
   static final Limits LIMITS =
-      new Limits(
-          Duration.ofMillis(100),
-          Duration.ofSeconds(60),
-          Duration.ofSeconds(2),
-          256,
-          512,
-          128,
-          1024,
-          4,
-          64,
-          8,
-          Duration.ofSeconds(30),
-          Duration.ofSeconds(5),
-          16);
+      Harness.LIMITS.toBuilder()
+          .idleTimeout(Duration.ofSeconds(30))
+          .waiterLiveness(Duration.ofSeconds(5))
+          .maxWaitersPerResource(16)
+          .build();
 
   final Harness h = new Harness(LIMITS);
 

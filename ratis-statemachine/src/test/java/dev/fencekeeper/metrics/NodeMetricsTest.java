@@ -10,8 +10,8 @@ import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.ResourceRecord;
 import dev.fencekeeper.core.ValueRecord;
+import dev.fencekeeper.testing.TestLimits;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -23,18 +23,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class NodeMetricsTest {
   private static final long T0 = 1_700_000_000_000L;
-  private static final Limits LIMITS =
-      new Limits(
-          Duration.ofMillis(100),
-          Duration.ofSeconds(60),
-          Duration.ofSeconds(2),
-          256,
-          512,
-          128,
-          1024,
-          4,
-          64,
-          8);
+  private static final Limits LIMITS = TestLimits.SMALL;
 
   private final FencingState state = new FencingState(LIMITS);
   private final NodeMetrics metrics = NodeMetrics.create("unit-" + System.nanoTime());

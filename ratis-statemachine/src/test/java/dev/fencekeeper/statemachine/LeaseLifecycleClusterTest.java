@@ -23,34 +23,55 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The client's lease lifecycle: no lease outlives the caller that gave up on it, nothing blocks for
- * good.
+ * good. The tests share one cluster (each on resources of its own, with clients of its own); the
+ * one that stops every node starts a cluster of its own.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(120)
 class LeaseLifecycleClusterTest {
-  @TempDir Path dataDir;
+  @TempDir static Path dataDir;
   TestCluster cluster;
   FencingClient client;
   FencingClient other;
 
-  @BeforeEach
+  @BeforeAll
   void startCluster() {
     cluster = TestCluster.start(dataDir);
     cluster.awaitLeader();
+    // One round trip before any test times one: the first calls after a start pay for warming up.
+    try (FencingClient warmUp = FencingClient.connect(cluster.config(), "warm-up")) {
+      warmUp.acquire("warm-up", Duration.ofSeconds(5)).close();
+    }
+  }
+
+  @AfterAll
+  void stopCluster() {
+    cluster.close();
+  }
+
+  // Fresh clients per test: a listener one test leaves stalled on a client's executor must not
+  // delay the next test's.
+  @BeforeEach
+  void connect() {
     client = cluster.newClient("holder");
     other = cluster.newClient("other");
   }
 
   @AfterEach
-  void stopCluster() {
-    cluster.close();
+  void disconnect() {
+    client.close();
+    other.close();
   }
 
   private int waiters(String resource) {
@@ -278,10 +299,13 @@ class LeaseLifecycleClusterTest {
   // deadline;
   // the client reports DISCONNECTED, and CONNECTED again once the nodes are back.
   @Test
-  void atRiskBeforeLostAndConnectionStateFollowTheCluster() {
+  void atRiskBeforeLostAndConnectionStateFollowTheCluster(@TempDir Path ownDataDir) {
+    // It stops every node: a cluster of its own, so the shared one stays up for the others.
+    TestCluster own = TestCluster.start(ownDataDir);
+    own.awaitLeader();
     FencingClient watched =
         FencingClient.builder()
-            .config(cluster.config())
+            .config(own.config())
             .owner("watched")
             .unreachableTimeout(Duration.ofSeconds(1))
             .build();
@@ -300,7 +324,7 @@ class LeaseLifecycleClusterTest {
               validWhenAtRisk.add(lease.isValid());
             }
           });
-      cluster.stopAll();
+      own.stopAll();
       await().atMost(Duration.ofSeconds(10)).until(() -> states.contains(Lease.State.LOST));
       assertThat(states).containsSubsequence(Lease.State.AT_RISK, Lease.State.LOST);
       assertThat(validWhenAtRisk).first().isEqualTo(true);
@@ -308,9 +332,9 @@ class LeaseLifecycleClusterTest {
           .atMost(Duration.ofSeconds(10))
           .until(() -> connection.contains(ConnectionState.DISCONNECTED));
       for (String id : List.of("n1", "n2", "n3")) {
-        cluster.startNode(id);
+        own.startNode(id);
       }
-      cluster.awaitLeader();
+      own.awaitLeader();
       await()
           .atMost(Duration.ofSeconds(30))
           .until(() -> watched.lease("at-risk").code() != ResultCode.UNAVAILABLE);
@@ -319,6 +343,7 @@ class LeaseLifecycleClusterTest {
           .until(() -> connection.get(connection.size() - 1) == ConnectionState.CONNECTED);
     } finally {
       watched.close();
+      own.close();
     }
   }
 }

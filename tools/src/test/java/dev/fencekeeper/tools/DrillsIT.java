@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,7 +26,21 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Plus the deliberately broken build, which must fail.
  */
 class DrillsIT {
+  /**
+   * How long a drill injects its faults. The drills that repeat their fault while the duration
+   * leaves room for another round get 12 s: at least one full round on a loaded machine.
+   */
   private static final String DURATION = "12s";
+
+  /**
+   * The drills whose faults are a fixed schedule run in full however short the duration (one
+   * stale-writer round, one rolling restart, one join and removal, both disk fillings): a longer
+   * duration would only add fault-free load after it.
+   */
+  private static final Set<String> FIXED_SCHEDULE =
+      Set.of("stale-writer", "rolling-restart", "membership", "disk-full");
+
+  private static final String FIXED_SCHEDULE_DURATION = "1s";
   private static final long SEED = 20261129;
   private static final Duration RUN_TIMEOUT = Duration.ofMinutes(4);
   private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -35,11 +50,7 @@ class DrillsIT {
   private record Run(int exit, JsonNode report, String stderr) {}
 
   private Run drill(String name, String javaOpts) throws IOException, InterruptedException {
-    Path root =
-        Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
-    assertThat(root.resolve("tools/target/fencekeeper.jar"))
-        .as("run in `verify`, after `package`")
-        .exists();
+    Path root = LocalUp.repoRoot();
     Path out = scratch.resolve(name + ".json");
     Path err = scratch.resolve(name + ".err");
     List<String> command =
@@ -49,7 +60,7 @@ class DrillsIT {
                 "drill",
                 name,
                 "--duration",
-                DURATION,
+                FIXED_SCHEDULE.contains(name) ? FIXED_SCHEDULE_DURATION : DURATION,
                 "--seed",
                 Long.toString(SEED),
                 "--json"));
@@ -112,6 +123,18 @@ class DrillsIT {
     assertThat(run.report().path("ops").path("write").path("ok").asInt())
         .as(explain(run))
         .isPositive();
+    // A drill whose fault never happened proves nothing, whatever its duration.
+    if (name.equals("stale-writer")) {
+      List<String> rows = new ArrayList<>();
+      run.report().path("stale_writer_timeline").forEach(row -> rows.add(row.asText()));
+      assertThat(rows).as(explain(run)).anyMatch(row -> row.contains(" T6  A resumes"));
+    } else {
+      int faults = 0;
+      for (JsonNode mark : run.report().path("timeline")) {
+        faults += mark.path("fault").asBoolean() ? 1 : 0;
+      }
+      assertThat(faults).as("faults injected; %s", explain(run)).isPositive();
+    }
   }
 
   // Guarantee: the checker can fail: a build that skips the fencing check lets A's stale write in,

@@ -9,11 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -24,20 +23,10 @@ class LeaseRunTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration EXIT_WITHIN = Duration.ofSeconds(90);
 
-  @TempDir static Path dataDir;
-  private static InProcessCluster cluster;
+  @RegisterExtension static final InProcessCluster cluster = InProcessCluster.perClass();
 
-  @BeforeAll
-  static void startCluster() throws IOException {
-    cluster = InProcessCluster.start(dataDir);
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  /** The children's scripts' marker files. */
+  @TempDir static Path scratch;
 
   /**
    * A child whose `lease run` failed to stop it (the bug these tests look for) has been re-parented
@@ -46,7 +35,7 @@ class LeaseRunTest {
    */
   @AfterEach
   void killRecordedChildren() throws IOException {
-    try (var files = Files.list(dataDir)) {
+    try (var files = Files.list(scratch)) {
       for (Path file : files.filter(f -> f.toString().endsWith(".started")).toList()) {
         String text = Files.readString(file).strip();
         if (text.matches("\\d+")) {
@@ -80,7 +69,7 @@ class LeaseRunTest {
                 "lease", "run", resource, "--peers", cluster.peers(), "--owner", "runner"));
     args.addAll(java.util.List.of(flags));
     args.addAll(java.util.List.of("--", "sh", "-c", script));
-    return CliProcess.start(dataDir, resource, args.toArray(String[]::new));
+    return CliProcess.start(scratch, resource, args.toArray(String[]::new));
   }
 
   private static JsonNode leaseShow(String resource) throws IOException {
@@ -101,8 +90,8 @@ class LeaseRunTest {
   @Test
   void childRunsUnderTheLeaseAndItsExitCodeIsPassedOn(TestInfo test) throws Exception {
     String resource = resource(test);
-    Path started = dataDir.resolve(resource + ".started");
-    Path go = dataDir.resolve(resource + ".go");
+    Path started = scratch.resolve(resource + ".started");
+    Path go = scratch.resolve(resource + ".go");
     try (CliProcess run =
         leaseRun(
             resource,
@@ -135,8 +124,8 @@ class LeaseRunTest {
   @Test
   void revokedLeaseStopsTheChildWithSigterm(TestInfo test) throws Exception {
     String resource = resource(test);
-    Path started = dataDir.resolve(resource + ".started");
-    Path terminated = dataDir.resolve(resource + ".terminated");
+    Path started = scratch.resolve(resource + ".started");
+    Path terminated = scratch.resolve(resource + ".terminated");
     try (CliProcess run =
         leaseRun(
             resource,
@@ -168,8 +157,8 @@ class LeaseRunTest {
   @Test
   void sigtermToLeaseRunStopsTheChildAndReleases(TestInfo test) throws Exception {
     String resource = resource(test);
-    Path started = dataDir.resolve(resource + ".started");
-    Path terminated = dataDir.resolve(resource + ".terminated");
+    Path started = scratch.resolve(resource + ".started");
+    Path terminated = scratch.resolve(resource + ".terminated");
     try (CliProcess run =
         leaseRun(
             resource,
@@ -197,7 +186,7 @@ class LeaseRunTest {
   @Test
   void childIgnoringSigtermIsKilledAfterTheGrace(TestInfo test) throws Exception {
     String resource = resource(test);
-    Path started = dataDir.resolve(resource + ".started");
+    Path started = scratch.resolve(resource + ".started");
     try (CliProcess run =
         leaseRun(
             resource,
@@ -228,7 +217,7 @@ class LeaseRunTest {
   void heldResourceOrMissingCommandRunsNothing(TestInfo test) throws Exception {
     String resource = resource(test);
     CliRun holder = cluster.cli("lease", "acquire", resource, "--ttl", "60s", "-q");
-    Path ran = dataDir.resolve(resource + ".ran");
+    Path ran = scratch.resolve(resource + ".ran");
     String missingResource = resource + "-missing";
 
     int heldExit;
@@ -248,7 +237,7 @@ class LeaseRunTest {
     int missingExit;
     try (CliProcess run =
         CliProcess.start(
-            dataDir,
+            scratch,
             missingResource,
             "lease",
             "run",

@@ -6,24 +6,21 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,51 +28,48 @@ import org.junit.jupiter.api.io.TempDir;
  * tour's shell commands taken from README.md and run verbatim with bash. Runs in {@code verify},
  * after the jar is built.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReadmeTourIT {
-  private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration TOUR_TIMEOUT = Duration.ofMinutes(5);
-  private static final Pattern READY = Pattern.compile("cluster ready, leader (n\\d)");
   private static final String RESOURCE = "daily-sales-report";
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
-  @TempDir Path dataDir;
-  @TempDir Path scratch;
+  @TempDir static Path sharedDataDir;
+  @TempDir static Path scratch;
+
+  /** The cluster the tour and the killed holder share: neither stops or kills a node of it. */
+  private LocalUp shared;
 
   private Path root;
-  private Map<String, String> env;
-  private final List<UpProcess> started = new ArrayList<>();
 
-  @BeforeEach
+  /** The environment of the cluster the running test talks to. */
+  private Map<String, String> env;
+
+  @BeforeAll
   void environment() throws IOException {
-    root = Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
-    int basePort = freeBasePort();
-    env = new HashMap<>();
-    env.put("FENCEKEEPER_DATA_DIR", dataDir.toString());
-    env.put("FENCEKEEPER_BASE_PORT", Integer.toString(basePort));
-    env.put(
-        "FENCEKEEPER_PEERS",
-        "127.0.0.1:" + basePort + ",127.0.0.1:" + (basePort + 1) + ",127.0.0.1:" + (basePort + 2));
-    // Maven built the jar moments ago in this very run. Should a source change meanwhile (an
-    // editor, a
-    // concurrent checkout), a launcher-triggered build would rebuild the jar under the running
-    // Maven.
-    env.put("FENCEKEEPER_SKIP_BUILD", "1");
-    assertThat(root.resolve("tools/target/fencekeeper.jar"))
-        .as("run in `verify`, after `package`")
-        .exists();
+    shared = LocalUp.on(sharedDataDir, scratch);
+    root = shared.root();
   }
 
-  @AfterEach
+  @AfterAll
   void stopEverything() {
-    started.forEach(UpProcess::close);
+    shared.close();
+  }
+
+  /** Talks to the shared cluster, starting it for the first test that needs it. */
+  private void useShared() throws IOException, InterruptedException {
+    if (!shared.isStarted()) {
+      shared.start();
+    }
+    env = shared.env();
   }
 
   // Guarantee: every command of the README's tour, run verbatim in order, prints and exits as the
   // README says.
   @Test
   void tourRunsVerbatim() throws Exception {
-    startUp();
+    useShared();
     List<String> commands = tourCommands(Files.readString(root.resolve("README.md")));
     List<TourStep> expected = TourStep.expected();
     assertThat(commands)
@@ -117,7 +111,7 @@ class ReadmeTourIT {
             + " holderOwner=worker-b code=STALE_TOKEN";
     long found = 0;
     for (String node : List.of("n1", "n2", "n3")) {
-      Path log = dataDir.resolve(node).resolve("logs").resolve("fencekeeper.log");
+      Path log = sharedDataDir.resolve(node).resolve("logs").resolve("fencekeeper.log");
       assertThat(log).as("rolling log of %s", node).exists();
       String text = Files.readString(log, StandardCharsets.UTF_8);
       assertThat(text)
@@ -132,8 +126,15 @@ class ReadmeTourIT {
   // SIGTERM with
   // exit 0, and a restart on the same data resumes the same values and token sequence.
   @Test
-  void upSurvivesANodeKillStopsCleanlyAndResumes() throws Exception {
-    UpProcess up = startUp();
+  void upSurvivesANodeKillStopsCleanlyAndResumes(@TempDir Path ownDataDir) throws Exception {
+    try (LocalUp own = LocalUp.on(ownDataDir, scratch)) {
+      env = own.env();
+      killStopAndResume(own);
+    }
+  }
+
+  private void killStopAndResume(LocalUp own) throws Exception {
+    UpProcess up = own.start();
     Map<String, Long> pids = up.nodePids();
     long token =
         Long.parseLong(
@@ -175,7 +176,7 @@ class ReadmeTourIT {
 
     stopWithSigterm(up, pids);
 
-    UpProcess again = startUp();
+    UpProcess again = own.start();
     assertThat(fencekeeper("read", RESOURCE, "k").expectExit(0))
         .contains("\"kept\"", "token " + token);
     fencekeeper("lease", "release", RESOURCE, Long.toString(token)).expectExit(0);
@@ -191,7 +192,7 @@ class ReadmeTourIT {
   // first waiter within its TTL plus a small bound — the leader commits the expiry as it falls due.
   @Test
   void killedHolderProcessIsReplacedByTheFirstWaiter() throws Exception {
-    startUp();
+    useShared();
     ProcessBuilder holderBuilder =
         new ProcessBuilder(
                 "./fencekeeper", "lease", "hold", "job", "--ttl", "3s", "--owner", "dying")
@@ -271,13 +272,6 @@ class ReadmeTourIT {
   }
 
   // ---------------------------------------------------------------------------------------------
-
-  private UpProcess startUp() throws IOException, InterruptedException {
-    UpProcess up = UpProcess.start(root, env, scratch.resolve("up-" + started.size() + ".err"));
-    started.add(up);
-    up.awaitLine(READY, READY_TIMEOUT);
-    return up;
-  }
 
   private static void stopWithSigterm(UpProcess up, Map<String, Long> nodePids)
       throws InterruptedException {
@@ -420,35 +414,6 @@ class ReadmeTourIT {
           .append(results.get(i).output().isEmpty() ? "" : "\n");
     }
     return s.toString();
-  }
-
-  /**
-   * Three consecutive free ports and the three metrics ports `up` derives from them
-   * (base+101..103), away from the 7301 default a developer's own `up` may be using.
-   */
-  private static int freeBasePort() throws IOException {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int base = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-      if (isFree(base)
-          && isFree(base + 1)
-          && isFree(base + 2)
-          && isFree(LocalClusterLayout.metricsPort(base, 1))
-          && isFree(LocalClusterLayout.metricsPort(base, 2))
-          && isFree(LocalClusterLayout.metricsPort(base, 3))) {
-        return base;
-      }
-    }
-    throw new IOException("no three consecutive free ports found");
-  }
-
-  private static boolean isFree(int port) {
-    try (ServerSocket socket = new ServerSocket()) {
-      socket.setReuseAddress(true);
-      socket.bind(new InetSocketAddress(port));
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
   }
 
   /**
