@@ -59,8 +59,9 @@ final class StaleWriterDrill implements Drill {
       RecordedClient b = new RecordedClient(bClient, ctx.recorder, "B");
       int round = 0;
       int completed = 0;
-      // At least one round, however short the drill: without T6 there is nothing to check.
-      while (round == 0 || ctx.roomFor(Duration.ofSeconds(8))) {
+      // At least one completed round, however short the drill: without T6 there is nothing to
+      // check. A round skipped because A could not acquire is retried up to three attempts.
+      while ((completed == 0 && round < 3) || ctx.roomFor(Duration.ofSeconds(8))) {
         round++;
         if (runRound(ctx, a, b, round)) {
           completed++;
