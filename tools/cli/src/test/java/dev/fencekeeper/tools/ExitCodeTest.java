@@ -87,8 +87,8 @@ class ExitCodeTest {
   }
 
   static Path repoRoot() {
-    // Surefire and failsafe both run in the tools module; the README is one level up.
-    Path root = Path.of("").toAbsolutePath().getParent();
+    // Surefire and failsafe both run in tools/cli; the README is two levels up.
+    Path root = Path.of("").toAbsolutePath().getParent().getParent();
     assertThat(root.resolve("README.md")).exists();
     return root;
   }

@@ -56,7 +56,7 @@ final class LocalUp implements AutoCloseable {
   /** The repository root, holding the jar `package` built. */
   static Path repoRoot() {
     Path root =
-        Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
+        Path.of(System.getProperty("fencekeeper.repo.root", "../..")).toAbsolutePath().normalize();
     assertThat(root.resolve("tools/cli/target/fencekeeper.jar"))
         .as("run in `verify`, after `package`")
         .exists();

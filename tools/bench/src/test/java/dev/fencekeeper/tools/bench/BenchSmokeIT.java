@@ -34,7 +34,7 @@ class BenchSmokeIT {
   @Timeout(value = 360, unit = TimeUnit.SECONDS)
   void shortBenchOfEveryWorkloadIsWellFormedAndRejectsEveryStaleWrite() throws Exception {
     Path root =
-        Path.of(System.getProperty("fencekeeper.repo.root", "..")).toAbsolutePath().normalize();
+        Path.of(System.getProperty("fencekeeper.repo.root", "../..")).toAbsolutePath().normalize();
     assertThat(root.resolve("tools/bench/target/fencekeeper-bench.jar"))
         .as("run in `verify`, after `package`")
         .exists();
