@@ -1217,6 +1217,7 @@ public final class FencingClient implements AutoCloseable {
    * totalBytes}, its newest token in {@code currentToken()} and its resource count in {@code
    * version()}. Seed a new cluster from it with {@code fencekeeper restore}.
    */
+  @SuppressWarnings("try") // out is closed before the move, so that the file moved is complete
   public Result backup(java.nio.file.Path file) {
     java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
     try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(tmp)) {
@@ -1468,6 +1469,8 @@ public final class FencingClient implements AutoCloseable {
 
   /** No node could be reached at all; its message is the one line the caller sees. */
   private static final class UnreachableException extends Exception {
+    private static final long serialVersionUID = 1L;
+
     UnreachableException(String message) {
       super(message, null, false, false);
     }

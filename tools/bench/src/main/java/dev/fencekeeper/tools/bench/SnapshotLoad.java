@@ -324,9 +324,14 @@ final class SnapshotLoad {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
       open = false;
-      poller.join();
+      try {
+        poller.join();
+      } catch (InterruptedException e) {
+        // The poller is a daemon that stops at its next poll; the caller's interrupt stays set.
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

@@ -137,6 +137,8 @@ public final class RegisterLinearizability {
   }
 
   private static final class BudgetExhausted extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
     BudgetExhausted() {
       super(null, null, false, false);
     }
