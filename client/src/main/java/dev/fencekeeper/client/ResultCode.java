@@ -3,7 +3,7 @@ package dev.fencekeeper.client;
 /**
  * The outcome of a call: what the cluster answered, or {@link #UNAVAILABLE} when no node did.
  * Success codes first, then rejections; {@link #isSuccess()} tells them apart. The command line's
- * exit codes follow these one to one (see the README).
+ * exit codes follow these one to one (docs/cli.md).
  */
 public enum ResultCode {
   /** Acquire: a new lease, its token in {@code token}. */

@@ -68,7 +68,7 @@ class LeaseSemanticsTest {
   }
 
   // Guarantee: a grant to a waiter happens only once the previous lease is really over — when it
-  // expires, not before (etcd issue 11456).
+  // expires, not before (etcd once granted a queued lock without that check).
   @Test
   void waiterIsGrantedWhenTheHolderExpiresAndNotBefore() {
     long holder = acquire(T0, "holder", "h", 0, 0).token(); // TTL 1 s

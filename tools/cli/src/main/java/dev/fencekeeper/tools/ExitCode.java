@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
 /**
  * The one mapping from outcomes to process exit codes: one code per kind of rejection, so a script
  * can branch on {@code $?} without parsing output. {@code --help} prints this table and a test
- * holds the README's copy to it word for word; never hard-code these numbers elsewhere.
+ * holds docs/cli.md's copy to it word for word; never hard-code these numbers elsewhere.
  */
 public enum ExitCode {
   SUCCESS(0, "success: GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, CURRENT, REVOKED"),

@@ -34,7 +34,8 @@ class ExitCodeTest {
     for (ResultCode code : ResultCode.values()) {
       assertThat(ExitCode.deliberateMapping(code))
           .as(
-              "ResultCode.%s has no exit code yet: choose one in ExitCode (and the README table)",
+              "ResultCode.%s has no exit code yet: choose one in ExitCode (and docs/cli.md's"
+                  + " table)",
               code)
           .isPresent();
       ExitCode exit = ExitCode.of(code);
@@ -58,7 +59,7 @@ class ExitCodeTest {
     assertThat(codes).hasSameSizeAs(rejections).doesNotContain(0, 1, 2);
   }
 
-  // Guarantee: the fixed codes the README and the issue promise (STALE_TOKEN is 6, ...) stay as
+  // Guarantee: the fixed codes the documentation promises (STALE_TOKEN is 6, ...) stay as
   // documented.
   @Test
   void documentedNumbersAreStable() {
@@ -72,11 +73,11 @@ class ExitCodeTest {
         .isEqualTo(ExitCode.values().length);
   }
 
-  // Guarantee: the README's exit-code table says exactly what the tool does, row for row.
+  // Guarantee: the exit-code table of docs/cli.md says exactly what the tool does, row for row.
   @Test
-  void readmeTableMatchesTheEnum() throws IOException {
-    String readme = Files.readString(repoRoot().resolve("README.md"));
-    Matcher row = Pattern.compile("(?m)^\\| (\\d+) \\| (.+) \\|$").matcher(readme);
+  void documentedTableMatchesTheEnum() throws IOException {
+    String doc = Files.readString(repoRoot().resolve("docs/cli.md"));
+    Matcher row = Pattern.compile("(?m)^\\| (\\d+) \\| (.+) \\|$").matcher(doc);
     List<String> documented = new ArrayList<>();
     while (row.find()) {
       documented.add(row.group(1) + " " + row.group(2));
@@ -87,7 +88,7 @@ class ExitCodeTest {
   }
 
   static Path repoRoot() {
-    // Surefire and failsafe both run in tools/cli; the README is two levels up.
+    // Surefire and failsafe both run in tools/cli; the repository's root is two levels up.
     Path root = Path.of("").toAbsolutePath().getParent().getParent();
     assertThat(root.resolve("README.md")).exists();
     return root;

@@ -16,7 +16,7 @@ class ResultViewTest {
   private static final long LOCAL_CLOCK_BEHIND = NOW - 60_000;
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
-  // Guarantee: a stale write reads as the example: the sent token, the newer one, and its
+  // Guarantee: a stale write reads as the README's example: the sent token, the newer one, and its
   // holder.
   @Test
   void staleTokenLineNamesBothTokensAndTheHolder() {
@@ -36,7 +36,8 @@ class ResultViewTest {
             "STALE_TOKEN: token 41 is stale; daily-sales-report has token 44 held by worker-b");
   }
 
-  // Guarantee: a grant reads as the example: token, time left in state-machine time, owner.
+  // Guarantee: a grant reads as the README's example: token, time left in state-machine time,
+  // owner.
   @Test
   void grantedLineShowsTokenExpiryAndOwner() {
     Response granted =

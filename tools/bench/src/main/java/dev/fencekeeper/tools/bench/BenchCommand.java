@@ -52,7 +52,7 @@ import picocli.CommandLine.Option;
           + " first accepted write), on fencekeeper and ZooKeeper.",
       "--state-keys N loads N keys of 100 bytes into a cluster of its own and reports each node's"
           + " heap after a full GC, snapshot time and size, and the time from kill -9 and restart"
-          + " of every node until a linearizable read and a write succeed (issue #6's 1,000,000-key"
+          + " of every node until a linearizable read and a write succeed (the 1,000,000-key"
           + " target). `--workload none` runs no workload (with --failover-trials 0: the state"
           + " figures alone).",
       "--snapshot-load runs W2 at the highest --concurrency while the nodes take snapshots, on"

@@ -1020,8 +1020,8 @@ final class BenchReport {
   }
 
   /**
-   * Issue #21's targets, checked against the cold phase: fencekeeper against ZooKeeper in the same
-   * run, as a user's first comparison of the two sees them.
+   * The cold-start targets, checked against the cold phase: fencekeeper against ZooKeeper in the
+   * same run, as a user's first comparison of the two sees them.
    */
   List<TargetRow> coldTargetRows() {
     List<TargetRow> rows = new ArrayList<>();
@@ -1223,7 +1223,7 @@ final class BenchReport {
     lines.add("## Targets against ZooKeeper, cold");
     lines.add("");
     lines.add(
-        "Issue #21's targets, checked against the cold phase: fencekeeper and ZooKeeper in the"
+        "The cold-start targets, checked against the cold phase: fencekeeper and ZooKeeper in the"
             + " same run, each soon after its cluster is up.");
     lines.add("");
     lines.add("| target | measured | verdict |");

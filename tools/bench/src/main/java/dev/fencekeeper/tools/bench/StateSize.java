@@ -36,7 +36,7 @@ import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
 
 /**
- * The large-state figures of issue #6 ("1,000,000 keys of 100 bytes: ≤ 400 MB heap per node,
+ * The large-state figures and their targets ("1,000,000 keys of 100 bytes: ≤ 400 MB heap per node,
  * snapshot ≤ 5 s, restart to serving ≤ 10 s"), on a cluster of its own so the other workloads
  * neither disturb nor inherit it: load N keys, then per node the heap in use after a full GC, the
  * time and size of a snapshot, and the time from restarting every node (after kill -9) until the

@@ -350,7 +350,7 @@ class BenchReportTest {
     assertThat(settled.toJson().path("cold_results")).isEmpty();
   }
 
-  // Guarantee: issue #21's targets are checked against the cold figures, fencekeeper against
+  // Guarantee: the cold-start targets are checked against the cold figures, fencekeeper against
   // ZooKeeper in the same run, each miss said with by how much; without a cold phase they say so.
   @Test
   void coldTargetsCompareFencekeeperWithZooKeeper() {
