@@ -51,12 +51,10 @@ class DistributionIT {
   }
 
   // Guarantee: `./mvnw package` builds fencekeeper-<version>.tar.gz holding bin/fencekeeper, lib/,
-  // a commented
-  // three-host conf/ and systemd/fencekeeper.service; from it alone, with only java on the PATH,
-  // three nodes
-  // form a cluster, the README tour gives its results (B's write accepted, A's stale write refused
-  // with exit 6,
-  // B's value intact), and each node stops cleanly (exit 0) on SIGTERM.
+  // a commented three-host conf/ and systemd/fencekeeper.service; from it alone, with only java on
+  // the PATH, three nodes form a cluster, the README tour gives its results (B's write accepted,
+  // A's stale write refused with exit 6, B's value intact), and each node stops cleanly (exit 0) on
+  // SIGTERM.
   @Test
   void threeNodesFromTheTarballRunTheTour() throws Exception {
     String version = System.getProperty("fencekeeper.version");
@@ -155,9 +153,8 @@ class DistributionIT {
 
   // Guarantee: the jar every node runs holds the command line and the server but no class of the
   // drills or the bench, nor any of their dependencies (the PostgreSQL driver, the ZooKeeper
-  // client,
-  // the chart library, HdrHistogram); the drills ship beside it in lib/drills/ and `drill` finds
-  // them, while `bench` is not in the distribution at all.
+  // client, the chart library, HdrHistogram); the drills ship beside it in lib/drills/ and `drill`
+  // finds them, while `bench` is not in the distribution at all.
   @Test
   void theNodesJarHoldsNeitherDrillsNorBench() throws Exception {
     String version = System.getProperty("fencekeeper.version");

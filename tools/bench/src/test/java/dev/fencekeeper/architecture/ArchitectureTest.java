@@ -225,10 +225,8 @@ class ArchitectureTest {
   }
 
   // Guarantee: an integration module reaches the cluster through the client only: it depends on the
-  // client and
-  // on other integrations (the Spring starter wires the JDBC fence and the ShedLock provider),
-  // never on the
-  // server side (tests may start real nodes from the test-jar).
+  // client and on other integrations (the Spring starter wires the JDBC fence and the ShedLock
+  // provider), never on the server side (tests may start real nodes from the test-jar).
   @Test
   void integrationsDependOnTheClientOnly() throws IOException {
     assertThat(outsideClient(Path.of("..", "..", "integrations"))).isEmpty();

@@ -46,8 +46,7 @@ class JdbcBenchTest {
   }
 
   // Guarantee: the bench measures both variants at each worker count and the contended resource,
-  // prints the
-  // table docs/benchmarks.md quotes, counts no failed transaction, and drops its tables.
+  // prints the table docs/benchmarks.md quotes, counts no failed transaction, and drops its tables.
   @Test
   void benchJdbcReportsFencedAgainstUnfenced() throws Exception {
     var run =

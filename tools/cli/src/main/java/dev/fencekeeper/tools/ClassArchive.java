@@ -13,8 +13,7 @@ import java.util.List;
 public final class ClassArchive {
   private static final String ARCHIVE_FLAG = "-XX:SharedArchiveFile=";
   // A jar rebuilt since the archive was made makes the JVM print a warning and load classes from
-  // the jar
-  // as before; the warning would land in a script's stdout, so it is silenced.
+  // the jar as before; the warning would land in a script's stdout, so it is silenced.
   private static final List<String> QUIET = List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off");
 
   private ClassArchive() {}

@@ -17,9 +17,8 @@ public final class ClientOptions {
   private static final String RATIS_LOGGER = "org.apache.ratis"; // its shaded gRPC included
   private static final String CONNECTION_LOGGER = "dev.fencekeeper.client.connection";
   // A retry that Ratis's client had scheduled before the verb gave up fires after the verb closed
-  // the client,
-  // and is logged at ERROR with a stack trace ("already CLOSED"): noise after a result already
-  // printed.
+  // the client, and is logged at ERROR with a stack trace ("already CLOSED"): noise after a result
+  // already printed.
   private static final String RATIS_CLIENT_RPC_LOGGER = "org.apache.ratis.grpc.client";
   private static final String LOG_LEVEL_PROPERTY = "fencekeeper.log.level";
 

@@ -100,8 +100,7 @@ public enum ExitCode {
           case PERMISSION_DENIED -> PERMISSION_DENIED;
           case OVERLOADED -> OVERLOADED;
           // A reply without a code, or with one newer than this build's fencing.proto, is not an
-          // answer we
-          // can act on: the node failed to give one.
+          // answer we can act on: the node failed to give one.
           case INTERNAL, RESULT_CODE_UNSPECIFIED, UNRECOGNIZED -> INTERNAL;
           // The CLI sends no batches (only FencingClient coalesces), so a batch envelope is not its
           // answer.

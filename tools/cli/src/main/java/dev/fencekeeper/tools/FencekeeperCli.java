@@ -62,8 +62,7 @@ public final class FencekeeperCli implements Callable<Integer> {
   public static void main(String[] args) {
     CommonPool.atLeastTwoThreads(); // before anything creates a CompletableFuture
     // Route java.util.logging (Ratis' shaded gRPC) through Logback; neither call starts Logback
-    // itself,
-    // which `server` relies on to choose its log level first.
+    // itself, which `server` relies on to choose its log level first.
     SLF4JBridgeHandler.removeHandlersForRootLogger();
     SLF4JBridgeHandler.install();
     System.exit(execute(CliContext.system(), args));
@@ -91,10 +90,8 @@ public final class FencekeeperCli implements Callable<Integer> {
         .footerHeading("%nExit codes:%n")
         .footer(ExitCode.helpTable());
     // picocli would replace an argument "@path" by the lines of that file: `write r k @/etc/shadow`
-    // would
-    // store the file. Values, names and owners are taken literally; files are read only where an
-    // option
-    // says so (write --value-file).
+    // would store the file. Values, names and owners are taken literally; files are read only where
+    // an option says so (write --value-file).
     cli.setExpandAtFiles(false);
     cli.setParameterExceptionHandler(FencekeeperCli::usageError);
     cli.setExecutionStrategy(CallDeadline::execute);

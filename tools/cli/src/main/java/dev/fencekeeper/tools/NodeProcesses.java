@@ -156,8 +156,7 @@ public final class NodeProcesses {
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
     // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell
-    // (FENCEKEEPER_PEERS
-    // for the client verbs, say) must not override it in the node.
+    // (FENCEKEEPER_PEERS for the client verbs, say) must not override it in the node.
     builder.environment().keySet().removeAll(ClusterConfig.environmentVariables());
     Process process = builder.start();
     synchronized (this) {

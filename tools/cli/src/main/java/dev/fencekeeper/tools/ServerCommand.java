@@ -120,8 +120,7 @@ final class ServerCommand implements Callable<Integer> {
     StorageFullException full = server.storageExhausted().getNow(null);
     if (full != null) {
       // The Raft server has stopped already, with room to spare; a supervisor starts the node again
-      // once
-      // space has been freed (until then the start refuses, with this same code).
+      // once space has been freed (until then the start refuses, with this same code).
       context.err().println("fencekeeper: node " + id + " stopped: " + full.getMessage());
       closeQuietly(server);
       return ExitCode.STORAGE_FULL.code();

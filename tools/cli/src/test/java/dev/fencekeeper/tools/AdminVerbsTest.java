@@ -53,8 +53,8 @@ class AdminVerbsTest {
   // status
 
   // Guarantee: status adds per node the commit index, newest snapshot index, Raft log size on disk,
-  // the leader it
-  // follows and its metrics port, in the table and in JSON, keeping the earlier fields.
+  // the leader it follows and its metrics port, in the table and in JSON, keeping the earlier
+  // fields.
   @Test
   void statusShowsCommitSnapshotLogSizeAndLeader() throws IOException {
     cli("snapshot", "create", "--all");
@@ -89,8 +89,7 @@ class AdminVerbsTest {
   // members
 
   // Guarantee: members list names every voting member with its address, marks the leader, and ends
-  // with the
-  // peers= line for a node's properties file; --json has the same.
+  // with the peers= line for a node's properties file; --json has the same.
   @Test
   void membersListShowsMembersLeaderAndPeersLine() throws IOException {
     JsonNode json = okJson(cli("members", "list", "--json"));
@@ -112,11 +111,9 @@ class AdminVerbsTest {
   }
 
   // Guarantee: a node started in join mode is added with members add (exit 0) and then serves as a
-  // member;
-  // members remove takes it out again (exit 0); adding it twice is INVALID_ARGUMENT (9), removing
-  // an unknown
-  // member NOT_FOUND (10), a malformed member a usage error (2), a node that does not run
-  // UNAVAILABLE (11).
+  // member; members remove takes it out again (exit 0); adding it twice is INVALID_ARGUMENT (9),
+  // removing an unknown member NOT_FOUND (10), a malformed member a usage error (2), a node that
+  // does not run UNAVAILABLE (11).
   @Test
   void membersAddAndRemoveAJoinedNode() throws IOException {
     PeerAddress n4 = cluster.startJoining("n4");
@@ -167,8 +164,7 @@ class AdminVerbsTest {
   }
 
   // Guarantee: `server --config FILE --join` runs a group-less node that members add turns into a
-  // member, and
-  // it stops cleanly (exit 0) when its parent process ends.
+  // member, and it stops cleanly (exit 0) when its parent process ends.
   @Test
   void serverJoinRunsANodeThatCanBeAdded() throws Exception {
     PeerAddress n5 = new PeerAddress("n5", "127.0.0.1", InProcessCluster.freePort());
@@ -211,11 +207,9 @@ class AdminVerbsTest {
   }
 
   // Guarantee: a node seeded from a backup that joins a cluster which did not start from that
-  // backup stops
-  // at the first log entry it cannot follow, and `server` exits 12 saying why, instead of
-  // diverging. (A
-  // cluster of its own: once a cluster has a snapshot, a joiner installs it and the seed no longer
-  // matters.)
+  // backup stops at the first log entry it cannot follow, and `server` exits 12 saying why, instead
+  // of diverging. (A cluster of its own: once a cluster has a snapshot, a joiner installs it and
+  // the seed no longer matters.)
   @Test
   void serverExitsWhenItsStateIsNotTheClustersLineage() throws Exception {
     Path dir = cluster.dataDir().resolve("lineage");
@@ -273,8 +267,8 @@ class AdminVerbsTest {
   // leader
 
   // Guarantee: leader transfer --to moves leadership there and says from where (exit 0); without
-  // --to it moves
-  // to another member; step-down ends with a known leader; an unknown member is NOT_FOUND (10).
+  // --to it moves to another member; step-down ends with a known leader; an unknown member is
+  // NOT_FOUND (10).
   @Test
   void leaderTransferAndStepDown() throws IOException {
     String before = leader();
@@ -307,9 +301,8 @@ class AdminVerbsTest {
   // snapshot
 
   // Guarantee: snapshot create snapshots the leader by default, one node with --node, every member
-  // with --all,
-  // printing the index each covers; status then shows it; --node and --all together is a usage
-  // error.
+  // with --all, printing the index each covers; status then shows it; --node and --all together is
+  // a usage error.
   @Test
   void snapshotCreateOnLeaderNodeOrAll() throws IOException {
     try (FencingClient client = FencingClient.connect(cluster.config())) {
@@ -339,8 +332,7 @@ class AdminVerbsTest {
   // listings and inspect
 
   // Guarantee: leases list shows each resource with a prefix, its live lease (token, owner, time
-  // left), newest
-  // token and waiters; --limit stops early and says more follow.
+  // left), newest token and waiters; --limit stops early and says more follow.
   @Test
   void leasesListShowsLiveLeases() throws IOException {
     long a;
@@ -375,8 +367,7 @@ class AdminVerbsTest {
   }
 
   // Guarantee: keys list pages through every key of a resource (more than one page), in name order,
-  // with token,
-  // version, size and write time; --prefix filters and --limit stops early.
+  // with token, version, size and write time; --prefix filters and --limit stops early.
   @Test
   void keysListPagesThroughEveryKey() throws IOException {
     int keys = ListingCommands.PAGE + 88;
@@ -418,8 +409,8 @@ class AdminVerbsTest {
   }
 
   // Guarantee: inspect shows a key's value, accepted token, version and write time with the
-  // resource's live lease
-  // and newest token (exit 0); a missing key is NOT_FOUND (10) but still shows the lease.
+  // resource's live lease and newest token (exit 0); a missing key is NOT_FOUND (10) but still
+  // shows the lease.
   @Test
   void inspectShowsValueLeaseAndNewestToken() throws IOException {
     long token;
@@ -461,9 +452,8 @@ class AdminVerbsTest {
   // metrics
 
   // Guarantee: metrics prints the leader's Prometheus text (exit 0); --node picks a member and
-  // --json gives
-  // {series: value}; --url fetches any endpoint and --grep filters lines; an unknown member is
-  // NOT_FOUND (10).
+  // --json gives {series: value}; --url fetches any endpoint and --grep filters lines; an unknown
+  // member is NOT_FOUND (10).
   @Test
   void metricsPrintsANodesPrometheusText() throws IOException {
     CliRun leaderText = cli("metrics");

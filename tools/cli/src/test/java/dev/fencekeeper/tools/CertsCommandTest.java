@@ -64,8 +64,7 @@ class CertsCommandTest {
   }
 
   // Guarantee: a --san entry that is neither a host name nor an address is a usage error naming it,
-  // and
-  // nothing is written.
+  // and nothing is written.
   @Test
   void badSanIsRefusedBeforeAnythingIsWritten() {
     for (String bad :

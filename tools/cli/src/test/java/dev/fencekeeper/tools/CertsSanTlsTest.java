@@ -42,8 +42,7 @@ class CertsSanTlsTest {
   }
 
   // Guarantee: with --san naming the node's address a TLS client reaches it there; without, the
-  // handshake
-  // fails and the verb answers UNAVAILABLE.
+  // handshake fails and the verb answers UNAVAILABLE.
   @Test
   void aNodeIsReachableByTheNameItsCertificateCarries() throws IOException {
     assertThat(CliRun.run(dir, "certs", "named", "--san", HOST).exitCode()).isZero();

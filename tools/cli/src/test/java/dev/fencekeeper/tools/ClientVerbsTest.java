@@ -343,8 +343,7 @@ class ClientVerbsTest {
   }
 
   // Guarantee: an argument starting with @ is taken literally, never replaced by the file it names,
-  // whether
-  // it is a value, a resource, a key or an owner.
+  // whether it is a value, a resource, a key or an owner.
   @Test
   void atArgumentsAreLiteralNotFiles(TestInfo test) throws IOException {
     Path secret = cluster.dataDir().resolve("secret.txt");
@@ -367,8 +366,7 @@ class ClientVerbsTest {
   }
 
   // Guarantee: --value-file FILE and --value-file - (standard input) write the bytes as they are,
-  // up to the
-  // cluster's 1 MiB limit, which a command-line argument cannot reach; one byte more is
+  // up to the cluster's 1 MiB limit, which a command-line argument cannot reach; one byte more is
   // INVALID_ARGUMENT (9).
   @Test
   void valueFromAFileOrStandardInputUpToTheLimit(TestInfo test) throws IOException {

@@ -14,8 +14,7 @@ class DeadClusterVerbsTest {
   @TempDir Path dir;
 
   // Guarantee: a client verb against dead ports exits 11 (UNAVAILABLE) within a few seconds, with
-  // one line
-  // that says so and no stack trace.
+  // one line that says so and no stack trace.
   @Test
   void verbAgainstDeadPortsFailsFastWithOneLine() {
     String nowhere =

@@ -16,8 +16,7 @@ class ExpectedFailuresProcessTest {
   @TempDir Path dir;
 
   // Guarantee: a peer whose host does not resolve, or a node nobody listens on, gives one
-  // UNAVAILABLE line
-  // (exit 11) that names the unresolvable host, and no stack trace anywhere.
+  // UNAVAILABLE line (exit 11) that names the unresolvable host, and no stack trace anywhere.
   @Test
   void unknownHostAndUnreachableNodeAreOneLineWithoutStackTraces() throws Exception {
     try (CliProcess unknownHost =

@@ -85,8 +85,8 @@ class LeaseRunTest {
   }
 
   // Guarantee: the child runs while the lease is held, gets the resource and its token in its
-  // environment,
-  // and when it exits the lease is released and `lease run` exits with the child's code.
+  // environment, and when it exits the lease is released and `lease run` exits with the child's
+  // code.
   @Test
   void childRunsUnderTheLeaseAndItsExitCodeIsPassedOn(TestInfo test) throws Exception {
     String resource = resource(test);
@@ -152,8 +152,7 @@ class LeaseRunTest {
   }
 
   // Guarantee: SIGTERM to `lease run` itself (a supervisor stopping it) is passed on to the child;
-  // when the
-  // child has exited the lease is released and `lease run` exits with the child's code.
+  // when the child has exited the lease is released and `lease run` exits with the child's code.
   @Test
   void sigtermToLeaseRunStopsTheChildAndReleases(TestInfo test) throws Exception {
     String resource = resource(test);
@@ -209,10 +208,8 @@ class LeaseRunTest {
   }
 
   // Guarantee: a held resource is not run under (HELD, exit 3, the child never starts), nor when
-  // --timeout
-  // ends a --wait first (UNAVAILABLE, 11); a command that cannot be started exits 127 and leaves
-  // the lease
-  // released.
+  // --timeout ends a --wait first (UNAVAILABLE, 11); a command that cannot be started exits 127 and
+  // leaves the lease released.
   @Test
   void heldResourceOrMissingCommandRunsNothing(TestInfo test) throws Exception {
     String resource = resource(test);

@@ -56,8 +56,7 @@ class LeaseSemanticsVerbsTest {
   }
 
   // Guarantee: `lease revoke` evicts the holder (exit 0), whose write is then rejected, and a
-  // lock-delay
-  // asked for at acquire holds the resource afterwards (exit 16).
+  // lock-delay asked for at acquire holds the resource afterwards (exit 16).
   @Test
   void revokeEvictsAndStartsTheLockDelay() {
     CliRun grant = cli("lease", "acquire", "stuck", "--ttl", "30s", "--lock-delay", "30s", "-q");
@@ -72,8 +71,7 @@ class LeaseSemanticsVerbsTest {
   }
 
   // Guarantee: `backup` writes a file that `restore` accepts for new nodes, and `restore` refuses a
-  // node
-  // that already holds Raft data (exit 2).
+  // node that already holds Raft data (exit 2).
   @Test
   void backupThenRestoreSeedsNewNodesOnly(@TempDir Path scratch) {
     cli("lease", "acquire", "backed-up", "--ttl", "30s", "-q");

@@ -100,8 +100,7 @@ class ReadmeTourIT {
   }
 
   // Every node writes a rolling log under its storage dir, and A's refused write is in exactly one
-  // of them (the
-  // leader's), as one structured line.
+  // of them (the leader's), as one structured line.
   private void assertNodeLogsRecordTheRejectionOnce(long a, long b) throws IOException {
     String expected =
         "write rejected resource=daily-sales-report key=2026-11-29 sentToken="
@@ -123,8 +122,7 @@ class ReadmeTourIT {
   }
 
   // Guarantee: `up` reports a killed node while the others keep serving, stops every node on
-  // SIGTERM with
-  // exit 0, and a restart on the same data resumes the same values and token sequence.
+  // SIGTERM with exit 0, and a restart on the same data resumes the same values and token sequence.
   @Test
   void upSurvivesANodeKillStopsCleanlyAndResumes(@TempDir Path ownDataDir) throws Exception {
     try (LocalUp own = LocalUp.on(ownDataDir, scratch)) {
@@ -188,8 +186,8 @@ class ReadmeTourIT {
   }
 
   // Guarantee: a holder whose process is killed (kill -9: no release, no more renewals) is replaced
-  // by the
-  // first waiter within its TTL plus a small bound — the leader commits the expiry as it falls due.
+  // by the first waiter within its TTL plus a small bound — the leader commits the expiry as it
+  // falls due.
   @Test
   void killedHolderProcessIsReplacedByTheFirstWaiter() throws Exception {
     useShared();
@@ -250,8 +248,7 @@ class ReadmeTourIT {
       assertThat(granted.get("holderOwner").asText()).isEqualTo("heir");
       assertThat(granted.get("token").asLong()).isGreaterThan(holderToken);
       // At most the 3 s TTL left after the last renewal, plus the expiry tick and the waiter's
-      // wake-up;
-      // generous for a loaded 2-core CI machine.
+      // wake-up; generous for a loaded 2-core CI machine.
       assertThat(replacedAfter).isLessThan(Duration.ofMillis(5_500));
     } finally {
       holder.toHandle().destroyForcibly();
@@ -276,8 +273,7 @@ class ReadmeTourIT {
   private static void stopWithSigterm(UpProcess up, Map<String, Long> nodePids)
       throws InterruptedException {
     // SIGTERM, as a service manager stops it. Through the handle: Process.destroy() would also
-    // close the
-    // pipe we read its last lines from.
+    // close the pipe we read its last lines from.
     up.process().toHandle().destroy();
     assertThat(up.awaitExit(Duration.ofSeconds(60))).as(up.describe()).isTrue();
     assertThat(up.process().exitValue()).as(up.describe()).isZero();

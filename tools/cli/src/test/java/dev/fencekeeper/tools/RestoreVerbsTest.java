@@ -16,12 +16,10 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(180)
 class RestoreVerbsTest {
   // Guarantee: a restore revives no lease. r2 is held with a 10-minute TTL when the backup is
-  // taken; the old
-  // cluster then revokes it and grants it again. On the cluster restored from that backup, a write
-  // with the
-  // backed-up holder's token is refused with LEASE_EXPIRED (exit 7) saying to acquire again; a new
-  // acquire
-  // gets a token of the new epoch, after which the old token is STALE_TOKEN (exit 6).
+  // taken; the old cluster then revokes it and grants it again. On the cluster restored from that
+  // backup, a write with the backed-up holder's token is refused with LEASE_EXPIRED (exit 7) saying
+  // to acquire again; a new acquire gets a token of the new epoch, after which the old token is
+  // STALE_TOKEN (exit 6).
   @Test
   void restoredClusterRefusesTheTokenOfALeaseLiveAtBackupTime(@TempDir Path scratch)
       throws IOException {

@@ -14,8 +14,7 @@ class ServerEnvironmentTest {
   @TempDir Path dir;
 
   // Guarantee: a FENCEKEEPER_<KEY> variable overrides the file's key in `server`: a bad value there
-  // is
-  // refused at start (exit 2) naming the variable, although the file alone is valid.
+  // is refused at start (exit 2) naming the variable, although the file alone is valid.
   @Test
   void environmentOverridesTheConfigFile() throws IOException {
     Path config = dir.resolve("n1.properties");
@@ -34,8 +33,7 @@ class ServerEnvironmentTest {
   }
 
   // Guarantee: without --config the variables are the whole config, and without either `server`
-  // says which
-  // variables to set (exit 2) instead of starting a node on defaults.
+  // says which variables to set (exit 2) instead of starting a node on defaults.
   @Test
   void withoutConfigTheEnvironmentIsTheConfig() {
     CliRun none = CliRun.run(Map.of(), dir, "server");

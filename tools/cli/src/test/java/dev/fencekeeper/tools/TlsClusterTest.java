@@ -282,11 +282,9 @@ class TlsClusterTest {
   }
 
   // A stale read carries its caller's certificate CN like every request (only an admin's stale
-  // backup is
-  // served), and a node that has just lost leadership still answers one on a new client stream:
-  // Ratis opens
-  // every stream with its own probe, which a non-leader answers only while the node leaves it
-  // untouched.
+  // backup is served), and a node that has just lost leadership still answers one on a new client
+  // stream: Ratis opens every stream with its own probe, which a non-leader answers only while the
+  // node leaves it untouched.
   @Test
   void staleReadsCarryTheCallerAndAFormerLeaderStillAnswersThem() throws Exception {
     FencekeeperServer former = servers.stream().filter(this::leads).findFirst().orElseThrow();

@@ -40,8 +40,8 @@ class UsageTest {
   }
 
   // Guarantee: every verb's help renders as written. A lone '%' in a description makes picocli
-  // print its raw
-  // text and a warning on stderr instead (as `bench --help` did with "5 % of their CPU").
+  // print its raw text and a warning on stderr instead (as `bench --help` did with "5 % of their
+  // CPU").
   @Test
   void everyVerbsHelpRendersWithoutFormatWarnings() {
     PrintStream originalErr = System.err;
@@ -141,10 +141,9 @@ class UsageTest {
   }
 
   // Guarantee: what is wrong on its face (a negative TTL, a token that is not positive) is refused
-  // by the CLI
-  // before anything is sent, with the usage code 2 for both; 9 is for what the cluster refuses
-  // against its
-  // limits. No cluster runs here, so an exit other than 2 would be the call's UNAVAILABLE.
+  // by the CLI before anything is sent, with the usage code 2 for both; 9 is for what the cluster
+  // refuses against its limits. No cluster runs here, so an exit other than 2 would be the call's
+  // UNAVAILABLE.
   @Test
   void inputWrongOnItsFaceIsAUsageErrorWhateverTheFlag() {
     String nowhere = "127.0.0.1:" + InProcessCluster.freePort();
@@ -188,8 +187,7 @@ class UsageTest {
   }
 
   // Guarantee: every verb that calls the cluster takes --timeout (watch, lease hold and lease run
-  // too, with
-  // their own meaning).
+  // too, with their own meaning).
   @Test
   void everyClientVerbTakesATimeout() {
     List<String> clientVerbs = new ArrayList<>();
@@ -226,8 +224,8 @@ class UsageTest {
   }
 
   // Guarantee: `completion bash` prints a script that bash loads and that completes verbs and
-  // subcommands;
-  // `completion zsh` prints the same script, which under zsh loads bashcompinit itself.
+  // subcommands; `completion zsh` prints the same script, which under zsh loads bashcompinit
+  // itself.
   @Test
   void completionScriptCompletesVerbs() throws Exception {
     CliRun bash = CliRun.run(dir, "completion", "bash");

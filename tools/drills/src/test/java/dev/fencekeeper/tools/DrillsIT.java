@@ -138,8 +138,8 @@ class DrillsIT {
   }
 
   // Guarantee: the checker can fail: a build that skips the fencing check lets A's stale write in,
-  // and the
-  // drill says so (exit 18, the stale write among the violations, a replay command with the seed).
+  // and the drill says so (exit 18, the stale write among the violations, a replay command with the
+  // seed).
   @Test
   @Timeout(300)
   void aBuildWithoutTheFencingCheckFailsTheStaleWriterDrill() throws Exception {

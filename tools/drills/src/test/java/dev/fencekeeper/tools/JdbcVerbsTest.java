@@ -47,8 +47,7 @@ class JdbcVerbsTest {
   }
 
   // Guarantee: the drill replays T1–T6 against the named database, the stale writer is refused
-  // there, the
-  // verdict is PASS (exit 0), and the drill's own tables are gone afterwards.
+  // there, the verdict is PASS (exit 0), and the drill's own tables are gone afterwards.
   @Test
   void printsPassAgainstPostgres() throws Exception {
     Path password = dir.resolve("pg-password");

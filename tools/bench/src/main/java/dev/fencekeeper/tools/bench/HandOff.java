@@ -124,8 +124,7 @@ final class HandOff {
       }
       count++;
       // The next holder's write can only follow the release's commit; a reply slower than grant and
-      // write
-      // together counts as an immediate hand-off.
+      // write together counts as an immediate hand-off.
       micros.recordValue(
           Math.min(HIGHEST_MICROS, Math.max(1, (p.firstWriteAt() - committed) / 1000)));
     }

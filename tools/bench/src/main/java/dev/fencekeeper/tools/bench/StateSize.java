@@ -147,8 +147,8 @@ final class StateSize {
         cluster.restart(id);
       }
       // A client connecting before the nodes listen would sit out gRPC's reconnect back-off (1 s,
-      // 1.6 s, ...)
-      // and count it as restart time; waiting for the ports first keeps that out of the figure.
+      // 1.6 s, ...) and count it as restart time; waiting for the ports first keeps that out of the
+      // figure.
       awaitListening(cluster, relaunched + SERVE_TIMEOUT.toNanos());
       progress.println(
           "bench: state: every node listens again after "

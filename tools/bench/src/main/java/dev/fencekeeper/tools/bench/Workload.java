@@ -293,8 +293,7 @@ enum Workload {
     }
 
     // Taken with a long TTL, so that a slow set-up of many leases loses none before the storm
-    // starts; the
-    // first renewal sets the storm's TTL.
+    // starts; the first renewal sets the storm's TTL.
     @Override
     public void setUp() {
       long now = System.nanoTime();

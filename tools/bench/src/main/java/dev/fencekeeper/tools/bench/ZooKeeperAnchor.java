@@ -93,9 +93,8 @@ final class ZooKeeperAnchor extends Anchor {
       Path data = Files.createDirectories(dir.resolve("zk" + i));
       Files.writeString(data.resolve("myid"), i + "\n");
       // The package's zoo.cfg (tick 2 s, initLimit 10, syncLimit 5, fsync on); the admin HTTP
-      // server off (it
-      // would take port 8080 on every server) and the one four-letter command the bench asks: srvr
-      // (who leads).
+      // server off (it would take port 8080 on every server) and the one four-letter command the
+      // bench asks: srvr (who leads).
       List<String> cfg =
           new ArrayList<>(
               List.of(

@@ -73,8 +73,7 @@ class BenchReportTest {
   }
 
   // Guarantee: a row with failed steps names their result codes (W5 at one worker fails by the
-  // client's pace,
-  // and a bare count would not say so); a row without failures says 0.
+  // client's pace, and a bare count would not say so); a row without failures says 0.
   @Test
   void failedCellNamesTheResultCodes() {
     BenchReport r = report();
@@ -86,9 +85,8 @@ class BenchReportTest {
   }
 
   // Guarantee: the 1,000,000-key target reads the largest heap, the slowest snapshot and the
-  // restart until
-  // both a read and a write were served; without --state-keys it says how to run it; a smaller run
-  // is labelled.
+  // restart until both a read and a write were served; without --state-keys it says how to run it;
+  // a smaller run is labelled.
   @Test
   void stateTargetsUseTheWorstNodeAndTheLaterOfReadAndWrite() {
     BenchReport none = report();
@@ -181,10 +179,9 @@ class BenchReportTest {
   }
 
   // Guarantee: each fencekeeper row is set against ZooKeeper's and etcd's at the same workload and
-  // concurrency,
-  // ratio = fencekeeper's throughput over the anchor's, in the Markdown table and in --json; an
-  // anchor that did
-  // not run a workload leaves its cells empty instead of dividing by nothing.
+  // concurrency, ratio = fencekeeper's throughput over the anchor's, in the Markdown table and in
+  // --json; an anchor that did not run a workload leaves its cells empty instead of dividing by
+  // nothing.
   @Test
   void anchorRatiosCompareTheSameWorkloadAndConcurrency() {
     BenchReport r = report();
@@ -220,8 +217,8 @@ class BenchReportTest {
   }
 
   // Guarantee: W3 on an anchor is held to the same rule as on fencekeeper: a stale write accepted,
-  // or one not
-  // definitely refused, fails the bench (exit 18), naming the system; all refused passes.
+  // or one not definitely refused, fails the bench (exit 18), naming the system; all refused
+  // passes.
   @Test
   void w3FailsOnAnAnchorThatAcceptedAStaleWrite() {
     BenchReport ok = report();

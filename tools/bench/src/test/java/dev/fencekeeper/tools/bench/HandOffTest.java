@@ -15,10 +15,8 @@ class HandOffTest {
   private static final long RELEASE_COMMIT_MS = 200;
 
   // Guarantee: a hand-off runs from the release being committed (its call returned), not from it
-  // being sent,
-  // to the next holder's first accepted write: here the grant and the write (15 ms), without the
-  // release's
-  // own 200 ms.
+  // being sent, to the next holder's first accepted write: here the grant and the write (15 ms),
+  // without the release's own 200 ms.
   @Test
   void handOffRunsFromTheCommittedReleaseToTheNextHoldersFirstWrite() throws Exception {
     ReentrantLock lock = new ReentrantLock(true);
