@@ -74,6 +74,8 @@ public enum ResultCode {
   static ResultCode of(dev.fencekeeper.proto.ResultCode wire) {
     return switch (wire) {
       case RESULT_CODE_UNSPECIFIED, UNRECOGNIZED, BATCH_ANSWERED -> INTERNAL;
+      // Followed to the leader by the client; one left over means no leader answered in time.
+      case NOT_LEADER -> UNAVAILABLE;
       default -> valueOf(wire.name());
     };
   }

@@ -93,7 +93,9 @@ public enum ExitCode {
           case UNKNOWN_TOKEN -> UNKNOWN_TOKEN;
           case INVALID_ARGUMENT -> INVALID_ARGUMENT;
           case NOT_FOUND -> NOT_FOUND;
-          case UNAVAILABLE -> UNAVAILABLE;
+          // The client follows NOT_LEADER to the leader; one that reaches the CLI means no leader
+          // answered in time.
+          case UNAVAILABLE, NOT_LEADER -> UNAVAILABLE;
           case STALE -> STALE;
           case EXPIRED -> EXPIRED;
           case COMPACTED -> COMPACTED;
