@@ -16,7 +16,11 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(
     after = FencekeeperAutoConfiguration.class,
-    afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
+    // Where DataSourceAutoConfiguration lives on Spring Boot 4 and on Spring Boot 3.
+    afterName = {
+      "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+      "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
+    })
 @ConditionalOnClass({JdbcFence.class, DataSource.class})
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnProperty(prefix = "fencekeeper.jdbc", name = "enabled", matchIfMissing = true)
