@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.springframework.integration.support.locks.DistributedLock;
@@ -48,6 +49,7 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry {
   private final String resourcePrefix;
   private final Duration ttl;
   private final Map<String, LeaseLock> locks = new ConcurrentHashMap<>();
+  private final LongAdder unavailable = new LongAdder();
 
   public FencekeeperLockRegistry(FencingClient client, String resourcePrefix, Duration ttl) {
     this.client = Objects.requireNonNull(client, "client");
@@ -67,6 +69,14 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry {
     Objects.requireNonNull(lockKey, "lockKey");
     String resource = resourcePrefix + lockKey;
     return locks.computeIfAbsent(resource, this::newLock).touch();
+  }
+
+  /**
+   * How many attempts to take a lock found no node of the cluster answering (each then waits a
+   * moment and tries again until its caller's deadline), since the registry was built.
+   */
+  public long unavailableAttempts() {
+    return unavailable.sum();
   }
 
   /** Forgets locks nobody holds and nobody obtained for {@code age} milliseconds. */
@@ -240,6 +250,9 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry {
       } catch (LeaseHeldException e) {
         return false;
       } catch (FencingException e) {
+        if (e.code() == ResultCode.UNAVAILABLE) {
+          unavailable.increment();
+        }
         if (e.code() == ResultCode.UNAVAILABLE || e.code() == ResultCode.LOCK_DELAYED) {
           sleepQuietly(Math.min(UNAVAILABLE_BACKOFF_MS, Math.max(1, wait.toMillis())));
           return false;
