@@ -59,16 +59,22 @@ final class LocalCluster implements AutoCloseable {
               .redirectOutput(log.toFile())
               .start();
       long deadline = System.nanoTime() + READY_BOUND.toNanos();
-      while (System.nanoTime() < deadline && up.isAlive()) {
-        Optional<String> peers =
-            Files.readAllLines(log, StandardCharsets.UTF_8).stream()
-                .filter(line -> line.startsWith(PEERS_LINE))
-                .map(line -> line.substring(PEERS_LINE.length()).trim())
-                .findFirst();
-        if (peers.isPresent()) {
-          return new LocalCluster(up, peers.get());
+      try {
+        while (System.nanoTime() < deadline && up.isAlive()) {
+          Optional<String> peers =
+              Files.readAllLines(log, StandardCharsets.ISO_8859_1).stream()
+                  .filter(line -> line.startsWith(PEERS_LINE))
+                  .map(line -> line.substring(PEERS_LINE.length()).trim())
+                  .findFirst();
+          if (peers.isPresent()) {
+            return new LocalCluster(up, peers.get());
+          }
+          Thread.sleep(200);
         }
-        Thread.sleep(200);
+      } catch (IOException | InterruptedException | RuntimeException e) {
+        // Interrupted by a test timeout, or the log unreadable: never leave the cluster running.
+        new LocalCluster(up, null).close();
+        throw e;
       }
       String output = Files.readString(log, StandardCharsets.UTF_8);
       new LocalCluster(up, null).close();
@@ -84,11 +90,16 @@ final class LocalCluster implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     List<ProcessHandle> nodes = up.descendants().toList();
     up.destroy(); // SIGTERM: `up` stops its nodes and exits
-    if (!up.waitFor(STOP_GRACE.toSeconds(), TimeUnit.SECONDS)) {
+    try {
+      if (!up.waitFor(STOP_GRACE.toSeconds(), TimeUnit.SECONDS)) {
+        up.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
       up.destroyForcibly();
+      Thread.currentThread().interrupt();
     }
     for (ProcessHandle node : nodes) {
       node.destroyForcibly();

@@ -2,6 +2,7 @@ package dev.fencekeeper.spring.health;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.NodeStatus;
+import dev.fencekeeper.config.Durations;
 import dev.fencekeeper.config.PeerAddress;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -90,7 +91,9 @@ public final class ClusterHealthCheck implements AutoCloseable {
     for (PeerAddress peer : peers) {
       CompletableFuture<NodeStatus> f = asked.get(peer.id());
       if (!f.isDone()) {
-        nodes.put(peer.id(), "no answer within " + timeout + " (" + peer.address() + ")");
+        nodes.put(
+            peer.id(),
+            "no answer within " + Durations.format(timeout) + " (" + peer.address() + ")");
         continue;
       }
       try {
@@ -128,7 +131,9 @@ public final class ClusterHealthCheck implements AutoCloseable {
         null,
         0,
         nodes,
-        "no node answered within " + timeout + ": the cluster is down or unreachable from here");
+        "no node answered within "
+            + Durations.format(timeout)
+            + ": the cluster is down or unreachable from here");
   }
 
   /** The node's answer, or the call already asking it if the previous check left one running. */
