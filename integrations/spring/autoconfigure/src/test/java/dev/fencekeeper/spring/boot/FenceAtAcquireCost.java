@@ -1,5 +1,7 @@
 package dev.fencekeeper.spring.boot;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
@@ -16,7 +18,8 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 /**
  * What fence at acquire adds to taking a ShedLock lock, measured in one run: a three-node cluster
  * and an embedded PostgreSQL on this host, lock-then-unlock rounds of a provider without and with
- * the acquire fence, alternating in pairs so both see the same load. Not a test: run it by hand
+ * the acquire fence, alternating in pairs so both see the same load. The database is reached
+ * through a HikariCP pool, as a Spring Boot application reaches it. Not a test: run it by hand
  * (docs/spring.md says how) and compare the two columns of the same run only.
  */
 public final class FenceAtAcquireCost {
@@ -28,8 +31,12 @@ public final class FenceAtAcquireCost {
     try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().start();
         TestCluster cluster = TestCluster.start(dir)) {
       cluster.awaitLeader();
-      JdbcFence fence = JdbcFence.builder(postgres.getPostgresDatabase()).createTable(true).build();
-      try (FencingClient client = cluster.newClient("cost")) {
+      HikariConfig pool = new HikariConfig();
+      pool.setJdbcUrl(postgres.getJdbcUrl("postgres", "postgres"));
+      pool.setMaximumPoolSize(2);
+      try (HikariDataSource database = new HikariDataSource(pool);
+          FencingClient client = cluster.newClient("cost")) {
+        JdbcFence fence = JdbcFence.builder(database).createTable(true).build();
         FencekeeperLockProvider plain = FencekeeperLockProvider.builder(client).build();
         FencekeeperLockProvider fenced =
             FencekeeperLockProvider.builder(client)
