@@ -180,6 +180,14 @@ final class UpCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * The line to paste into a Spring Boot application's properties to reach this cluster: the
+   * addresses clients connect to, each named by its node id. The one place {@code up} says them.
+   */
+  static String applicationPeersLine(ClusterConfig cluster) {
+    return "fencekeeper.peers=" + cluster.toProperties().getProperty("peers");
+  }
+
   /** Polls every node until one says it leads; reports once if that takes unusually long. */
   private void awaitLeader(ClusterConfig cluster, NodeProcesses processes)
       throws InterruptedException {
@@ -191,6 +199,7 @@ final class UpCommand implements Callable<Integer> {
         Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
         if (leader.isPresent()) {
           context.out().println("cluster ready, leader " + leader.get().peer().id());
+          context.out().println(applicationPeersLine(cluster));
           context.out().flush();
           return;
         }
