@@ -68,6 +68,7 @@ class ArchitectureTest {
               "com.google.protobuf..",
               "dev.fencekeeper.proto..",
               "dev.fencekeeper.statemachine..",
+              "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
               "dev.fencekeeper.metrics..")
           .because(
@@ -152,6 +153,7 @@ class ArchitectureTest {
           .definedBy(
               "dev.fencekeeper.core..",
               "dev.fencekeeper.statemachine..",
+              "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
               "dev.fencekeeper.metrics..")
           .layer("tools")
@@ -212,6 +214,7 @@ class ArchitectureTest {
             "dev.fencekeeper.proto",
             "dev.fencekeeper.core",
             "dev.fencekeeper.statemachine",
+            "dev.fencekeeper.clientport",
             "dev.fencekeeper.server",
             "dev.fencekeeper.metrics",
             "dev.fencekeeper.tools")) {
