@@ -4,7 +4,13 @@ import dev.fencekeeper.proto.FencekeeperGrpc;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apache.ratis.thirdparty.io.grpc.CallOptions;
+import org.apache.ratis.thirdparty.io.grpc.Channel;
+import org.apache.ratis.thirdparty.io.grpc.ClientCall;
+import org.apache.ratis.thirdparty.io.grpc.ClientInterceptor;
+import org.apache.ratis.thirdparty.io.grpc.ClientInterceptors;
 import org.apache.ratis.thirdparty.io.grpc.ManagedChannel;
+import org.apache.ratis.thirdparty.io.grpc.MethodDescriptor;
 import org.apache.ratis.thirdparty.io.grpc.netty.NettyChannelBuilder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 
@@ -21,7 +27,17 @@ final class Channels implements AutoCloseable {
     this.tls = tls;
   }
 
+  private final java.util.Map<String, ManagedChannel> byAddress = new java.util.HashMap<>();
+
+  /** The one channel of this set to {@code address}. */
   ManagedChannel to(String address) {
+    synchronized (open) {
+      return byAddress.computeIfAbsent(address, this::newChannel);
+    }
+  }
+
+  /** A channel of its own to {@code address} (a connection nothing else shares). */
+  ManagedChannel newChannel(String address) {
     int colon = address.lastIndexOf(':');
     NettyChannelBuilder b =
         NettyChannelBuilder.forAddress(
@@ -39,8 +55,19 @@ final class Channels implements AutoCloseable {
     return channel;
   }
 
+  /** A blocking stub whose every call has a deadline of its own, 20 s after it starts. */
   FencekeeperGrpc.FencekeeperBlockingStub blocking(String address) {
-    return FencekeeperGrpc.newBlockingStub(to(address)).withDeadlineAfter(20, TimeUnit.SECONDS);
+    Channel withDeadlines =
+        ClientInterceptors.intercept(
+            to(address),
+            new ClientInterceptor() {
+              @Override
+              public <Q, A> ClientCall<Q, A> interceptCall(
+                  MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+                return next.newCall(method, options.withDeadlineAfter(20, TimeUnit.SECONDS));
+              }
+            });
+    return FencekeeperGrpc.newBlockingStub(withDeadlines);
   }
 
   FencekeeperGrpc.FencekeeperStub async(String address) {
@@ -61,6 +88,7 @@ final class Channels implements AutoCloseable {
         }
       }
       open.clear();
+      byAddress.clear();
     }
   }
 }

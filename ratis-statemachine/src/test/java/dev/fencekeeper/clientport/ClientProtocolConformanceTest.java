@@ -39,6 +39,7 @@ import org.apache.ratis.thirdparty.io.grpc.StatusRuntimeException;
 import org.apache.ratis.thirdparty.io.grpc.stub.ClientCalls;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
@@ -65,9 +66,15 @@ class ClientProtocolConformanceTest {
     Properties p = new Properties();
     p.setProperty("limits.value.max-bytes", "65536");
     cluster = TestCluster.start(dataDir, p);
+    channels = new Channels();
+  }
+
+  // Leadership may move between tests (a loaded machine): each test talks to the leader of its
+  // time.
+  @BeforeEach
+  void findLeader() {
     leader = cluster.awaitLeader();
     follower = leader.equals("n1") ? "n2" : "n1";
-    channels = new Channels();
     onLeader = channels.blocking(cluster.clientAddress(leader));
     onFollower = channels.blocking(cluster.clientAddress(follower));
   }

@@ -35,8 +35,12 @@ import org.apache.ratis.thirdparty.io.grpc.Context;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,6 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
  * own.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(180)
 class ClientProtocolStreamsTest {
   static final Duration WITHIN = Duration.ofSeconds(10);
@@ -63,9 +68,15 @@ class ClientProtocolStreamsTest {
     Properties p = new Properties();
     p.setProperty("lease.waiter-liveness", "3s");
     cluster = TestCluster.start(dataDir, p);
+    channels = new Channels();
+  }
+
+  // Leadership may move between tests (a loaded machine): each test talks to the leader of its
+  // time.
+  @BeforeEach
+  void findLeader() {
     leader = cluster.awaitLeader();
     follower = leader.equals("n1") ? "n2" : "n1";
-    channels = new Channels();
     onLeader = channels.blocking(cluster.clientAddress(leader));
     asyncOnLeader = channels.async(cluster.clientAddress(leader));
   }
@@ -165,6 +176,9 @@ class ClientProtocolStreamsTest {
   // Guarantee: a watch from a position whose events this node no longer keeps is answered
   // COMPACTED, with the applied index to resume from, and the stream ends.
   @Test
+  @Order(
+      Integer
+          .MAX_VALUE) // it restarts a node: last, so no other test sees the election it may cause
   void watchFromACompactedPositionIsToldSo() throws Exception {
     acquire("compacted", 30_000, "");
     cluster.snapshotAll();
@@ -359,34 +373,33 @@ class ClientProtocolStreamsTest {
     for (int i = 0; i < 20; i++) {
       tokens.add(acquire("session-order-" + i, 30_000, id).getToken());
     }
-    Thread releases =
-        new Thread(
-            () -> {
-              for (int i = 0; i < 20; i++) {
-                onLeader.release(
-                    ReleaseRequest.newBuilder()
-                        .setResource("session-order-" + i)
-                        .setToken(tokens.get(i))
-                        .build());
-              }
-            });
-    releases.start();
-    for (long seq = 1; seq <= 20; seq++) {
-      s.in().onNext(keepAlive(seq));
+    // Each keep-alive right behind a release: its renewal's entry follows the release's closely.
+    for (int i = 0; i < 20; i++) {
+      onLeader.release(
+          ReleaseRequest.newBuilder()
+              .setResource("session-order-" + i)
+              .setToken(tokens.get(i))
+              .build());
+      s.in().onNext(keepAlive(i + 1));
     }
-    releases.join();
     s.in().onNext(keepAlive(21));
-    long lastEventIndex = 0;
     List<SessionResponse> all =
-        s.out().until(m -> m.hasKeepAlive() && m.getKeepAlive().getSeq() == 21, WITHIN);
+        new ArrayList<>(
+            s.out().until(m -> m.hasKeepAlive() && m.getKeepAlive().getSeq() == 21, WITHIN));
+    Thread.sleep(500); // anything still on its way, a late event included
+    s.out().messages.drainTo(all);
+    // Later events may overtake an answer; earlier ones never come after it.
+    long answeredUpTo = 0;
     int answers = 0;
     for (SessionResponse m : all) {
       if (m.hasEvent()) {
-        lastEventIndex = Math.max(lastEventIndex, m.getEvent().getIndex());
+        assertThat(m.getEvent().getIndex())
+            .as("event %s after an answer at index %d", m.getEvent(), answeredUpTo)
+            .isGreaterThan(answeredUpTo);
       } else if (m.hasKeepAlive()) {
         answers++;
         assertThat(m.getKeepAlive().getCode()).isEqualTo(ResultCode.RENEWED);
-        assertThat(m.getKeepAlive().getAppliedIndex()).isGreaterThanOrEqualTo(lastEventIndex);
+        answeredUpTo = Math.max(answeredUpTo, m.getKeepAlive().getAppliedIndex());
       }
     }
     assertThat(answers).isEqualTo(21);
