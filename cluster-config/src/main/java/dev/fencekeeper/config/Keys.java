@@ -226,8 +226,8 @@ final class Keys {
       count(
           "limits.stream-buffer.max",
           10_000,
-          "messages the node queues for one stream whose client does not read; beyond: the stream"
-              + " is cut off with OVERLOADED");
+          "messages the node queues for one stream: a client that leaves more than this unread for"
+              + " 2 s, or four times this at any moment, is cut off with OVERLOADED");
 
   /** Every key, in definition order. */
   static final List<ConfigKey<?>> ALL = List.copyOf(DEFINED);

@@ -7,8 +7,9 @@ package dev.fencekeeper.config;
  *
  * @param maxSessionsPerClient Session streams one identity may hold open on the leader ({@code
  *     limits.sessions-per-client.max}); without TLS every client shares the one empty identity
- * @param maxBufferedMessages messages queued for one stream whose client does not read them; one
- *     more and the stream is cut off with OVERLOADED ({@code limits.stream-buffer.max})
+ * @param maxBufferedMessages messages queued for one stream whose client does not read them: more
+ *     for 2 s, or four times as many at any moment, and the stream is cut off with OVERLOADED
+ *     ({@code limits.stream-buffer.max})
  */
 public record StreamLimits(int maxSessionsPerClient, int maxBufferedMessages) {
   public StreamLimits {

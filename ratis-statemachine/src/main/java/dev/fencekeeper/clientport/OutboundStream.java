@@ -3,6 +3,8 @@ package dev.fencekeeper.clientport;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.ratis.thirdparty.io.grpc.stub.ServerCallStreamObserver;
 import org.slf4j.Logger;
@@ -13,15 +15,26 @@ import org.slf4j.LoggerFactory;
  * client reads them. Producers (the apply thread handing on events, answers completing) only queue:
  * they never wait for the client. A drain, one at a time on {@code executor}, sends while the
  * transport is ready ({@link ServerCallStreamObserver#isReady}) and resumes when it becomes ready
- * again. A client that lets more than {@code maxQueued} messages pile up is cut off: the queue is
- * dropped, it gets {@code overloaded} as the last message and the stream ends, so a client that
- * never reads holds a bounded amount of the node's memory and slows nobody else.
+ * again. A client that lets more than {@code maxQueued} messages wait for longer than {@value
+ * #GRACE_MS} ms, or more than {@value #HARD_FACTOR} times as many at any moment, is cut off: the
+ * queue is dropped, it gets {@code overloaded} as the last message and the stream ends, so a client
+ * that never reads holds a bounded amount of the node's memory and slows nobody else. The grace
+ * lets a client that reads keep up with a burst (one entry can end thousands of a session's leases
+ * at once) without being taken for one that does not.
  */
 final class OutboundStream<T> {
   private static final Logger LOG = LoggerFactory.getLogger(OutboundStream.class);
 
+  /** How long more than maxQueued messages may wait before the stream is cut off. */
+  static final long GRACE_MS = 2_000;
+
+  /** How many times maxQueued messages may wait at any moment. */
+  static final int HARD_FACTOR = 4;
+
   private final ServerCallStreamObserver<T> out;
   private final Executor executor;
+  private final ScheduledExecutorService timer;
+  private volatile boolean overChecked;
   private final int maxQueued;
   private final Queue<T> queue = new ConcurrentLinkedQueue<>();
   private final AtomicInteger queued = new AtomicInteger();
@@ -38,9 +51,14 @@ final class OutboundStream<T> {
    *     client
    */
   OutboundStream(
-      ServerCallStreamObserver<T> out, Executor executor, int maxQueued, Runnable onEnd) {
+      ServerCallStreamObserver<T> out,
+      Executor executor,
+      ScheduledExecutorService timer,
+      int maxQueued,
+      Runnable onEnd) {
     this.out = out;
     this.executor = executor;
+    this.timer = timer;
     this.maxQueued = maxQueued;
     this.onEnd = onEnd;
     out.setOnReadyHandler(this::drain);
@@ -48,20 +66,34 @@ final class OutboundStream<T> {
   }
 
   /**
-   * Queues {@code message}; false when the stream is ending. Past the bound, the stream is cut off
+   * Queues {@code message}; false when the stream is ending. Past the bounds, the stream is cut off
    * with {@code overloaded} instead.
    */
   boolean offer(T message, T overloaded) {
     if (ending != null) {
       return false;
     }
-    if (queued.incrementAndGet() > maxQueued) {
+    int waiting = queued.incrementAndGet();
+    if (waiting > (long) HARD_FACTOR * maxQueued) {
       cutOff(overloaded);
       return false;
     }
     queue.add(message);
+    if (waiting > maxQueued && !overChecked) {
+      overChecked = true;
+      timer.schedule(() -> checkBacklog(overloaded), GRACE_MS, TimeUnit.MILLISECONDS);
+    }
     drain();
     return true;
+  }
+
+  /** Still more than maxQueued waiting after the grace: the client does not read. */
+  private void checkBacklog(T overloaded) {
+    if (queued.get() > maxQueued) {
+      cutOff(overloaded);
+    } else {
+      overChecked = false;
+    }
   }
 
   /** Sends what is queued, then {@code last} (null: nothing more), and ends the stream. */

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import org.apache.ratis.thirdparty.io.grpc.stub.ServerCallStreamObserver;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
 
@@ -83,14 +84,16 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       StreamLimits limits,
       String caller,
       ServerCallStreamObserver<SessionResponse> out,
-      Executor executor) {
+      Executor executor,
+      ScheduledExecutorService timer) {
     this.node = node;
     this.feed = feed;
     this.hub = hub;
     this.sessions = sessions;
     this.limits = limits;
     this.caller = caller;
-    this.stream = new OutboundStream<>(out, executor, limits.maxBufferedMessages(), this::ended);
+    this.stream =
+        new OutboundStream<>(out, executor, timer, limits.maxBufferedMessages(), this::ended);
   }
 
   @Override
@@ -269,7 +272,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     return Streams.overloaded(
         "the client did not read its session stream: more than "
             + limits.maxBufferedMessages()
-            + " messages were waiting for it (limits.stream-buffer.max); the stream is closed");
+            + " messages were left unread (limits.stream-buffer.max); the stream is closed");
   }
 
   /** Ends the stream with {@code error} as its last message. */

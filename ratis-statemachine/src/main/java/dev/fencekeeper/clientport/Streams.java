@@ -87,6 +87,7 @@ final class Streams {
         new OutboundStream<>(
             out,
             executor,
+            timer,
             streamLimits.maxBufferedMessages(),
             () -> {
               if (registered[0] != null) {
@@ -164,7 +165,8 @@ final class Streams {
         streamLimits,
         caller,
         (ServerCallStreamObserver<SessionResponse>) rawOut,
-        executor);
+        executor,
+        timer);
   }
 
   /** Every open session ends with NOT_LEADER: this node stopped leading. */
@@ -182,7 +184,7 @@ final class Streams {
     return overloaded(
         "the client did not read its stream: more than "
             + streamLimits.maxBufferedMessages()
-            + " messages were waiting for it (limits.stream-buffer.max); the stream is closed");
+            + " messages were left unread (limits.stream-buffer.max); the stream is closed");
   }
 
   static Response overloaded(String message) {

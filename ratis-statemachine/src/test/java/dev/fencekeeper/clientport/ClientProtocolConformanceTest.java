@@ -64,6 +64,9 @@ class ClientProtocolConformanceTest {
   @BeforeAll
   void start() {
     Properties p = new Properties();
+    // Steady leadership on a loaded shared machine: these tests are about the client port.
+    p.setProperty("raft.election.timeout.min", "2s");
+    p.setProperty("raft.election.timeout.max", "4s");
     p.setProperty("limits.value.max-bytes", "65536");
     cluster = TestCluster.start(dataDir, p);
     channels = new Channels();

@@ -66,6 +66,9 @@ class ClientProtocolStreamsTest {
   @BeforeAll
   void start() {
     Properties p = new Properties();
+    // Steady leadership on a loaded shared machine: these tests are about the client port.
+    p.setProperty("raft.election.timeout.min", "2s");
+    p.setProperty("raft.election.timeout.max", "4s");
     p.setProperty("lease.waiter-liveness", "3s");
     cluster = TestCluster.start(dataDir, p);
     channels = new Channels();
