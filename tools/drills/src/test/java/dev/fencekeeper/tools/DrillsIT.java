@@ -1,0 +1,166 @@
+package dev.fencekeeper.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Every drill, short, through {@code ./fencekeeper drill} as a user runs it: real node processes,
+ * real faults (partition: real network namespaces; CI runs as root), and the checker's verdict.
+ * Plus the deliberately broken build, which must fail.
+ */
+class DrillsIT {
+  /**
+   * How long a drill injects its faults. The drills that repeat their fault while the duration
+   * leaves room for another round get 12 s: at least one full round on a loaded machine.
+   */
+  private static final String DURATION = "12s";
+
+  /**
+   * The drills whose faults are a fixed schedule run in full however short the duration (one
+   * stale-writer round, one rolling restart, one join and removal, both disk fillings): a longer
+   * duration would only add fault-free load after it.
+   */
+  private static final Set<String> FIXED_SCHEDULE =
+      Set.of("stale-writer", "rolling-restart", "membership", "disk-full");
+
+  private static final String FIXED_SCHEDULE_DURATION = "1s";
+  private static final long SEED = 20261129;
+  private static final Duration RUN_TIMEOUT = Duration.ofMinutes(4);
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  @TempDir Path scratch;
+
+  private record Run(int exit, JsonNode report, String stderr) {}
+
+  private Run drill(String name, String javaOpts) throws IOException, InterruptedException {
+    Path root = LocalUp.repoRoot();
+    Path out = scratch.resolve(name + ".json");
+    Path err = scratch.resolve(name + ".err");
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                "./fencekeeper",
+                "drill",
+                name,
+                "--duration",
+                FIXED_SCHEDULE.contains(name) ? FIXED_SCHEDULE_DURATION : DURATION,
+                "--seed",
+                Long.toString(SEED),
+                "--json"));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .directory(root.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    // Maven built the jar moments ago in this run; a launcher-triggered build would rebuild it
+    // under us.
+    builder.environment().put("FENCEKEEPER_SKIP_BUILD", "1");
+    if (javaOpts != null) {
+      builder.environment().put("FENCEKEEPER_JAVA_OPTS", javaOpts);
+    }
+    Process process = builder.start();
+    if (!process.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+      // SIGTERM first: the drill's shutdown hook stops its nodes and deletes its namespaces.
+      process.destroy();
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    }
+    String stderr = Files.readString(err, StandardCharsets.UTF_8);
+    String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
+    JsonNode report = stdout.isEmpty() ? MAPPER.createObjectNode() : MAPPER.readTree(stdout);
+    return new Run(process.isAlive() ? -1 : process.exitValue(), report, stderr);
+  }
+
+  private static String explain(Run run) {
+    String tail =
+        run.stderr().length() > 4000
+            ? run.stderr().substring(run.stderr().length() - 4000)
+            : run.stderr();
+    return "report: " + run.report().toPrettyString() + "\n--- stderr (tail)\n" + tail;
+  }
+
+  // Guarantee: under each drill's faults the history checker finds no violation, and the drill
+  // exits 0.
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "stale-writer",
+        "leader-kill",
+        "leader-pause",
+        "restart-all",
+        "rolling-restart",
+        "clock-skew",
+        "membership",
+        "partition",
+        "disk-full"
+      })
+  @Timeout(300)
+  void everyDrillPasses(String name) throws Exception {
+    Run run = drill(name, null);
+
+    assertThat(run.exit()).as(explain(run)).isZero();
+    assertThat(run.report().path("verdict").asText()).as(explain(run)).isEqualTo("PASS");
+    assertThat(run.report().path("events_complete").asBoolean()).as(explain(run)).isTrue();
+    assertThat(run.report().path("ops").path("write").path("ok").asInt())
+        .as(explain(run))
+        .isPositive();
+    // A drill whose fault never happened proves nothing, whatever its duration.
+    if (name.equals("stale-writer")) {
+      List<String> rows = new ArrayList<>();
+      run.report().path("stale_writer_timeline").forEach(row -> rows.add(row.asText()));
+      assertThat(rows).as(explain(run)).anyMatch(row -> row.contains(" T6  A resumes"));
+    } else {
+      int faults = 0;
+      for (JsonNode mark : run.report().path("timeline")) {
+        faults += mark.path("fault").asBoolean() ? 1 : 0;
+      }
+      assertThat(faults).as("faults injected; %s", explain(run)).isPositive();
+    }
+  }
+
+  // Guarantee: the checker can fail: a build that skips the fencing check lets A's stale write in,
+  // and the drill says so (exit 18, the stale write among the violations, a replay command with the
+  // seed).
+  @Test
+  @Timeout(300)
+  void aBuildWithoutTheFencingCheckFailsTheStaleWriterDrill() throws Exception {
+    Run run = drill("stale-writer", "-Dfencekeeper.testing.unsafe.skip-fencing-check=true");
+
+    assertThat(run.exit()).as(explain(run)).isEqualTo(ExitCode.CHECK_FAILED.code());
+    assertThat(run.report().path("verdict").asText()).as(explain(run)).isEqualTo("FAIL");
+    List<String> kinds = new ArrayList<>();
+    run.report().path("violations").forEach(v -> kinds.add(v.path("kind").asText()));
+    assertThat(kinds).as(explain(run)).contains("STALE_WRITE_ACCEPTED");
+    assertThat(run.report().path("replay").asText()).contains("--seed " + SEED);
+    deleteTree(Path.of(run.report().path("data_dir").asText()));
+  }
+
+  /** A failing drill keeps its files for whoever investigates; this failure was the point. */
+  private static void deleteTree(Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+  }
+}
