@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
 
 /**
  * Hands each applied entry's lease events to the streams and calls of this node's client port that
@@ -42,11 +43,25 @@ final class EventHub implements EventFeed.Listener {
   private record PrefixWatch(String prefix, Receiver receiver) {}
 
   /**
-   * Makes {@code receiver} the one stream of {@code sessionId}; returns the one it replaces, if
-   * any.
+   * Makes {@code receiver} the one stream of {@code sessionId}, unless a stream it may not replace
+   * ({@code mayReplace} false) holds it: returns the stream that holds the session now (then
+   * {@code receiver} was not added) or the one it replaced ({@code receiver} was added), or null
+   * when there was none.
    */
-  Receiver addSession(String sessionId, Receiver receiver) {
-    return sessions.put(sessionId, receiver);
+  Receiver addSession(String sessionId, Receiver receiver, Predicate<Receiver> mayReplace) {
+    Receiver[] before = new Receiver[1];
+    sessions.compute(
+        sessionId,
+        (id, held) -> {
+          before[0] = held;
+          return held == null || mayReplace.test(held) ? receiver : held;
+        });
+    return before[0];
+  }
+
+  /** The stream that holds {@code sessionId}, or null. */
+  Receiver session(String sessionId) {
+    return sessions.get(sessionId);
   }
 
   void removeSession(String sessionId, Receiver receiver) {

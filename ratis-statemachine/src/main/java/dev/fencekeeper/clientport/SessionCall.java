@@ -1,6 +1,8 @@
 package dev.fencekeeper.clientport;
 
 import dev.fencekeeper.config.StreamLimits;
+import dev.fencekeeper.core.Code;
+import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.core.SessionIds;
 import dev.fencekeeper.proto.KeepAliveAnswer;
 import dev.fencekeeper.proto.LeaseEvent;
@@ -169,13 +171,27 @@ final class SessionCall implements StreamObserver<SessionRequest> {
                   .build());
           events(replay.events());
           if (!stream.isEnded()) {
-            EventHub.Receiver replaced = hub.addSession(id, events);
-            if (replaced instanceof Events other && other.call() != this) {
-              other
-                  .call()
-                  .end(
-                      Streams.overloaded(
-                          "another stream of session " + id + " was opened; this one is closed"));
+            EventHub.Receiver before =
+                hub.addSession(
+                    id, events, held -> held instanceof Events e && e.call().caller.equals(caller));
+            if (before instanceof Events other && other.call() != this) {
+              if (hub.session(id) == events) {
+                other
+                    .call()
+                    .end(
+                        Streams.overloaded(
+                            "another stream of session " + id + " was opened; this one is closed"));
+              } else {
+                end(
+                    WireCodec.toResponse(
+                        Outcome.of(Code.PERMISSION_DENIED)
+                            .message(
+                                "session "
+                                    + id
+                                    + " is open on this node for another identity; a session id"
+                                    + " belongs to the identity that opened it")
+                            .build()));
+              }
             }
           }
         });
