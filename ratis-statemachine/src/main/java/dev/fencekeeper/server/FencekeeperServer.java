@@ -1,5 +1,7 @@
 package dev.fencekeeper.server;
 
+import dev.fencekeeper.clientport.ClientPort;
+import dev.fencekeeper.clientport.RaftPortGuide;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
 import dev.fencekeeper.metrics.NodeMetrics;
@@ -73,6 +75,7 @@ public final class FencekeeperServer implements AutoCloseable {
       new CompletableFuture<>();
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
   private volatile ScheduledFuture<?> ticker;
+  private volatile ClientPort clientPort;
 
   private FencekeeperServer(ClusterConfig config, boolean withGroup) throws IOException {
     this.config = config;
@@ -101,8 +104,14 @@ public final class FencekeeperServer implements AutoCloseable {
     this.leaderLossWatch =
         new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
     CallerGate gate = new CallerGate(config.security(), metrics, reads);
+    // Before the server starts: its first takeover entry announces the client address.
+    String clientAddress = config.clientAddress().address();
+    stateMachine.setClientAddress(clientAddress);
+    RaftPortGuide guide = new RaftPortGuide(self.toString(), clientAddress);
     GrpcConfigKeys.Server.setServicesCustomizer(
-        parameters, (builder, types) -> builder.intercept(gate).intercept(leaderLossWatch));
+        parameters,
+        (builder, types) ->
+            builder.intercept(gate).intercept(leaderLossWatch).fallbackHandlerRegistry(guide));
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new
@@ -195,9 +204,11 @@ public final class FencekeeperServer implements AutoCloseable {
     s.server.start();
     try {
       s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
+      s.clientPort = ClientPort.start(config, s.server, s.stateMachine, s.metrics, s.reads);
     } catch (IOException | RuntimeException e) {
       try {
-        s.close(); // e.g. metrics.port already in use: do not leave a half-started node behind
+        // e.g. metrics.port or client.port already in use: do not leave a half-started node behind
+        s.close();
       } catch (IOException suppressed) {
         e.addSuppressed(suppressed);
       }
@@ -232,6 +243,16 @@ public final class FencekeeperServer implements AutoCloseable {
     return stateMachine;
   }
 
+  /** This node's client port (the client protocol, fencekeeper.v1.Fencekeeper). */
+  public ClientPort clientPort() {
+    return clientPort;
+  }
+
+  /** This node's client address (host:port), as clients reach it. */
+  public String clientAddress() {
+    return config.clientAddress().address();
+  }
+
   public ClusterConfig config() {
     return config;
   }
@@ -251,6 +272,10 @@ public final class FencekeeperServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    ClientPort port = clientPort;
+    if (port != null) {
+      port.close();
+    }
     storageGuard.close();
     stopTicker();
     leaderTimer.shutdownNow();
@@ -328,6 +353,10 @@ public final class FencekeeperServer implements AutoCloseable {
     @Override
     public void onNotLeader() {
       stopTicker();
+      ClientPort port = clientPort;
+      if (port != null) {
+        port.leadershipLost();
+      }
     }
   }
 }
