@@ -44,9 +44,9 @@ final class EventHub implements EventFeed.Listener {
 
   /**
    * Makes {@code receiver} the one stream of {@code sessionId}, unless a stream it may not replace
-   * ({@code mayReplace} false) holds it: returns the stream that holds the session now (then
-   * {@code receiver} was not added) or the one it replaced ({@code receiver} was added), or null
-   * when there was none.
+   * ({@code mayReplace} false) holds it: returns the stream that holds the session now (then {@code
+   * receiver} was not added) or the one it replaced ({@code receiver} was added), or null when
+   * there was none.
    */
   Receiver addSession(String sessionId, Receiver receiver, Predicate<Receiver> mayReplace) {
     Receiver[] before = new Receiver[1];

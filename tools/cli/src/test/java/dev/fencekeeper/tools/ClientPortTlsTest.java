@@ -13,7 +13,6 @@ import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.FencekeeperGrpc;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.LeaseQuery;
-import dev.fencekeeper.proto.NodeInfoQuery;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
@@ -131,13 +130,13 @@ class ClientPortTlsTest {
 
   /** A channel to the leader's client port presenting certificate {@code name} (null: none). */
   private ManagedChannel channel(String name) throws SSLException {
-    SslContextBuilder tls = GrpcSslContexts.forClient().trustManager(certs.resolve("ca.crt").toFile());
+    SslContextBuilder tls =
+        GrpcSslContexts.forClient().trustManager(certs.resolve("ca.crt").toFile());
     if (name != null) {
-      tls.keyManager(
-          certs.resolve(name + ".crt").toFile(), certs.resolve(name + ".key").toFile());
+      tls.keyManager(certs.resolve(name + ".crt").toFile(), certs.resolve(name + ".key").toFile());
     }
-    String address = await().atMost(Duration.ofSeconds(30)).until(this::leader, s -> s != null)
-        .clientAddress();
+    String address =
+        await().atMost(Duration.ofSeconds(30)).until(this::leader, s -> s != null).clientAddress();
     ManagedChannel c = NettyChannelBuilder.forTarget(address).sslContext(tls.build()).build();
     channels.add(c);
     return c;
