@@ -114,7 +114,8 @@ export class Session {
         }
         last = (e as Error).message;
       }
-      const pause = this.nodes.isLeaderKnown() ? 0 : Math.min(50 * 2 ** Math.min(attempt, 4), 500);
+      const leader = this.nodes.leaderAddress();
+      const pause = leader !== undefined && leader !== address ? 0 : Math.min(50 * 2 ** Math.min(attempt, 4), 500);
       if (Date.now() + pause >= deadline) {
         break;
       }

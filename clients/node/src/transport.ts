@@ -109,9 +109,10 @@ export class Nodes {
     return this.leader ?? this.peers[this.next++ % this.peers.length];
   }
 
-  /** A NOT_LEADER answer from `from` named `leaderAddress` (maybe empty: no leader known yet). */
+  /** A NOT_LEADER answer from `from` named `leaderAddress` (empty: no leader known yet). */
   redirected(from: string, leaderAddress: string): void {
-    this.leader = leaderAddress && leaderAddress !== from ? leaderAddress : undefined;
+    // A leader elected but not yet ready names itself: retry there shortly.
+    this.leader = leaderAddress || (this.leader === from ? undefined : this.leader);
   }
 
   /** `address` did not answer: stop assuming it leads. */
@@ -126,9 +127,9 @@ export class Nodes {
     this.leader = address;
   }
 
-  /** Whether a NOT_LEADER answer or a successful call named the leader. */
-  isLeaderKnown(): boolean {
-    return this.leader !== undefined;
+  /** The leader as a NOT_LEADER answer or a successful call named it, if any. */
+  leaderAddress(): string | undefined {
+    return this.leader;
   }
 
   get isClosed(): boolean {
@@ -145,23 +146,37 @@ export class Nodes {
     const callTimeout = Math.max(options.callTimeoutMs ?? this.callTimeoutMs, attemptTimeout);
     const deadline = Date.now() + callTimeout;
     let lastProblem = 'no node tried';
+    let lastResponse: WireResponse | undefined;
     for (let attempt = 0; ; attempt++) {
       if (this.closed) {
         throw new FencekeeperError('UNAVAILABLE', 'the client is closed');
       }
       const address = this.target();
       const left = deadline - Date.now();
+      let redirectedElsewhere = false;
       try {
         const body = typeof request === 'function' ? request() : request;
         const response = await this.once(address, method, body, Math.min(attemptTimeout, Math.max(left, 1)));
-        if (response.code !== 'NOT_LEADER') {
-          if (!options.anyNode) {
-            this.answered(address);
-          }
-          return response;
+        switch (response.code) {
+          case 'NOT_LEADER':
+          case 'UNAVAILABLE':
+            // NOT_LEADER: refused before the log, nothing changed. UNAVAILABLE: the node lost leadership
+            // while the command was pending; a retry with the same request id is applied at most once.
+            this.redirected(address, response.leaderAddress);
+            redirectedElsewhere = this.leader !== undefined && this.leader !== address;
+            lastProblem = `${address}: ${response.code}${response.message ? ` (${response.message})` : ''}`;
+            break;
+          case 'OVERLOADED':
+            // Nothing changed; the node asks to retry later.
+            lastResponse = response;
+            lastProblem = `${address}: OVERLOADED`;
+            break;
+          default:
+            if (!options.anyNode) {
+              this.answered(address);
+            }
+            return response;
         }
-        this.redirected(address, response.leaderAddress);
-        lastProblem = `${address} is not the leader${response.leaderAddress ? '' : ' and knows none yet'}`;
       } catch (e) {
         const error = e as grpc.ServiceError;
         if (typeof error.code !== 'number') {
@@ -173,15 +188,17 @@ export class Nodes {
         this.failed(address);
         lastProblem = `${address}: ${error.details || grpc.status[error.code]}`;
       }
-      const pause = Math.min(50 * 2 ** Math.min(attempt, 4), 500);
+      const pause = redirectedElsewhere ? 0 : Math.min(50 * 2 ** Math.min(attempt, 4), 500);
       if (Date.now() + pause >= deadline) {
+        if (lastResponse && lastProblem.endsWith('OVERLOADED')) {
+          return lastResponse;
+        }
         throw new FencekeeperError(
           'UNAVAILABLE',
           `no node answered ${method} within ${callTimeout} ms (last: ${lastProblem}) at ${this.peers.join(',')}`,
         );
       }
-      // A redirect to a named leader goes there at once; anything else waits a little.
-      if (!(this.leader && lastProblem.includes('not the leader'))) {
+      if (pause > 0) {
         await sleep(pause);
       }
     }

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { startPostgres } from './support/postgres.mjs';
+import { postgres } from './support/postgres.mjs';
 
 const require = createRequire(import.meta.url);
 const pg = require('pg');
@@ -14,7 +14,7 @@ let pool;
 let databases = 0;
 
 before(async () => {
-  server = await startPostgres();
+  server = await postgres();
   pool = new pg.Pool({ ...server.connectionConfig, max: 4 });
   // Idle clients see the server's shutdown at the end as an error; nothing to report then.
   pool.on('error', () => {});
@@ -27,7 +27,7 @@ after(async () => {
 
 /** A fresh database with the migration run and a report table, so no test sees another's rows. */
 async function freshDatabase() {
-  const name = `fk_node_${++databases}`;
+  const name = `fk_node_${process.pid}_${++databases}`;
   await pool.query(`CREATE DATABASE ${name}`);
   const db = new pg.Pool({ ...server.connectionConfig, database: name, max: 4 });
   db.on('error', () => {});

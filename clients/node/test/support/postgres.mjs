@@ -109,3 +109,21 @@ function accepts(port) {
     socket.on('error', () => resolve(false));
   });
 }
+
+/**
+ * The PostgreSQL the shared test run started (its connection settings in FENCEKEEPER_TEST_POSTGRES), else
+ * a new one; `stop()` stops only one this call started.
+ */
+export async function postgres() {
+  const shared = process.env.FENCEKEEPER_TEST_POSTGRES;
+  if (shared) {
+    const connectionConfig = JSON.parse(shared);
+    return {
+      port: connectionConfig.port,
+      connectionConfig,
+      url: `postgres://${connectionConfig.user}@${connectionConfig.host}:${connectionConfig.port}/${connectionConfig.database}`,
+      async stop() {},
+    };
+  }
+  return startPostgres();
+}
