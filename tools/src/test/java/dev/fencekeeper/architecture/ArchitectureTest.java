@@ -69,6 +69,7 @@ class ArchitectureTest {
               "dev.fencekeeper.proto..",
               "dev.fencekeeper.statemachine..",
               "dev.fencekeeper.server..",
+              "dev.fencekeeper.gateway..",
               "dev.fencekeeper.metrics..")
           .because(
               "the core is the pure, deterministic state; decoding and Ratis live in the adapter");
@@ -153,6 +154,7 @@ class ArchitectureTest {
               "dev.fencekeeper.core..",
               "dev.fencekeeper.statemachine..",
               "dev.fencekeeper.server..",
+              "dev.fencekeeper.gateway..",
               "dev.fencekeeper.metrics..")
           .layer("tools")
           .definedBy("dev.fencekeeper.tools..")
