@@ -1,7 +1,7 @@
-// docs/http-gateway.md, run: every ```bash block of the page, in order, in one shell against a real
-// cluster's gateway; each answer line's status (and HTTP code, where the block prints it) must be the one
-// the page shows in the ```json block after it. The page's ports are those of `./fencekeeper up`; the test
-// swaps in its own cluster's.
+// The gateway's curl examples, run: every ```bash block of docs/http-gateway.md, and the README's "From
+// other languages" block, in order, in one shell per page against a real cluster's gateway; each answer
+// line's status (and HTTP code, where the block prints it) must be the one the page shows in the ```json
+// block after it. The pages' ports are those of `./fencekeeper up`; the test swaps in its own cluster's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -50,16 +50,14 @@ function ported(script) {
   });
 }
 
-test('every curl block of docs/http-gateway.md answers as the page says', { timeout: 120_000 }, () => {
-  const page = blocks(readFileSync(PAGE, 'utf8'));
-  assert.ok(page.length >= 10, 'the page has its curl blocks');
+function runBlocks(page, name) {
   const script = page.map((b) => `${ported(b.script)}\necho "${MARK}"`).join('\n');
   const run = spawnSync('bash', ['-c', `set -u\n${script}`], {
     cwd: repoRoot,
     encoding: 'utf8',
     timeout: 110_000,
   });
-  assert.equal(run.status, 0, `the page's blocks failed:\n${run.stdout}\n${run.stderr}`);
+  assert.equal(run.status, 0, `${name}'s blocks failed:\n${run.stdout}\n${run.stderr}`);
   // Answers the blocks capture into variables are shown through stderr (tee /dev/stderr) in the page.
   const outputs = run.stdout.split(`${MARK}\n`);
   const captured = run.stderr.split('\n').filter((l) => l.startsWith('{'));
@@ -75,9 +73,25 @@ test('every curl block of docs/http-gateway.md answers as the page says', { time
     assert.deepEqual(
       lines.map(shape),
       block.expected.map(shape),
-      `block ${i + 1}:\n${block.script}\nanswered:\n${lines.join('\n')}\nthe page shows:\n${block.expected.join('\n')}`,
+      `${name}, block ${i + 1}:\n${block.script}\nanswered:\n${lines.join('\n')}\nthe page shows:\n${block.expected.join('\n')}`,
     );
   });
+}
+
+test('every curl block of docs/http-gateway.md answers as the page says', { timeout: 120_000 }, () => {
+  const page = blocks(readFileSync(PAGE, 'utf8'));
+  assert.ok(page.length >= 10, 'the page has its curl blocks');
+  runBlocks(page, 'docs/http-gateway.md');
+});
+
+test('the README\'s curl session answers as the README says', { timeout: 60_000 }, () => {
+  const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const start = readme.indexOf('## From other languages');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const page = blocks(section);
+  assert.equal(page.length, 1);
+  assert.match(page[0].script, /STALE|\$A/);
+  runBlocks(page, 'README.md');
 });
 
 test('the page shows the gateway on the ports `up` gives it', () => {

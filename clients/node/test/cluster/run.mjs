@@ -12,6 +12,8 @@ const packageDir = path.join(repoRoot, 'clients', 'node');
 /** In this order: the survival tests stop and restart the cluster, so they come last. */
 const FILES = [
   path.join(packageDir, 'test', 'cluster', 'client.test.mjs'),
+  path.join(packageDir, 'test', 'cluster', 'readme.test.mjs'),
+  path.join(packageDir, 'test', 'cluster', 'bench.test.mjs'),
   path.join(packageDir, 'test', 'cluster', 'gateway-doc.test.mjs'),
   path.join(repoRoot, 'examples', 'python', 'python.test.mjs'),
   path.join(repoRoot, 'examples', 'node-report', 'test', 'report.test.mjs'),
