@@ -1,5 +1,7 @@
 package dev.fencekeeper.gateway;
 
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.Security;
 import java.time.Duration;
 
@@ -27,4 +29,36 @@ public record GatewaySettings(
     int maxStreamsPerCaller,
     int maxConnections,
     Duration idleTimeout,
-    long maxUnreadBytes) {}
+    long maxUnreadBytes) {
+
+  /** A request must arrive whole within this. */
+  static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Connections one node's gateway keeps open at once. */
+  static final int MAX_CONNECTIONS = 4096;
+
+  /** A kept-alive connection with no request in progress is closed after this. */
+  static final Duration IDLE_TIMEOUT = Duration.ofSeconds(60);
+
+  /** Answers a stream's reader may leave unread. */
+  static final long MAX_UNREAD_BYTES = 1 << 20;
+
+  /**
+   * The gateway of the node {@code config} describes: its {@code http.port} and {@code http.bind},
+   * its TLS; bodies up to twice the value limit plus 64 KiB (base64 makes values a third longer);
+   * {@code limits.watches-per-client.max} streams per identity.
+   */
+  public static GatewaySettings forNode(ClusterConfig config) {
+    Limits limits = config.limits();
+    return new GatewaySettings(
+        config.httpBindHost(),
+        config.httpPort(),
+        config.security(),
+        2 * limits.maxValueBytes() + 64 * 1024,
+        REQUEST_TIMEOUT,
+        limits.maxWatchesPerClient(),
+        MAX_CONNECTIONS,
+        IDLE_TIMEOUT,
+        MAX_UNREAD_BYTES);
+  }
+}

@@ -26,8 +26,12 @@ public final class LocalClusterLayout {
    */
   static final int METRICS_PORT_OFFSET = 100;
 
-  /** One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off. */
-  public record Node(PeerAddress peer, Path configFile, Path storageDir, int metricsPort) {
+  /**
+   * One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off, {@code
+   * httpPort} 0 when it turns the JSON gateway off.
+   */
+  public record Node(
+      PeerAddress peer, Path configFile, Path storageDir, int metricsPort, int httpPort) {
     public String id() {
       return peer.id();
     }
@@ -38,6 +42,10 @@ public final class LocalClusterLayout {
 
     String metricsUrl() {
       return "http://" + peer.host() + ":" + metricsPort + "/metrics";
+    }
+
+    String httpUrl(boolean tls) {
+      return (tls ? "https://" : "http://") + peer.host() + ":" + httpPort;
     }
   }
 
@@ -98,7 +106,7 @@ public final class LocalClusterLayout {
           used = existing; // hand edits, metrics.port included, are the user's choice
         }
       }
-      nodes.add(new Node(peer, configFile, storageDir, used.metricsPort()));
+      nodes.add(new Node(peer, configFile, storageDir, used.metricsPort(), used.httpPort()));
     }
     return nodes;
   }

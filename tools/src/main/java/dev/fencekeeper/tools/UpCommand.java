@@ -99,7 +99,8 @@ final class UpCommand implements Callable<Integer> {
                   + processes.pid(node)
                   + "  log "
                   + node.logFile()
-                  + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off"));
+                  + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off")
+                  + (node.httpPort() > 0 ? "  http " + node.httpUrl(tls) : "  http off"));
     }
     context.out().flush();
 
@@ -160,6 +161,9 @@ final class UpCommand implements Callable<Integer> {
       refuseIfInUse(peer.port(), peer.id());
       if (node.metricsPort() > 0) {
         refuseIfInUse(node.metricsPort(), peer.id() + " metrics");
+      }
+      if (node.httpPort() > 0) {
+        refuseIfInUse(node.httpPort(), peer.id() + " JSON gateway");
       }
     }
   }

@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencekeeper.config.ClusterConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -93,8 +94,8 @@ final class LocalUp implements AutoCloseable {
   }
 
   /**
-   * Three consecutive free ports and the three metrics ports `up` derives from them
-   * (base+101..103).
+   * Three consecutive free ports and the metrics and JSON gateway ports `up` derives from them
+   * (base+100..102, base+300..302).
    */
   private static int freeBasePort() throws IOException {
     for (int attempt = 0; attempt < 50; attempt++) {
@@ -104,7 +105,10 @@ final class LocalUp implements AutoCloseable {
           && isFree(base + 2)
           && isFree(LocalClusterLayout.metricsPort(base, 1))
           && isFree(LocalClusterLayout.metricsPort(base, 2))
-          && isFree(LocalClusterLayout.metricsPort(base, 3))) {
+          && isFree(LocalClusterLayout.metricsPort(base, 3))
+          && isFree(base + ClusterConfig.HTTP_PORT_OFFSET)
+          && isFree(base + ClusterConfig.HTTP_PORT_OFFSET + 1)
+          && isFree(base + ClusterConfig.HTTP_PORT_OFFSET + 2)) {
         return base;
       }
     }
