@@ -105,7 +105,10 @@ export interface LeaseEvent {
 export interface WatchOptions {
   /** Watch every resource whose name starts with `name` (default: exactly `name`). */
   prefix?: boolean;
-  /** Only events after this position (default: from now on). */
+  /**
+   * Only events after this position: (index, seq) of the last event seen, or (0, 2147483647) for every
+   * event the cluster still keeps. Default: from now on (after the cluster's applied index).
+   */
   afterIndex?: number;
   afterSeq?: number;
 }

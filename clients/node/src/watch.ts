@@ -5,6 +5,8 @@ import { sleep, type Nodes } from './transport';
 import type { LeaseEvent, WatchOptions } from './types';
 import type { WireResponse } from './wire';
 
+const INT32_MAX = 2147483647;
+
 /** Answers that end a watch for good: retrying cannot change them. */
 const FINAL = new Set<string>(['COMPACTED', 'INVALID_ARGUMENT', 'PERMISSION_DENIED', 'INTERNAL']);
 
@@ -30,7 +32,7 @@ export class Watch implements AsyncIterable<LeaseEvent> {
     private readonly options: WatchOptions,
   ) {
     this.position = { index: options.afterIndex ?? 0, seq: options.afterSeq ?? 0 };
-    void this.run();
+    void this.start(options.afterIndex === undefined);
   }
 
   /** The position of the last event delivered (or the starting one): resume a later watch from here. */
@@ -71,6 +73,22 @@ export class Watch implements AsyncIterable<LeaseEvent> {
     const waiter = this.waiter;
     this.waiter = undefined;
     waiter?.resolve();
+  }
+
+  /** From now on: after what the cluster has applied when the watch starts. */
+  private async start(fromNow: boolean): Promise<void> {
+    if (fromNow) {
+      try {
+        const status = await this.nodes.call('NodeStatus', {});
+        this.position = { index: Number(status.node?.lastAppliedIndex ?? 0), seq: INT32_MAX };
+      } catch (e) {
+        this.failure = e instanceof FencekeeperError ? e : new FencekeeperError('UNAVAILABLE', String(e));
+        this.done = true;
+        this.wake();
+        return;
+      }
+    }
+    await this.run();
   }
 
   private async run(): Promise<void> {

@@ -120,7 +120,16 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
 
   /** The commands whose request latency is timed, as they appear in metric names. */
   public static final List<String> COMMANDS =
-      List.of("ACQUIRE", "RENEW", "RELEASE", "WRITE", "REVOKE", "CANCEL_WAIT", "TAKEOVER", "TICK");
+      List.of(
+          "ACQUIRE",
+          "RENEW",
+          "RELEASE",
+          "WRITE",
+          "REVOKE",
+          "CANCEL_WAIT",
+          "RENEW_SESSION",
+          "TAKEOVER",
+          "TICK");
 
   /** How long {@code /health} waits for the applied index to reach the commit index it read. */
   static final Duration HEALTH_CATCH_UP_WAIT = Duration.ofMillis(250);
@@ -665,6 +674,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       return "REVOKE";
     } else if (command instanceof Command.CancelWait) {
       return "CANCEL_WAIT";
+    } else if (command instanceof Command.RenewSession) {
+      return "RENEW_SESSION";
     } else if (command instanceof Command.Takeover) {
       return "TAKEOVER";
     } else {

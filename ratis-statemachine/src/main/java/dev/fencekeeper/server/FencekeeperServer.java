@@ -1,7 +1,12 @@
 package dev.fencekeeper.server;
 
+import dev.fencekeeper.clientport.CallerIdentity;
+import dev.fencekeeper.clientport.ClientPort;
+import dev.fencekeeper.clientport.RaftPortGuide;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
+import dev.fencekeeper.gateway.GatewaySettings;
+import dev.fencekeeper.gateway.HttpGateway;
 import dev.fencekeeper.metrics.NodeMetrics;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.LeaderDuties;
@@ -26,6 +31,7 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.io.grpc.Context;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,6 +79,8 @@ public final class FencekeeperServer implements AutoCloseable {
       new CompletableFuture<>();
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
   private volatile ScheduledFuture<?> ticker;
+  private volatile ClientPort clientPort;
+  private volatile HttpGateway gateway;
 
   private FencekeeperServer(ClusterConfig config, boolean withGroup) throws IOException {
     this.config = config;
@@ -101,8 +109,14 @@ public final class FencekeeperServer implements AutoCloseable {
     this.leaderLossWatch =
         new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
     CallerGate gate = new CallerGate(config.security(), metrics, reads);
+    // Before the server starts: its first takeover entry announces the client address.
+    String clientAddress = config.clientAddress().address();
+    stateMachine.setClientAddress(clientAddress);
+    RaftPortGuide guide = new RaftPortGuide(self.toString(), clientAddress);
     GrpcConfigKeys.Server.setServicesCustomizer(
-        parameters, (builder, types) -> builder.intercept(gate).intercept(leaderLossWatch));
+        parameters,
+        (builder, types) ->
+            builder.intercept(gate).intercept(leaderLossWatch).fallbackHandlerRegistry(guide));
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new
@@ -197,9 +211,21 @@ public final class FencekeeperServer implements AutoCloseable {
     s.server.start();
     try {
       s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
+      s.clientPort = ClientPort.start(config, s.server, s.stateMachine, s.metrics, s.reads);
+      if (config.httpPort() != 0) {
+        // The client protocol as JSON: the client port's own service, called in-process as the
+        // identity the gateway's TLS established.
+        s.gateway =
+            HttpGateway.start(
+                GatewaySettings.forNode(config),
+                s.clientPort.service(),
+                caller -> Context.current().withValue(CallerIdentity.CONTEXT, caller),
+                config::httpAddressOf);
+      }
     } catch (IOException | RuntimeException e) {
       try {
-        s.close(); // e.g. metrics.port already in use: do not leave a half-started node behind
+        // e.g. metrics.port or client.port already in use: do not leave a half-started node behind
+        s.close();
       } catch (IOException suppressed) {
         e.addSuppressed(suppressed);
       }
@@ -234,6 +260,21 @@ public final class FencekeeperServer implements AutoCloseable {
     return stateMachine;
   }
 
+  /** This node's client port (the client protocol, fencekeeper.v1.Fencekeeper). */
+  public ClientPort clientPort() {
+    return clientPort;
+  }
+
+  /** This node's JSON gateway; empty when {@code http.port} is 0. */
+  public java.util.Optional<HttpGateway> gateway() {
+    return java.util.Optional.ofNullable(gateway);
+  }
+
+  /** This node's client address (host:port), as clients reach it. */
+  public String clientAddress() {
+    return config.clientAddress().address();
+  }
+
   public ClusterConfig config() {
     return config;
   }
@@ -253,6 +294,14 @@ public final class FencekeeperServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    HttpGateway http = gateway;
+    if (http != null) {
+      http.close();
+    }
+    ClientPort port = clientPort;
+    if (port != null) {
+      port.close();
+    }
     storageGuard.close();
     stopTicker();
     leaderTimer.shutdownNow();
@@ -331,6 +380,10 @@ public final class FencekeeperServer implements AutoCloseable {
     @Override
     public void onNotLeader() {
       stopTicker();
+      ClientPort port = clientPort;
+      if (port != null) {
+        port.leadershipLost();
+      }
     }
   }
 }

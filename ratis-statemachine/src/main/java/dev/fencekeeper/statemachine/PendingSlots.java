@@ -3,16 +3,15 @@ package dev.fencekeeper.statemachine;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.core.Outcome;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Bounds the client commands a leader holds between accepting them ({@code startTransaction}) and
- * applying them: one slot each. When every slot is taken the command is refused at once with
- * OVERLOADED, before it is logged, so nothing about it was applied and the caller may simply retry
- * later; queueing it instead would let a burst grow the leader's memory and everyone's latency
- * without bound.
+ * Bounds the client commands a leader holds between accepting them ({@code startTransaction}, or
+ * its client port queueing them) and applying them: one slot each. When every slot is taken the
+ * command is refused at once with OVERLOADED, before it is logged, so nothing about it was applied
+ * and the caller may simply retry later; queueing it instead would let a burst grow the leader's
+ * memory and everyone's latency without bound.
  */
-final class PendingSlots {
+public final class PendingSlots {
   private final int capacity;
   private final Semaphore free;
 
@@ -27,12 +26,12 @@ final class PendingSlots {
   }
 
   /** One slot per command of a batch, all or none; null when too few are free. */
-  PendingSlot tryTake(int commands) {
+  public PendingSlot tryTake(int commands) {
     return free.tryAcquire(commands) ? new PendingSlot(free, commands) : null;
   }
 
   /** The answer to a command that found no free slot. */
-  Outcome overloaded() {
+  public Outcome overloaded() {
     return Outcome.of(Code.OVERLOADED)
         .message(
             "the leader already holds "
@@ -42,28 +41,7 @@ final class PendingSlots {
         .build();
   }
 
-  int inUse() {
+  public int inUse() {
     return capacity - free.availablePermits();
-  }
-}
-
-/**
- * Slots taken by one log entry; releasing them twice (applied after a lost leadership, say) frees
- * them once.
- */
-final class PendingSlot {
-  private final Semaphore owner;
-  private final int permits;
-  private final AtomicBoolean released = new AtomicBoolean();
-
-  PendingSlot(Semaphore owner, int permits) {
-    this.owner = owner;
-    this.permits = permits;
-  }
-
-  void release() {
-    if (released.compareAndSet(false, true)) {
-      owner.release(permits);
-    }
   }
 }

@@ -24,14 +24,20 @@ public final class LocalClusterLayout {
   /**
    * A node's metrics port is its Raft port + METRICS_PORT_OFFSET: 7401..7403 for the default 7301.
    */
-  static final int METRICS_PORT_OFFSET = 100;
+  public static final int METRICS_PORT_OFFSET = 100;
 
   /**
-   * One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off, {@code
-   * httpPort} 0 when it turns the JSON gateway off.
+   * One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off; {@code
+   * clientAddress} is where it serves the client protocol (its Raft port + 200 unless its config
+   * says otherwise); {@code httpPort} is its JSON gateway's port, 0 when its config turns it off.
    */
   public record Node(
-      PeerAddress peer, Path configFile, Path storageDir, int metricsPort, int httpPort) {
+      PeerAddress peer,
+      Path configFile,
+      Path storageDir,
+      int metricsPort,
+      PeerAddress clientAddress,
+      int httpPort) {
     public String id() {
       return peer.id();
     }
@@ -106,7 +112,14 @@ public final class LocalClusterLayout {
           used = existing; // hand edits, metrics.port included, are the user's choice
         }
       }
-      nodes.add(new Node(peer, configFile, storageDir, used.metricsPort(), used.httpPort()));
+      nodes.add(
+          new Node(
+              peer,
+              configFile,
+              storageDir,
+              used.metricsPort(),
+              used.clientAddress(),
+              used.httpPort()));
     }
     return nodes;
   }

@@ -25,7 +25,8 @@ import picocli.CommandLine.Option;
     header = "Run a three-node cluster on this machine until Ctrl-C.",
     description = {
       "Starts nodes n1, n2, n3 on 127.0.0.1 (one process each) and prints each node's id, address,"
-          + " pid, log file and metrics URL (each node serves /metrics on its port + 100). Ctrl-C"
+          + " pid, log file, metrics URL (each node serves /metrics on its port + 100) and client"
+          + " address (the client protocol, on its port + 200). Ctrl-C"
           + " or SIGTERM stops every node (exit 0). Starting again on the same --data-dir resumes"
           + " the same state and token sequence. A node that dies is reported; the others keep"
           + " serving.",
@@ -100,6 +101,8 @@ final class UpCommand implements Callable<Integer> {
                   + "  log "
                   + node.logFile()
                   + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off")
+                  + "  client "
+                  + node.clientAddress().address()
                   + (node.httpPort() > 0 ? "  http " + node.httpUrl(tls) : "  http off"));
     }
     context.out().flush();
@@ -159,6 +162,7 @@ final class UpCommand implements Callable<Integer> {
     for (Node node : nodes) {
       PeerAddress peer = node.peer();
       refuseIfInUse(peer.port(), peer.id());
+      refuseIfInUse(node.clientAddress().port(), peer.id() + " client");
       if (node.metricsPort() > 0) {
         refuseIfInUse(node.metricsPort(), peer.id() + " metrics");
       }

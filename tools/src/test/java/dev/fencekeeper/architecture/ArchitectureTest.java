@@ -68,6 +68,7 @@ class ArchitectureTest {
               "com.google.protobuf..",
               "dev.fencekeeper.proto..",
               "dev.fencekeeper.statemachine..",
+              "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
               "dev.fencekeeper.gateway..",
               "dev.fencekeeper.metrics..")
@@ -153,6 +154,7 @@ class ArchitectureTest {
           .definedBy(
               "dev.fencekeeper.core..",
               "dev.fencekeeper.statemachine..",
+              "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
               "dev.fencekeeper.gateway..",
               "dev.fencekeeper.metrics..")
@@ -214,6 +216,7 @@ class ArchitectureTest {
             "dev.fencekeeper.proto",
             "dev.fencekeeper.core",
             "dev.fencekeeper.statemachine",
+            "dev.fencekeeper.clientport",
             "dev.fencekeeper.server",
             "dev.fencekeeper.metrics",
             "dev.fencekeeper.tools")) {
