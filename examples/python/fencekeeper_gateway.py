@@ -45,10 +45,11 @@ class Gateway:
                     break
         raise Unavailable("no node answered: " + "; ".join(problems))
 
-    def acquire(self, resource, ttl_ms, owner="", wait_ms=0):
+    def acquire(self, resource, ttl_ms, owner="", wait_ms=0, request_id=""):
+        """A waiting acquire (wait_ms > 0) needs a request id: a retry with it keeps the place in line."""
         return self.call(
             "/v1/leases/acquire",
-            {"resource": resource, "ttlMs": ttl_ms, "owner": owner, "waitMs": wait_ms},
+            {"resource": resource, "ttlMs": ttl_ms, "owner": owner, "waitMs": wait_ms, "requestId": request_id},
         )
 
     def write(self, resource, token, key, value):
@@ -68,8 +69,12 @@ class Gateway:
         return self.call("/v1/leases/release", {"resource": resource, "token": token})
 
     def watch(self, resource, timeout_ms):
-        """Yields lease events on resource as they commit, until timeout_ms passes."""
-        body = json.dumps({"resource": resource, "timeoutMs": timeout_ms}).encode()
+        """Yields lease events on resource as they commit, from now on, until timeout_ms passes."""
+        # From now on: after what the node has applied (afterIndex, with every event of that entry seen).
+        now = self.call("/v1/node/status")["node"]["lastAppliedIndex"]
+        body = json.dumps(
+            {"resource": resource, "afterIndex": now, "afterSeq": 2147483647, "timeoutMs": timeout_ms}
+        ).encode()
         request = urllib.request.Request(
             self.urls[0] + "/v1/leases/watch",
             data=body,

@@ -25,7 +25,7 @@ def main(urls):
     print(f"worker-a: {a['status']} token {a['token']}")
     time.sleep(2.5)  # A stalls past its TTL: no renewals
 
-    b = gateway.acquire(RESOURCE, ttl_ms=30000, owner="worker-b", wait_ms=5000)
+    b = gateway.acquire(RESOURCE, ttl_ms=30000, owner="worker-b", wait_ms=5000, request_id="worker-b-1")
     print(f"worker-b: {b['status']} token {b['token']}")
     written = gateway.write(RESOURCE, b["token"], DAY, "totals by worker-b")
     print(f"worker-b writes: {written['status']} version {written['version']}")

@@ -37,7 +37,7 @@ const rejectedWith = (code, check = () => true) => (e) => {
 test('acquire, fenced write, read and validate; the lease outlives its TTL through the session', { timeout: 60_000 }, async () => {
   const worker = await client('worker-a');
   const resource = unique('daily-sales-report');
-  const lease = await worker.acquire(resource, { ttlMs: 1000 });
+  const lease = await worker.acquire(resource, { ttlMs: 2000 });
   assert.equal(typeof lease.token, 'bigint');
   assert.ok(lease.token > 0n);
   const written = await lease.write('2026-11-29', 'totals by worker-a');
@@ -45,7 +45,7 @@ test('acquire, fenced write, read and validate; the lease outlives its TTL throu
   assert.equal(written.version, 1);
   assert.equal(written.acceptedToken, lease.token);
 
-  await sleep(3000); // three TTLs: only the session's keep-alives keep it
+  await sleep(5000); // two and a half TTLs: only the session's keep-alives keep it
   assert.equal(lease.isValid(), true);
   assert.equal(await worker.validate(resource, lease.token), 'CURRENT');
   const stored = await lease.read('2026-11-29');
@@ -122,8 +122,8 @@ test('a revoked lease fires onLost once, promptly; its writes are refused', { ti
 test('one client keeps many leases alive with one session', { timeout: 60_000 }, async () => {
   const worker = await client('worker-many');
   const prefix = unique('many');
-  const leases = await Promise.all(Array.from({ length: 40 }, (_, i) => worker.acquire(`${prefix}-${i}`, { ttlMs: 1500 })));
-  await sleep(4000);
+  const leases = await Promise.all(Array.from({ length: 20 }, (_, i) => worker.acquire(`${prefix}-${i}`, { ttlMs: 3000 })));
+  await sleep(7000); // more than two TTLs
   const states = await Promise.all(leases.map((l) => worker.validate(l.resource, l.token)));
   assert.deepEqual(new Set(states), new Set(['CURRENT']));
   assert.ok(leases.every((l) => l.isValid()));

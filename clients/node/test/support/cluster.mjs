@@ -18,7 +18,7 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const PORTS = { raft: 0, metrics: 100, client: 200, http: 300 };
 const READY = /cluster ready, leader (n\d+)/;
 const NODE_LINE = /^(n\d+)\s+\S+\s+pid (\d+)/gm;
-const START_TIMEOUT_MS = 180_000;
+const START_TIMEOUT_MS = 300_000;
 
 async function freeBasePort() {
   for (let attempt = 0; attempt < 100; attempt++) {
@@ -89,20 +89,41 @@ export class Cluster {
     this.state.upPid = up.pid;
     this.state.log = log;
     this.save();
-    const leader = await waitFor(() => {
+    // Ready when `up` says so, or when a node's gateway says it leads and can answer a command.
+    const leader = await waitFor(async () => {
       const text = readFileSync(log, 'utf8');
       if (!isAlive(up.pid)) {
         throw Object.assign(new Error(`fencekeeper up exited before the cluster was ready:\n${text.slice(-3000)}`), { fatal: true });
       }
-      const ready = READY.exec(text);
-      if (!ready) {
+      const nodes = [...text.matchAll(NODE_LINE)];
+      if (nodes.length < 3) {
         return undefined;
       }
-      this.state.nodes = Object.fromEntries([...text.matchAll(NODE_LINE)].map((m) => [m[1], Number(m[2])]));
-      return ready[1];
+      this.state.nodes = Object.fromEntries(nodes.map((m) => [m[1], Number(m[2])]));
+      return READY.exec(text)?.[1] ?? (await this.leaderViaGateway());
     }, START_TIMEOUT_MS, `\`fencekeeper up\` on base port ${this.basePort}`);
     this.save();
     return leader;
+  }
+
+  /** The id of the node whose gateway says it leads and whose leadership answers a command. */
+  async leaderViaGateway() {
+    for (const url of this.httpUrls) {
+      try {
+        const status = await (await fetch(`${url}/v1/node/status`, { signal: AbortSignal.timeout(2000) })).json();
+        if (status.node?.role === 'LEADER') {
+          const probe = await fetch(`${url}/v1/leases/get`, {
+            method: 'POST',
+            body: '{"resource":"cluster-ready-probe"}',
+            signal: AbortSignal.timeout(5000),
+          });
+          return probe.status === 404 || probe.status === 200 ? status.node.id : undefined;
+        }
+      } catch {
+        // not up yet
+      }
+    }
+    return undefined;
   }
 
   /** Stops `up` and every node (SIGTERM, as Ctrl-C), and waits for them. */
