@@ -306,10 +306,15 @@ final class Exchange {
   }
 
   /** Answers with the service's Response (the first of a stream included), as one JSON object. */
-  private synchronized void answer(Response response, boolean more) {
+  private synchronized void answer(Response answer, boolean more) {
     if (finished) {
       return;
     }
+    // A node's answer about itself carries no result code: it is what was asked for.
+    Response response =
+        answer.getCode() == ResultCode.RESULT_CODE_UNSPECIFIED && answer.hasNode()
+            ? answer.toBuilder().setCode(ResultCode.FOUND).build()
+            : answer;
     HttpResponseStatus status = JsonMapping.httpStatus(response.getCode());
     String location = null;
     if (response.getCode() == ResultCode.NOT_LEADER) {

@@ -336,14 +336,18 @@ class HttpGatewayTest {
   }
 
   @Test
-  void nodeStatusAlsoAnswersAGet() throws Exception {
-    service.answer = Response.newBuilder().setCode(ResultCode.FOUND).build();
+  void nodeStatusAlsoAnswersAGetAndItsAnswerIsFound() throws Exception {
+    // The node answers about itself without a result code; the gateway's answer still has a status.
+    service.answer =
+        Response.newBuilder()
+            .setNode(dev.fencekeeper.proto.NodeInfo.newBuilder().setId("n1"))
+            .build();
     HttpResponse<String> r =
         http.send(
             HttpRequest.newBuilder(URI.create(base + "/v1/node/status")).GET().build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(200);
-    assertThat(r.body()).contains("\"status\":\"FOUND\"");
+    assertThat(r.body()).startsWith("{\"status\":\"FOUND\",\"node\":{\"id\":\"n1\"}");
   }
 
   private Socket openWatch() throws IOException {
