@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { isAfter, toEvent, type Position } from './convert';
 import { FencekeeperError } from './errors';
-import { sleep, type Nodes } from './transport';
+import { backgroundSleep, sleep, type Nodes } from './transport';
 import type { LeaseEvent } from './types';
 import type { WireSessionResponse } from './wire';
 
@@ -274,7 +274,7 @@ export class Session {
               // renewed; their deadlines will pass.
               return;
             }
-            await sleep(Math.min(100 * 2 ** Math.min(attempt, 3), 1000));
+            await backgroundSleep(Math.min(100 * 2 ** Math.min(attempt, 3), 1000));
           }
         }
       } finally {

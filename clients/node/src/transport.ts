@@ -79,7 +79,12 @@ export function credentials(tls: TlsOptions | undefined): grpc.ChannelCredential
   return grpc.credentials.createSsl(ca ?? null, key ?? null, cert ?? null);
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+/** A pause inside a call someone awaits: it keeps the process alive, as the call does. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A pause of the client's own background work (re-opening the session): it keeps no process alive. */
+export const backgroundSleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export class Nodes {
   private readonly stubs = new Map<string, ServiceStub>();

@@ -58,18 +58,12 @@ function runBlocks(page, name) {
     timeout: 110_000,
   });
   assert.equal(run.status, 0, `${name}'s blocks failed:\n${run.stdout}\n${run.stderr}`);
-  // Answers the blocks capture into variables are shown through stderr (tee /dev/stderr) in the page.
   const outputs = run.stdout.split(`${MARK}\n`);
-  const captured = run.stderr.split('\n').filter((l) => l.startsWith('{'));
-  let next = 0;
   page.forEach((block, i) => {
     if (!block.expected) {
       return;
     }
-    let lines = outputs[i].split('\n').filter((l) => l.trim() !== '');
-    if (lines.length === 0 && /tee \/dev\/stderr/.test(block.script)) {
-      lines = [captured[next++]];
-    }
+    const lines = outputs[i].split('\n').filter((l) => l.trim() !== '');
     assert.deepEqual(
       lines.map(shape),
       block.expected.map(shape),
