@@ -35,7 +35,14 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 try {
-  [cluster, postgres] = await Promise.all([startCluster(), startPostgres()]);
+  // Each assigned as soon as it runs, so that whichever started is stopped if the other fails.
+  const started = [startCluster().then((c) => (cluster = c)), startPostgres().then((p) => (postgres = p))];
+  await Promise.all(started.map((p) => p.catch((e) => e))).then((results) => {
+    const failed = results.find((r) => r instanceof Error);
+    if (failed) {
+      throw failed;
+    }
+  });
   const child = spawn(process.execPath, ['--test', '--test-concurrency=1', ...files], {
     stdio: 'inherit',
     env: {
