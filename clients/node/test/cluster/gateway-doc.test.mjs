@@ -63,7 +63,11 @@ function runBlocks(page, name) {
     if (!block.expected) {
       return;
     }
-    const lines = outputs[i].split('\n').filter((l) => l.trim() !== '');
+    // A JSON answer ends its line; curl's ` HTTP nnn` (-w) follows it on the next.
+    const lines = outputs[i]
+      .replace(/\n( HTTP \d{3})/g, '$1')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     assert.deepEqual(
       lines.map(shape),
       block.expected.map(shape),
