@@ -128,6 +128,13 @@ export class Cluster {
 
   /** Stops `up` and every node (SIGTERM, as Ctrl-C), and waits for them. */
   async stop() {
+    // Another process (a test that restarted the cluster) may have started the `up` that runs now.
+    if (existsSync(this.state.stateFile)) {
+      Object.assign(this.state, JSON.parse(readFileSync(this.state.stateFile, 'utf8')), {
+        owned: this.state.owned,
+        shared: this.state.shared,
+      });
+    }
     const pid = this.state.upPid;
     if (!pid || !isAlive(pid)) {
       return;
