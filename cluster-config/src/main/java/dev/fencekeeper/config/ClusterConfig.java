@@ -41,6 +41,12 @@ public final class ClusterConfig {
    */
   public static final int CLIENT_PORT_OFFSET = 200;
 
+  /**
+   * A node's JSON gateway listens on its Raft port plus this unless {@code http.port} says
+   * otherwise; a follower redirects HTTP clients to the leader's gateway by the same rule.
+   */
+  public static final int HTTP_PORT_OFFSET = 300;
+
   /** The prefix of the environment variables that {@link #load(Path, Map)} reads. */
   public static final String ENVIRONMENT_PREFIX = "FENCEKEEPER_";
 
@@ -87,6 +93,7 @@ public final class ClusterConfig {
     }
     checkMetricsPortIsFree(metricsPort(), nodeId, peers);
     checkClientPort(value(Keys.CLIENT_PORT), metricsPort(), nodeId, peers);
+    checkHttpPortIsFree(nodeId, peers);
     this.limits =
         new Limits(
             value(Keys.LEASE_TTL_MIN),
@@ -432,6 +439,45 @@ public final class ClusterConfig {
     return streamLimits;
   }
 
+  /**
+   * This node's JSON gateway port: {@code http.port}, else its Raft port + {@value
+   * #HTTP_PORT_OFFSET}; 0 when the gateway is off.
+   *
+   * @throws ConfigException if no node id is set
+   */
+  public int httpPort() {
+    Integer explicit = value(Keys.HTTP_PORT);
+    return explicit != null ? explicit : defaultHttpPort(self());
+  }
+
+  /** The address the JSON gateway listens on: {@code http.bind}, else {@link #bindHost()}. */
+  public String httpBindHost() {
+    String bind = value(Keys.HTTP_BIND);
+    return bind != null ? bind : bindHost();
+  }
+
+  /**
+   * The JSON gateway address (host:port) of member {@code id}: this node's own {@link #httpPort()},
+   * any other's by the default rule (its Raft port + {@value #HTTP_PORT_OFFSET}); empty for an id
+   * that is not a member, or for this node when its gateway is off.
+   */
+  public Optional<String> httpAddressOf(String id) {
+    String nodeId = value(Keys.NODE_ID);
+    for (PeerAddress peer : peers()) {
+      if (peer.id().equals(id)) {
+        int port = peer.id().equals(nodeId) ? httpPort() : defaultHttpPort(peer);
+        return port == 0 ? Optional.empty() : Optional.of(peer.host() + ":" + port);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The gateway port {@code peer} has by the default rule; 0 (none) when that is over 65535. */
+  public static int defaultHttpPort(PeerAddress peer) {
+    int port = peer.port() + HTTP_PORT_OFFSET;
+    return port > 65535 ? 0 : port;
+  }
+
   /** TLS files, admin and node identities. */
   public Security security() {
     return security;
@@ -608,6 +654,40 @@ public final class ClusterConfig {
 
   // ---------------------------------------------------------------------------------------------
   // Checks
+
+  /**
+   * The gateway port must not be a Raft port on this node's host, nor its metrics or client port.
+   */
+  private void checkHttpPortIsFree(String nodeId, List<PeerAddress> peers) {
+    if (nodeId == null) {
+      return;
+    }
+    int port = httpPort();
+    if (port == 0) {
+      return;
+    }
+    PeerAddress self = self();
+    for (PeerAddress peer : peers) {
+      if (peer.port() == port && peer.host().equalsIgnoreCase(self.host())) {
+        throw new ConfigException(
+            Keys.HTTP_PORT
+                + ": '"
+                + port
+                + "' is already the Raft port of peer "
+                + peer.id()
+                + " ("
+                + peer.address()
+                + ")");
+      }
+    }
+    if (port == metricsPort()) {
+      throw new ConfigException(
+          Keys.HTTP_PORT + ": '" + port + "' is already " + Keys.METRICS_PORT);
+    }
+    if (port == clientPort()) {
+      throw new ConfigException(Keys.HTTP_PORT + ": '" + port + "' is already " + Keys.CLIENT_PORT);
+    }
+  }
 
   private static void checkMetricsPortIsFree(int port, String nodeId, List<PeerAddress> peers) {
     if (port != 0 && nodeId != null) {

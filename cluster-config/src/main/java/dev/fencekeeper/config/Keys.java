@@ -170,6 +170,21 @@ final class Keys {
               + " they are not told otherwise about");
   static final ConfigKey<String> CLIENT_BIND =
       host("client.bind", "(as bind)", "address the client port listens on");
+  static final ConfigKey<Integer> HTTP_PORT =
+      define(
+          "http.port",
+          ValueSyntax.PORT,
+          null,
+          "(Raft port + " + ClusterConfig.HTTP_PORT_OFFSET + ")",
+          List.of(
+              Bound.of(
+                  port -> port >= 0 && port <= 65535,
+                  "must be in 0..65535 (0 turns the gateway off)",
+                  "0..65535")),
+          "port of this node's JSON gateway (the client protocol as JSON over HTTP, the same TLS as"
+              + " the client port); 0 turns it off");
+  static final ConfigKey<String> HTTP_BIND =
+      host("http.bind", "(as bind)", "address the JSON gateway listens on");
   static final ConfigKey<Path> TLS_CERT =
       tlsFile("tls.cert", "PEM certificate chain of this process: mutual TLS on every channel");
   static final ConfigKey<Path> TLS_KEY = tlsFile("tls.key", "PKCS#8 PEM private key of tls.cert");

@@ -9,36 +9,41 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Free loopback ports for nodes started on this machine (tests, drills, the bench, the class
- * archive's training run): a node binds its Raft port and its client port (Raft port + {@value
- * ClusterConfig#CLIENT_PORT_OFFSET}), so both must be free. "Free" is only true when checked;
+ * archive's training run): a node binds its Raft port, its client port (Raft port + {@value
+ * ClusterConfig#CLIENT_PORT_OFFSET}) and its JSON gateway port (Raft port + {@value
+ * ClusterConfig#HTTP_PORT_OFFSET}), so all three must be free. "Free" is only true when checked;
  * another process may take a port before the node binds it.
  */
 public final class LocalPorts {
   private LocalPorts() {}
 
-  /** A loopback port that is free, and whose client port is free too. */
+  /** A loopback port that is free, and whose client and gateway ports are free too. */
   public static int freeNodePort() {
     for (int attempt = 0; attempt < 200; attempt++) {
       int port = freePort();
       int client = port + ClusterConfig.CLIENT_PORT_OFFSET;
-      if (client <= 65535 && isFree(client)) {
+      int http = port + ClusterConfig.HTTP_PORT_OFFSET;
+      if (http <= 65535 && isFree(client) && isFree(http)) {
         return port;
       }
     }
     throw new IllegalStateException(
-        "no free loopback port with a free client port after 200 tries");
+        "no free loopback port with free client and gateway ports after 200 tries");
   }
 
   /**
-   * A base port for {@code nodes} consecutive Raft ports whose client ports, and whose ports at
-   * each of {@code offsets} (e.g. {@code up}'s metrics ports at +100), are all free.
+   * A base port for {@code nodes} consecutive Raft ports whose client and gateway ports, and whose
+   * ports at each of {@code offsets} (e.g. {@code up}'s metrics ports at +100), are all free.
    */
   public static int freeBasePort(int nodes, int... offsets) {
     for (int attempt = 0; attempt < 200; attempt++) {
       int base = ThreadLocalRandom.current().nextInt(20_000, 40_000);
       boolean free = true;
       for (int i = 0; i < nodes && free; i++) {
-        free = isFree(base + i) && isFree(base + i + ClusterConfig.CLIENT_PORT_OFFSET);
+        free =
+            isFree(base + i)
+                && isFree(base + i + ClusterConfig.CLIENT_PORT_OFFSET)
+                && isFree(base + i + ClusterConfig.HTTP_PORT_OFFSET);
         for (int offset : offsets) {
           free = free && isFree(base + i + offset);
         }

@@ -63,6 +63,8 @@ class ClusterConfigTest {
             "client.request.timeout", "10s",
             "clock.offset", "-3s",
             "metrics.port", "9100",
+            "http.port", "9200",
+            "http.bind", "10.0.0.2",
             "client.port", "9500",
             "client.bind", "0.0.0.0",
             "overload.pending-reads.max", "64",
@@ -615,5 +617,46 @@ class ClusterConfigTest {
     assertThat(p.getProperty("authz.admins")).isEqualTo("alice,ops");
     assertThat(ClusterConfig.fromProperties(p)).isEqualTo(c);
     assertThat(c.toString()).contains("tls.trust=" + dir.resolve("ca.crt"), "bind=0.0.0.0");
+  }
+
+  // Guarantee: the JSON gateway sits at the Raft port + 300 unless told otherwise, 0 turns it off,
+  // and a follower finds the leader's gateway by the same rule.
+  @Test
+  void httpPortDefaultsBesideTheRaftPortAndCanBeMovedOrTurnedOff() {
+    ClusterConfig n2 = ClusterConfig.fromProperties(props("node.id", "n2"));
+    assertThat(n2.httpPort()).isEqualTo(7602);
+    assertThat(n2.httpBindHost()).isEqualTo("127.0.0.1");
+    assertThat(n2.httpAddressOf("n3")).hasValue("127.0.0.1:7603");
+    assertThat(n2.httpAddressOf("n9")).isEmpty();
+
+    ClusterConfig moved =
+        ClusterConfig.fromProperties(
+            props("node.id", "n2", "http.port", "8080", "http.bind", "0.0.0.0"));
+    assertThat(moved.httpPort()).isEqualTo(8080);
+    assertThat(moved.httpBindHost()).isEqualTo("0.0.0.0");
+    assertThat(moved.httpAddressOf("n2")).hasValue("127.0.0.1:8080");
+    assertThat(moved.httpAddressOf("n1")).hasValue("127.0.0.1:7601");
+    assertThat(ClusterConfig.fromProperties(moved.toProperties())).isEqualTo(moved);
+
+    ClusterConfig off = ClusterConfig.fromProperties(props("node.id", "n2", "http.port", "0"));
+    assertThat(off.httpPort()).isZero();
+    assertThat(off.httpAddressOf("n2")).isEmpty();
+  }
+
+  @Test
+  void anHttpPortThatIsAlreadyTakenOnTheHostIsRefused() {
+    assertThatThrownBy(
+            () -> ClusterConfig.fromProperties(props("node.id", "n1", "http.port", "7303")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("http.port: '7303' is already the Raft port of peer n3");
+    assertThatThrownBy(
+            () ->
+                ClusterConfig.fromProperties(
+                    props("node.id", "n1", "http.port", "9100", "metrics.port", "9100")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("http.port: '9100' is already metrics.port");
+    assertThatThrownBy(() -> ClusterConfig.fromProperties(props("http.port", "70000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("http.port");
   }
 }

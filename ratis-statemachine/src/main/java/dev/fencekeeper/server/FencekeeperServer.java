@@ -1,9 +1,12 @@
 package dev.fencekeeper.server;
 
+import dev.fencekeeper.clientport.CallerIdentity;
 import dev.fencekeeper.clientport.ClientPort;
 import dev.fencekeeper.clientport.RaftPortGuide;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
+import dev.fencekeeper.gateway.GatewaySettings;
+import dev.fencekeeper.gateway.HttpGateway;
 import dev.fencekeeper.metrics.NodeMetrics;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.LeaderDuties;
@@ -28,6 +31,7 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.io.grpc.Context;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,6 +80,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
   private volatile ScheduledFuture<?> ticker;
   private volatile ClientPort clientPort;
+  private volatile HttpGateway gateway;
 
   private FencekeeperServer(ClusterConfig config, boolean withGroup) throws IOException {
     this.config = config;
@@ -205,6 +210,16 @@ public final class FencekeeperServer implements AutoCloseable {
     try {
       s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
       s.clientPort = ClientPort.start(config, s.server, s.stateMachine, s.metrics, s.reads);
+      if (config.httpPort() != 0) {
+        // The client protocol as JSON: the client port's own service, called in-process as the
+        // identity the gateway's TLS established.
+        s.gateway =
+            HttpGateway.start(
+                GatewaySettings.forNode(config),
+                s.clientPort.service(),
+                caller -> Context.current().withValue(CallerIdentity.CONTEXT, caller),
+                config::httpAddressOf);
+      }
     } catch (IOException | RuntimeException e) {
       try {
         // e.g. metrics.port or client.port already in use: do not leave a half-started node behind
@@ -248,6 +263,11 @@ public final class FencekeeperServer implements AutoCloseable {
     return clientPort;
   }
 
+  /** This node's JSON gateway; empty when {@code http.port} is 0. */
+  public java.util.Optional<HttpGateway> gateway() {
+    return java.util.Optional.ofNullable(gateway);
+  }
+
   /** This node's client address (host:port), as clients reach it. */
   public String clientAddress() {
     return config.clientAddress().address();
@@ -272,6 +292,10 @@ public final class FencekeeperServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    HttpGateway http = gateway;
+    if (http != null) {
+      http.close();
+    }
     ClientPort port = clientPort;
     if (port != null) {
       port.close();

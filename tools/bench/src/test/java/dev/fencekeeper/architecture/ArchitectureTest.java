@@ -69,6 +69,7 @@ class ArchitectureTest {
               "dev.fencekeeper.statemachine..",
               "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
+              "dev.fencekeeper.gateway..",
               "dev.fencekeeper.metrics..")
           .because(
               "the core is the pure, deterministic state; decoding and Ratis live in the adapter");
@@ -149,6 +150,7 @@ class ArchitectureTest {
               "dev.fencekeeper.statemachine..",
               "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
+              "dev.fencekeeper.gateway..",
               "dev.fencekeeper.metrics..")
           .layer("cli")
           .definedBy("dev.fencekeeper.tools")

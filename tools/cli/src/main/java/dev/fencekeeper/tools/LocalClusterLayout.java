@@ -29,14 +29,15 @@ public final class LocalClusterLayout {
   /**
    * One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off; {@code
    * clientAddress} is where it serves the client protocol (its Raft port + 200 unless its config
-   * says otherwise).
+   * says otherwise); {@code httpPort} is its JSON gateway's port, 0 when its config turns it off.
    */
   public record Node(
       PeerAddress peer,
       Path configFile,
       Path storageDir,
       int metricsPort,
-      PeerAddress clientAddress) {
+      PeerAddress clientAddress,
+      int httpPort) {
     public String id() {
       return peer.id();
     }
@@ -47,6 +48,10 @@ public final class LocalClusterLayout {
 
     String metricsUrl() {
       return "http://" + peer.host() + ":" + metricsPort + "/metrics";
+    }
+
+    String httpUrl(boolean tls) {
+      return (tls ? "https://" : "http://") + peer.host() + ":" + httpPort;
     }
   }
 
@@ -107,7 +112,14 @@ public final class LocalClusterLayout {
           used = existing; // hand edits, metrics.port included, are the user's choice
         }
       }
-      nodes.add(new Node(peer, configFile, storageDir, used.metricsPort(), used.clientAddress()));
+      nodes.add(
+          new Node(
+              peer,
+              configFile,
+              storageDir,
+              used.metricsPort(),
+              used.clientAddress(),
+              used.httpPort()));
     }
     return nodes;
   }

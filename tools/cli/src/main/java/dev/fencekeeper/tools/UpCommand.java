@@ -102,7 +102,8 @@ final class UpCommand implements Callable<Integer> {
                   + node.logFile()
                   + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off")
                   + "  client "
-                  + node.clientAddress().address());
+                  + node.clientAddress().address()
+                  + (node.httpPort() > 0 ? "  http " + node.httpUrl(tls) : "  http off"));
     }
     context.out().flush();
 
@@ -164,6 +165,9 @@ final class UpCommand implements Callable<Integer> {
       refuseIfInUse(node.clientAddress().port(), peer.id() + " client");
       if (node.metricsPort() > 0) {
         refuseIfInUse(node.metricsPort(), peer.id() + " metrics");
+      }
+      if (node.httpPort() > 0) {
+        refuseIfInUse(node.httpPort(), peer.id() + " JSON gateway");
       }
     }
   }

@@ -91,8 +91,8 @@ final class LocalUp implements AutoCloseable {
   }
 
   /**
-   * Three consecutive free ports and the metrics (base+101..103) and client ports (base+201..203)
-   * `up` derives from them.
+   * Three consecutive free ports and the metrics (base+100..102), client (base+200..202) and JSON
+   * gateway ports (base+300..302) `up` derives from them.
    */
   private static int freeBasePort() {
     return LocalPorts.freeBasePort(3, LocalClusterLayout.METRICS_PORT_OFFSET);

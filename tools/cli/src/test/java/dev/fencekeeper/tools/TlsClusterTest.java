@@ -21,6 +21,7 @@ import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -210,6 +211,71 @@ class TlsClusterTest {
       assertThat(FencingAdmin.connect(asAdmin).snapshot("n1", Duration.ofSeconds(30))).isPositive();
     }
     assertThat(denied() - deniedBefore).isGreaterThanOrEqualTo(5);
+  }
+
+  // Guarantee: the JSON gateway holds HTTP clients to the client port's TLS: the reference's curl
+  // line
+  // with a client certificate is answered, no certificate gets no answer, and the certificate's CN
+  // is
+  // the identity the service judges (admin authorization, lease ownership).
+  @Test
+  void theGatewayServesTlsClientsAsTheClientPortDoes() throws Exception {
+    FencekeeperServer leader = servers.stream().filter(this::leads).findFirst().orElseThrow();
+    String gateway = "127.0.0.1:" + leader.gateway().orElseThrow().port();
+    String page = Files.readString(LocalUp.repoRoot().resolve("docs/http-gateway.md"));
+    String tls = page.substring(page.indexOf("## TLS"));
+    String documented =
+        tls.substring(tls.indexOf("```\n") + 4, tls.indexOf("\n```", tls.indexOf("```\n") + 4));
+    String curl =
+        documented.replace("certs/", certs + "/").replace("127.0.0.1:7601", gateway)
+            + " -w ' HTTP %{http_code}'";
+    assertThat(bash(curl)).startsWith("{\"status\":\"NOT_FOUND\"").endsWith(" HTTP 404");
+
+    String anonymous =
+        "curl -s --cacert " + certs.resolve("ca.crt") + " https://" + gateway + "/v1/node/status";
+    assertThat(bash(anonymous + " || echo refused: $?")).startsWith("refused: ");
+
+    String asClient = clientCurl("client", gateway);
+    String asOther = clientCurl("client2", gateway);
+    String asAdmin = clientCurl("admin", gateway);
+    String granted =
+        bash(asClient + "/v1/leases/acquire -d '{\"resource\":\"tls-gw\",\"ttlMs\":30000}'");
+    assertThat(granted).startsWith("{\"status\":\"GRANTED\"");
+    String token = granted.replaceAll(".*\"token\":\"(\\d+)\".*", "$1");
+    assertThat(
+            bash(
+                asOther
+                    + "/v1/leases/release -d '{\"resource\":\"tls-gw\",\"token\":\""
+                    + token
+                    + "\"}' -w ' HTTP %{http_code}'"))
+        .startsWith("{\"status\":\"PERMISSION_DENIED\"")
+        .endsWith(" HTTP 403");
+    assertThat(
+            bash(
+                asClient
+                    + "/v1/leases/revoke -d '{\"resource\":\"tls-gw\"}' -w ' HTTP %{http_code}'"))
+        .contains(Certificates.CLIENT_CN)
+        .endsWith(" HTTP 403");
+    assertThat(bash(asAdmin + "/v1/leases/revoke -d '{\"resource\":\"tls-gw\"}'"))
+        .startsWith("{\"status\":\"REVOKED\"");
+  }
+
+  private String clientCurl(String identity, String gateway) {
+    return "curl -s --cacert "
+        + certs.resolve("ca.crt")
+        + " --cert "
+        + certs.resolve(identity + ".crt")
+        + " --key "
+        + certs.resolve(identity + ".key")
+        + " https://"
+        + gateway;
+  }
+
+  private static String bash(String command) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder("bash", "-c", command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+    assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    return out;
   }
 
   @Test

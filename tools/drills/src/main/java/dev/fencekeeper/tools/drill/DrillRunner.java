@@ -215,8 +215,10 @@ final class DrillRunner {
     java.util.Set<Integer> taken = new java.util.HashSet<>();
     while (peers.size() < count) {
       int port = LocalPorts.freeNodePort();
-      // Distinct, and none of them the client port of another (Raft port + 200).
-      if (taken.add(port) && taken.add(port + ClusterConfig.CLIENT_PORT_OFFSET)) {
+      // Distinct, and none of them the client or gateway port of another (Raft port + 200, + 300).
+      if (taken.add(port)
+          && taken.add(port + ClusterConfig.CLIENT_PORT_OFFSET)
+          && taken.add(port + ClusterConfig.HTTP_PORT_OFFSET)) {
         peers.add(new PeerAddress("n" + (peers.size() + 1), "127.0.0.1", port));
       }
     }

@@ -1,0 +1,368 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { toLeaseInfo, toStoredValue } from './convert';
+import { FencekeeperError } from './errors';
+import { Lease } from './lease';
+import { Session } from './session';
+import { Nodes, credentials, parsePeers } from './transport';
+import type {
+  AcquireOptions,
+  ConnectOptions,
+  Consistency,
+  LeaseInfo,
+  ReadOptions,
+  StoredValue,
+  ValidateStatus,
+  WatchOptions,
+  WriteOptions,
+  WriteResult,
+} from './types';
+import { Watch } from './watch';
+import type { WireResponse } from './wire';
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 3000;
+const DEFAULT_CALL_TIMEOUT_MS = 15000;
+const CLOSE_TIMEOUT_MS = 5000;
+
+/**
+ * Connects to a fencekeeper cluster through its client ports, and resolves once a node answered.
+ * Rejects with UNAVAILABLE when none did within the call timeout, INVALID_ARGUMENT for bad options.
+ */
+export async function connect(options: ConnectOptions): Promise<FencekeeperClient> {
+  const client = new FencekeeperClient(options);
+  try {
+    await client.ping();
+    return client;
+  } catch (e) {
+    await client.close();
+    throw e;
+  }
+}
+
+/**
+ * One connection to a cluster; share it within a process. Its leases are kept alive together by one
+ * session stream to the leader. Every rejection is a {@link FencekeeperError} whose `code` is the
+ * protocol's result code; queries answer what they found (`read` of a missing key is null).
+ */
+export class FencekeeperClient {
+  /** The owner label of this client's leases. */
+  readonly owner: string;
+  private readonly nodes: Nodes;
+  private readonly session: Session;
+  private readonly leases = new Set<Lease>();
+  private readonly requestIdPrefix = randomBytes(9).toString('base64url');
+  private requestCounter = 0;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: ConnectOptions) {
+    if (!options || typeof options !== 'object') {
+      throw new FencekeeperError('INVALID_ARGUMENT', 'connect: pass { peers, tls? }');
+    }
+    const requestTimeoutMs = positiveInt(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeoutMs');
+    const callTimeoutMs = positiveInt(options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, 'callTimeoutMs');
+    this.owner = options.owner ?? `${hostname()}:${process.pid}`;
+    this.nodes = new Nodes(parsePeers(options.peers), credentials(options.tls), requestTimeoutMs, callTimeoutMs);
+    this.session = new Session(this.nodes, this.owner);
+  }
+
+  /** The id of this client's session: every lease it acquires carries it. */
+  get sessionId(): string {
+    return this.session.id;
+  }
+
+  /**
+   * Takes a lease on `resource`: with `waitMs`, waits in line (FIFO) up to that long. Resolves with a
+   * {@link Lease} the session keeps alive; rejects with HELD (another live lease; `holderOwner`,
+   * `expiresAtMs`), WAITING (still queued when the wait ended), LOCK_DELAYED, INVALID_ARGUMENT,
+   * PERMISSION_DENIED, OVERLOADED or UNAVAILABLE.
+   */
+  async acquire(resource: string, options: AcquireOptions): Promise<Lease> {
+    checkName(resource, 'resource');
+    if (!options || typeof options !== 'object') {
+      throw new FencekeeperError('INVALID_ARGUMENT', 'acquire: pass { ttlMs, waitMs? }');
+    }
+    const ttlMs = positiveInt(options.ttlMs, 'ttlMs');
+    const waitMs = nonNegativeInt(options.waitMs ?? 0, 'waitMs');
+    const lockDelayMs = nonNegativeInt(options.lockDelayMs ?? 0, 'lockDelayMs');
+    const owner = options.owner ?? this.owner;
+    const requestId = options.requestId ?? this.newRequestId();
+    this.checkOpen();
+    await this.session.ensureOpen();
+    const waitUntil = Date.now() + waitMs;
+    let sentAt = Date.now();
+    let response: WireResponse;
+    try {
+      response = await this.nodes.call(
+        'Acquire',
+        () => {
+          sentAt = Date.now();
+          return {
+            resource,
+            owner,
+            ttlMs: String(ttlMs),
+            requestId,
+            waitMs: String(waitMs > 0 ? Math.max(waitUntil - sentAt, 1) : 0),
+            lockDelayMs: String(lockDelayMs),
+            sessionId: this.session.id,
+          };
+        },
+        { attemptTimeoutMs: waitMs + this.nodes.requestTimeoutMs, callTimeoutMs: waitMs + this.nodes.callTimeoutMs },
+      );
+    } catch (e) {
+      if (waitMs > 0) {
+        // A grant that comes after this client gave up must not be left to expire.
+        this.cancelWait(resource, requestId).catch(() => {});
+      }
+      throw e;
+    }
+    const receivedAt = Date.now();
+    if (response.code !== 'GRANTED') {
+      throw FencekeeperError.fromResponse(response);
+    }
+    const token = BigInt(response.token);
+    const ttl = Number(response.ttlMs) > 0 ? Number(response.ttlMs) : ttlMs;
+    // What the cluster said was left when it answered, counted from before the attempt was sent: a
+    // grant made while queued started before this attempt, so only that much is certain.
+    const left = Number(response.expiresAtMs) - Number(response.nowMs);
+    const validFrom = sentAt - (ttl - Math.min(left > 0 ? left : ttl, ttl));
+    const lease = new Lease(this, resource, token, ttl, owner, validFrom, receivedAt);
+    if (this.closing) {
+      lease.release().catch(() => {});
+      throw new FencekeeperError('UNAVAILABLE', 'the client is closed');
+    }
+    this.leases.add(lease);
+    this.session.add(lease);
+    if (validFrom + ttl - receivedAt < ttl / 2) {
+      // Little of the TTL is certain (a long wait): renew at once, so the local deadline counts from now.
+      await this.session.keepAliveNow().catch(() => {});
+    }
+    return lease;
+  }
+
+  /** A fenced write of one key with a token obtained elsewhere (`lease.write` carries its own). */
+  async write(
+    resource: string,
+    token: bigint | number | string,
+    key: string,
+    value: string | Uint8Array,
+    options: WriteOptions = {},
+  ): Promise<WriteResult> {
+    return this.sendWrite(resource, token, key, { value: toBuffer(value), delete: false }, options);
+  }
+
+  /** A fenced delete of one key. */
+  async delete(
+    resource: string,
+    token: bigint | number | string,
+    key: string,
+    options: WriteOptions = {},
+  ): Promise<WriteResult> {
+    return this.sendWrite(resource, token, key, { value: Buffer.alloc(0), delete: true }, options);
+  }
+
+  /** A protected value with the token that wrote it, or null when the key has none. */
+  async read(resource: string, key: string, options: ReadOptions = {}): Promise<StoredValue | null> {
+    checkName(resource, 'resource');
+    checkName(key, 'key');
+    const response = await this.nodes.call(
+      'Read',
+      { resource, key, consistency: consistency(options.consistency) },
+      { anyNode: options.consistency === 'STALE' },
+    );
+    if (response.code === 'FOUND') {
+      return toStoredValue(response);
+    }
+    if (response.code === 'NOT_FOUND') {
+      return null;
+    }
+    throw FencekeeperError.fromResponse(response);
+  }
+
+  /** CURRENT, STALE or EXPIRED for a token: for services that fence their own stores. */
+  async validate(
+    resource: string,
+    token: bigint | number | string,
+    options: ReadOptions = {},
+  ): Promise<ValidateStatus> {
+    checkName(resource, 'resource');
+    const response = await this.nodes.call(
+      'Validate',
+      { resource, token: tokenText(token), consistency: consistency(options.consistency) },
+      { anyNode: options.consistency === 'STALE' },
+    );
+    if (response.code === 'CURRENT' || response.code === 'STALE' || response.code === 'EXPIRED') {
+      return response.code;
+    }
+    throw FencekeeperError.fromResponse(response);
+  }
+
+  /** A resource's live lease and newest token. */
+  async getLease(resource: string, options: ReadOptions = {}): Promise<LeaseInfo> {
+    checkName(resource, 'resource');
+    const response = await this.nodes.call(
+      'GetLease',
+      { resource, consistency: consistency(options.consistency) },
+      { anyNode: options.consistency === 'STALE' },
+    );
+    if (response.code === 'FOUND' || response.code === 'NOT_FOUND') {
+      return toLeaseInfo(response);
+    }
+    throw FencekeeperError.fromResponse(response);
+  }
+
+  /** Ends the live lease of `resource`, whoever holds it (admin identities only on a TLS cluster). */
+  async revoke(resource: string, reason = ''): Promise<{ token: bigint }> {
+    checkName(resource, 'resource');
+    const response = await this.nodes.call('Revoke', { resource, reason });
+    if (response.code === 'REVOKED') {
+      return { token: BigInt(response.token || '0') };
+    }
+    throw FencekeeperError.fromResponse(response);
+  }
+
+  /**
+   * Lease events on `name` (with `prefix: true`, on every resource whose name starts with it), from
+   * now on or after a position; see {@link Watch}.
+   */
+  watch(name: string, options: WatchOptions = {}): Watch {
+    if (!(options.prefix && name === '')) {
+      checkName(name, 'name');
+    }
+    this.checkOpen();
+    return new Watch(this.nodes, name, options);
+  }
+
+  /**
+   * Releases every lease still held (within 5 s), closes the session and the connections. Leases it
+   * could not release end by expiry.
+   */
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        const releases = [...this.leases].map((lease) => lease.release().catch(() => {}));
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.all(releases),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+        this.session.close();
+        this.nodes.close();
+      })();
+    }
+    return this.closing;
+  }
+
+  /** @internal Answered by any node: whether one is reachable. */
+  async ping(): Promise<void> {
+    await this.nodes.call('NodeStatus', {}, { anyNode: true });
+  }
+
+  /** @internal */
+  async releaseToken(resource: string, token: bigint): Promise<{ alreadyEnded: boolean }> {
+    const response = await this.nodes.call('Release', { resource, token: String(token) });
+    if (response.code === 'RELEASED') {
+      return { alreadyEnded: response.alreadyEnded };
+    }
+    if (response.code === 'NOT_HOLDER') {
+      return { alreadyEnded: true };
+    }
+    throw FencekeeperError.fromResponse(response);
+  }
+
+  /** @internal The lease no longer needs keeping alive. */
+  forget(lease: Lease): void {
+    this.leases.delete(lease);
+    this.session.remove(lease);
+  }
+
+  private async cancelWait(resource: string, requestId: string): Promise<void> {
+    await this.nodes.call('CancelWait', { resource, requestId });
+  }
+
+  private async sendWrite(
+    resource: string,
+    token: bigint | number | string,
+    key: string,
+    write: { value: Buffer; delete: boolean },
+    options: WriteOptions,
+  ): Promise<WriteResult> {
+    checkName(resource, 'resource');
+    checkName(key, 'key');
+    const response = await this.nodes.call('Write', {
+      resource,
+      token: tokenText(token),
+      writes: [{ key, ...write }],
+      requestId: options.requestId ?? this.newRequestId(),
+    });
+    if (response.code === 'ACCEPTED') {
+      return { status: 'ACCEPTED', version: Number(response.version), acceptedToken: BigInt(response.acceptedToken) };
+    }
+    throw FencekeeperError.fromResponse(response);
+  }
+
+  private newRequestId(): string {
+    return `${this.requestIdPrefix}-${++this.requestCounter}`;
+  }
+
+  private checkOpen(): void {
+    if (this.closing) {
+      throw new FencekeeperError('UNAVAILABLE', 'the client is closed');
+    }
+  }
+}
+
+function consistency(value: Consistency | undefined): string {
+  if (value === undefined || value === 'LINEARIZABLE') {
+    return 'CONSISTENCY_LINEARIZABLE';
+  }
+  if (value === 'STALE') {
+    return 'CONSISTENCY_STALE';
+  }
+  throw new FencekeeperError('INVALID_ARGUMENT', `consistency: '${String(value)}' is not LINEARIZABLE or STALE`);
+}
+
+function checkName(value: unknown, what: string): void {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new FencekeeperError('INVALID_ARGUMENT', `${what}: must be a non-empty string`);
+  }
+}
+
+function positiveInt(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new FencekeeperError('INVALID_ARGUMENT', `${what}: ${String(value)} is not a positive whole number of ms`);
+  }
+  return value;
+}
+
+function nonNegativeInt(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new FencekeeperError('INVALID_ARGUMENT', `${what}: ${String(value)} is not a whole number of ms >= 0`);
+  }
+  return value;
+}
+
+function tokenText(token: bigint | number | string): string {
+  let value: bigint;
+  try {
+    value = BigInt(token);
+  } catch {
+    throw new FencekeeperError('INVALID_ARGUMENT', `token: '${String(token)}' is not a fencing token`);
+  }
+  if (value <= 0n || value >= 1n << 64n) {
+    throw new FencekeeperError('INVALID_ARGUMENT', `token: ${value} is not a fencing token (1..2^64-1)`);
+  }
+  return value.toString();
+}
+
+function toBuffer(value: string | Uint8Array): Buffer {
+  if (typeof value === 'string') {
+    return Buffer.from(value, 'utf8');
+  }
+  if (value instanceof Uint8Array) {
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  }
+  throw new FencekeeperError('INVALID_ARGUMENT', 'value: must be a string, Buffer or Uint8Array');
+}

@@ -1,0 +1,146 @@
+// The paused-worker scenario for real: three worker processes, a three-node cluster started by the
+// project's launcher, a real PostgreSQL. The first holder is SIGSTOPped while it generates the report,
+// its lease expires, another worker writes the report; the first is resumed, and its late write is
+// refused by PostgreSQL. The newer report is intact.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { cluster as clusterHandle, release } from '../../../clients/node/test/support/cluster.mjs';
+import { postgres } from '../../../clients/node/test/support/postgres.mjs';
+
+const exampleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DAY = '2026-11-29';
+const TTL_MS = 2000;
+
+let cluster;
+let server;
+let admin;
+let database;
+
+before(async () => {
+  [cluster, server] = await Promise.all([clusterHandle(), postgres()]);
+  admin = new pg.Pool({ ...server.connectionConfig, max: 1 });
+  admin.on('error', () => {});
+  database = `node_report_${process.pid}`;
+  await admin.query(`CREATE DATABASE ${database}`);
+});
+
+after(async () => {
+  await admin?.end();
+  await Promise.allSettled([release(cluster), server?.stop()]);
+});
+
+/** A worker process, with its output lines and a way to wait for one. */
+function startWorker(name) {
+  const child = spawn(process.execPath, ['worker.mjs', DAY], {
+    cwd: exampleDir,
+    env: {
+      ...process.env,
+      WORKER: name,
+      FENCEKEEPER_PEERS: cluster.clientPeers.join(','),
+      DATABASE_URL: `postgres://${server.connectionConfig.user}@${server.connectionConfig.host}:${server.connectionConfig.port}/${database}`,
+      LEASE_TTL_MS: String(TTL_MS),
+      STEP_MS: '300',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const worker = { name, child, lines: [], stderr: '', waiters: [] };
+  let partial = '';
+  child.stdout.on('data', (chunk) => {
+    const text = partial + chunk;
+    const lines = text.split('\n');
+    partial = lines.pop();
+    for (const line of lines) {
+      worker.lines.push(line);
+      for (const w of [...worker.waiters]) {
+        if (w.pattern.test(line)) {
+          worker.waiters.splice(worker.waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr.on('data', (chunk) => {
+    worker.stderr += chunk;
+  });
+  worker.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
+  return worker;
+}
+
+function lineOf(worker, pattern) {
+  const seen = worker.lines.find((l) => pattern.test(l));
+  if (seen) {
+    return Promise.resolve(seen);
+  }
+  return new Promise((resolve) => worker.waiters.push({ pattern, resolve }));
+}
+
+function within(ms, promise, what) {
+  let timer;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    }),
+  ]);
+}
+
+test('a worker paused past its lease is refused by PostgreSQL when it resumes; the newer report stays', { timeout: 120_000 }, async () => {
+  const workers = ['worker-a', 'worker-b', 'worker-c'].map(startWorker);
+  try {
+    // Whoever acquires first is paused in the middle of generating the report.
+    const first = await within(
+      60_000,
+      Promise.race(workers.map((w) => lineOf(w, /acquired daily-sales-report token \d+/).then(() => w))),
+      'a worker to acquire the lease',
+    );
+    await within(10_000, lineOf(first, /generating: region 2 of 5/), `${first.name} to start generating`);
+    first.child.kill('SIGSTOP');
+    const pausedToken = BigInt(first.lines.find((l) => /acquired/.test(l)).match(/token (\d+)/)[1]);
+
+    // Its lease expires; a waiting worker takes over with a newer token and writes the report.
+    const others = workers.filter((w) => w !== first);
+    const writer = await within(
+      60_000,
+      Promise.race(others.map((w) => lineOf(w, /wrote the report with token \d+/).then(() => w))),
+      'another worker to write the report',
+    );
+    const writerToken = BigInt(writer.lines.find((l) => /wrote the report/.test(l)).match(/token (\d+)/)[1]);
+    assert.ok(writerToken > pausedToken, `the new holder's token ${writerToken} must exceed ${pausedToken}`);
+
+    // The paused worker wakes up and writes as if it still held the lease.
+    first.child.kill('SIGCONT');
+    const codes = await within(60_000, Promise.all(workers.map((w) => w.exited)), 'the workers to finish');
+    const output = workers.map((w) => `${w.lines.join('\n')}\n${w.stderr}`).join('\n---\n');
+    assert.deepEqual(codes, [0, 0, 0], output);
+
+    const refusal = first.lines.find((l) => /refused by the database/.test(l));
+    assert.ok(refusal, `${first.name} must be refused:\n${output}`);
+    assert.match(refusal, new RegExp(`STALE_TOKEN: resource 'daily-sales-report' sent token ${pausedToken} but the database has accepted token \\d+`));
+    assert.ok(!first.lines.some((l) => /wrote the report/.test(l)), output);
+
+    const db = new pg.Client({ ...server.connectionConfig, database });
+    await db.connect();
+    try {
+      const report = await db.query('SELECT body, generated_by, token FROM daily_report WHERE day = $1', [DAY]);
+      assert.equal(report.rows.length, 1);
+      assert.equal(report.rows[0].generated_by, writer.name);
+      assert.equal(BigInt(report.rows[0].token), writerToken);
+      assert.match(report.rows[0].body, new RegExp(`by ${writer.name}\\)$`));
+      const fence = await db.query("SELECT token FROM fencekeeper_fence WHERE resource = 'daily-sales-report'");
+      assert.ok(BigInt(fence.rows[0].token) >= writerToken);
+    } finally {
+      await db.end();
+    }
+  } finally {
+    for (const w of workers) {
+      if (w.child.exitCode === null && w.child.signalCode === null) {
+        w.child.kill('SIGCONT');
+        w.child.kill('SIGKILL');
+      }
+    }
+  }
+});

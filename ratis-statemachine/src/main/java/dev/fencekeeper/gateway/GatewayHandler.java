@@ -1,0 +1,186 @@
+package dev.fencekeeper.gateway;
+
+import dev.fencekeeper.proto.ResultCode;
+import java.nio.charset.StandardCharsets;
+import org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf;
+import org.apache.ratis.thirdparty.io.netty.buffer.Unpooled;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelFutureListener;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.DefaultFullHttpResponse;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.FullHttpResponse;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpContent;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpHeaderNames;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpHeaderValues;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpMethod;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpRequest;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpResponseStatus;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpUtil;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpVersion;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.QueryStringDecoder;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandler;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import org.apache.ratis.thirdparty.io.netty.handler.timeout.IdleStateEvent;
+import org.apache.ratis.thirdparty.io.netty.util.ReferenceCountUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One HTTP connection of the gateway: routes each request, refuses what is malformed, misrouted or
+ * too big before the service sees it, and hands the rest to an {@link Exchange}. One request at a
+ * time per connection (no pipelining); an idle connection is closed.
+ */
+final class GatewayHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(GatewayHandler.class);
+  static final String JSON = "application/json";
+
+  private final GatewayContext gateway;
+  private final boolean overConnectionLimit;
+  private String caller = "";
+  private Exchange exchange;
+
+  GatewayHandler(GatewayContext gateway, boolean overConnectionLimit) {
+    this.gateway = gateway;
+    this.overConnectionLimit = overConnectionLimit;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    try {
+      if (msg instanceof HttpRequest request) {
+        onRequest(ctx, request);
+      }
+      if (msg instanceof HttpContent content && exchange != null) {
+        exchange.onContent(content);
+      }
+    } finally {
+      ReferenceCountUtil.release(msg);
+    }
+  }
+
+  private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
+    if (exchange != null && !exchange.isFinished()) {
+      refuse(ctx, HttpResponseStatus.BAD_REQUEST, "one request at a time per connection", false);
+      return;
+    }
+    exchange = null;
+    if (request.decoderResult().isFailure()) {
+      refuse(ctx, HttpResponseStatus.BAD_REQUEST, "malformed HTTP request", false);
+      return;
+    }
+    boolean keepAlive = HttpUtil.isKeepAlive(request);
+    if (overConnectionLimit) {
+      exchange = Exchange.discarding();
+      respond(
+          ctx,
+          HttpResponseStatus.TOO_MANY_REQUESTS,
+          JsonMapping.rejection(
+              ResultCode.OVERLOADED,
+              "this node's gateway has "
+                  + gateway.settings().maxConnections()
+                  + " connections open already; retry later"),
+          false,
+          null);
+      return;
+    }
+    String path = new QueryStringDecoder(request.uri()).path();
+    Route route = Route.ALL.get(path);
+    if (route == null) {
+      refuse(
+          ctx, HttpResponseStatus.NOT_FOUND, "no route " + path + " (routes: /v1/...)", keepAlive);
+      return;
+    }
+    HttpMethod method = request.method();
+    if (!(HttpMethod.POST.equals(method)
+        || (HttpMethod.GET.equals(method) && route.acceptsGet()))) {
+      refuse(
+          ctx,
+          HttpResponseStatus.METHOD_NOT_ALLOWED,
+          method + " " + path + ": use POST",
+          keepAlive);
+      return;
+    }
+    long length = HttpUtil.getContentLength(request, -1L);
+    if (length > gateway.settings().maxBodyBytes()) {
+      refuse(
+          ctx,
+          HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+          "request body of " + length + " bytes, over " + gateway.settings().maxBodyBytes(),
+          false);
+      return;
+    }
+    exchange = new Exchange(gateway, ctx, route, keepAlive, caller);
+    exchange.begin();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    if (exchange != null) {
+      exchange.connectionClosed();
+    }
+    gateway.connectionClosed();
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (ctx.channel().isWritable() && exchange != null) {
+      exchange.writable();
+    }
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+    if (event instanceof SslHandshakeCompletionEvent done && done.isSuccess()) {
+      SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+      caller = Identity.of(ssl.engine().getSession());
+    } else if (event instanceof IdleStateEvent && (exchange == null || exchange.isFinished())) {
+      ctx.close(); // a kept-alive connection nobody uses
+      return;
+    }
+    ctx.fireUserEventTriggered(event);
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    // Never a stack trace to the caller: a TLS or socket failure ends the connection.
+    LOG.debug("gateway connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+    ctx.close();
+  }
+
+  private void refuse(
+      ChannelHandlerContext ctx, HttpResponseStatus status, String why, boolean keepAlive) {
+    // The rest of a refused request's body, if any, is read and dropped.
+    exchange = Exchange.discarding();
+    respond(ctx, status, JsonMapping.rejection(ResultCode.INVALID_ARGUMENT, why), keepAlive, null);
+  }
+
+  /** A complete answer: one JSON object, with the headers that go with its status. */
+  static void respond(
+      ChannelHandlerContext ctx,
+      HttpResponseStatus status,
+      String json,
+      boolean keepAlive,
+      String location) {
+    ByteBuf body = Unpooled.copiedBuffer(json + "\n", StandardCharsets.UTF_8);
+    FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
+    response.headers().set(HttpHeaderNames.CONTENT_TYPE, JSON);
+    response.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+    response.headers().set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
+    if (location != null) {
+      response.headers().set(HttpHeaderNames.LOCATION, location);
+    }
+    if (status.equals(HttpResponseStatus.TOO_MANY_REQUESTS)
+        || status.equals(HttpResponseStatus.SERVICE_UNAVAILABLE)) {
+      response.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
+    }
+    if (keepAlive) {
+      HttpUtil.setKeepAlive(response, true);
+      ctx.writeAndFlush(response);
+    } else {
+      response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+      ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+    }
+  }
+}

@@ -1,0 +1,160 @@
+package dev.fencekeeper.gateway;
+
+import dev.fencekeeper.config.Security;
+import dev.fencekeeper.proto.FencekeeperGrpc.AsyncService;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import javax.net.ssl.SSLException;
+import org.apache.ratis.thirdparty.io.grpc.Context;
+import org.apache.ratis.thirdparty.io.netty.bootstrap.ServerBootstrap;
+import org.apache.ratis.thirdparty.io.netty.channel.Channel;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelInitializer;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelOption;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelPipeline;
+import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
+import org.apache.ratis.thirdparty.io.netty.channel.WriteBufferWaterMark;
+import org.apache.ratis.thirdparty.io.netty.channel.nio.NioEventLoopGroup;
+import org.apache.ratis.thirdparty.io.netty.channel.socket.SocketChannel;
+import org.apache.ratis.thirdparty.io.netty.channel.socket.nio.NioServerSocketChannel;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpServerCodec;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpServerExpectContinueHandler;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.ClientAuth;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
+import org.apache.ratis.thirdparty.io.netty.handler.timeout.IdleStateHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * fencekeeper's client protocol as JSON over HTTP/1.1, on a port of its own beside the gRPC client
+ * port: every call of {@code fencekeeper.v1.Fencekeeper} is a POST of its request message as JSON
+ * to a route ({@code /v1/leases/acquire}, ...), answered with the Response as JSON whose {@code
+ * status} is the result code, and an HTTP status that goes with it. Watch and Session answer with
+ * newline-delimited JSON. The gateway has no logic of its own: it calls the node's gRPC service
+ * implementation in-process, under the caller's identity, so TLS identities, admin authorization,
+ * limits and OVERLOADED answers are the client port's. docs/http-gateway.md is the reference.
+ */
+public final class HttpGateway implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(HttpGateway.class);
+  private static final int MAX_HEADER_BYTES = 16 * 1024;
+
+  private final EventLoopGroup loop;
+  private final Channel server;
+  private final GatewayContext context;
+
+  private HttpGateway(EventLoopGroup loop, Channel server, GatewayContext context) {
+    this.loop = loop;
+    this.server = server;
+    this.context = context;
+  }
+
+  /**
+   * Starts a gateway in front of {@code service}.
+   *
+   * @param callerContext the gRPC context a call of an identity runs in (the service reads the
+   *     caller from it)
+   * @param gatewayAddressOf a node id's gateway address (host:port), to redirect NOT_LEADER answers
+   *     to the leader's gateway
+   */
+  public static HttpGateway start(
+      GatewaySettings settings,
+      AsyncService service,
+      Function<String, Context> callerContext,
+      Function<String, Optional<String>> gatewayAddressOf)
+      throws IOException {
+    SslContext tls = tls(settings.security());
+    GatewayContext context = new GatewayContext(settings, service, callerContext, gatewayAddressOf);
+    AtomicInteger threads = new AtomicInteger();
+    EventLoopGroup loop =
+        new NioEventLoopGroup(
+            2,
+            r -> {
+              Thread t =
+                  new Thread(
+                      r, "fencekeeper-http-" + settings.port() + "-" + threads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    try {
+      Channel server =
+          new ServerBootstrap()
+              .group(loop)
+              .channel(NioServerSocketChannel.class)
+              .option(ChannelOption.SO_REUSEADDR, true)
+              .childOption(
+                  ChannelOption.WRITE_BUFFER_WATER_MARK,
+                  new WriteBufferWaterMark(64 * 1024, 256 * 1024))
+              .childHandler(
+                  new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                      ChannelPipeline p = ch.pipeline();
+                      if (tls != null) {
+                        p.addLast(tls.newHandler(ch.alloc()));
+                      }
+                      p.addLast(
+                          new IdleStateHandler(
+                              0, 0, settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS));
+                      p.addLast(new HttpServerCodec(4096, MAX_HEADER_BYTES, 64 * 1024));
+                      p.addLast(new HttpServerExpectContinueHandler());
+                      p.addLast(new GatewayHandler(context, !context.connectionOpened()));
+                    }
+                  })
+              .bind(new InetSocketAddress(settings.bindHost(), settings.port()))
+              .syncUninterruptibly()
+              .channel();
+      HttpGateway gateway = new HttpGateway(loop, server, context);
+      LOG.info(
+          "JSON gateway on {}://{}:{}",
+          tls != null ? "https" : "http",
+          settings.bindHost(),
+          gateway.port());
+      return gateway;
+    } catch (RuntimeException e) {
+      loop.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+      throw new IOException(
+          "the JSON gateway cannot listen on "
+              + settings.bindHost()
+              + ":"
+              + settings.port()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /** The same TLS as the client port: this node's certificate, client certificates required. */
+  private static SslContext tls(Security security) throws SSLException {
+    if (!security.tlsEnabled()) {
+      return null;
+    }
+    Security.TlsFiles files = security.tls();
+    return SslContextBuilder.forServer(files.cert().toFile(), files.key().toFile())
+        .trustManager(files.trust().toFile())
+        .clientAuth(ClientAuth.REQUIRE)
+        .build();
+  }
+
+  /** The port it listens on. */
+  public int port() {
+    return ((InetSocketAddress) server.localAddress()).getPort();
+  }
+
+  /** Open watch and session streams of {@code caller} on this gateway. */
+  int openStreams(String caller) {
+    return context.streams().open(caller);
+  }
+
+  @Override
+  public void close() {
+    try {
+      server.close().syncUninterruptibly();
+    } finally {
+      loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+}
