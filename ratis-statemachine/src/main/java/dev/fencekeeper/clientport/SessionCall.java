@@ -137,6 +137,11 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       end(node.notLeader());
       return;
     }
+    if (hub.session(open.getSessionId()) instanceof Events held
+        && !held.call().caller.equals(caller)) {
+      end(sessionOfAnotherIdentity(open.getSessionId()));
+      return;
+    }
     if (!sessions.tryOpen(caller, limits.maxSessionsPerClient())) {
       end(
           Streams.overloaded(
@@ -182,15 +187,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
                         Streams.overloaded(
                             "another stream of session " + id + " was opened; this one is closed"));
               } else {
-                end(
-                    WireCodec.toResponse(
-                        Outcome.of(Code.PERMISSION_DENIED)
-                            .message(
-                                "session "
-                                    + id
-                                    + " is open on this node for another identity; a session id"
-                                    + " belongs to the identity that opened it")
-                            .build()));
+                end(sessionOfAnotherIdentity(id));
               }
             }
           }
@@ -198,6 +195,17 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     if (stream.isEnded()) {
       hub.removeSession(id, events);
     }
+  }
+
+  private static Response sessionOfAnotherIdentity(String id) {
+    return WireCodec.toResponse(
+        Outcome.of(Code.PERMISSION_DENIED)
+            .message(
+                "session "
+                    + id
+                    + " is open on this node for another identity; a session id belongs to the"
+                    + " identity that opened it")
+            .build());
   }
 
   private void keepAlive(SessionKeepAlive keepAlive) {
