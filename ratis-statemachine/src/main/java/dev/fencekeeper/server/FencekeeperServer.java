@@ -167,7 +167,7 @@ public final class FencekeeperServer implements AutoCloseable {
   /**
    * Completes when this node stopped its Raft server because its storage directory's free space
    * fell below the reserve (one log line says so; {@code /health} is not ready, and the gauge
-   * {@value NodeMetrics#STORAGE_WRITABLE} is 0): the node process should exit, and be started again
+   * {@code fencekeeper_storage_writable} is 0): the node process should exit, and be started again
    * once space has been freed.
    */
   public CompletableFuture<StorageFullException> storageExhausted() {

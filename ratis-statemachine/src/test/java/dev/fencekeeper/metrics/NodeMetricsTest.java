@@ -83,13 +83,13 @@ class NodeMetricsTest {
         .isEqualTo(Code.WAITING);
     step(T0 + 720, new Command.Release("q", d));
 
-    assertThat(count(NodeMetrics.ACQUISITIONS_GRANTED))
+    assertThat(count(NodeMetric.ACQUISITIONS_GRANTED.dropwizardName()))
         .isEqualTo(5); // r, short, held, q (d), q (waiter e)
-    assertThat(count(NodeMetrics.RENEWALS)).isEqualTo(1);
-    assertThat(count(NodeMetrics.RELEASES)).isEqualTo(2);
-    assertThat(count(NodeMetrics.EXPIRIES)).isEqualTo(1);
-    assertThat(count(NodeMetrics.REVOCATIONS)).isEqualTo(1);
-    assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
+    assertThat(count(NodeMetric.RENEWALS.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.RELEASES.dropwizardName())).isEqualTo(2);
+    assertThat(count(NodeMetric.EXPIRIES.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.REVOCATIONS.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_WAITED.dropwizardName())).isEqualTo(1);
   }
 
   // Guarantee: a refused acquire counts as held (HELD or LOCK_DELAYED), a queued one as waited
@@ -106,9 +106,9 @@ class NodeMetricsTest {
       assertThat(step(T0 + 10 + i, new Command.Acquire("r", "c", 5000, "wait-c", 4000, 0)).code())
           .isEqualTo(Code.WAITING);
     }
-    assertThat(count(NodeMetrics.ACQUISITIONS_GRANTED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.ACQUISITIONS_HELD)).isEqualTo(1);
-    assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_GRANTED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_HELD.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_WAITED.dropwizardName())).isEqualTo(1);
   }
 
   // Guarantee: every write is counted exactly once: accepted, answered from its receipt, or
@@ -133,13 +133,18 @@ class NodeMetricsTest {
     assertThat(step(T0 + 580, new Command.Acquire("", "a", 5000)).code())
         .isEqualTo(Code.INVALID_ARGUMENT);
 
-    assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.WRITES_DEDUPLICATED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.rejectedName(Code.STALE_TOKEN))).isEqualTo(1);
-    assertThat(count(NodeMetrics.rejectedName(Code.LEASE_EXPIRED))).isEqualTo(1);
-    assertThat(count(NodeMetrics.rejectedName(Code.UNKNOWN_TOKEN))).isEqualTo(1);
-    assertThat(count(NodeMetrics.rejectedName(Code.INVALID_ARGUMENT))).isEqualTo(1);
-    assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(1); // the invalid acquire
+    assertThat(count(NodeMetric.WRITES_ACCEPTED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_DEDUPLICATED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("STALE_TOKEN"))))
+        .isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("LEASE_EXPIRED"))))
+        .isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("UNKNOWN_TOKEN"))))
+        .isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("INVALID_ARGUMENT"))))
+        .isEqualTo(1);
+    assertThat(count(NodeMetric.REQUESTS_INVALID.dropwizardName()))
+        .isEqualTo(1); // the invalid acquire
   }
 
   // Guarantee: requests refused on the leader without a log entry are counted by their reason:
@@ -152,10 +157,11 @@ class NodeMetricsTest {
     Command.Write write = put("r", 5, "k", "v", "w");
     metrics.refusedEarly(new Command.Batch(List.of(write, write)), refusal(Code.OVERLOADED));
 
-    assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(2);
-    assertThat(count(NodeMetrics.REQUESTS_OVERLOADED)).isEqualTo(2);
-    assertThat(count(NodeMetrics.rejectedName(Code.INVALID_ARGUMENT))).isZero();
-    assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isZero();
+    assertThat(count(NodeMetric.REQUESTS_INVALID.dropwizardName())).isEqualTo(2);
+    assertThat(count(NodeMetric.REQUESTS_OVERLOADED.dropwizardName())).isEqualTo(2);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("INVALID_ARGUMENT"))))
+        .isZero();
+    assertThat(count(NodeMetric.WRITES_ACCEPTED.dropwizardName())).isZero();
   }
 
   // Guarantee: apply latency is timed for every applied command; request latency only for entries
@@ -168,11 +174,11 @@ class NodeMetricsTest {
     step(T0 + 2, put("r", token, "k", "v", "w2")); // applied as a follower: no request context
     step(T0 + 3, new Command.Tick(), metrics.requestStarted());
 
-    assertThat(count(NodeMetrics.APPLY_SECONDS)).isEqualTo(4);
-    assertThat(count(NodeMetrics.requestName("ACQUIRE"))).isEqualTo(1);
-    assertThat(count(NodeMetrics.requestName("WRITE"))).isEqualTo(1);
-    assertThat(count(NodeMetrics.requestName("TICK"))).isEqualTo(1);
-    assertThat(count(NodeMetrics.requestName("RENEW"))).isZero();
+    assertThat(count(NodeMetric.APPLY_DURATION.dropwizardName())).isEqualTo(4);
+    assertThat(count(NodeMetric.REQUEST_DURATION.dropwizardName(List.of("ACQUIRE")))).isEqualTo(1);
+    assertThat(count(NodeMetric.REQUEST_DURATION.dropwizardName(List.of("WRITE")))).isEqualTo(1);
+    assertThat(count(NodeMetric.REQUEST_DURATION.dropwizardName(List.of("TICK")))).isEqualTo(1);
+    assertThat(count(NodeMetric.REQUEST_DURATION.dropwizardName(List.of("RENEW")))).isZero();
   }
 
   private static Outcome refusal(Code code) {
@@ -201,9 +207,9 @@ class NodeMetricsTest {
         1_000,
         null);
 
-    assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.WRITES_DEDUPLICATED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_ACCEPTED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_DEDUPLICATED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_WAITED.dropwizardName())).isEqualTo(1);
   }
 
   // Guarantee: the maintained key and byte counts equal a full recount after any sequence of
