@@ -132,9 +132,8 @@ public final class FencingClient implements AutoCloseable {
   private final Map<CompletableFuture<Response>, Long> unanswered = new ConcurrentHashMap<>();
   private volatile ConnectionState connectionState = ConnectionState.CONNECTING;
   // The limits a node said it enforces; null until one did. Writes wait for them (once), so that
-  // one too
-  // big for the cluster is refused here, before it is sent, and batches are sized by the cluster's
-  // rules.
+  // one too big for the cluster is refused here, before it is sent, and batches are sized by the
+  // cluster's rules.
   private volatile dev.fencekeeper.proto.ServerLimits serverLimits;
   private CompletableFuture<Void> learningLimits; // guarded by this
   // When asking last failed (guarded by this): writes meanwhile go out unchecked rather than each
@@ -147,12 +146,9 @@ public final class FencingClient implements AutoCloseable {
   private final List<Map.Entry<Executor, Consumer<ConnectionState>>> connectionListeners =
       new CopyOnWriteArrayList<>();
   // Ratis numbers one client's async requests in a single sequence and each node processes them in
-  // that
-  // order, so a request aimed at one node (node info, a stale read) sent through `raft` leaves a
-  // gap in
-  // the leader's sequence that stalls this client's commands until a retry seconds later. Such
-  // requests
-  // go through a client of their node alone.
+  // that order, so a request aimed at one node (node info, a stale read) sent through `raft` leaves
+  // a gap in the leader's sequence that stalls this client's commands until a retry seconds later.
+  // Such requests go through a client of their node alone.
   private final Map<String, RaftClient> pinned = new ConcurrentHashMap<>();
   private final ClientMetrics metrics;
   private final org.apache.ratis.conf.Parameters ratisParameters;
@@ -165,8 +161,7 @@ public final class FencingClient implements AutoCloseable {
     this.config = settings.effectiveConfig();
     this.defaultOwner = settings.owner != null ? settings.owner : defaultOwnerLabel();
     // Long enough to ride out an election and a few slow attempts, short enough that a dead cluster
-    // is
-    // reported rather than waited on forever.
+    // is reported rather than waited on forever.
     this.callTimeout =
         settings.callTimeout != null
             ? settings.callTimeout
@@ -617,8 +612,8 @@ public final class FencingClient implements AutoCloseable {
     int watchSeq = Integer.MAX_VALUE;
     volatile long lastSentNanos;
     // When the acquire last answered WAITING was sent: the grant came after the node queued it, so
-    // a lease
-    // timed from here ends locally no later than in the cluster. 0 until an answer said WAITING.
+    // a lease timed from here ends locally no later than in the cluster. 0 until an answer said
+    // WAITING.
     volatile long queuedSinceNanos;
 
     Waiting(
@@ -674,9 +669,8 @@ public final class FencingClient implements AutoCloseable {
         case GRANTED -> {
           if (!r.live()) {
             // Granted while queued, but it ran out before this client heard of it (a stalled
-            // client, a
-            // slow leader change): that lease is gone. Queue again rather than hand back a dead
-            // lease.
+            // client, a slow leader change): that lease is gone. Queue again rather than hand back
+            // a dead lease.
             LOG.debug(
                 "Grant {} of {} expired before it was picked up; queueing again",
                 r.token(),
@@ -700,10 +694,9 @@ public final class FencingClient implements AutoCloseable {
           if (r.code() == ResultCode.WAITING) {
             queuedSinceNanos = sentNanos;
             // Nothing before the entry that answered WAITING can be this waiter's grant (it would
-            // have answered
-            // GRANTED), so the watch starts at that entry: a new waiter does not download the
-            // resource's
-            // history, which cost each W6 hand-off an O(history) watch answer.
+            // have answered GRANTED), so the watch starts at that entry: a new waiter does not
+            // download the resource's history, which cost each W6 hand-off an O(history) watch
+            // answer.
             if (r.appliedIndex() - 1 >= watchIndex) {
               watchIndex = r.appliedIndex() - 1;
               watchSeq = Integer.MAX_VALUE;
@@ -1117,8 +1110,7 @@ public final class FencingClient implements AutoCloseable {
           KeyWrite.newBuilder()
               .setKey(change.key())
               // Copied: a coalesced write is serialized after this method returns, when the caller
-              // may
-              // already be reusing its array.
+              // may already be reusing its array.
               .setValue(ByteString.copyFrom(change.value()))
               .setDelete(change.delete()));
     }
@@ -1218,6 +1210,7 @@ public final class FencingClient implements AutoCloseable {
    * currentToken()} and its resource count in {@code version()}. Seed a new cluster from it with
    * {@code fencekeeper restore}.
    */
+  @SuppressWarnings("try") // out is closed before the move, so that the file moved is complete
   public Result backup(java.nio.file.Path file) {
     java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
     try (java.io.OutputStream out = dev.fencekeeper.config.PrivateFiles.newOutputStream(tmp)) {
@@ -1299,10 +1292,9 @@ public final class FencingClient implements AutoCloseable {
     Message message = message(Request.newBuilder().setWatch(request).build());
     try {
       // Unordered: a long-poll must not hold up this client's other requests behind it. And a
-      // client of its
-      // own: when a leader change cuts long-polls off, Ratis closes that client's channel to the
-      // old leader
-      // (blocking for seconds), which must not happen to the channel renewals go through.
+      // client of its own: when a leader change cuts long-polls off, Ratis closes that client's
+      // channel to the old leader (blocking for seconds), which must not happen to the channel
+      // renewals go through.
       return watchClient()
           .async()
           .sendReadOnlyUnordered(message)
@@ -1469,6 +1461,8 @@ public final class FencingClient implements AutoCloseable {
 
   /** No node could be reached at all; its message is the one line the caller sees. */
   private static final class UnreachableException extends Exception {
+    private static final long serialVersionUID = 1L;
+
     UnreachableException(String message) {
       super(message, null, false, false);
     }

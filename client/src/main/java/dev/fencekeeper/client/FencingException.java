@@ -4,6 +4,8 @@ package dev.fencekeeper.client;
  * A call that could not produce the result asked for; {@link #result()} carries the full context.
  */
 public class FencingException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
   private final transient Result result;
 
   /** A failure described by {@code result}. */

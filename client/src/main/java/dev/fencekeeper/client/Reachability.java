@@ -28,8 +28,7 @@ final class Reachability {
   void attemptFailed(Throwable cause) {
     if (isClosedProxy(cause)) {
       // After a failed connection Ratis closes its proxy to that node, and the next attempt through
-      // it
-      // fails with this before trying to connect again: it says nothing about the node.
+      // it fails with this before trying to connect again: it says nothing about the node.
       return;
     }
     String refusal = connectFailure(cause);

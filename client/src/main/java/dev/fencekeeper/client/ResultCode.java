@@ -3,7 +3,7 @@ package dev.fencekeeper.client;
 /**
  * The outcome of a call: what the cluster answered, or {@link #UNAVAILABLE} when no node did.
  * Success codes first, then rejections; {@link #isSuccess()} tells them apart. The command line's
- * exit codes follow these one to one (see the README).
+ * exit codes follow these one to one (docs/cli.md).
  */
 public enum ResultCode {
   /** Acquire: a new lease, its token in {@code token}. */
@@ -74,6 +74,8 @@ public enum ResultCode {
   static ResultCode of(dev.fencekeeper.proto.ResultCode wire) {
     return switch (wire) {
       case RESULT_CODE_UNSPECIFIED, UNRECOGNIZED, BATCH_ANSWERED -> INTERNAL;
+      // Followed to the leader by the client; one left over means no leader answered in time.
+      case NOT_LEADER -> UNAVAILABLE;
       default -> valueOf(wire.name());
     };
   }

@@ -27,8 +27,7 @@ public final class Watch implements AutoCloseable {
   private long afterIndex;
   private int afterSeq;
   // For a lease following its own events from its grant: a node whose applied index is below the
-  // start
-  // (tokens above the log index, as in a restored cluster) moves the start down to it.
+  // start (tokens above the log index, as in a restored cluster) moves the start down to it.
   private boolean startMayBeAhead;
 
   Watch(

@@ -190,9 +190,8 @@ class CommandCoalescerTest {
   }
 
   // Guarantee: a batch the leader answered as a whole without a log entry (every command refused,
-  // say
-  // each write's token superseded) arrives as a node's refusal, and each command still gets its own
-  // answer.
+  // say each write's token superseded) arrives as a node's refusal, and each command still gets its
+  // own answer.
   @Test
   void aBatchRefusedWholeByTheLeaderStillAnswersEachCommandItsOwn() {
     TwoQueued queued = new TwoQueued();

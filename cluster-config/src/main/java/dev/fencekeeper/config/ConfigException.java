@@ -6,6 +6,7 @@ package dev.fencekeeper.config;
  * {@code lease.ttl.min: '5x' is not a duration (use e.g. 500ms, 5s, 2m)}.
  */
 public final class ConfigException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
 
   public ConfigException(String message) {
     super(message);

@@ -466,8 +466,7 @@ class ClusterConfigTest {
   }
 
   // A node listens on its own peer host unless `bind` / `metrics.bind` say otherwise; the keys
-  // survive a
-  // store/load round trip and a bad address names the key.
+  // survive a store/load round trip and a bad address names the key.
   @Test
   void bindAddresses() {
     ClusterConfig node = ClusterConfig.fromProperties(props("node.id", "n2"));
@@ -494,8 +493,7 @@ class ClusterConfigTest {
   }
 
   // Server settings from FENCEKEEPER_<KEY> variables: they override the file key by key, make a
-  // whole
-  // config without one, leave non-key FENCEKEEPER_ variables alone, and a bad value names its
+  // whole config without one, leave non-key FENCEKEEPER_ variables alone, and a bad value names its
   // variable.
   @Test
   void environmentVariablesSetAndOverrideKeys(@TempDir Path dir) {

@@ -13,6 +13,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -48,12 +51,10 @@ class DistributionIT {
   }
 
   // Guarantee: `./mvnw package` builds fencekeeper-<version>.tar.gz holding bin/fencekeeper, lib/,
-  // a commented
-  // three-host conf/ and systemd/fencekeeper.service; from it alone, with only java on the PATH,
-  // three nodes
-  // form a cluster, the README tour gives its results (B's write accepted, A's stale write refused
-  // with exit 6,
-  // B's value intact), and each node stops cleanly (exit 0) on SIGTERM.
+  // a commented three-host conf/ and systemd/fencekeeper.service; from it alone, with only java on
+  // the PATH, three nodes form a cluster, the README tour gives its results (B's write accepted,
+  // A's stale write refused with exit 6, B's value intact), and each node stops cleanly (exit 0) on
+  // SIGTERM.
   @Test
   void threeNodesFromTheTarballRunTheTour() throws Exception {
     String version = System.getProperty("fencekeeper.version");
@@ -150,6 +151,56 @@ class DistributionIT {
     }
   }
 
+  // Guarantee: the jar every node runs holds the command line and the server but no class of the
+  // drills or the bench, nor any of their dependencies (the PostgreSQL driver, the ZooKeeper
+  // client, the chart library, HdrHistogram); the drills ship beside it in lib/drills/ and `drill`
+  // finds them, while `bench` is not in the distribution at all.
+  @Test
+  void theNodesJarHoldsNeitherDrillsNorBench() throws Exception {
+    String version = System.getProperty("fencekeeper.version");
+    unpack(Path.of(System.getProperty("fencekeeper.tarball")));
+    home = dir.resolve("fencekeeper-" + version);
+    Path nodeJar = home.resolve("lib/fencekeeper-" + version + ".jar");
+    List<String> entries;
+    try (ZipFile zip = new ZipFile(nodeJar.toFile())) {
+      entries = zip.stream().map(ZipEntry::getName).toList();
+    }
+    assertThat(entries)
+        .contains(
+            "dev/fencekeeper/tools/FencekeeperCli.class",
+            "dev/fencekeeper/server/FencekeeperServer.class");
+    for (String absent :
+        List.of(
+            "dev/fencekeeper/tools/drill/",
+            "dev/fencekeeper/tools/bench/",
+            "dev/fencekeeper/jdbc/",
+            "org/postgresql/",
+            "org/apache/zookeeper/",
+            "org/jfree/",
+            "org/HdrHistogram/")) {
+      assertThat(entries).as("%s in the node's jar", absent).noneMatch(e -> e.startsWith(absent));
+    }
+    try (Stream<Path> lib = Files.list(home.resolve("lib"))) {
+      assertThat(lib.map(p -> p.getFileName().toString()))
+          .containsExactlyInAnyOrder("fencekeeper-" + version + ".jar", "drills");
+    }
+
+    pathWithJavaOnly = Files.createDirectories(dir.resolve("path"));
+    String java = ProcessHandle.current().info().command().orElseThrow();
+    Files.createSymbolicLink(pathWithJavaOnly.resolve("java"), Path.of(java));
+    Run help = run("--help");
+    assertThat(help.exit()).as(help.err()).isZero();
+    assertThat(help.out())
+        .containsPattern("(?m)^\\s+drill\\b")
+        .doesNotContainPattern("(?m)^\\s+bench\\b");
+    Run drillHelp = run("drill", "--help");
+    assertThat(drillHelp.exit()).as(drillHelp.err()).isZero();
+    assertThat(drillHelp.out()).contains("stale-writer");
+    Run bench = run("bench");
+    assertThat(bench.exit()).isEqualTo(2);
+    assertThat(bench.err()).contains("Unmatched argument", "'bench'");
+  }
+
   /** bin/fencekeeper with an environment of PATH alone, holding nothing but java. */
   private ProcessBuilder launcher(List<String> args) {
     List<String> command = new ArrayList<>();
@@ -165,6 +216,11 @@ class DistributionIT {
   private Run client(String... args) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(args));
     command.addAll(List.of("--peers", peers));
+    return run(command.toArray(String[]::new));
+  }
+
+  private Run run(String... args) throws IOException, InterruptedException {
+    List<String> command = List.of(args);
     Path out = Files.createTempFile(dir, "out", ".txt");
     Path err = Files.createTempFile(dir, "err", ".txt");
     Process p = launcher(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();

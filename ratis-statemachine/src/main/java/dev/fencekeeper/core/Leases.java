@@ -109,7 +109,7 @@ final class Leases {
   /**
    * Grants the resource to the first waiter whose client is still there, if the resource is free
    * and not in lock-delay. Re-checks that the previous lease is really over at this moment — etcd
-   * once granted a queued lock without that check (etcd issue 11456).
+   * once granted a queued lock without that check.
    */
   private void grantToNextWaiter(ResourceRecord r, long entryIndex) {
     if (r.liveLease(nowMs) != null || r.blockedUntilMs() > nowMs) {

@@ -7,6 +7,8 @@ package dev.fencekeeper.core;
  * purpose (Ratis shuts a server down whose state machine throws from apply).
  */
 public final class ReplicaDivergedException extends IllegalStateException {
+  private static final long serialVersionUID = 1L;
+
   private final long entryIndex;
 
   ReplicaDivergedException(long entryIndex, long logLineage, long replicaLineage) {

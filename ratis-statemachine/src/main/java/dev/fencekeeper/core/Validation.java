@@ -166,8 +166,7 @@ final class Validation {
       totalValueBytes += kw.value().length;
     }
     // One write is one log entry; bounding its total keeps every entry well inside what Ratis
-    // replicates
-    // in one append (its appender buffer is 4 MB), whatever the keys-per-write limit.
+    // replicates in one append (its appender buffer is 4 MB), whatever the keys-per-write limit.
     if (totalValueBytes > limits.maxValueBytes()) {
       return "value: "
           + totalValueBytes

@@ -117,8 +117,7 @@ public final class FencekeeperServer implements AutoCloseable {
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new
-    // leader
-    // runs its own duties.
+    // leader runs its own duties.
     this.internalClient =
         RaftClient.newBuilder()
             .setClientId(internalId)
@@ -144,8 +143,7 @@ public final class FencekeeperServer implements AutoCloseable {
             .setStateMachine(stateMachine)
             .setOption(RaftStorage.StartupOption.RECOVER);
     // Without a group, Ratis still recovers every group already in the storage dir; a joining node
-    // has
-    // none and waits for the cluster to add it (FencingAdmin.addMember).
+    // has none and waits for the cluster to add it (FencingAdmin.addMember).
     this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
     metrics.bind(server, config.groupId(), stateMachine::read);
     leaderLossWatch.watch(server);
@@ -358,8 +356,7 @@ public final class FencekeeperServer implements AutoCloseable {
               TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException closing) {
       // This node is closing as it becomes leader. The exception must not reach Ratis: thrown from
-      // its
-      // apply thread, it leaves that thread spinning and close() waiting for it forever.
+      // its apply thread, it leaves that thread spinning and close() waiting for it forever.
       LOG.debug("{} became leader while closing: no expiry ticker", config.self().id());
     }
   }

@@ -193,10 +193,9 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
       return true;
     }
     // Ratis starts an election on a follower when its leader asks it to (leadership transfer); the
-    // request
-    // names the leader and the leader's last entry. Here it names the gone leader and this node's
-    // own last
-    // entry in the current term, so Ratis's checks pass exactly when this node is a fit candidate.
+    // request names the leader and the leader's last entry. Here it names the gone leader and this
+    // node's own last entry in the current term, so Ratis's checks pass exactly when this node is a
+    // fit candidate.
     StartLeaderElectionRequestProto request =
         StartLeaderElectionRequestProto.newBuilder()
             .setServerRequest(

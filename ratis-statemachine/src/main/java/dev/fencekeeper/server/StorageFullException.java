@@ -7,6 +7,8 @@ import java.io.IOException;
  * FencekeeperServer#storageExhausted()}): it does not start, or it has stopped.
  */
 public final class StorageFullException extends IOException {
+  private static final long serialVersionUID = 1L;
+
   StorageFullException(String message) {
     super(message);
   }

@@ -172,6 +172,8 @@ final class Admission {
 
   /** A request answered on the leader without a log entry. */
   private static final class Refused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
     private final transient Outcome outcome;
     private final transient Command command;
 

@@ -3,7 +3,6 @@ package dev.fencekeeper.statemachine;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.core.Outcome;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Bounds the client commands a leader holds between accepting them ({@code startTransaction}) and
@@ -44,26 +43,5 @@ final class PendingSlots {
 
   int inUse() {
     return capacity - free.availablePermits();
-  }
-}
-
-/**
- * Slots taken by one log entry; releasing them twice (applied after a lost leadership, say) frees
- * them once.
- */
-final class PendingSlot {
-  private final Semaphore owner;
-  private final int permits;
-  private final AtomicBoolean released = new AtomicBoolean();
-
-  PendingSlot(Semaphore owner, int permits) {
-    this.owner = owner;
-    this.permits = permits;
-  }
-
-  void release() {
-    if (released.compareAndSet(false, true)) {
-      owner.release(permits);
-    }
   }
 }

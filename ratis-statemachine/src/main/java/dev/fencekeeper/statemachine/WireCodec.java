@@ -47,8 +47,7 @@ public final class WireCodec {
   public static Command toCommand(Request request) {
     if (request.getCommandCase() == Request.CommandCase.BATCH) {
       // The node stamps only the envelope's caller (server/CallerGate); whatever the requests
-      // inside
-      // name is ignored, so a batch cannot borrow another identity.
+      // inside name is ignored, so a batch cannot borrow another identity.
       List<Command> commands = new ArrayList<>(request.getBatch().getRequestsCount());
       for (Request inner : request.getBatch().getRequestsList()) {
         Command command =

@@ -251,8 +251,7 @@ class FencedValuesTest {
   class RequestIdDedup {
 
     // A retried write (same request id, same lease) returns the first outcome, even later and with
-    // another
-    // payload, and changes nothing: same version, same stamp, same value.
+    // another payload, and changes nothing: same version, same stamp, same value.
     @Test
     void retryReturnsFirstOutcomeAndChangesNothing() {
       Harness h = new Harness();

@@ -54,8 +54,7 @@ class FencingStatePropertiesTest {
   static final long MAX_TTL = 5000;
   static final long GRACE = 700;
   // The default idle timeout (10 min) outlasts any sequence (at most 60 steps of at most 6 s), so
-  // no record
-  // is forgotten and the model need not forget any either.
+  // no record is forgotten and the model need not forget any either.
   static final Limits LIMITS =
       Harness.LIMITS.toBuilder()
           .minTtl(Duration.ofMillis(MIN_TTL))
@@ -73,11 +72,9 @@ class FencingStatePropertiesTest {
   static final long[] TTLS = {100, 250, 600, 700, 1000, 2500, 5000, 99, 0, 5001};
   static final Duration TRY_TIMEOUT = Duration.ofSeconds(5); // a try normally takes milliseconds
   // jqwik checks its shrinking time bound only between rounds, and one round may try hundreds of
-  // thousands of
-  // candidates. Once the first failure is this old, the remaining candidates are skipped (Assume),
-  // so a
-  // failure is reported within about half a minute, with the smallest failing sequence found by
-  // then.
+  // thousands of candidates. Once the first failure is this old, the remaining candidates are
+  // skipped (Assume), so a failure is reported within about half a minute, with the smallest
+  // failing sequence found by then.
   static final Duration SHRINK_BUDGET = Duration.ofSeconds(20);
   private static volatile long firstFailureNanos;
   private static volatile boolean failed;
@@ -136,9 +133,8 @@ class FencingStatePropertiesTest {
   }
 
   // Weights are tables of equally likely entries: generators built only from integer ranges and
-  // map()
-  // shrink fast (jqwik's frequency()/frequencyOf() shrink pathologically slowly on long lists of
-  // steps).
+  // map() shrink fast (jqwik's frequency()/frequencyOf() shrink pathologically slowly on long lists
+  // of steps).
   private static final Kind[] KIND_TABLE = {
     Kind.ACQUIRE,
     Kind.ACQUIRE,
@@ -175,8 +171,7 @@ class FencingStatePropertiesTest {
                 (kind, res, owner, ttl, token, keys, rid, delta) ->
                     new Step(kind, res, owner, ttl, token, keys, rid, delta, false, false));
     // One step in twelve is the first entry of a new leader's term; one in three asks to share the
-    // previous
-    // step's entry (a batch), which check() grants when both are client commands.
+    // previous step's entry (a batch), which check() grants when both are client commands.
     Arbitrary<Step> maybeNewTerm =
         Combinators.combine(step, uniform(0, 11), uniform(0, 2))
             .as((s, t, b) -> t == 11 ? s.inNewTerm() : b == 2 ? s.inSameEntry() : s);
@@ -298,8 +293,7 @@ class FencingStatePropertiesTest {
       List<Step> steps, List<Code> codes, List<String> events, StringBuffer trace) {
     FencingState state = new FencingState(LIMITS);
     // Gets every successful command and a Tick for every rejected one: if a rejection changes
-    // nothing, the
-    // two stay identical (time, and what time alone does, included).
+    // nothing, the two stay identical (time, and what time alone does, included).
     FencingState shadow = new FencingState(LIMITS);
     Model model = new Model(events);
     List<Command> commands = new ArrayList<>();
@@ -315,9 +309,8 @@ class FencingStatePropertiesTest {
     long index = 0;
     for (Step s : steps) {
       // A batch (FencingState.applyBatch) applies each of its commands through apply() at the
-      // entry's index
-      // and stamp: so several commands at one index must agree with the model exactly as entries of
-      // their own.
+      // entry's index and stamp: so several commands at one index must agree with the model exactly
+      // as entries of their own.
       boolean sameEntry =
           s.sameEntry() && s.batchable() && previous != null && previous.batchable();
       previous = s;
@@ -367,8 +360,7 @@ class FencingStatePropertiesTest {
       model.assertMatches(state);
 
       // Time is max(previous, stamp); the term follows the entries; the leader's next tick comes no
-      // later
-      // than the earliest live lease's expiry, and nothing is overdue after an entry.
+      // later than the earliest live lease's expiry, and nothing is overdue after an entry.
       assertThat(state.nowMs()).as("now").isEqualTo(newNow);
       assertThat(state.term()).as("term").isEqualTo(term);
       assertThat(state.nextWakeupMs())
@@ -406,8 +398,8 @@ class FencingStatePropertiesTest {
       }
 
       // A rejected command changes nothing: the state is exactly what a Tick in its place would
-      // have left
-      // (time, and what time alone does, included), and apart from time it is the state before.
+      // have left (time, and what time alone does, included), and apart from time it is the state
+      // before.
       shadow.apply(o.isSuccess() ? c : new Command.Tick(), term, index, stamp);
       assertThat(StateDump.withNow(state))
           .as("state vs shadow that got a Tick for each rejection")

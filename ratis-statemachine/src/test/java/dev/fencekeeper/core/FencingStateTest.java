@@ -58,8 +58,7 @@ class FencingStateTest {
     }
 
     // Lease query: NOT_FOUND if never leased; the live holder's token, owner, expiry and lastToken;
-    // not live
-    // after expiry.
+    // not live after expiry.
     @Test
     void lease() {
       Harness h = new Harness();
@@ -82,8 +81,7 @@ class FencingStateTest {
     }
 
     // Validate answers CURRENT for the live lease's token, STALE once superseded, EXPIRED for the
-    // newest ended lease,
-    // UNKNOWN_TOKEN for tokens never issued for the resource.
+    // newest ended lease, UNKNOWN_TOKEN for tokens never issued for the resource.
     @Test
     void validate() {
       Harness h = new Harness();
@@ -157,8 +155,7 @@ class FencingStateTest {
     }
 
     // The implicit grace of a new term and the leader's own Takeover entry together give one grace,
-    // not two,
-    // and neither does a further term change before a renewal.
+    // not two, and neither does a further term change before a renewal.
     @Test
     void oneGracePerRenewalAcrossTerms() {
       Harness h = new Harness();
@@ -212,9 +209,8 @@ class FencingStateTest {
   class SeedScenario {
 
     // The README's table: A's lease expires while paused, B acquires (t' > t) and writes; A's late
-    // write is
-    // STALE_TOKEN carrying t', and B's value stays. A is already fenced right after B acquires,
-    // before B writes.
+    // write is STALE_TOKEN carrying t', and B's value stays. A is already fenced right after B
+    // acquires, before B writes.
     @Test
     void pausedHolderIsFencedOut() {
       Harness h = new Harness();
@@ -261,8 +257,7 @@ class FencingStateTest {
     private static final long SEED = 0x5eed_0001L;
 
     // A replica that meets a takeover naming another lineage stops before applying it: nothing
-    // changes,
-    // and the exception says what to do.
+    // changes, and the exception says what to do.
     @Test
     void takeoverOfAnotherLineageStopsTheReplicaUnchanged() {
       Harness h = new Harness();

@@ -53,8 +53,7 @@ class LeaseSemanticsTest {
   }
 
   // Guarantee: a waiter whose client stopped re-sending (crashed) or whose wait ran out is skipped:
-  // no
-  // lease is granted that nobody will use.
+  // no lease is granted that nobody will use.
   @Test
   void absentWaitersAreNeverGranted() {
     long holder = acquire(T0, "holder", "h", 0, 0).token();
@@ -68,7 +67,7 @@ class LeaseSemanticsTest {
   }
 
   // Guarantee: a grant to a waiter happens only once the previous lease is really over — when it
-  // expires, not before (etcd issue 11456).
+  // expires, not before (etcd once granted a queued lock without that check).
   @Test
   void waiterIsGrantedWhenTheHolderExpiresAndNotBefore() {
     long holder = acquire(T0, "holder", "h", 0, 0).token(); // TTL 1 s
@@ -86,8 +85,8 @@ class LeaseSemanticsTest {
   }
 
   // Guarantee: the ACQUIRED event of a grant names the granted acquire's request id (a queued
-  // waiter's own,
-  // or a direct acquirer's), so each waiter can tell whether a grant is its own without asking.
+  // waiter's own, or a direct acquirer's), so each waiter can tell whether a grant is its own
+  // without asking.
   @Test
   void acquiredEventNamesTheGrantedRequest() {
     long holder = acquire(T0, "holder", "req-h", 0, 0).token();
@@ -142,8 +141,7 @@ class LeaseSemanticsTest {
   }
 
   // Guarantee: a waiter that gives up leaves the line; one granted just as it gave up has that
-  // grant
-  // released, so the next waiter is served.
+  // grant released, so the next waiter is served.
   @Test
   void cancellingAWaitReleasesARacingGrant() {
     long holder = acquire(T0, "holder", "h", 0, 0).token();

@@ -320,9 +320,8 @@ class LeasesTest {
   class Wakeups {
 
     // nextWakeupMs is Long.MAX_VALUE for an empty state and never later than the earliest live
-    // lease's expiry
-    // (so the leader ticks in time); it follows acquire, renew, takeover and release, and is never
-    // overdue.
+    // lease's expiry (so the leader ticks in time); it follows acquire, renew, takeover and
+    // release, and is never overdue.
     @Test
     void nextWakeupFollowsLeases() {
       Harness h =

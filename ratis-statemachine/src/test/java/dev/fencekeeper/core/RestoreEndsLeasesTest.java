@@ -24,10 +24,8 @@ class RestoreEndsLeasesTest {
   private static final long SEED_LINEAGE = 0x5eed;
 
   // Guarantee: after the restore, the old live lease's token is refused (LEASE_EXPIRED, saying to
-  // acquire
-  // again), a renewal of it is LEASE_LOST, and the resource is free: a new holder gets a token
-  // above the floor,
-  // after which the old token is STALE_TOKEN.
+  // acquire again), a renewal of it is LEASE_LOST, and the resource is free: a new holder gets a
+  // token above the floor, after which the old token is STALE_TOKEN.
   @Test
   void liveLeaseEndsAndItsTokenWritesNothing() {
     Harness h = new Harness();
@@ -54,8 +52,7 @@ class RestoreEndsLeasesTest {
   }
 
   // Guarantee: waiters queued at backup time are dropped (their callers' acquires belong to the old
-  // cluster),
-  // so nobody is granted a lease on the restored cluster that no client asked it for.
+  // cluster), so nobody is granted a lease on the restored cluster that no client asked it for.
   @Test
   void waitersAreDropped() {
     Harness h = new Harness();
@@ -73,8 +70,7 @@ class RestoreEndsLeasesTest {
   }
 
   // Guarantee: ending a lease in the restore starts no lock-delay (a new holder can acquire at
-  // once), and a
-  // lock-delay already running at backup time still runs to its end.
+  // once), and a lock-delay already running at backup time still runs to its end.
   @Test
   void restoreStartsNoLockDelayAndKeepsARunningOne() {
     Harness h = new Harness();
@@ -90,8 +86,7 @@ class RestoreEndsLeasesTest {
   }
 
   // Guarantee: the restored state is stable: every replica seeded from the same file agrees, and
-  // nothing of
-  // it is an event of the new cluster's log.
+  // nothing of it is an event of the new cluster's log.
   @Test
   void endingLeasesEmitsNoEvents() {
     Harness h = new Harness();

@@ -58,10 +58,8 @@ class HealthEndpointClusterTest {
   }
 
   // Guarantee: a node cut off from the leader (the leader and the other follower stopped) stops
-  // being
-  // ready once its election timeout passes — 503 with a one-line reason — while /metrics keeps
-  // serving;
-  // when the others return it is ready again.
+  // being ready once its election timeout passes — 503 with a one-line reason — while /metrics
+  // keeps serving; when the others return it is ready again.
   @Test
   void nodeCutOffFromTheLeaderIsNotReady() {
     String leader = cluster.awaitLeader();
@@ -90,8 +88,7 @@ class HealthEndpointClusterTest {
   }
 
   // Guarantee: closing a node stops its HTTP endpoint and unregisters its JMX beans; the other
-  // nodes'
-  // endpoints and beans are untouched.
+  // nodes' endpoints and beans are untouched.
   @Test
   void closingANodeStopsItsExporters() throws Exception {
     cluster.awaitLeader();
@@ -118,11 +115,9 @@ class HealthEndpointClusterTest {
   }
 
   // Guarantee: connections that send part of a request and stall do not silence /health. A dozen
-  // are
-  // served beside a probe at once (more workers than the client library's ten); more stalled
-  // sockets than
-  // there are workers are closed by the request time limit, after which the probe is answered
-  // again.
+  // are served beside a probe at once (more workers than the client library's ten); more stalled
+  // sockets than there are workers are closed by the request time limit, after which the probe is
+  // answered again.
   @Test
   void stalledConnectionsDoNotSilenceHealth() throws Exception {
     cluster.awaitLeader();

@@ -163,8 +163,7 @@ class MetricsClusterTest {
   }
 
   // Guarantee: the leader's /metrics, parsed as Prometheus text, shows exactly the scripted counts
-  // —
-  // 7 grants, 3 stale writes, 2 expiries, 1 revocation — and every other counter as scripted.
+  // — 7 grants, 3 stale writes, 2 expiries, 1 revocation — and every other counter as scripted.
   @Test
   void prometheusTextShowsTheScriptedCounts() {
     Map<String, Double> samples = Scrape.metrics(cluster.metricsPort(leader));
@@ -241,8 +240,7 @@ class MetricsClusterTest {
   }
 
   // Guarantee: JMX shows the same metrics as beans in the node's domain fencekeeper.<nodeId>, with
-  // the
-  // same values as /metrics.
+  // the same values as /metrics.
   @Test
   void jmxShowsTheSameBeans() throws Exception {
     MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
@@ -272,8 +270,7 @@ class MetricsClusterTest {
   }
 
   // Guarantee: Ratis's own metrics appear in each node's /metrics beside fencekeeper's, and each
-  // node
-  // shows its own (not another in-process node's) values.
+  // node shows its own (not another in-process node's) values.
   @Test
   void ratisMetricsAppearPerNode() {
     for (String id : cluster.running().keySet()) {
@@ -304,11 +301,10 @@ class MetricsClusterTest {
   }
 
   // Guarantee: /metrics follows Prometheus's conventions, as read by the client library's own
-  // parser of
-  // its protobuf exposition (the format Prometheus itself negotiates first): labelled families for
-  // reasons and request types, histograms in seconds, build info, JVM metrics and Ratis's metrics
-  // in
-  // snake case; and the text format declares each of those families with the same type.
+  // parser of its protobuf exposition (the format Prometheus itself negotiates first): labelled
+  // families for reasons and request types, histograms in seconds, build info, JVM metrics and
+  // Ratis's metrics in snake case; and the text format declares each of those families with the
+  // same type.
   @Test
   void expositionFollowsPrometheusConventions() {
     Map<String, Metrics.MetricFamily> families = Scrape.families(cluster.metricsPort(leader));
@@ -385,9 +381,8 @@ class MetricsClusterTest {
   }
 
   // Guarantee: every fencekeeper or Ratis metric that the shipped dashboard and alerting rules
-  // query is one
-  // a node exposes (after a snapshot, so the snapshot gauges exist too), so neither watches a dead
-  // name.
+  // query is one a node exposes (after a snapshot, so the snapshot gauges exist too), so neither
+  // watches a dead name.
   @Test
   void dashboardAndAlertsQueryExposedMetrics() throws Exception {
     try (FencingAdmin admin = FencingAdmin.connect(cluster.config())) {

@@ -66,8 +66,7 @@ class NodeMetricsTest {
   }
 
   // Guarantee: grants, renewals, releases, expiries and revocations are counted once per lease
-  // event,
-  // including a grant made to a waiter, which has no GRANTED outcome of its own.
+  // event, including a grant made to a waiter, which has no GRANTED outcome of its own.
   @Test
   void leaseLifecycleIsCountedFromEvents() {
     long a = step(T0, new Command.Acquire("r", "a", 1000)).token();
@@ -93,9 +92,8 @@ class NodeMetricsTest {
   }
 
   // Guarantee: a refused acquire counts as held (HELD or LOCK_DELAYED), a queued one as waited
-  // once,
-  // however often its client re-sends it to stay queued; a retried granted acquire is not a new
-  // grant.
+  // once, however often its client re-sends it to stay queued; a retried granted acquire is not a
+  // new grant.
   @Test
   void heldAndWaitedAcquisitions() {
     step(T0, new Command.Acquire("r", "a", 5000, "acq-a", 0, 0));
@@ -112,8 +110,7 @@ class NodeMetricsTest {
   }
 
   // Guarantee: every write is counted exactly once: accepted, answered from its receipt, or
-  // rejected
-  // under its reason.
+  // rejected under its reason.
   @Test
   void writesByOutcome() {
     long old = step(T0, new Command.Acquire("r", "a", 200)).token();
@@ -165,8 +162,7 @@ class NodeMetricsTest {
   }
 
   // Guarantee: apply latency is timed for every applied command; request latency only for entries
-  // this
-  // node stamped as leader, under the command's name.
+  // this node stamped as leader, under the command's name.
   @Test
   void latencies() {
     long token = step(T0, new Command.Acquire("r", "a", 5000), metrics.requestStarted()).token();
@@ -213,8 +209,7 @@ class NodeMetricsTest {
   }
 
   // Guarantee: the maintained key and byte counts equal a full recount after any sequence of
-  // accepted
-  // and rejected writes, overwrites and deletes.
+  // accepted and rejected writes, overwrites and deletes.
   @Test
   void storedValuesMatchARecount() {
     StoredValues stored = new StoredValues();

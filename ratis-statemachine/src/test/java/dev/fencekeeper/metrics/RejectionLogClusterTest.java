@@ -81,8 +81,7 @@ class RejectionLogClusterTest {
   }
 
   // Guarantee: values that are empty or hold blanks, quotes, '=' or line breaks are quoted and
-  // escaped, and long
-  // ones cut short, so one rejection is always one parseable line.
+  // escaped, and long ones cut short, so one rejection is always one parseable line.
   @Test
   void valuesAreQuotedSoEachRejectionStaysOneLine() {
     assertThat(RejectionLog.value("daily-sales-report")).isEqualTo("daily-sales-report");

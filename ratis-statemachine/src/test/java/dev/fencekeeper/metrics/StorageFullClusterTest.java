@@ -31,11 +31,9 @@ class StorageFullClusterTest {
   @TempDir Path dataDir;
 
   // Guarantee: below the reserve, n3's /health is 503 "cannot persist",
-  // fencekeeper.storage.writable is 0,
-  // storageExhausted() completes and its Raft server is closed, while the other two keep serving; a
-  // start on
-  // the full disk throws StorageFullException; after the filler is deleted n3 starts and catches
-  // up.
+  // fencekeeper.storage.writable is 0, storageExhausted() completes and its Raft server is closed,
+  // while the other two keep serving; a start on the full disk throws StorageFullException; after
+  // the filler is deleted n3 starts and catches up.
   @Test
   void nodeBelowItsReserveStopsSaysWhyAndComesBackWhenSpaceReturns() throws Exception {
     Path n3 = dataDir.resolve("n3");

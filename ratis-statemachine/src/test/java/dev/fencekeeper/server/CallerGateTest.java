@@ -64,8 +64,8 @@ class CallerGateTest {
   }
 
   // Ratis answers its own probe at once only while the content is exactly DUMMY; stamped, a node
-  // that is
-  // not leader would fail it, and every request queued behind it on that stream would wait forever.
+  // that is not leader would fail it, and every request queued behind it on that stream would wait
+  // forever.
   @Test
   void ratisOwnDummyPassesAsItCame() {
     for (RaftClientRequestProto dummy :

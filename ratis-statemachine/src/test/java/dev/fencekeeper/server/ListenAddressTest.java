@@ -28,8 +28,7 @@ class ListenAddressTest {
   @TempDir Path dataDir;
 
   // Guarantee: by default the Raft port and the metrics port listen only on the node's own host
-  // from
-  // `peers` (here 127.0.0.1), never on every interface.
+  // from `peers` (here 127.0.0.1), never on every interface.
   @Test
   void listensOnlyOnItsOwnHostByDefault() throws Exception {
     int raftPort = freePort();
@@ -42,8 +41,7 @@ class ListenAddressTest {
   }
 
   // Guarantee: `bind=0.0.0.0` is how an operator opens the Raft port on every interface; the
-  // metrics port
-  // follows it unless `metrics.bind` says otherwise.
+  // metrics port follows it unless `metrics.bind` says otherwise.
   @Test
   void explicitBindKeysChooseTheAddresses() throws Exception {
     int raftPort = freePort();

@@ -23,10 +23,8 @@ class AbandonedSnapshotDownloadTest {
   @TempDir Path dataDir;
 
   // Guarantee: a node started with tmp/snapshot-<id> directories in its group directory (Ratis's
-  // partial
-  // snapshot downloads; a kill mid-install leaves them, megabytes each) deletes them at start,
-  // touches nothing
-  // else in tmp/, and serves as before.
+  // partial snapshot downloads; a kill mid-install leaves them, megabytes each) deletes them at
+  // start, touches nothing else in tmp/, and serves as before.
   @Test
   void partialSnapshotDownloadsAreRemovedAtStart() throws IOException {
     try (TestCluster cluster = TestCluster.start(dataDir)) {

@@ -81,9 +81,8 @@ class BackupRestoreClusterTest {
       assertThat(first.token()).isGreaterThan(newestOldToken);
 
       // Every replica started from the same seed and applied the same log. Followers learn the
-      // commit
-      // index from the leader's next append or heartbeat, so compare once all have applied the same
-      // entries.
+      // commit index from the leader's next append or heartbeat, so compare once all have applied
+      // the same entries.
       await()
           .atMost(Duration.ofSeconds(30))
           .until(
@@ -122,11 +121,9 @@ class BackupRestoreClusterTest {
   }
 
   // Guarantee: a member added to a restored cluster without the seed stops at the first takeover
-  // entry
-  // of the log instead of replaying it onto an empty state (where it would diverge and could, as
-  // leader,
-  // issue tokens below ones already issued); seeded from the same backup, a member joins and
-  // agrees.
+  // entry of the log instead of replaying it onto an empty state (where it would diverge and could,
+  // as leader, issue tokens below ones already issued); seeded from the same backup, a member joins
+  // and agrees.
   @Test
   void unseededJoinerStopsAndSeededJoinerAgrees() throws Exception {
     Path backup = scratch.resolve("cluster.backup");

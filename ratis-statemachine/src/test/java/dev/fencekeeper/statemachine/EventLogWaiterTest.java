@@ -23,8 +23,7 @@ class EventLogWaiterTest {
   }
 
   // Guarantee: a waiter's watch sleeps through another waiter's grant and wakes on its own, with
-  // every event
-  // after its position; a plain watch wakes on the first.
+  // every event after its position; a plain watch wakes on the first.
   @Test
   void waiterWakesOnItsOwnGrantOnly() throws Exception {
     try (EventLog log = new EventLog(1_000)) {

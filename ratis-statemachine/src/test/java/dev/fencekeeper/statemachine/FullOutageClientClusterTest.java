@@ -25,10 +25,9 @@ class FullOutageClientClusterTest {
   @TempDir Path dataDir;
 
   // Guarantee: a long-lived FencingClient survives an outage of every node that outlasts its
-  // retries (after
-  // which Ratis fails the client's ordered request stream for good): while no node runs, calls
-  // answer
-  // UNAVAILABLE; once the nodes are back, the same client writes and reads again.
+  // retries (after which Ratis fails the client's ordered request stream for good): while no node
+  // runs, calls answer UNAVAILABLE; once the nodes are back, the same client writes and reads
+  // again.
   @Test
   void aClientOutlivesAnOutageLongerThanItsRetries() throws Exception {
     Properties quickGiveUp = new Properties();

@@ -111,8 +111,8 @@ class HostileInputPropertiesTest {
       answer = replica.apply(UnsafeByteOperations.unsafeWrap(logData));
     } catch (ReplicaDivergedException e) {
       // The one deliberate stop: a takeover naming another lineage. Only a node's own internal
-      // client can
-      // propose takeovers (the submit property shows clients cannot), so this is no client's doing.
+      // client can propose takeovers (the submit property shows clients cannot), so this is no
+      // client's doing.
       LoggedCommand logged = LoggedCommand.parseFrom(logData);
       assertThat(logged.hasTakeover() && logged.getTakeover().hasLineage()).isTrue();
       assertThat(logged.getTakeover().getLineage())

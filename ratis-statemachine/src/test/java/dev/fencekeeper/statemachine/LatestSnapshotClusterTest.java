@@ -20,10 +20,8 @@ class LatestSnapshotClusterTest {
   @TempDir Path dataDir;
 
   // Guarantee: a node that answered "no snapshot" on every append so far reports the snapshot it
-  // takes next
-  // (Ratis relies on it to install snapshots on lagging followers and to purge its log), and so
-  // does a node
-  // restarted over that snapshot.
+  // takes next (Ratis relies on it to install snapshots on lagging followers and to purge its log),
+  // and so does a node restarted over that snapshot.
   @Test
   void aSnapshotTakenAfterManyAppendsIsReportedAtOnce() {
     try (TestCluster cluster = TestCluster.start(dataDir)) {

@@ -38,10 +38,9 @@ class LeaderClockStepTest {
   private long callId;
 
   // Guarantee: a wall-clock step of +30 s and then -60 s on the leader while a holder renews its 10
-  // s lease
-  // moves no stamp off the monotonic time line: every renewal is RENEWED, each deadline is the last
-  // renewal's
-  // monotonic time plus the TTL, and the expiry ticker's clock sees no lease due early.
+  // s lease moves no stamp off the monotonic time line: every renewal is RENEWED, each deadline is
+  // the last renewal's monotonic time plus the TTL, and the expiry ticker's clock sees no lease due
+  // early.
   @Test
   void wallClockStepsOnTheLeaderMoveNoDeadline() {
     leader.notifyLeaderReady();
@@ -69,9 +68,8 @@ class LeaderClockStepTest {
   }
 
   // Guarantee: a node taking over with a wall clock behind the replicated time continues from the
-  // replicated
-  // time (it does not freeze time until its clock catches up); one whose clock is ahead starts from
-  // its clock.
+  // replicated time (it does not freeze time until its clock catches up); one whose clock is ahead
+  // starts from its clock.
   @Test
   void takeoverAnchorsAtTheLaterOfWallClockAndReplicatedTime() {
     leader.notifyLeaderReady();

@@ -31,15 +31,13 @@ class LeaderFailoverClusterTest {
   @TempDir Path dataDir;
 
   // Guarantee: tokens granted after a leader dies exceed every token granted before, and every
-  // write
-  // acknowledged before or during the failover is readable afterwards.
+  // write acknowledged before or during the failover is readable afterwards.
   @Test
   void killingTheLeaderKeepsTokensIncreasingAndAcknowledgedWritesReadable() throws Exception {
     try (TestCluster cluster = TestCluster.start(dataDir)) {
       cluster.awaitLeader();
       // "resource/key" -> the last acknowledged value, then any value whose outcome is unknown (a
-      // timeout
-      // may still have been applied): the final read must be one of these.
+      // timeout may still have been applied): the final read must be one of these.
       Map<String, List<String>> acceptable = new ConcurrentHashMap<>();
       List<Long> grantedBeforeKill = new CopyOnWriteArrayList<>();
       List<Long> grantedAfterKill = new CopyOnWriteArrayList<>();

@@ -84,8 +84,7 @@ class LeaseClusterTest {
   }
 
   // Guarantee: an operator's revoke evicts the holder from anywhere: its next write is rejected,
-  // its
-  // lost-listener fires once, and the resource can be acquired at once.
+  // its lost-listener fires once, and the resource can be acquired at once.
   @Test
   void revokeEvictsTheHolder() {
     List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
@@ -103,8 +102,7 @@ class LeaseClusterTest {
   }
 
   // Guarantee: with no quorum to renew through, the holder learns of the loss by its own
-  // conservative
-  // deadline, no later than one TTL after the last renewal it sent.
+  // conservative deadline, no later than one TTL after the last renewal it sent.
   @Test
   void localDeadlineEndsTheLeaseWithoutAQuorum() {
     List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
@@ -123,8 +121,7 @@ class LeaseClusterTest {
   }
 
   // Guarantee: leader changes are invisible to a renewing holder: its lease survives three
-  // transfers in
-  // a row, and no loss is reported.
+  // transfers in a row, and no loss is reported.
   @Test
   void renewingHolderSurvivesLeaderTransfers() {
     List<Lease.LossReason> losses = new CopyOnWriteArrayList<>();
@@ -154,8 +151,7 @@ class LeaseClusterTest {
   }
 
   // Guarantee: a dead holder's lease still ends within TTL + grace when elections happen back to
-  // back,
-  // because a lease gets at most one takeover grace per renewal.
+  // back, because a lease gets at most one takeover grace per renewal.
   @Test
   void abandonedLeaseExpiresDespiteBackToBackLeaderChanges() {
     Lease lease = client.acquire("report", Duration.ofSeconds(2));

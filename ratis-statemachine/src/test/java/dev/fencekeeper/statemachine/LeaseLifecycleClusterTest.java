@@ -93,8 +93,7 @@ class LeaseLifecycleClusterTest {
   }
 
   // Guarantee: a grant that arrives after the caller cancelled its acquire is released at once, so
-  // the
-  // resource does not stay held for a TTL by nobody.
+  // the resource does not stay held for a TTL by nobody.
   @Test
   void grantArrivingAfterCancelIsReleased() {
     CompletableFuture<Lease> acquiring = client.acquireAsync("late", Duration.ofSeconds(60));
@@ -114,8 +113,7 @@ class LeaseLifecycleClusterTest {
   }
 
   // Guarantee: cancelling the future of a waiting acquire gives its place in line up (CancelWait),
-  // so the
-  // cluster does not keep, and later grant, a waiter nobody listens to.
+  // so the cluster does not keep, and later grant, a waiter nobody listens to.
   @Test
   void cancellingAWaitingAcquireGivesThePlaceUp() {
     Lease holder = client.acquire("queue", Duration.ofSeconds(60));
@@ -132,8 +130,7 @@ class LeaseLifecycleClusterTest {
   }
 
   // Guarantee: a thread blocked in a waiting acquire ends when interrupted, keeps its interrupt
-  // status, and
-  // its place in line is given up.
+  // status, and its place in line is given up.
   @Test
   void interruptEndsABlockingAcquireAndGivesThePlaceUp() throws Exception {
     Lease holder = client.acquire("interrupted", Duration.ofSeconds(60));
@@ -176,8 +173,7 @@ class LeaseLifecycleClusterTest {
   }
 
   // Guarantee: a revoke reaches the holder promptly (its lease's own events), not at its next
-  // renewal a
-  // third of the TTL later; the lease is invalid by the time its listener runs.
+  // renewal a third of the TTL later; the lease is invalid by the time its listener runs.
   @Test
   void revokeIsNoticedWithinAboutASecond() {
     Lease lease = client.acquire("revoked", Duration.ofSeconds(30));
@@ -206,8 +202,7 @@ class LeaseLifecycleClusterTest {
   }
 
   // Guarantee: tryAcquire hands back the same self-renewing Lease as acquire when the resource is
-  // free,
-  // and nothing (no exception) when it is held.
+  // free, and nothing (no exception) when it is held.
   @Test
   void tryAcquireReturnsARenewingLeaseOrNothing() throws Exception {
     Optional<Lease> got = client.tryAcquire("try", Duration.ofSeconds(2));
@@ -224,8 +219,8 @@ class LeaseLifecycleClusterTest {
   }
 
   // Guarantee: a slow or throwing loss listener runs on its own executor and delays no renewal:
-  // another
-  // lease of the same client, with a TTL shorter than the listener's stall, stays held throughout.
+  // another lease of the same client, with a TTL shorter than the listener's stall, stays held
+  // throughout.
   @Test
   void slowAndThrowingListenersDelayNoRenewal() throws Exception {
     Lease victim = client.acquire("victim", Duration.ofSeconds(30));
@@ -296,8 +291,7 @@ class LeaseLifecycleClusterTest {
   }
 
   // Guarantee: with the cluster gone, a lease turns AT_RISK while still valid, then LOST by its
-  // deadline;
-  // the client reports DISCONNECTED, and CONNECTED again once the nodes are back.
+  // deadline; the client reports DISCONNECTED, and CONNECTED again once the nodes are back.
   @Test
   void atRiskBeforeLostAndConnectionStateFollowTheCluster(@TempDir Path ownDataDir) {
     // It stops every node: a cluster of its own, so the shared one stays up for the others.

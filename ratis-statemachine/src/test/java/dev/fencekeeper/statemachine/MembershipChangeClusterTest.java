@@ -56,10 +56,8 @@ class MembershipChangeClusterTest {
   private record Grant(String resource, long askedNanos, long answeredNanos, long token) {}
 
   // Guarantee: membership 3 -> 5 -> 3 under a running workload loses no acknowledged write, never
-  // lets a
-  // token go backwards on a resource (a grant asked for after another was answered has a larger
-  // token),
-  // and the cluster serves after every change.
+  // lets a token go backwards on a resource (a grant asked for after another was answered has a
+  // larger token), and the cluster serves after every change.
   @Test
   void growingToFiveAndShrinkingToThreeLosesNothingAndKeepsTokensIncreasing() throws Exception {
     List<FencekeeperServer> joined = new ArrayList<>();
@@ -86,8 +84,7 @@ class MembershipChangeClusterTest {
         String worker = "worker-" + w;
         String resource = RESOURCES.get(w % RESOURCES.size());
         // Clients know only the original three nodes, as deployed clients would; they learn the
-        // rest
-        // from the cluster's redirects.
+        // rest from the cluster's redirects.
         FencingClient client = cluster.newClient(worker);
         running.add(
             workers.submit(
@@ -194,8 +191,7 @@ class MembershipChangeClusterTest {
           }
         }
         // The token sequence carried on through every change: a grant now beats every grant of the
-        // run
-        // (a worker's lease whose release went unanswered may need its TTL to run out first).
+        // run (a worker's lease whose release went unanswered may need its TTL to run out first).
         long newest = grants.stream().mapToLong(Grant::token).max().orElseThrow();
         AtomicLong last = new AtomicLong();
         await()
@@ -217,8 +213,8 @@ class MembershipChangeClusterTest {
   }
 
   // Guarantee: a member restarted in join mode over its own data recovers the group from disk,
-  // catches up and
-  // can lead; join mode is safe to keep in a node's service definition after it was added.
+  // catches up and can lead; join mode is safe to keep in a node's service definition after it was
+  // added.
   @Test
   void aMemberRestartedInJoinModeRecoversItsGroup() throws Exception {
     try (TestCluster cluster = TestCluster.start(dataDir)) {

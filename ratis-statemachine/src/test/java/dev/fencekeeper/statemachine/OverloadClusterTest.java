@@ -129,8 +129,8 @@ class OverloadClusterTest {
   }
 
   // Far more concurrent reads than a node may hold: the excess is answered OVERLOADED at once,
-  // every other
-  // read returns the stored value, each refusal is counted, and every slot comes back afterwards.
+  // every other read returns the stored value, each refusal is counted, and every slot comes back
+  // afterwards.
   @Test
   void excessReadsAreRefusedWithOverloadedAndTheRestAreAnswered() {
     Properties p = new Properties();

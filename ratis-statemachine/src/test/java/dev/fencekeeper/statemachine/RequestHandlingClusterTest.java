@@ -67,8 +67,7 @@ class RequestHandlingClusterTest {
   }
 
   // Guarantee: a write retried with the same request id under the same lease is applied once and
-  // the
-  // retry gets the first answer back.
+  // the retry gets the first answer back.
   @Test
   void writeRetriedWithTheSameRequestIdIsAppliedOnce() {
     WriteResult first =
@@ -86,8 +85,8 @@ class RequestHandlingClusterTest {
   }
 
   // Guarantee: concurrent commands of one client share log entries (CommandCoalescer), and each
-  // still gets
-  // exactly its own answer: every write applied once, in its own version, every stale one rejected.
+  // still gets exactly its own answer: every write applied once, in its own version, every stale
+  // one rejected.
   @Test
   void concurrentCommandsOfOneClientShareLogEntriesAndEachGetsItsOwnAnswer() {
     String leader = cluster.awaitLeader();
@@ -398,8 +397,7 @@ class RequestHandlingClusterTest {
   }
 
   // Guarantee: each malformed request is answered INVALID_ARGUMENT naming the field, and no
-  // replica's
-  // state changes.
+  // replica's state changes.
   @ParameterizedTest(name = "{0}")
   @MethodSource("badRequests")
   void badInputIsRejectedAndChangesNothing(String name, Request request, String field) {
@@ -495,8 +493,7 @@ class RequestHandlingClusterTest {
 
   private static String stateOfEveryNode() {
     // Followers learn the commit index from the leader's next append or heartbeat: compare states
-    // only
-    // once every node has applied the same entries.
+    // only once every node has applied the same entries.
     org.awaitility.Awaitility.await()
         .atMost(java.time.Duration.ofSeconds(30))
         .until(

@@ -63,8 +63,8 @@ class RestartFromDiskClusterTest {
       }
       cluster.awaitLeader();
       // Every lease, value, receipt and the token sequence come back; only time and term move on
-      // (the new
-      // leader's takeover entry cannot extend these long leases, so it changes nothing else).
+      // (the new leader's takeover entry cannot extend these long leases, so it changes nothing
+      // else).
       for (String id : List.of("n1", "n2", "n3")) {
         await()
             .atMost(Duration.ofSeconds(30))

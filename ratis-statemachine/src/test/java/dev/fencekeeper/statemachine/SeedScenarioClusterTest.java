@@ -39,8 +39,7 @@ class SeedScenarioClusterTest {
   }
 
   // Guarantee: once B holds a newer token, A's write with its expired token is rejected with B's
-  // token,
-  // and B's value stays.
+  // token, and B's value stays.
   @Test
   void staleWriterIsRejectedAfterTheNewHolderWrites() {
     Result a = workerA.acquireToken("daily-sales-report", Duration.ofMillis(300), "worker-a");

@@ -60,8 +60,7 @@ class ServerLimitsClientClusterTest {
   }
 
   // Guarantee: a value over the cluster's limit is refused as INVALID_ARGUMENT naming the limit,
-  // and nothing
-  // is sent for it.
+  // and nothing is sent for it.
   @Test
   void tooBigAValueIsRefusedBeforeItIsSent() {
     try (Lease lease = client.acquire("big", Duration.ofSeconds(30))) {
@@ -94,8 +93,7 @@ class ServerLimitsClientClusterTest {
   }
 
   // Guarantee: concurrent writes that each fit are never coalesced into a batch over the cluster's
-  // limit
-  // (which the cluster would refuse whole): every one is accepted.
+  // limit (which the cluster would refuse whole): every one is accepted.
   @Test
   void batchesAreSizedByTheClustersLimit() {
     List<Lease> leases = new ArrayList<>();

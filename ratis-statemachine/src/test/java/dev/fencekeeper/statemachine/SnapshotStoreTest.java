@@ -45,8 +45,7 @@ class SnapshotStoreTest {
   }
 
   // Guarantee: the MD5 written next to a snapshot is the MD5 of the file, and the file reads back
-  // to the
-  // same state.
+  // to the same state.
   @Test
   void writtenDigestIsTheFilesAndTheStateReadsBack() throws IOException {
     Path file = dir.resolve("snapshot.3_42");
@@ -61,8 +60,7 @@ class SnapshotStoreTest {
   }
 
   // Guarantee: a snapshot whose bytes changed after writing is refused as corrupt, whether the
-  // change hits
-  // a value (the file still parses) or the framing (it does not).
+  // change hits a value (the file still parses) or the framing (it does not).
   @Test
   void changedBytesAreReportedAsCorrupt() throws IOException {
     Path file = dir.resolve("snapshot.3_42");

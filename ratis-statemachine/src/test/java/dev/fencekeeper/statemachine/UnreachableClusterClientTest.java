@@ -32,8 +32,7 @@ class UnreachableClusterClientTest {
   }
 
   // Guarantee: with every peer refusing the connection, a read is answered UNAVAILABLE within the
-  // default
-  // bound (about 3 s, not the 15 s call timeout), in one line that says why.
+  // default bound (about 3 s, not the 15 s call timeout), in one line that says why.
   @Test
   void readFailsFastWhenEveryPeerRefuses() throws IOException {
     try (FencingClient client = FencingClient.builder().peers(deadPeers()).build()) {
@@ -84,8 +83,7 @@ class UnreachableClusterClientTest {
   }
 
   // Guarantee: a node that answers but cannot lead (no quorum: an election that cannot finish yet)
-  // keeps a
-  // command waiting up to the call timeout instead of failing it at the unreachable bound.
+  // keeps a command waiting up to the call timeout instead of failing it at the unreachable bound.
   @Test
   void aNodeThatAnswersKeepsTheCallWaiting() {
     try (TestCluster cluster = TestCluster.start(dataDir)) {

@@ -41,8 +41,7 @@ class WaitingAndWatchClusterTest {
   }
 
   // Guarantee: five waiters are granted in arrival order, and a leader change in the middle keeps
-  // that
-  // order (the queue is replicated state).
+  // that order (the queue is replicated state).
   @Test
   void fiveWaitersAreServedInOrderAcrossALeaderChange() throws Exception {
     FencingClient observer = cluster.newClient("observer");
@@ -98,10 +97,8 @@ class WaitingAndWatchClusterTest {
   }
 
   // Guarantee: a queued waiter takes its grant from the ACQUIRED event that names its request id,
-  // so a
-  // hand-off costs one log entry (the release that grants) rather than two (plus a re-sent
-  // acquire), and the
-  // lease it holds ends locally no later than in the cluster.
+  // so a hand-off costs one log entry (the release that grants) rather than two (plus a re-sent
+  // acquire), and the lease it holds ends locally no later than in the cluster.
   @Test
   void aWaiterTakesItsGrantFromTheEventWithoutAnotherLogEntry() throws Exception {
     FencingClient holderClient = cluster.newClient("holder");
@@ -150,9 +147,8 @@ class WaitingAndWatchClusterTest {
   }
 
   // Guarantee: when a holder dies (no renewals, no release), the first waiter gets the resource
-  // within
-  // the TTL plus a small bound, because the leader commits the expiry as soon as the lease falls
-  // due.
+  // within the TTL plus a small bound, because the leader commits the expiry as soon as the lease
+  // falls due.
   @Test
   void deadHolderIsReplacedByTheFirstWaiterSoonAfterItsTtl() throws Exception {
     FencingClient observer = cluster.newClient("observer");

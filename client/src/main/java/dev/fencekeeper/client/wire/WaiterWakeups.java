@@ -13,9 +13,9 @@ public final class WaiterWakeups {
   private WaiterWakeups() {}
 
   /**
-   * True for the waiter's own grant, a grant that names no request id (a node from before grants
-   * named them), or a lease that ended with no grant after it (the line was empty, or this waiter
-   * was skipped and must ask again to be queued).
+   * True for the waiter's own grant, a grant that names no request id (an event recorded without
+   * one), or a lease that ended with no grant after it (the line was empty, or this waiter was
+   * skipped and must ask again to be queued).
    */
   public static boolean mayConcern(List<LeaseEvent> events, String requestId) {
     boolean freed = false;

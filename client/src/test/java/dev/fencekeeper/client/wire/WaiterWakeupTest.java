@@ -32,9 +32,8 @@ class WaiterWakeupTest {
   }
 
   // Guarantee: a lease that ended with no grant after it wakes the waiter (it may have been skipped
-  // and must
-  // queue again), and so does a grant naming no request id, as servers from before this change
-  // send.
+  // and must queue again), and so does a grant naming no request id (an event recorded without
+  // one).
   @Test
   void endWithoutGrantAndUnnamedGrantWake() {
     assertThat(

@@ -223,8 +223,7 @@ public final class JdbcFence {
       return;
     }
     // Created on a connection of its own: DDL inside the caller's transaction would commit it on
-    // some
-    // databases, or be rolled back with it on others.
+    // some databases, or be rolled back with it on others.
     createTable();
   }
 

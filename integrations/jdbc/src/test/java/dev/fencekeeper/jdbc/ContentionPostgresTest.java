@@ -75,10 +75,9 @@ class ContentionPostgresTest {
   }
 
   // Guarantee: with the guard statement, per resource the committed tokens never decrease in commit
-  // order and
-  // no transaction commits after a newer token committed before its guard; without it (or with
-  // validate
-  // before the write instead) the same checks find violations — so they would catch a broken fence.
+  // order and no transaction commits after a newer token committed before its guard; without it (or
+  // with validate before the write instead) the same checks find violations — so they would catch a
+  // broken fence.
   @ParameterizedTest
   @EnumSource(Variant.class)
   void staleWritersNeverCommitThroughTheGuard(Variant variant) throws Exception {
@@ -283,8 +282,8 @@ class ContentionPostgresTest {
     byResource.forEach(
         (resource, rows) -> {
           // Each commit read the counter and wrote it plus one, so the value is the commit order —
-          // if no two
-          // transactions overlapped. A repeated value is a lost update, itself a fence failure.
+          // if no two transactions overlapped. A repeated value is a lost update, itself a fence
+          // failure.
           for (int i = 0; i < rows.size(); i++) {
             Row row = rows.get(i);
             if (row.value() != i + 1) {

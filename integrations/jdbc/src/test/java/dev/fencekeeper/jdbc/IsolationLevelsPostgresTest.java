@@ -125,9 +125,8 @@ class IsolationLevelsPostgresTest {
   }
 
   // Guarantee: an older token that waited behind a newer holder's lock is refused once the newer
-  // commits —
-  // as stale under READ COMMITTED, as a serialization failure under the snapshot levels; never
-  // accepted.
+  // commits — as stale under READ COMMITTED, as a serialization failure under the snapshot levels;
+  // never accepted.
   @ParameterizedTest
   @EnumSource(Level.class)
   void olderTokenWaitingBehindNewerIsRefused(Level level) throws Exception {
@@ -154,10 +153,8 @@ class IsolationLevelsPostgresTest {
   }
 
   // Guarantee: a newer token waiting behind an older holder commits after it under READ COMMITTED;
-  // under the
-  // snapshot levels it gets a serialization failure (not a stale refusal, not a silent success),
-  // and its retry
-  // as a new transaction is accepted.
+  // under the snapshot levels it gets a serialization failure (not a stale refusal, not a silent
+  // success), and its retry as a new transaction is accepted.
   @ParameterizedTest
   @EnumSource(Level.class)
   void newerTokenWaitingBehindOlderCommitsOrMustRetry(Level level) throws Exception {
@@ -188,10 +185,8 @@ class IsolationLevelsPostgresTest {
   }
 
   // Guarantee: a transaction whose snapshot predates a newer holder's commit (it read first, then
-  // guards) is
-  // refused: stale under READ COMMITTED (each statement sees the newest row), serialization failure
-  // under the
-  // snapshot levels (the row changed after its snapshot).
+  // guards) is refused: stale under READ COMMITTED (each statement sees the newest row),
+  // serialization failure under the snapshot levels (the row changed after its snapshot).
   @ParameterizedTest
   @EnumSource(Level.class)
   void snapshotTakenBeforeNewerCommitIsRefused(Level level) throws Exception {

@@ -46,8 +46,7 @@ class JdbcFencePostgresTest {
   }
 
   // Guarantee: the first use of a resource inserts its guard row; the same token writes again (one
-  // lease,
-  // many writes) and a newer one advances it.
+  // lease, many writes) and a newer one advances it.
   @Test
   void acceptsFirstUseTheSameTokenAgainAndNewerTokens() throws SQLException {
     assertThat(fence.acceptedToken("invoices")).isEmpty();
@@ -63,8 +62,7 @@ class JdbcFencePostgresTest {
   }
 
   // Guarantee: once a newer token committed, an older one is refused naming both tokens, its
-  // statements
-  // are rolled back, and the guard row still holds the newer token.
+  // statements are rolled back, and the guard row still holds the newer token.
   @Test
   void olderTokenIsRefusedAndRolledBack() throws SQLException {
     fence.inTransaction("invoices", 42, insertInvoice(1, 42));
@@ -84,8 +82,8 @@ class JdbcFencePostgresTest {
   }
 
   // Guarantee: the guard and the work are one transaction: a failing statement after an accepted
-  // guard rolls
-  // back the guard's advance too, so a failed newer holder does not lock out the current one.
+  // guard rolls back the guard's advance too, so a failed newer holder does not lock out the
+  // current one.
   @Test
   void failedWorkRollsBackTheGuardToo() throws SQLException {
     fence.inTransaction("invoices", 41, insertInvoice(1, 41));
@@ -105,8 +103,7 @@ class JdbcFencePostgresTest {
   }
 
   // Guarantee: work that fails with an unchecked exception after its statements succeeded is rolled
-  // back too,
-  // guard included (the connection's return to autocommit must not commit it).
+  // back too, guard included (the connection's return to autocommit must not commit it).
   @Test
   void uncheckedFailureInWorkRollsBackEverything() throws SQLException {
     fence.inTransaction("invoices", 41, insertInvoice(1, 41));
@@ -125,9 +122,8 @@ class JdbcFencePostgresTest {
   }
 
   // Guarantee: inTransaction hands the connection back in autocommit mode as it found it, also
-  // through a data
-  // source that does not reset connections itself (HikariCP does; a plain shared connection does
-  // not).
+  // through a data source that does not reset connections itself (HikariCP does; a plain shared
+  // connection does not).
   @Test
   void restoresAutocommitOnTheConnectionItBorrowed() throws SQLException {
     try (Connection shared = db.getConnection()) {
@@ -168,8 +164,7 @@ class JdbcFencePostgresTest {
   }
 
   // Guarantee: a connection in autocommit mode is refused before anything is written: the guard's
-  // lock
-  // would end with its own statement.
+  // lock would end with its own statement.
   @Test
   void autocommitConnectionIsRefused() throws SQLException {
     try (Connection c = db.getConnection()) {
@@ -233,9 +228,8 @@ class JdbcFencePostgresTest {
   }
 
   // Guarantee: through a HikariCP pool the fence behaves the same, and a connection goes back to
-  // the pool in
-  // autocommit mode as it came out, so the next borrower's statements are not silently in a
-  // transaction.
+  // the pool in autocommit mode as it came out, so the next borrower's statements are not silently
+  // in a transaction.
   @Test
   void throughAHikariPool() throws SQLException {
     HikariConfig config = new HikariConfig();
@@ -272,10 +266,8 @@ class JdbcFencePostgresTest {
   }
 
   // Guarantee (the per-row pattern, for tables carrying their own token column): "last_token <= ?"
-  // lets the
-  // holder write any number of times with its one token and refuses older tokens; the seed's "<"
-  // would refuse
-  // the holder's own second write.
+  // lets the holder write any number of times with its one token and refuses older tokens; the
+  // seed's "<" would refuse the holder's own second write.
   @Test
   void perRowPatternNeedsLessOrEqual() throws SQLException {
     Postgres.execute(

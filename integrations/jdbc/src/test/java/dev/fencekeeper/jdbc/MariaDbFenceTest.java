@@ -74,10 +74,9 @@ class MariaDbFenceTest extends GuardRowContract {
   }
 
   // Guarantee: under READ COMMITTED and REPEATABLE READ (InnoDB's default) an older token waiting
-  // on the newer
-  // holder's guard-row lock is refused once the newer commits, and one whose snapshot predates the
-  // newer commit
-  // is refused too: the guard reads the newest row version, not the transaction's snapshot.
+  // on the newer holder's guard-row lock is refused once the newer commits, and one whose snapshot
+  // predates the newer commit is refused too: the guard reads the newest row version, not the
+  // transaction's snapshot.
   @ParameterizedTest
   @ValueSource(
       ints = {Connection.TRANSACTION_READ_COMMITTED, Connection.TRANSACTION_REPEATABLE_READ})

@@ -62,9 +62,8 @@ class SeedScenarioPostgresTest {
   }
 
   // Guarantee (the README's T1–T6): A acquires and writes, pauses past its TTL, B acquires and
-  // commits,
-  // A resumes and its transaction is rolled back with a stale refusal naming both tokens; B's rows
-  // stay.
+  // commits, A resumes and its transaction is rolled back with a stale refusal naming both tokens;
+  // B's rows stay.
   @Test
   void pausedHolderIsRefusedByTheDatabase() throws Exception {
     try (TestCluster cluster = TestCluster.start(clusterData, new Properties())) {
@@ -105,8 +104,8 @@ class SeedScenarioPostgresTest {
   }
 
   // Guarantee: after fencekeeper is restored from a backup (its tokens jump above every old one)
-  // the guard
-  // rows need no repair: the new holder writes, and tokens of the old cluster stay refused.
+  // the guard rows need no repair: the new holder writes, and tokens of the old cluster stay
+  // refused.
   @Test
   void guardRowsStayValidAcrossARestoreFromBackup() throws Exception {
     Path backup = scratch.resolve("cluster.backup");

@@ -84,10 +84,8 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
         long deadlineNanos = sentNanos + config.getLockAtMostFor().toNanos();
         if (System.nanoTime() - deadlineNanos >= 0) {
           // The grant took longer than lockAtMostFor to arrive (a cold start, a loaded host): by
-          // the only
-          // clock that is safe to trust here, the lock is already over. Running the task under it
-          // would
-          // leave it no time at all, so give it back and let the next run try.
+          // the only clock that is safe to trust here, the lock is already over. Running the task
+          // under it would leave it no time at all, so give it back and let the next run try.
           LOG.warn(
               "Lock {} (resource {}, token {}) was granted after its lockAtMostFor {} had passed;"
                   + " released without running the task",

@@ -358,8 +358,7 @@ class FencekeeperLockProviderClusterTest {
   }
 
   // Guarantee: the seeds' story through ShedLock — a holder paused past lockAtMostFor is superseded
-  // by a
-  // newer token, and its late fenced write is refused while the newer holder's value stays.
+  // by a newer token, and its late fenced write is refused while the newer holder's value stays.
   @Test
   void aTaskPausedPastLockAtMostForIsFencedOut() {
     FencekeeperLock first =
@@ -383,8 +382,8 @@ class FencekeeperLockProviderClusterTest {
   }
 
   // Guarantee: with keep-alive, a running task keeps its lock past lockAtMostFor, with the same
-  // token, and
-  // unlocking ends it; without it (every other test here) the lock ends at lockAtMostFor.
+  // token, and unlocking ends it; without it (every other test here) the lock ends at
+  // lockAtMostFor.
   @Test
   void keepAliveRenewsWhileTheTaskRuns() throws Throwable {
     try (FencekeeperLockProvider keepAlive =

@@ -33,10 +33,8 @@ class SlowGrantClusterTest {
   }
 
   // Guarantee: a lock granted only after its lockAtMostFor has passed by the caller's clock is
-  // given back
-  // at once and the task is not run: the cluster would let it run for the whole TTL after the late
-  // grant,
-  // while by the caller's clock the lock is already over.
+  // given back at once and the task is not run: the cluster would let it run for the whole TTL
+  // after the late grant, while by the caller's clock the lock is already over.
   @Test
   void aGrantArrivingAfterLockAtMostForIsReleasedNotRun() throws Exception {
     cluster = TestCluster.start(dataDir);

@@ -41,8 +41,7 @@ class ThreeInstancesDrillTest {
   private static final Pattern EVENT =
       Pattern.compile("EVENT (\\w+) token=(\\d+)(?: newer=(\\d+))? instance=(\\S+)");
   // The holder must be stopped inside its computation, and the next holder must finish its own well
-  // inside
-  // lockAtMostFor; both margins are seconds wide for a loaded 2-core host.
+  // inside lockAtMostFor; both margins are seconds wide for a loaded 2-core host.
   private static final Duration LOCK_AT_MOST_FOR = Duration.ofSeconds(7);
   private static final Duration COMPUTE_TIME = Duration.ofSeconds(4);
 
@@ -55,8 +54,8 @@ class ThreeInstancesDrillTest {
   record Event(String kind, long token, long newer, String instance) {}
 
   // Guarantee: a report job paused past lockAtMostFor cannot overwrite the report of the instance
-  // that took
-  // over; its late write is refused by the fence, whatever order the three processes run in.
+  // that took over; its late write is refused by the fence, whatever order the three processes run
+  // in.
   @Test
   void aPausedHolderIsFencedOutAndTheNewerReportStands() throws Exception {
     postgres = EmbeddedPostgres.builder().start();

@@ -94,8 +94,7 @@ class FencekeeperAutoConfigurationClusterTest {
   }
 
   // Guarantee: fencekeeper.* properties alone give one shared client connected to the cluster, with
-  // the
-  // owner label set, and every part of the integration whose library is present.
+  // the owner label set, and every part of the integration whose library is present.
   @Test
   void propertiesAloneConnectAClientAndEveryPart() {
     connected("app-1")
@@ -122,8 +121,7 @@ class FencekeeperAutoConfigurationClusterTest {
   }
 
   // Guarantee: TLS files, the request timeout and any other cluster setting reach the client's
-  // cluster
-  // configuration from fencekeeper.* properties.
+  // cluster configuration from fencekeeper.* properties.
   @Test
   void tlsTimeoutsAndOtherSettingsReachTheClusterConfig() throws IOException {
     Path cert = java.nio.file.Files.writeString(dataDir.resolve("app.crt"), "");
@@ -177,8 +175,7 @@ class FencekeeperAutoConfigurationClusterTest {
   }
 
   // Guarantee: with a DataSource the application gets a JdbcFence that admits the live lease's
-  // token and
-  // refuses an older one, naming both.
+  // token and refuses an older one, naming both.
   @Test
   void aDataSourceGetsAJdbcFenceThatRefusesStaleTokens() {
     connected("app-1")
@@ -254,8 +251,7 @@ class FencekeeperAutoConfigurationClusterTest {
   }
 
   // Guarantee: an application's own client is used by every part instead of a second connection,
-  // with or
-  // without fencekeeper.peers.
+  // with or without fencekeeper.peers.
   @Test
   void anApplicationsOwnClientWins() {
     runner()
@@ -288,8 +284,8 @@ class FencekeeperAutoConfigurationClusterTest {
   }
 
   // Guarantee: a user who adds the starter and ShedLock and annotates a job gets a fencekeeper lock
-  // with
-  // a token the job can read, and nothing else to write; a second instance is kept out meanwhile.
+  // with a token the job can read, and nothing else to write; a second instance is kept out
+  // meanwhile.
   @Test
   void anAnnotatedJobRunsUnderAFencedLock() {
     connected("app-1")
@@ -311,8 +307,7 @@ class FencekeeperAutoConfigurationClusterTest {
   }
 
   // Guarantee: the LockRegistry's locks are leases whose token the holder reads; another instance
-  // waits,
-  // and the next holder's token is newer.
+  // waits, and the next holder's token is newer.
   @Test
   void lockRegistryLocksCarryTheirToken() {
     connected("app-1")

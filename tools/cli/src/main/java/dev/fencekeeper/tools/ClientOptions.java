@@ -1,0 +1,129 @@
+package dev.fencekeeper.tools;
+
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.Security;
+import java.nio.file.Path;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The options every client verb shares: which cluster to talk to, how, and how to print the answer.
+ */
+public final class ClientOptions {
+  private static final String RATIS_LOGGER = "org.apache.ratis"; // its shaded gRPC included
+  private static final String CONNECTION_LOGGER = "dev.fencekeeper.client.connection";
+  // A retry that Ratis's client had scheduled before the verb gave up fires after the verb closed
+  // the client, and is logged at ERROR with a stack trace ("already CLOSED"): noise after a result
+  // already printed.
+  private static final String RATIS_CLIENT_RPC_LOGGER = "org.apache.ratis.grpc.client";
+  private static final String LOG_LEVEL_PROPERTY = "fencekeeper.log.level";
+
+  private final CliContext context;
+
+  @Spec(Spec.Target.MIXEE)
+  private CommandSpec mixee;
+
+  @Option(
+      names = "--peers",
+      paramLabel = "HOST:PORT,...",
+      description =
+          "Cluster members (or ID@HOST:PORT,...). Default: $FENCEKEEPER_PEERS, else the"
+              + " three nodes `up` starts (127.0.0.1:7301..7303, or from $FENCEKEEPER_BASE_PORT).")
+  private String peers;
+
+  @Option(
+      names = "--json",
+      description = "Print one JSON object whose `status` is the result code.")
+  private boolean json;
+
+  @Option(
+      names = "--tls",
+      description = "Talk mutual TLS, with a certificate from --certs (docs/security.md).")
+  private boolean tls;
+
+  @Option(
+      names = "--certs",
+      paramLabel = "DIR",
+      description =
+          "With --tls: the directory `fencekeeper certs` wrote (ca.crt, <identity>.crt/.key).")
+  private Path certs;
+
+  @Option(
+      names = "--identity",
+      paramLabel = "NAME",
+      description =
+          "With --tls: use DIR/NAME.crt and DIR/NAME.key. Default: admin for admin operations"
+              + " (members, leader, snapshot, backup, lease revoke), else client.")
+  private String identity;
+
+  ClientOptions(CliContext context) {
+    this.context = context;
+  }
+
+  boolean json() {
+    return json;
+  }
+
+  CliContext context() {
+    return context;
+  }
+
+  ClusterConfig cluster() {
+    quietRatisWarnings();
+    ClusterConfig cluster = LocalDefaults.cluster(context, peers);
+    if (!tls) {
+      if (certs != null || identity != null) {
+        throw new ConfigException("--certs and --identity need --tls");
+      }
+      return cluster;
+    }
+    if (certs == null) {
+      throw new ConfigException(
+          "--tls needs --certs DIR (create one with `fencekeeper certs DIR`)");
+    }
+    String name =
+        identity != null
+            ? identity
+            : mixee != null && mixee.userObject() instanceof AdminOperation
+                ? Certificates.ADMIN
+                : Certificates.CLIENT;
+    Path dir = context.resolve(certs).toAbsolutePath();
+    return cluster.withSecurity(
+        cluster.security().withTls(Security.TlsFiles.inDirectory(dir, name)));
+  }
+
+  /** A client for the cluster; it contacts nodes only when the first call is made. */
+  FencingClient connect() {
+    return FencingClient.connect(cluster());
+  }
+
+  /**
+   * Ratis and its gRPC log what a client verb's one result line already says — every failed name
+   * lookup of a peer, every refused connection, a retry cut short by the verb's end — as warnings
+   * with stack traces, once per retry. A verb names the cause in its result ({@link PeerNames});
+   * unless the user asked for more with {@code -Dfencekeeper.log.level}, only Ratis's errors are
+   * shown. The client's own "no node answered" line is the verb's UNAVAILABLE result said twice, so
+   * it is quieted the same way.
+   */
+  private static void quietRatisWarnings() {
+    if (System.getProperty(LOG_LEVEL_PROPERTY) != null) {
+      return;
+    }
+    for (String name : new String[] {RATIS_LOGGER, CONNECTION_LOGGER}) {
+      if (LoggerFactory.getLogger(name) instanceof ch.qos.logback.classic.Logger logger) {
+        logger.setLevel(ch.qos.logback.classic.Level.ERROR);
+      }
+    }
+    if (LoggerFactory.getLogger(RATIS_CLIENT_RPC_LOGGER)
+        instanceof ch.qos.logback.classic.Logger rpc) {
+      rpc.setLevel(ch.qos.logback.classic.Level.OFF);
+    }
+  }
+
+  /** Marks verbs that need an admin identity under TLS: they default to the admin certificate. */
+  interface AdminOperation {}
+}

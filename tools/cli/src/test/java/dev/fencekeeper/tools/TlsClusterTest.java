@@ -1,0 +1,371 @@
+package dev.fencekeeper.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.FencingException;
+import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.wire.Wire;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.Security;
+import dev.fencekeeper.metrics.NodeMetric;
+import dev.fencekeeper.proto.BackupRequest;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.server.FencekeeperServer;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A three-node cluster with mutual TLS in which n3 holds a certificate from another CA: n1 and n2
+ * form the majority and serve; n3 can never join in. Clients with a valid certificate work;
+ * plaintext, expired and foreign-CA clients are refused; admin operations need the admin identity;
+ * leases belong to whoever acquired them.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class TlsClusterTest {
+  private static final Duration SHORT_TIMEOUT = Duration.ofMillis(400);
+
+  @TempDir static Path dir;
+  private Path certs;
+  private Path foreign;
+  private ClusterConfig cluster;
+  private final List<FencekeeperServer> servers = new ArrayList<>();
+
+  @BeforeAll
+  void start() throws IOException {
+    certs = dir.resolve("certs");
+    Certificates ca = Certificates.writeLocalSet(certs, Duration.ofDays(1));
+    Instant now = Instant.now();
+    ca.issue(certs, "client2", "second-client", now.minusSeconds(60), now.plus(Duration.ofDays(1)));
+    ca.issue(
+        certs,
+        "expired",
+        Certificates.CLIENT_CN,
+        now.minus(Duration.ofDays(2)),
+        now.minus(Duration.ofDays(1)));
+    // Another CA, with certificates carrying the very CNs the cluster trusts: only the CA differs.
+    foreign = dir.resolve("foreign");
+    Certificates.writeLocalSet(foreign, Duration.ofDays(1));
+
+    Properties p = new Properties();
+    p.setProperty(
+        "peers",
+        "n1@127.0.0.1:"
+            + freePort()
+            + ",n2@127.0.0.1:"
+            + freePort()
+            + ",n3@127.0.0.1:"
+            + freePort());
+    p.setProperty("authz.admins", Certificates.ADMIN_CN);
+    p.setProperty("authz.nodes", Certificates.NODE_CN);
+    cluster = ClusterConfig.fromProperties(p);
+    for (PeerAddress peer : cluster.peers()) {
+      Path from = peer.id().equals("n3") ? foreign : certs;
+      ClusterConfig node =
+          withTls(cluster, from, Certificates.NODE)
+              .withNodeId(peer.id())
+              .withStorageDir(dir.resolve(peer.id()));
+      servers.add(FencekeeperServer.start(node));
+    }
+    await().atMost(Duration.ofSeconds(60)).until(() -> servers.stream().anyMatch(this::leads));
+  }
+
+  @AfterAll
+  void stop() throws IOException {
+    for (FencekeeperServer s : servers) {
+      s.close();
+    }
+  }
+
+  @Test
+  void aClientWithAValidCertificateWorks() {
+    try (FencingClient client =
+        FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "ok")) {
+      Result granted = client.acquireToken("tls-ok", Duration.ofSeconds(30), "ok");
+      assertThat(granted.code()).isEqualTo(dev.fencekeeper.client.ResultCode.GRANTED);
+      assertThat(
+              client
+                  .write("tls-ok", granted.token(), "k", "v".getBytes(StandardCharsets.UTF_8))
+                  .code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.ACCEPTED);
+      assertThat(client.read("tls-ok", "k").valueAsString()).isEqualTo("v");
+      // Node info and stale reads use per-node clients: those must speak TLS too.
+      assertThat(Wire.nodeInfo(client, cluster.peers().get(0).id(), Duration.ofSeconds(20)).getId())
+          .isEqualTo(cluster.peers().get(0).id());
+    }
+  }
+
+  @Test
+  void plaintextExpiredAndForeignClientsAreRefused() {
+    ClusterConfig plaintext = quick(cluster);
+    ClusterConfig expired = quick(withTls(cluster, certs, "expired"));
+    // Trusts the right CA (so it could verify the nodes) but presents a certificate from another
+    // one.
+    ClusterConfig foreignCa =
+        quick(
+            cluster.withSecurity(
+                cluster
+                    .security()
+                    .withTls(
+                        new Security.TlsFiles(
+                            foreign.resolve("client.crt"),
+                            foreign.resolve("client.key"),
+                            certs.resolve("ca.crt")))));
+    for (ClusterConfig refused : List.of(plaintext, expired, foreignCa)) {
+      try (FencingClient client = FencingClient.connect(refused, "intruder")) {
+        Result r = client.acquireToken("tls-refused", Duration.ofSeconds(30), "intruder");
+        assertThat(r.code())
+            .as(refused.toString())
+            .isEqualTo(dev.fencekeeper.client.ResultCode.UNAVAILABLE);
+      }
+    }
+    try (FencingClient client =
+        FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "check")) {
+      assertThat(client.lease("tls-refused").code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.NOT_FOUND);
+    }
+  }
+
+  @Test
+  void aNodeWithAForeignCertificateNeverJoinsIn() {
+    try (FencingClient client =
+        FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "n3-check")) {
+      assertThat(client.acquireToken("tls-n3", Duration.ofSeconds(30), "n3-check").code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.GRANTED);
+    }
+    FencekeeperServer n3 = servers.get(2);
+    assertThat(leads(n3)).isFalse();
+    boolean n3HasIt = n3.stateMachine().read(state -> state.resources().containsKey("tls-n3"));
+    assertThat(n3HasIt).isFalse();
+    long majorityApplied = Math.min(appliedIndex(servers.get(0)), appliedIndex(servers.get(1)));
+    assertThat(appliedIndex(n3)).isLessThan(majorityApplied);
+  }
+
+  @Test
+  void adminOperationsNeedTheAdminIdentityAndRefusalsAreCounted() {
+    long deniedBefore = denied();
+    ClusterConfig asClient = withTls(cluster, certs, Certificates.CLIENT);
+    ClusterConfig asAdmin = withTls(cluster, certs, Certificates.ADMIN);
+    try (FencingClient holder = FencingClient.connect(asClient, "holder");
+        FencingClient admin = FencingClient.connect(asAdmin, "admin")) {
+      assertThat(holder.acquireToken("tls-revoke", Duration.ofSeconds(30), "holder").code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.GRANTED);
+      Result revoke = holder.revoke("tls-revoke", "not mine to revoke");
+      assertThat(revoke.code()).isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
+      assertThat(revoke.message()).contains(Certificates.CLIENT_CN).contains("authz.admins");
+      assertThat(holder.lease("tls-revoke").live()).isTrue();
+      assertThat(holder.backup(dir.resolve("denied.backup")).code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
+
+      assertThatThrownBy(
+              () -> FencingAdmin.connect(asClient).snapshot("n1", Duration.ofSeconds(10)))
+          .isInstanceOfSatisfying(
+              FencingException.class,
+              e ->
+                  assertThat(e.code())
+                      .isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED));
+      assertThatThrownBy(() -> FencingAdmin.connect(asClient).removeMember("n3"))
+          .isInstanceOfSatisfying(
+              FencingException.class,
+              e ->
+                  assertThat(e.code())
+                      .isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED));
+      assertThatThrownBy(() -> FencingAdmin.connect(asClient).transferLeadershipToAnother())
+          .isInstanceOfSatisfying(
+              FencingException.class,
+              e ->
+                  assertThat(e.code())
+                      .isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED));
+      assertThat(FencingAdmin.connect(asClient).members())
+          .hasSize(3); // reading the membership is allowed
+
+      assertThat(admin.revoke("tls-revoke", "operator").code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.REVOKED);
+      assertThat(FencingAdmin.connect(asAdmin).snapshot("n1", Duration.ofSeconds(30))).isPositive();
+    }
+    assertThat(denied() - deniedBefore).isGreaterThanOrEqualTo(5);
+  }
+
+  @Test
+  void onlyTheIdentityThatAcquiredALeaseMayRenewReleaseOrWriteWithIt() {
+    try (FencingClient owner =
+            FencingClient.connect(withTls(cluster, certs, Certificates.CLIENT), "owner");
+        FencingClient other = FencingClient.connect(withTls(cluster, certs, "client2"), "other")) {
+      Result granted = owner.acquireToken("tls-mine", Duration.ofSeconds(30), "owner");
+      long token = granted.token();
+      assertThat(other.renew("tls-mine", token, Duration.ofSeconds(30)).code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
+      assertThat(other.release("tls-mine", token).code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
+      assertThat(other.write("tls-mine", token, "k", new byte[] {1}).code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
+      assertThat(owner.lease("tls-mine").live()).isTrue();
+      assertThat(owner.renew("tls-mine", token, Duration.ofSeconds(30)).code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.RENEWED);
+      assertThat(owner.release("tls-mine", token).code())
+          .isEqualTo(dev.fencekeeper.client.ResultCode.RELEASED);
+    }
+  }
+
+  @Test
+  void everyVerbTakesTlsAndAdminVerbsDefaultToTheAdminCertificate() {
+    String peers =
+        cluster.peers().stream()
+            .map(PeerAddress::toString)
+            .collect(java.util.stream.Collectors.joining(","));
+    String dirArg = certs.toString();
+    CliRun acquire =
+        CliRun.run(
+            dir, "lease", "acquire", "tls-cli", "--ttl", "30s", "--peers", peers, "--tls",
+            "--certs", dirArg);
+    assertThat(acquire.exitCode()).as(acquire.toString()).isEqualTo(ExitCode.SUCCESS.code());
+    CliRun asClient =
+        CliRun.run(
+            dir,
+            "lease",
+            "revoke",
+            "tls-cli",
+            "--peers",
+            peers,
+            "--tls",
+            "--certs",
+            dirArg,
+            "--identity",
+            Certificates.CLIENT);
+    assertThat(asClient.exitCode())
+        .as(asClient.toString())
+        .isEqualTo(ExitCode.PERMISSION_DENIED.code());
+    CliRun asAdmin =
+        CliRun.run(dir, "lease", "revoke", "tls-cli", "--peers", peers, "--tls", "--certs", dirArg);
+    assertThat(asAdmin.exitCode()).as(asAdmin.toString()).isEqualTo(ExitCode.SUCCESS.code());
+    CliRun snapshot =
+        CliRun.run(
+            dir,
+            "snapshot",
+            "create",
+            "--peers",
+            peers,
+            "--tls",
+            "--certs",
+            dirArg,
+            "--identity",
+            Certificates.CLIENT);
+    assertThat(snapshot.exitCode())
+        .as(snapshot.toString())
+        .isEqualTo(ExitCode.PERMISSION_DENIED.code());
+  }
+
+  // A stale read carries its caller's certificate CN like every request (only an admin's stale
+  // backup is served), and a node that has just lost leadership still answers one on a new client
+  // stream: Ratis opens every stream with its own probe, which a non-leader answers only while the
+  // node leaves it untouched.
+  @Test
+  void staleReadsCarryTheCallerAndAFormerLeaderStillAnswersThem() throws Exception {
+    FencekeeperServer former = servers.stream().filter(this::leads).findFirst().orElseThrow();
+    String formerId = former.config().self().id();
+    String successor =
+        servers.get(0) == former
+            ? servers.get(1).config().self().id()
+            : servers.get(0).config().self().id();
+    ClusterConfig asAdmin = withTls(cluster, certs, Certificates.ADMIN);
+    assertThat(FencingAdmin.connect(asAdmin).transferLeadership(successor)).isEqualTo(successor);
+    await().atMost(Duration.ofSeconds(30)).until(() -> !leads(former));
+
+    Request backup = Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build();
+    Response served = staleRead(asAdmin, formerId, backup);
+    assertThat(served.getCode()).as(served.getMessage()).isEqualTo(ResultCode.FOUND);
+    Response denied = staleRead(withTls(cluster, certs, Certificates.CLIENT), formerId, backup);
+    assertThat(denied.getCode()).isEqualTo(ResultCode.PERMISSION_DENIED);
+    assertThat(denied.getMessage()).contains(Certificates.CLIENT_CN);
+  }
+
+  /**
+   * {@code request} as a stale read of node {@code peerId}, on a new Raft client (so a new stream).
+   */
+  private static Response staleRead(ClusterConfig as, String peerId, Request request)
+      throws Exception {
+    try (RaftClient raw =
+        RaftClient.newBuilder()
+            .setRaftGroup(as.raftGroup())
+            .setProperties(as.clientProperties())
+            .setParameters(as.ratisParameters())
+            .setRetryPolicy(RetryPolicies.noRetry())
+            .build()) {
+      RaftClientReply reply =
+          raw.async()
+              .sendStaleRead(
+                  Message.valueOf(ByteString.copyFrom(request.toByteArray())),
+                  0,
+                  RaftPeerId.valueOf(peerId))
+              .get(30, TimeUnit.SECONDS);
+      return Response.parseFrom(reply.getMessage().getContent().toByteArray());
+    }
+  }
+
+  private long denied() {
+    long total = 0;
+    for (FencekeeperServer s : servers) {
+      total +=
+          s.metrics().registry().counter(NodeMetric.REQUESTS_DENIED.dropwizardName()).getCount();
+    }
+    return total;
+  }
+
+  private static ClusterConfig withTls(ClusterConfig config, Path dir, String name) {
+    return config.withSecurity(config.security().withTls(Security.TlsFiles.inDirectory(dir, name)));
+  }
+
+  /**
+   * A short per-attempt timeout: a refused client's call fails fast instead of retrying for 15 s.
+   */
+  private static ClusterConfig quick(ClusterConfig config) {
+    Properties p = config.toProperties();
+    p.setProperty("client.request.timeout", SHORT_TIMEOUT.toMillis() + "ms");
+    return ClusterConfig.fromProperties(p);
+  }
+
+  private boolean leads(FencekeeperServer s) {
+    try {
+      RaftServer.Division d = s.raftServer().getDivision(s.config().groupId());
+      return d.getInfo().isLeader() && d.getInfo().isLeaderReady();
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static long appliedIndex(FencekeeperServer s) {
+    return s.stateMachine().getLastAppliedTermIndex().getIndex();
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}
