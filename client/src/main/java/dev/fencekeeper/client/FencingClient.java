@@ -1369,11 +1369,17 @@ public final class FencingClient implements AutoCloseable {
    */
   NodeInfo nodeInfo(String peerId, Duration timeout) {
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
-    CompletableFuture<Response> f =
-        pinnedTo(peerId)
-            .async()
-            .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peerId))
-            .thenApply(FencingClient::parseReply);
+    RaftClient node = pinnedTo(peerId);
+    CompletableFuture<RaftClientReply> sent =
+        node.async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peerId));
+    // On the reply itself, not on the timed-out copy: the stream may fail after the caller gave up.
+    sent.whenComplete(
+        (reply, error) -> {
+          if (error != null) {
+            replacePinnedIfBroken(peerId, node, error);
+          }
+        });
+    CompletableFuture<Response> f = sent.thenApply(FencingClient::parseReply);
     return join(f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)).getNode();
   }
 
@@ -1514,10 +1520,16 @@ public final class FencingClient implements AutoCloseable {
             : () -> {
               List<PeerAddress> peers = config.peers();
               PeerAddress peer = peers.get(ThreadLocalRandom.current().nextInt(peers.size()));
-              return pinnedTo(peer.id())
-                  .async()
-                  .sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()))
-                  .thenApply(FencingClient::parseReply);
+              RaftClient node = pinnedTo(peer.id());
+              CompletableFuture<RaftClientReply> sent =
+                  node.async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()));
+              sent.whenComplete(
+                  (reply, error) -> {
+                    if (error != null) {
+                      replacePinnedIfBroken(peer.id(), node, error);
+                    }
+                  });
+              return sent.thenApply(FencingClient::parseReply);
             };
     return metrics.timed(
         request.getCommandCase(),
@@ -1597,6 +1609,30 @@ public final class FencingClient implements AutoCloseable {
                       + (command ? "; the command may or may not have been applied" : ""))
               .build();
         });
+  }
+
+  /**
+   * Drops the per-node client of {@code peerId} once its request stream has failed for good (as
+   * {@link #replaceIfBroken} does for the main one), so the next request to that node gets a new
+   * one instead of AlreadyClosedException for ever after an outage.
+   */
+  private void replacePinnedIfBroken(String peerId, RaftClient broken, Throwable failure) {
+    if (!streamBroken(failure) || !pinned.remove(peerId, broken)) {
+      return;
+    }
+    LOG.debug("Replacing the client of node {} after its request stream failed", peerId);
+    Thread closer =
+        new Thread(
+            () -> {
+              try {
+                broken.close();
+              } catch (java.io.IOException | RuntimeException e) {
+                LOG.debug("Closing the replaced client of node {} failed", peerId, e);
+              }
+            },
+            "fencekeeper-client-close-replaced");
+    closer.setDaemon(true);
+    closer.start();
   }
 
   /**

@@ -35,6 +35,12 @@ public final class ClusterConfig {
 
   public static final int DEFAULT_BASE_PORT = 7301;
 
+  /**
+   * A node's client port is its Raft port plus this unless {@code client.port} says otherwise: the
+   * one rule by which nodes, the command line and clients find each other's client ports.
+   */
+  public static final int CLIENT_PORT_OFFSET = 200;
+
   /** The prefix of the environment variables that {@link #load(Path, Map)} reads. */
   public static final String ENVIRONMENT_PREFIX = "FENCEKEEPER_";
 
@@ -45,6 +51,7 @@ public final class ClusterConfig {
   private final Limits limits;
   private final Security security;
   private final Overload overload;
+  private final StreamLimits streamLimits;
   private final RaftGroupId groupId;
 
   private ClusterConfig(Map<ConfigKey<?>, Object> given) {
@@ -79,6 +86,7 @@ public final class ClusterConfig {
               + "'");
     }
     checkMetricsPortIsFree(metricsPort(), nodeId, peers);
+    checkClientPort(value(Keys.CLIENT_PORT), metricsPort(), nodeId, peers);
     this.limits =
         new Limits(
             value(Keys.LEASE_TTL_MIN),
@@ -102,6 +110,8 @@ public final class ClusterConfig {
     this.overload =
         new Overload(
             value(Keys.OVERLOAD_PENDING_WRITES_MAX), value(Keys.OVERLOAD_PENDING_READS_MAX));
+    this.streamLimits =
+        new StreamLimits(value(Keys.SESSIONS_PER_CLIENT_MAX), value(Keys.STREAM_BUFFER_MAX));
     this.groupId =
         RaftGroupId.valueOf(
             UUID.nameUUIDFromBytes(("fencekeeper:" + clusterName()).getBytes(UTF_8)));
@@ -356,6 +366,80 @@ public final class ClusterConfig {
     return bind != null ? bind : bindHost();
   }
 
+  /**
+   * This node's client port: {@code client.port}, else its Raft port + {@value
+   * #CLIENT_PORT_OFFSET}.
+   *
+   * @throws ConfigException if no node id is set
+   */
+  public int clientPort() {
+    Integer explicit = value(Keys.CLIENT_PORT);
+    return explicit != null ? explicit : defaultClientPort(self());
+  }
+
+  /**
+   * The address this node's client port listens on: {@code client.bind}, else {@link #bindHost()}.
+   */
+  public String clientBindHost() {
+    String bind = value(Keys.CLIENT_BIND);
+    return bind != null ? bind : bindHost();
+  }
+
+  /**
+   * This node's client address, as clients reach it: its host in {@code peers} and {@link
+   * #clientPort()}.
+   *
+   * @throws ConfigException if no node id is set
+   */
+  public PeerAddress clientAddress() {
+    PeerAddress self = self();
+    return new PeerAddress(self.id(), self.host(), clientPort());
+  }
+
+  /**
+   * The client address of every member, in {@code peers} order: each peer's host and Raft port +
+   * {@value #CLIENT_PORT_OFFSET}, except this node's own (when {@code node.id} is set), which is
+   * {@link #clientAddress()}. The one rule by which the command line, clients and integrations find
+   * the client ports of a cluster they know by its {@code peers}; a node whose {@code client.port}
+   * departs from it is found through the leader's redirects and {@code NodeStatus}.
+   *
+   * @throws ConfigException if a peer's Raft port leaves no room for the default client port
+   */
+  public List<PeerAddress> clientAddresses() {
+    String nodeId = value(Keys.NODE_ID);
+    List<PeerAddress> addresses = new ArrayList<>();
+    for (PeerAddress peer : peers()) {
+      addresses.add(
+          peer.id().equals(nodeId)
+              ? clientAddress()
+              : new PeerAddress(peer.id(), peer.host(), defaultClientPort(peer)));
+    }
+    return List.copyOf(addresses);
+  }
+
+  /** The client port {@code peer} has by the default rule. */
+  public static int defaultClientPort(PeerAddress peer) {
+    int port = peer.port() + CLIENT_PORT_OFFSET;
+    if (port > 65535) {
+      throw new ConfigException(
+          Keys.CLIENT_PORT
+              + ": peer "
+              + peer
+              + " has no default client port (Raft port + "
+              + CLIENT_PORT_OFFSET
+              + " > 65535); give its Raft port a lower number, or its client port explicitly");
+    }
+    return port;
+  }
+
+  /**
+   * Sessions and streams one client identity may hold on a node, and how much a node queues for a
+   * stream whose client does not read.
+   */
+  public StreamLimits streamLimits() {
+    return streamLimits;
+  }
+
   /** TLS files, admin and node identities. */
   public Security security() {
     return security;
@@ -427,6 +511,11 @@ public final class ClusterConfig {
 
   public ClusterConfig withMetricsPort(int port) {
     return with(Keys.METRICS_PORT, port);
+  }
+
+  /** This config with {@code client.port} set ({@code null}: the default rule again). */
+  public ClusterConfig withClientPort(Integer port) {
+    return with(Keys.CLIENT_PORT, port);
   }
 
   /** This config with {@code bind} set ({@code null}: the node's own host again). */
@@ -546,6 +635,37 @@ public final class ClusterConfig {
                   + ")");
         }
       }
+    }
+  }
+
+  /**
+   * The client port a node would listen on must be a port: derivable, and not one of its host's
+   * Raft ports or its metrics port.
+   */
+  private static void checkClientPort(
+      Integer explicit, int metricsPort, String nodeId, List<PeerAddress> peers) {
+    if (nodeId == null) {
+      return;
+    }
+    PeerAddress self =
+        peers.stream().filter(peer -> peer.id().equals(nodeId)).findFirst().orElseThrow();
+    int port = explicit != null ? explicit : defaultClientPort(self);
+    for (PeerAddress peer : peers) {
+      if (peer.port() == port && peer.host().equalsIgnoreCase(self.host())) {
+        throw new ConfigException(
+            Keys.CLIENT_PORT
+                + ": '"
+                + port
+                + "' is already the Raft port of peer "
+                + peer.id()
+                + " ("
+                + peer.address()
+                + ")");
+      }
+    }
+    if (port == metricsPort) {
+      throw new ConfigException(
+          Keys.CLIENT_PORT + ": '" + port + "' is already " + Keys.METRICS_PORT);
     }
   }
 

@@ -167,6 +167,18 @@ final class Keys {
               + " for every interface");
   static final ConfigKey<String> METRICS_BIND =
       host("metrics.bind", "(as bind)", "address the metrics endpoint listens on");
+  static final ConfigKey<Integer> CLIENT_PORT =
+      define(
+          "client.port",
+          ValueSyntax.PORT,
+          null,
+          "(Raft port + " + ClusterConfig.CLIENT_PORT_OFFSET + ")",
+          List.of(Bound.of(port -> port >= 1 && port <= 65535, "must be in 1..65535", "1..65535")),
+          "port of this node's client protocol (gRPC service fencekeeper.v1.Fencekeeper, the same"
+              + " TLS as the Raft port); other nodes and clients assume the default for every peer"
+              + " they are not told otherwise about");
+  static final ConfigKey<String> CLIENT_BIND =
+      host("client.bind", "(as bind)", "address the client port listens on");
   static final ConfigKey<Path> TLS_CERT =
       tlsFile("tls.cert", "PEM certificate chain of this process: mutual TLS on every channel");
   static final ConfigKey<Path> TLS_KEY = tlsFile("tls.key", "PKCS#8 PEM private key of tls.cert");
@@ -201,7 +213,8 @@ final class Keys {
       count(
           "limits.watches-per-client.max",
           1024,
-          "watches one client identity may have waiting on a node at once");
+          "watches one client identity may have waiting on a node at once: long-polls, Watch"
+              + " streams and waiting Acquire calls, each kind counted on its own");
   static final ConfigKey<Integer> REQUESTS_PER_BATCH_MAX =
       count(
           "limits.requests-per-batch.max",
@@ -212,6 +225,18 @@ final class Keys {
           "overload.pending-reads.max",
           4096,
           "reads (watches too) a node holds at once; beyond: OVERLOADED");
+  static final ConfigKey<Integer> SESSIONS_PER_CLIENT_MAX =
+      count(
+          "limits.sessions-per-client.max",
+          4096,
+          "Session streams one client identity may hold open on the leader at once; beyond:"
+              + " OVERLOADED");
+  static final ConfigKey<Integer> STREAM_BUFFER_MAX =
+      count(
+          "limits.stream-buffer.max",
+          10_000,
+          "messages the node queues for one stream: a client that leaves more than this unread for"
+              + " 2 s, or four times this at any moment, is cut off with OVERLOADED");
 
   /** Every key, in definition order. */
   static final List<ConfigKey<?>> ALL = List.copyOf(DEFINED);

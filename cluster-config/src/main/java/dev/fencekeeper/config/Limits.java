@@ -204,6 +204,18 @@ public record Limits(
     return toBuilder().maxRequestsPerBatch(max).build();
   }
 
+  /** Room a request needs besides its values: names, keys, ids and framing. */
+  public static final int MESSAGE_OVERHEAD_BYTES = 1 << 20;
+
+  /**
+   * The largest request message a node's client port accepts: the values one entry may carry
+   * ({@link #maxValueBytes()}) plus {@link #MESSAGE_OVERHEAD_BYTES}. gRPC refuses a longer one
+   * before fencekeeper sees it.
+   */
+  public int maxRequestMessageBytes() {
+    return (int) Math.min(Integer.MAX_VALUE, (long) maxValueBytes + MESSAGE_OVERHEAD_BYTES);
+  }
+
   /** Every limit at its key's default (docs/configuration.md). */
   public static Limits defaults() {
     return builder().build();

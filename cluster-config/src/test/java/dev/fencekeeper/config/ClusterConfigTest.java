@@ -63,7 +63,54 @@ class ClusterConfigTest {
             "client.request.timeout", "10s",
             "clock.offset", "-3s",
             "metrics.port", "9100",
-            "overload.pending-reads.max", "64"));
+            "client.port", "9500",
+            "client.bind", "0.0.0.0",
+            "overload.pending-reads.max", "64",
+            "limits.sessions-per-client.max", "12",
+            "limits.stream-buffer.max", "300"));
+  }
+
+  // Guarantee: every node's client address follows one rule (Raft port + 200) unless this node's
+  // own client.port says otherwise; client.bind defaults to bind.
+  @Test
+  void clientAddressesFollowOneRule() {
+    ClusterConfig local = ClusterConfig.local(7301);
+    assertThat(local.clientAddresses())
+        .extracting(PeerAddress::address)
+        .containsExactly("127.0.0.1:7501", "127.0.0.1:7502", "127.0.0.1:7503");
+    ClusterConfig n2 = local.withNodeId("n2");
+    assertThat(n2.clientPort()).isEqualTo(7502);
+    assertThat(n2.clientBindHost()).isEqualTo("127.0.0.1");
+    assertThat(n2.withBindHost("0.0.0.0").clientBindHost()).isEqualTo("0.0.0.0");
+    ClusterConfig moved = n2.withClientPort(9000);
+    assertThat(moved.clientAddress().address()).isEqualTo("127.0.0.1:9000");
+    assertThat(moved.clientAddresses())
+        .extracting(PeerAddress::address)
+        .containsExactly("127.0.0.1:7501", "127.0.0.1:9000", "127.0.0.1:7503");
+    ClusterConfig c = everythingChanged();
+    assertThat(c.clientPort()).isEqualTo(9500);
+    assertThat(c.clientBindHost()).isEqualTo("0.0.0.0");
+    assertThat(c.streamLimits()).isEqualTo(new StreamLimits(12, 300));
+  }
+
+  // Guarantee: a client port that cannot be (beyond 65535, or a Raft or metrics port of the same
+  // host) is refused when the config is read, naming client.port.
+  @Test
+  void impossibleClientPortsAreRefused() {
+    assertThatThrownBy(() -> ClusterConfig.local(65400).withNodeId("n1"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("client.port");
+    assertThatThrownBy(() -> ClusterConfig.local(7301).withNodeId("n1").withClientPort(7302))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("client.port: '7302' is already the Raft port of peer n2");
+    assertThatThrownBy(
+            () ->
+                ClusterConfig.local(7301)
+                    .withNodeId("n1")
+                    .withMetricsPort(9000)
+                    .withClientPort(9000))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("client.port: '9000' is already metrics.port");
   }
 
   // Every key is read into the typed field it names, including size suffixes and negative offsets.

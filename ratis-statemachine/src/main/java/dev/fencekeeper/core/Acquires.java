@@ -58,7 +58,8 @@ final class Acquires {
                 queued.enqueuedAtMs(),
                 queued.waitUntilMs(),
                 nowMs + limits.waiterLiveness().toMillis(),
-                queued.identity());
+                queued.identity(),
+                queued.sessionId());
         r.mutableWaiters().put(a.requestId(), refreshed);
         return waiting(r, a.requestId(), entryIndex).toBuilder()
             .facts(new Outcome.Facts(false, true, 0, 0))
@@ -84,7 +85,14 @@ final class Acquires {
       }
       LeaseRecord lease =
           leases.grant(
-              r, a.owner(), a.ttlMs(), a.requestId(), a.lockDelayMs(), a.caller(), entryIndex);
+              r,
+              a.owner(),
+              a.ttlMs(),
+              a.requestId(),
+              a.lockDelayMs(),
+              a.caller(),
+              a.sessionId(),
+              entryIndex);
       leases.refile(r);
       return Answers.leaseOutcome(nowMs, Code.GRANTED, r, lease).build();
     }
@@ -109,7 +117,8 @@ final class Acquires {
                   nowMs,
                   nowMs + a.waitMs(),
                   nowMs + limits.waiterLiveness().toMillis(),
-                  a.caller()));
+                  a.caller(),
+                  a.sessionId()));
       leases.refile(r);
       return waiting(r, a.requestId(), entryIndex);
     }

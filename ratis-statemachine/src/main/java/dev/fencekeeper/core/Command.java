@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /** The commands that go through the Raft log. Each one is applied by {@link FencingState#apply}. */
 public sealed interface Command {
@@ -13,7 +14,8 @@ public sealed interface Command {
    * non-empty {@code requestId} makes a retry return the same lease; {@code waitMs > 0} queues the
    * request behind the holder (re-send it with the same id to stay queued); {@code lockDelayMs}
    * keeps the resource ungrantable for that long after this lease ends involuntarily (expiry or
-   * revoke).
+   * revoke). A non-empty {@code sessionId} puts the lease (and the waiter) in that session: its
+   * keep-alives renew it ({@link RenewSession}) and its events name it.
    */
   record Acquire(
       String resource,
@@ -22,11 +24,24 @@ public sealed interface Command {
       String requestId,
       long waitMs,
       long lockDelayMs,
-      String caller)
+      String caller,
+      String sessionId)
       implements Command {
     public Acquire {
       requestId = requestId == null ? "" : requestId;
       caller = caller == null ? "" : caller;
+      sessionId = sessionId == null ? "" : sessionId;
+    }
+
+    public Acquire(
+        String resource,
+        String owner,
+        long ttlMs,
+        String requestId,
+        long waitMs,
+        long lockDelayMs,
+        String caller) {
+      this(resource, owner, ttlMs, requestId, waitMs, lockDelayMs, caller, "");
     }
 
     public Acquire(
@@ -52,6 +67,22 @@ public sealed interface Command {
 
     public CancelWait(String resource, String requestId) {
       this(resource, requestId, "");
+    }
+  }
+
+  /**
+   * Renews every live lease of session {@code sessionId} that {@code caller} may renew, each by its
+   * own TTL, except those whose token is in {@code exceptTokens} (leases the client gave up and
+   * lets run out). The session's keep-alive: one command for all of its leases.
+   */
+  record RenewSession(String sessionId, Set<Long> exceptTokens, String caller) implements Command {
+    public RenewSession {
+      exceptTokens = Set.copyOf(exceptTokens);
+      caller = caller == null ? "" : caller;
+    }
+
+    public RenewSession(String sessionId, String caller) {
+      this(sessionId, Set.of(), caller);
     }
   }
 
@@ -139,16 +170,18 @@ public sealed interface Command {
     }
 
     /**
-     * Acquire, renew, release, write and cancel-wait: the commands any client sends at a high rate,
-     * each judged on its own. Revoke needs an admin check before it is logged; takeovers and ticks
-     * are the leader's own; and a batch in a batch would only make the limits harder to state.
+     * Acquire, renew, release, write, cancel-wait and session renewals: the commands any client
+     * sends at a high rate, each judged on its own. Revoke needs an admin check before it is
+     * logged; takeovers and ticks are the leader's own; and a batch in a batch would only make the
+     * limits harder to state.
      */
     public static boolean isBatchable(Command command) {
       return command instanceof Acquire
           || command instanceof Renew
           || command instanceof Release
           || command instanceof Write
-          || command instanceof CancelWait;
+          || command instanceof CancelWait
+          || command instanceof RenewSession;
     }
   }
 

@@ -148,6 +148,9 @@ public final class FencingState {
     if (command instanceof Command.Revoke r) {
       return leases.revoke(r, entryIndex);
     }
+    if (command instanceof Command.RenewSession r) {
+      return leases.renewSession(r);
+    }
     return Outcome.of(Code.OK).nowMs(nowMs()).build(); // Tick, Takeover: their work is done above
   }
 

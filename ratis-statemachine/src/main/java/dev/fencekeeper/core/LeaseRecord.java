@@ -7,7 +7,7 @@ package dev.fencekeeper.core;
  * the acquire's idempotency key; {@code lockDelayMs} how long the resource stays ungrantable after
  * this lease ends involuntarily. {@code identity} is the authenticated caller that acquired it (its
  * TLS certificate's CN; empty without TLS): when set, only that caller may renew, release or write
- * with the lease.
+ * with the lease. {@code sessionId} names the session whose keep-alives renew it (empty: none).
  */
 public record LeaseRecord(
     long token,
@@ -17,10 +17,24 @@ public record LeaseRecord(
     boolean graceUsed,
     String requestId,
     long lockDelayMs,
-    String identity) {
+    String identity,
+    String sessionId) {
 
   public LeaseRecord {
     identity = identity == null ? "" : identity;
+    sessionId = sessionId == null ? "" : sessionId;
+  }
+
+  public LeaseRecord(
+      long token,
+      String owner,
+      long ttlMs,
+      long expiresAtMs,
+      boolean graceUsed,
+      String requestId,
+      long lockDelayMs,
+      String identity) {
+    this(token, owner, ttlMs, expiresAtMs, graceUsed, requestId, lockDelayMs, identity, "");
   }
 
   public LeaseRecord(
@@ -52,6 +66,28 @@ public record LeaseRecord(
 
   LeaseRecord withExpiry(long newExpiresAtMs, boolean newGraceUsed) {
     return new LeaseRecord(
-        token, owner, ttlMs, newExpiresAtMs, newGraceUsed, requestId, lockDelayMs, identity);
+        token,
+        owner,
+        ttlMs,
+        newExpiresAtMs,
+        newGraceUsed,
+        requestId,
+        lockDelayMs,
+        identity,
+        sessionId);
+  }
+
+  /** This lease renewed at {@code nowMs} for {@code newTtlMs}: a fresh deadline, grace unused. */
+  LeaseRecord renewedAt(long nowMs, long newTtlMs) {
+    return new LeaseRecord(
+        token,
+        owner,
+        newTtlMs,
+        nowMs + newTtlMs,
+        false,
+        requestId,
+        lockDelayMs,
+        identity,
+        sessionId);
   }
 }

@@ -7,6 +7,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.NavigableMap;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The leases of every resource, with their waiters and wake-up index, and the two things leases run
@@ -22,6 +23,9 @@ final class Leases {
   // Events of the entry being applied, drained by the adapter after each apply.
   private final List<LeaseEvent> events = new ArrayList<>();
   private final TokenSequence tokens = new TokenSequence();
+  // Session id -> the resources whose current lease record belongs to it: what a session renewal
+  // visits, derived from the lease records (setLease keeps it) and rebuilt with them on restore.
+  private final TreeMap<String, TreeSet<String>> sessions = new TreeMap<>();
   private long nowMs;
 
   Leases(Limits limits) {
@@ -84,26 +88,64 @@ final class Leases {
       String requestId,
       long lockDelayMs,
       String identity,
+      String sessionId,
       long entryIndex) {
     long token = tokens.issue(entryIndex);
     LeaseRecord lease =
         new LeaseRecord(
-            token, owner, ttlMs, nowMs + ttlMs, false, requestId, lockDelayMs, identity);
+            token, owner, ttlMs, nowMs + ttlMs, false, requestId, lockDelayMs, identity, sessionId);
     r.setLastToken(token);
-    r.setLease(lease);
+    setLease(r, lease);
     r.setExpiryObserved(false);
     r.setIdleSinceMs(0);
     r.mutableReceipts().clear();
     events.add(
-        new LeaseEvent(
-            LeaseEvent.Type.ACQUIRED,
-            r.name(),
-            token,
-            owner,
-            lease.expiresAtMs(),
-            nowMs,
-            requestId));
+        LeaseEvent.of(LeaseEvent.Type.ACQUIRED, r.name(), lease, lease.expiresAtMs(), nowMs));
     return lease;
+  }
+
+  /** Sets {@code r}'s lease record, keeping the session index in step with it. */
+  private void setLease(ResourceRecord r, LeaseRecord lease) {
+    LeaseRecord old = r.lease();
+    if (old != null && !old.sessionId().isEmpty()) {
+      TreeSet<String> of = sessions.get(old.sessionId());
+      if (of != null) {
+        of.remove(r.name());
+        if (of.isEmpty()) {
+          sessions.remove(old.sessionId());
+        }
+      }
+    }
+    r.setLease(lease);
+    if (lease != null && !lease.sessionId().isEmpty()) {
+      sessions.computeIfAbsent(lease.sessionId(), id -> new TreeSet<>()).add(r.name());
+    }
+  }
+
+  /**
+   * Renews every live lease of {@code renewal}'s session that its caller may renew (and that it
+   * does not leave out), each by its own TTL, in one pass over the session's resources. No event: a
+   * session renewal moves deadlines silently, or one keep-alive would flood every watcher with an
+   * event per lease.
+   */
+  Outcome renewSession(Command.RenewSession renewal) {
+    TreeSet<String> names = sessions.get(renewal.sessionId());
+    int renewed = 0;
+    if (names != null) {
+      for (String name : names) {
+        ResourceRecord r = resources.get(name);
+        LeaseRecord live = r == null ? null : r.liveLease(nowMs);
+        if (live == null
+            || !live.permits(renewal.caller())
+            || renewal.exceptTokens().contains(live.token())) {
+          continue;
+        }
+        r.setLease(live.renewedAt(nowMs, live.ttlMs()));
+        refile(r);
+        renewed++;
+      }
+    }
+    return Outcome.of(Code.RENEWED).renewed(renewed).nowMs(nowMs).build();
   }
 
   /**
@@ -120,7 +162,15 @@ final class Leases {
       Waiter w = queue.next();
       queue.remove();
       if (w.isAttendedAt(nowMs)) {
-        grant(r, w.owner(), w.ttlMs(), w.requestId(), w.lockDelayMs(), w.identity(), entryIndex);
+        grant(
+            r,
+            w.owner(),
+            w.ttlMs(),
+            w.requestId(),
+            w.lockDelayMs(),
+            w.identity(),
+            w.sessionId(),
+            entryIndex);
         return;
       }
     }
@@ -144,26 +194,11 @@ final class Leases {
           .build();
     }
     long ttl = renew.ttlMs() == 0 ? live.ttlMs() : renew.ttlMs();
-    LeaseRecord renewed =
-        new LeaseRecord(
-            live.token(),
-            live.owner(),
-            ttl,
-            nowMs + ttl,
-            false,
-            live.requestId(),
-            live.lockDelayMs(),
-            live.identity());
+    LeaseRecord renewed = live.renewedAt(nowMs, ttl);
     r.setLease(renewed);
     refile(r);
     events.add(
-        new LeaseEvent(
-            LeaseEvent.Type.RENEWED,
-            r.name(),
-            live.token(),
-            live.owner(),
-            renewed.expiresAtMs(),
-            nowMs));
+        LeaseEvent.of(LeaseEvent.Type.RENEWED, r.name(), renewed, renewed.expiresAtMs(), nowMs));
     return Answers.leaseOutcome(nowMs, Code.RENEWED, r, renewed).build();
   }
 
@@ -212,7 +247,7 @@ final class Leases {
           .build();
     }
     if (r.lease() != null && r.lease().token() == release.token()) {
-      r.setLease(null); // expired already: forget it, as a release would have
+      setLease(r, null); // expired already: forget it, as a release would have
       settle(r, entryIndex);
     }
     return Outcome.of(Code.RELEASED)
@@ -250,9 +285,8 @@ final class Leases {
   /** Ends the live lease now (release or revoke), announces it, and hands the resource on. */
   void end(ResourceRecord r, LeaseEvent.Type how, long entryIndex) {
     LeaseRecord lease = r.lease();
-    r.setLease(null);
-    events.add(
-        new LeaseEvent(how, r.name(), lease.token(), lease.owner(), lease.expiresAtMs(), nowMs));
+    setLease(r, null);
+    events.add(LeaseEvent.of(how, r.name(), lease, lease.expiresAtMs(), nowMs));
     settle(r, entryIndex);
   }
 
@@ -298,13 +332,8 @@ final class Leases {
     if (lease != null && !lease.isLiveAt(nowMs) && !r.expiryObserved()) {
       r.setExpiryObserved(true);
       events.add(
-          new LeaseEvent(
-              LeaseEvent.Type.EXPIRED,
-              r.name(),
-              lease.token(),
-              lease.owner(),
-              lease.expiresAtMs(),
-              lease.expiresAtMs()));
+          LeaseEvent.of(
+              LeaseEvent.Type.EXPIRED, r.name(), lease, lease.expiresAtMs(), lease.expiresAtMs()));
       if (lease.lockDelayMs() > 0) {
         r.setBlockedUntilMs(
             Math.max(r.blockedUntilMs(), lease.expiresAtMs() + lease.lockDelayMs()));
@@ -318,6 +347,7 @@ final class Leases {
         r.setIdleSinceMs(nowMs);
       } else if (r.idleSinceMs() + limits.idleTimeout().toMillis() <= nowMs) {
         wakeups.remove(r);
+        setLease(r, null); // an ended lease's record goes with it, out of its session too
         resources.remove(
             r.name()); // tokens are group-wide: forgetting lastToken lets none go backwards
         return;
@@ -355,7 +385,7 @@ final class Leases {
     r.setExpiryObserved(image.expiryObserved());
     r.setIdleSinceMs(image.idleSinceMs());
     r.setLastToken(image.lastToken());
-    r.setLease(image.lease());
+    setLease(r, image.lease());
     r.mutableValues().putAll(image.values());
     for (WriteReceipt receipt : image.receipts()) {
       // Unbounded here: the image holds what the limit allowed when it was taken; the next write
@@ -380,7 +410,7 @@ final class Leases {
   void beginNewEpoch(long seedLineage) {
     tokens.beginNewEpoch(seedLineage);
     for (ResourceRecord r : List.copyOf(resources.values())) {
-      r.setLease(null);
+      setLease(r, null);
       r.setExpiryObserved(false);
       r.mutableWaiters().clear();
       // No lease and no waiters: only idleness and the next wake-up are brought up to date.

@@ -28,6 +28,7 @@ public final class Outcome {
   private final boolean live;
   private final int position;
   private final long queuedAtIndex;
+  private final int renewed;
   private final Facts facts;
 
   private Outcome(Builder b) {
@@ -49,6 +50,7 @@ public final class Outcome {
     live = b.live;
     position = b.position;
     queuedAtIndex = b.queuedAtIndex;
+    renewed = b.renewed;
     facts = b.facts;
   }
 
@@ -139,6 +141,11 @@ public final class Outcome {
     return queuedAtIndex;
   }
 
+  /** A session renewal: how many live leases of the session it extended. */
+  public int renewed() {
+    return renewed;
+  }
+
   /**
    * What applying the command did beyond its answer, for observers (the node's metrics); never on
    * the wire, so two answers that differ only here are the same answer to the caller.
@@ -182,6 +189,7 @@ public final class Outcome {
         .live(live)
         .position(position)
         .queuedAtIndex(queuedAtIndex)
+        .renewed(renewed)
         .facts(facts);
   }
 
@@ -199,6 +207,7 @@ public final class Outcome {
     if (!key.isEmpty()) s.append(" key=").append(key);
     if (position != 0) s.append(" position=").append(position);
     if (queuedAtIndex != 0) s.append(" queuedAtIndex=").append(queuedAtIndex);
+    if (renewed != 0) s.append(" renewed=").append(renewed);
     if (!message.isEmpty()) s.append(" (").append(message).append(')');
     return s.toString();
   }
@@ -223,6 +232,7 @@ public final class Outcome {
     private boolean live;
     private int position;
     private long queuedAtIndex;
+    private int renewed;
     private Facts facts = Facts.NONE;
 
     private Builder(Code code) {
@@ -311,6 +321,11 @@ public final class Outcome {
 
     public Builder queuedAtIndex(long v) {
       queuedAtIndex = v;
+      return this;
+    }
+
+    public Builder renewed(int v) {
+      renewed = v;
       return this;
     }
 

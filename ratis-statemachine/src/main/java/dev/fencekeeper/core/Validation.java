@@ -26,7 +26,18 @@ final class Validation {
           ttl("ttl", a.ttlMs(), false),
           text("requestId", a.requestId(), a.waitMs() > 0 ? 1 : 0, limits.maxRequestIdBytes()),
           within("wait", a.waitMs()),
-          within("lockDelay", a.lockDelayMs()));
+          within("lockDelay", a.lockDelayMs()),
+          a.sessionId().isEmpty() ? null : sessionId(a.sessionId()));
+    }
+    if (command instanceof Command.RenewSession r) {
+      return first(
+          sessionId(r.sessionId()),
+          r.exceptTokens().size() > MAX_EXCEPT_TOKENS
+              ? "exceptTokens: "
+                  + r.exceptTokens().size()
+                  + " tokens exceed the limit of "
+                  + MAX_EXCEPT_TOKENS
+              : null);
     }
     if (command instanceof Command.CancelWait c) {
       return first(
@@ -74,7 +85,8 @@ final class Validation {
             + (i + 1)
             + " is a "
             + c.getClass().getSimpleName().toLowerCase()
-            + "; only acquire, renew, release, write and cancel-wait may be batched";
+            + "; only acquire, renew, release, write, cancel-wait and renew-session may be"
+            + " batched";
       }
       if (c instanceof Command.Write w) {
         for (Command.KeyWrite kw : w.writes()) {
@@ -90,6 +102,14 @@ final class Validation {
           + limits.maxValueBytes();
     }
     return null;
+  }
+
+  /** Tokens one session renewal may leave out. */
+  static final int MAX_EXCEPT_TOKENS = 10_000;
+
+  /** A session id: 16 to 64 characters of [A-Za-z0-9_-]. */
+  static String sessionId(String sessionId) {
+    return SessionIds.problem(sessionId);
   }
 
   String resource(String resource) {

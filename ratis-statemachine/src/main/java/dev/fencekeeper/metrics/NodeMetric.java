@@ -198,7 +198,16 @@ public enum NodeMetric {
 
   /** The commands whose request latency is timed: the values of {@link #REQUEST_DURATION}'s. */
   public static final List<String> COMMANDS =
-      List.of("ACQUIRE", "RENEW", "RELEASE", "WRITE", "REVOKE", "CANCEL_WAIT", "TAKEOVER", "TICK");
+      List.of(
+          "ACQUIRE",
+          "RENEW",
+          "RELEASE",
+          "WRITE",
+          "REVOKE",
+          "CANCEL_WAIT",
+          "RENEW_SESSION",
+          "TAKEOVER",
+          "TICK");
 
   private final Type type;
   private final String prometheusName;

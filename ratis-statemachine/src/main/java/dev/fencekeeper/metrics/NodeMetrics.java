@@ -451,6 +451,8 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
       return "REVOKE";
     } else if (command instanceof Command.CancelWait) {
       return "CANCEL_WAIT";
+    } else if (command instanceof Command.RenewSession) {
+      return "RENEW_SESSION";
     } else if (command instanceof Command.Takeover) {
       return "TAKEOVER";
     } else {

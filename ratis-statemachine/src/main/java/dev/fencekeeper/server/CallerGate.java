@@ -1,6 +1,7 @@
 package dev.fencekeeper.server;
 
 import dev.fencekeeper.client.wire.LeaderRejection;
+import dev.fencekeeper.clientport.CallerIdentity;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Request;
@@ -9,14 +10,8 @@ import dev.fencekeeper.proto.ResultCode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.util.Set;
-import javax.naming.InvalidNameException;
-import javax.naming.ldap.LdapName;
-import javax.naming.ldap.Rdn;
-import javax.net.ssl.SSLPeerUnverifiedException;
-import javax.net.ssl.SSLSession;
 import org.apache.ratis.client.impl.OrderedAsync;
 import org.apache.ratis.proto.RaftProtos.RaftClientReplyProto;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
@@ -28,7 +23,6 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.CodedOutputStream;
 import org.apache.ratis.thirdparty.io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import org.apache.ratis.thirdparty.io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
-import org.apache.ratis.thirdparty.io.grpc.Grpc;
 import org.apache.ratis.thirdparty.io.grpc.Metadata;
 import org.apache.ratis.thirdparty.io.grpc.ServerCall;
 import org.apache.ratis.thirdparty.io.grpc.ServerCallHandler;
@@ -249,28 +243,10 @@ final class CallerGate implements ServerInterceptor {
 
   /** The subject CN of the peer's certificate; empty on a plaintext connection. */
   static String callerOf(ServerCall<?, ?> call) {
-    SSLSession session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
-    if (session == null) {
-      return "";
-    }
-    try {
-      Certificate[] chain = session.getPeerCertificates();
-      return chain.length > 0 && chain[0] instanceof X509Certificate cert ? commonName(cert) : "";
-    } catch (SSLPeerUnverifiedException e) {
-      return "";
-    }
+    return CallerIdentity.of(call);
   }
 
   static String commonName(X509Certificate cert) {
-    try {
-      for (Rdn rdn : new LdapName(cert.getSubjectX500Principal().getName()).getRdns()) {
-        if ("CN".equalsIgnoreCase(rdn.getType())) {
-          return rdn.getValue().toString();
-        }
-      }
-      return "";
-    } catch (InvalidNameException e) {
-      return "";
-    }
+    return CallerIdentity.commonName(cert);
   }
 }

@@ -1,5 +1,7 @@
 package dev.fencekeeper.server;
 
+import dev.fencekeeper.clientport.ClientPort;
+import dev.fencekeeper.clientport.RaftPortGuide;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
 import dev.fencekeeper.config.Limits;
@@ -69,6 +71,7 @@ public final class FencekeeperServer implements AutoCloseable {
       new CompletableFuture<>();
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
   private volatile ScheduledFuture<?> ticker;
+  private volatile ClientPort clientPort;
 
   /**
    * Makes a node's state machine from its limits, its wall clock and its monotonic clock: {@code
@@ -112,8 +115,14 @@ public final class FencekeeperServer implements AutoCloseable {
     this.leaderLossWatch =
         new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
     CallerGate gate = new CallerGate(config.security(), metrics, reads);
+    // Before the server starts: its first takeover entry announces the client address.
+    String clientAddress = config.clientAddress().address();
+    stateMachine.setClientAddress(clientAddress);
+    RaftPortGuide guide = new RaftPortGuide(self.toString(), clientAddress);
     GrpcConfigKeys.Server.setServicesCustomizer(
-        parameters, (builder, types) -> builder.intercept(gate).intercept(leaderLossWatch));
+        parameters,
+        (builder, types) ->
+            builder.intercept(gate).intercept(leaderLossWatch).fallbackHandlerRegistry(guide));
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new
@@ -247,9 +256,11 @@ public final class FencekeeperServer implements AutoCloseable {
     s.server.start();
     try {
       s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
+      s.clientPort = ClientPort.start(config, s.server, s.stateMachine, s.metrics, s.reads);
     } catch (IOException | RuntimeException e) {
       try {
-        s.close(); // e.g. metrics.port already in use: do not leave a half-started node behind
+        // e.g. metrics.port or client.port already in use: do not leave a half-started node behind
+        s.close();
       } catch (IOException suppressed) {
         e.addSuppressed(suppressed);
       }
@@ -284,6 +295,16 @@ public final class FencekeeperServer implements AutoCloseable {
     return stateMachine;
   }
 
+  /** This node's client port (the client protocol, fencekeeper.v1.Fencekeeper). */
+  public ClientPort clientPort() {
+    return clientPort;
+  }
+
+  /** This node's client address (host:port), as clients reach it. */
+  public String clientAddress() {
+    return config.clientAddress().address();
+  }
+
   public ClusterConfig config() {
     return config;
   }
@@ -303,6 +324,10 @@ public final class FencekeeperServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    ClientPort port = clientPort;
+    if (port != null) {
+      port.close();
+    }
     storageGuard.close();
     stopTicker();
     leaderTimer.shutdownNow();
@@ -380,6 +405,10 @@ public final class FencekeeperServer implements AutoCloseable {
     @Override
     public void onNotLeader() {
       stopTicker();
+      ClientPort port = clientPort;
+      if (port != null) {
+        port.leadershipLost();
+      }
     }
   }
 }

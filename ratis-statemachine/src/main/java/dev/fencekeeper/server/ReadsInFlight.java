@@ -1,5 +1,6 @@
 package dev.fencekeeper.server;
 
+import dev.fencekeeper.clientport.ReadSlots;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.Semaphore;
@@ -11,11 +12,11 @@ import java.util.concurrent.Semaphore;
  * once instead of waiting; without the bound a flood of reads would pile up in the node without
  * limit.
  *
- * <p>Counted at the gRPC layer because that is the only place that sees a read arrive: Ratis hands
- * a linearizable read to the state machine only after its read index is reached, and offers no hook
- * before.
+ * <p>Ratis's client path and the client port ({@link ReadSlots}) share the one bound. Counted at
+ * the gRPC layer because that is the only place that sees a read arrive: Ratis hands a linearizable
+ * read to the state machine only after its read index is reached, and offers no hook before.
  */
-final class ReadsInFlight {
+final class ReadsInFlight implements ReadSlots {
   private final int capacity;
   private final Semaphore free;
 
@@ -26,6 +27,16 @@ final class ReadsInFlight {
 
   int inUse() {
     return capacity - free.availablePermits();
+  }
+
+  @Override
+  public boolean tryTake() {
+    return free.tryAcquire();
+  }
+
+  @Override
+  public void release() {
+    free.release();
   }
 
   /** The reads of one gRPC call: one client's stream of requests and answers. */

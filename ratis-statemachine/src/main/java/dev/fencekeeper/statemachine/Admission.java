@@ -36,6 +36,8 @@ final class Admission {
   private final LeaderClock leaderClock;
   private final StateReader state;
   private volatile ClientId internalClientId;
+  private volatile ClientId clientPortId;
+  private volatile String clientAddress = "";
   private volatile Security security = Security.none();
   private volatile PendingSlots pendingSlots =
       new PendingSlots(Overload.DEFAULT_MAX_PENDING_WRITES);
@@ -48,6 +50,21 @@ final class Admission {
 
   void setInternalClientId(ClientId id) {
     this.internalClientId = id;
+  }
+
+  /**
+   * Requests from this client id come from this node's own client port, which decoded, authorized
+   * and bounded them (one pending slot per command, taken before they were queued) and stamped
+   * every request of a batch with its caller: they are logged as they are, with {@code
+   * inner_callers}.
+   */
+  void setClientPortId(ClientId id) {
+    this.clientPortId = id;
+  }
+
+  /** This node's client address, written into its takeover entries for followers' redirects. */
+  void setClientAddress(String address) {
+    this.clientAddress = address == null ? "" : address;
   }
 
   void setSecurity(Security security) {
@@ -66,6 +83,11 @@ final class Admission {
   /** The number of client commands this node accepted as leader and has not yet applied. */
   int pendingCommands() {
     return pendingSlots.inUse();
+  }
+
+  /** The leader's bound on pending commands, shared by Ratis's client path and the client port. */
+  PendingSlots pendingSlots() {
+    return pendingSlots;
   }
 
   /** What the leader does with one request: log it, or answer it now. */
@@ -139,12 +161,21 @@ final class Admission {
     ByteString content = request.getMessage().getContent();
     LoggedCommand.Builder logged = LoggedCommand.newBuilder();
     Command clientCommand = null;
+    if (clientPortId != null && clientPortId.equals(request.getClientId())) {
+      // Decoded, authorized and given its pending slots by the client port before it was queued.
+      logged.setClientRequest(content).setInnerCallers(true);
+      return new Stamped(logged.setStampMs(leaderClock.nowMs()).build(), null, 0);
+    }
     if (internalClientId != null && internalClientId.equals(request.getClientId())) {
       InternalRequest internal = parseInternal(content);
       switch (internal.getBodyCase()) {
-        // Stamped with this leader's lineage here, as the time is: the proposer need not know it.
+        // Stamped with this leader's lineage and client address here, as the time is: the proposer
+        // need not know them.
         case TAKEOVER ->
-            logged.setTakeover(Takeover.newBuilder().setLineage(state.read(FencingState::lineage)));
+            logged.setTakeover(
+                Takeover.newBuilder()
+                    .setLineage(state.read(FencingState::lineage))
+                    .setClientAddress(clientAddress));
         case TICK -> logged.setTick(internal.getTick());
         default -> throw new Refused(Outcome.invalid("empty internal request"), null);
       }

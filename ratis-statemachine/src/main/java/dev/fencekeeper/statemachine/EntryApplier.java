@@ -29,6 +29,7 @@ final class EntryApplier {
   private final CompletableFuture<ReplicaDivergedException> diverged;
   private final EventLog eventLog;
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
+  private volatile LeaderAnnouncement announced = LeaderAnnouncement.NONE;
 
   /**
    * {@code diverged} completes when an entry shows that this replica's state diverged; {@code
@@ -41,6 +42,11 @@ final class EntryApplier {
 
   void setMetrics(StateMachineMetrics metrics) {
     this.metrics = metrics;
+  }
+
+  /** The client address the newest takeover entry applied here announced, with its term. */
+  LeaderAnnouncement announced() {
+    return announced;
   }
 
   /**
@@ -60,6 +66,10 @@ final class EntryApplier {
       LoggedCommand logged =
           LoggedCommand.parseFrom(
               entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
+      if (logged.hasTakeover() && !logged.getTakeover().getClientAddress().isEmpty()) {
+        announced =
+            new LeaderAnnouncement(entry.getTerm(), logged.getTakeover().getClientAddress());
+      }
       WireCodec.Entry decoded = WireCodec.decode(logged);
       if (decoded.invalid() != null) {
         return decoded.invalid();

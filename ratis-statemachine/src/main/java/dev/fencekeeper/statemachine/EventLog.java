@@ -13,6 +13,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The recent lease events of one replica, in commit order, for watchers. Events are derived from
@@ -21,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * further behind than the log keeps is told COMPACTED and must re-read state, as with etcd's
  * compacted revisions.
  */
-final class EventLog implements AutoCloseable {
+final class EventLog implements EventFeed, AutoCloseable {
   static final int DEFAULT_CAPACITY = 100_000;
   private static final long MAX_WAIT_MS = 5_000;
   private static final int DEFAULT_MAX_EVENTS = 1_000;
@@ -42,6 +44,7 @@ final class EventLog implements AutoCloseable {
   private long horizonIndex;
   private int horizonSeq = Integer.MAX_VALUE;
   private long appliedIndex;
+  private EventFeed.Listener listener = EventFeed.Listener.NONE;
 
   EventLog(int capacity) {
     this.capacity = capacity;
@@ -53,6 +56,40 @@ final class EventLog implements AutoCloseable {
     horizonIndex = index;
     horizonSeq = Integer.MAX_VALUE;
     appliedIndex = index;
+    listener.onReset(index);
+  }
+
+  @Override
+  public synchronized void setListener(EventFeed.Listener listener) {
+    this.listener = listener == null ? EventFeed.Listener.NONE : listener;
+  }
+
+  @Override
+  public synchronized void replay(
+      long afterIndex, int afterSeq, Predicate<LeaseEvent> filter, Consumer<Replay> underLock) {
+    Replay replay;
+    if (before(afterIndex, afterSeq, horizonIndex, horizonSeq)) {
+      replay = new Replay(true, horizonIndex, appliedIndex, List.of());
+    } else {
+      List<LeaseEvent> found = new ArrayList<>();
+      for (Iterator<LeaseEvent> it = events.descendingIterator(); it.hasNext(); ) {
+        LeaseEvent e = it.next();
+        if (!before(afterIndex, afterSeq, e.getIndex(), e.getSeq())) {
+          break;
+        }
+        if (filter.test(e)) {
+          found.add(e);
+        }
+      }
+      java.util.Collections.reverse(found);
+      replay = new Replay(false, horizonIndex, appliedIndex, found);
+    }
+    underLock.accept(replay);
+  }
+
+  @Override
+  public synchronized long appliedIndex() {
+    return appliedIndex;
   }
 
   /**
@@ -63,11 +100,16 @@ final class EventLog implements AutoCloseable {
     synchronized (this) {
       appliedIndex = index;
       if (applied.isEmpty()) {
+        listener.onApplied(index, List.of());
         return;
       }
+      List<LeaseEvent> added = new ArrayList<>(applied.size());
       for (int seq = 0; seq < applied.size(); seq++) {
-        events.addLast(WireCodec.toProto(applied.get(seq), index, seq));
+        LeaseEvent e = WireCodec.toProto(applied.get(seq), index, seq);
+        events.addLast(e);
+        added.add(e);
       }
+      listener.onApplied(index, added);
       while (events.size() > capacity) {
         LeaseEvent dropped = events.removeFirst();
         horizonIndex = dropped.getIndex();

@@ -6,6 +6,7 @@ import dev.fencekeeper.config.Security;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
+import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -93,6 +94,47 @@ public class FencingStateMachine extends BaseStateMachine {
   /** Requests from this client id may carry internal commands (takeover, tick); others never. */
   public void setInternalClientId(ClientId id) {
     admission.setInternalClientId(id);
+  }
+
+  /**
+   * Requests from this client id are the client port's own submissions (see {@code
+   * Admission.setClientPortId}). Set before start.
+   */
+  public void setClientPortId(ClientId id) {
+    admission.setClientPortId(id);
+  }
+
+  /**
+   * This node's client address: announced in its takeover entries and reported by {@code
+   * NodeStatus}. Set before start.
+   */
+  public void setClientAddress(String address) {
+    admission.setClientAddress(address);
+    queries.setClientAddress(address);
+  }
+
+  /** The leader's bound on pending commands (overload.pending-writes.max). */
+  public PendingSlots pendingSlots() {
+    return admission.pendingSlots();
+  }
+
+  /**
+   * The answer to a query ({@code RequestKinds.isQuery}) whose caller the node stamped, from the
+   * state this replica has applied, under the read lock; watches long-poll. Never fails. A
+   * linearizable read calls it once Ratis's read index has been applied here.
+   */
+  public CompletableFuture<Response> answerQuery(Request request) {
+    return queries.query(request);
+  }
+
+  /** The lease events this replica applies, for streams. */
+  public EventFeed events() {
+    return eventLog;
+  }
+
+  /** What the newest takeover entry applied here said about its leader's client address. */
+  public LeaderAnnouncement leaderAnnouncement() {
+    return applier.announced();
   }
 
   public void setLeaderDuties(LeaderDuties duties) {

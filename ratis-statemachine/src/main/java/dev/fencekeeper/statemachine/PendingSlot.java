@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Slots taken by one log entry; releasing them twice (applied after a lost leadership, say) frees
  * them once.
  */
-final class PendingSlot {
+public final class PendingSlot {
   private final Semaphore owner;
   private final int permits;
   private final AtomicBoolean released = new AtomicBoolean();
@@ -17,7 +17,7 @@ final class PendingSlot {
     this.permits = permits;
   }
 
-  void release() {
+  public void release() {
     if (released.compareAndSet(false, true)) {
       owner.release(permits);
     }

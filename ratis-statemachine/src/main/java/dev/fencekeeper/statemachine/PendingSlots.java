@@ -5,13 +5,13 @@ import dev.fencekeeper.core.Outcome;
 import java.util.concurrent.Semaphore;
 
 /**
- * Bounds the client commands a leader holds between accepting them ({@code startTransaction}) and
- * applying them: one slot each. When every slot is taken the command is refused at once with
- * OVERLOADED, before it is logged, so nothing about it was applied and the caller may simply retry
- * later; queueing it instead would let a burst grow the leader's memory and everyone's latency
- * without bound.
+ * Bounds the client commands a leader holds between accepting them ({@code startTransaction}, or
+ * its client port queueing them) and applying them: one slot each. When every slot is taken the
+ * command is refused at once with OVERLOADED, before it is logged, so nothing about it was applied
+ * and the caller may simply retry later; queueing it instead would let a burst grow the leader's
+ * memory and everyone's latency without bound.
  */
-final class PendingSlots {
+public final class PendingSlots {
   private final int capacity;
   private final Semaphore free;
 
@@ -26,12 +26,12 @@ final class PendingSlots {
   }
 
   /** One slot per command of a batch, all or none; null when too few are free. */
-  PendingSlot tryTake(int commands) {
+  public PendingSlot tryTake(int commands) {
     return free.tryAcquire(commands) ? new PendingSlot(free, commands) : null;
   }
 
   /** The answer to a command that found no free slot. */
-  Outcome overloaded() {
+  public Outcome overloaded() {
     return Outcome.of(Code.OVERLOADED)
         .message(
             "the leader already holds "
@@ -41,7 +41,7 @@ final class PendingSlots {
         .build();
   }
 
-  int inUse() {
+  public int inUse() {
     return capacity - free.availablePermits();
   }
 }

@@ -56,6 +56,7 @@ final class QueryService {
   private volatile Security security = Security.none();
   private volatile Overload overload = Overload.defaults();
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
+  private volatile String clientAddress = "";
 
   /**
    * @param snapshotIndex the index of this node's newest snapshot (-1 when none)
@@ -93,11 +94,25 @@ final class QueryService {
     this.metrics = metrics;
   }
 
+  /** This node's client address, for its self-description. */
+  void setClientAddress(String address) {
+    this.clientAddress = address == null ? "" : address;
+  }
+
   /** The answer to {@code request}, a serialized {@link Request}; never fails. */
   CompletableFuture<Response> query(ByteBuffer request) {
+    try {
+      return query(Request.parseFrom(request));
+    } catch (InvalidProtocolBufferException e) {
+      return CompletableFuture.completedFuture(
+          WireCodec.invalid("malformed request: " + e.getMessage()));
+    }
+  }
+
+  /** The answer to {@code parsed}, whose caller the node stamped; never fails. */
+  CompletableFuture<Response> query(Request parsed) {
     Response response;
     try {
-      Request parsed = Request.parseFrom(request);
       if (parsed.getReadOverloaded()) {
         return CompletableFuture.completedFuture(readOverloaded());
       }
@@ -108,8 +123,6 @@ final class QueryService {
         return CompletableFuture.completedFuture(backup(parsed));
       }
       response = answer(parsed);
-    } catch (InvalidProtocolBufferException e) {
-      response = WireCodec.invalid("malformed request: " + e.getMessage());
     } catch (RuntimeException e) {
       LOG.error("Bug: query threw", e);
       response = WireCodec.internal("query failed: " + e);
@@ -176,7 +189,9 @@ final class QueryService {
                     .setMaxValueBytes(limits.maxValueBytes())
                     .setMaxRequestsPerBatch(limits.maxRequestsPerBatch())
                     .setMinTtlMs(limits.minTtl().toMillis())
-                    .setMaxTtlMs(limits.maxTtl().toMillis()));
+                    .setMaxTtlMs(limits.maxTtl().toMillis())
+                    .setMaxMessageBytes(limits.maxRequestMessageBytes()))
+            .setClientAddress(clientAddress);
     b.setSnapshotIndex(snapshotIndex.getAsLong());
     try {
       RaftServer.Division d = division.division();

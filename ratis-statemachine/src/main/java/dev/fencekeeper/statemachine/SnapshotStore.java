@@ -246,7 +246,8 @@ final class SnapshotStore {
               .setGraceUsed(lease.graceUsed())
               .setRequestId(lease.requestId())
               .setLockDelayMs(lease.lockDelayMs())
-              .setIdentity(lease.identity()));
+              .setIdentity(lease.identity())
+              .setSessionId(lease.sessionId()));
     }
     for (Map.Entry<String, ValueRecord> e : r.values().entrySet()) {
       ValueRecord v = e.getValue();
@@ -268,7 +269,8 @@ final class SnapshotStore {
               .setEnqueuedAtMs(w.enqueuedAtMs())
               .setWaitUntilMs(w.waitUntilMs())
               .setAliveUntilMs(w.aliveUntilMs())
-              .setIdentity(w.identity()));
+              .setIdentity(w.identity())
+              .setSessionId(w.sessionId()));
     }
     b.setBlockedUntilMs(r.blockedUntilMs())
         .setExpiryObserved(r.expiryObserved())
@@ -297,7 +299,8 @@ final class SnapshotStore {
               l.getGraceUsed(),
               l.getRequestId(),
               l.getLockDelayMs(),
-              l.getIdentity());
+              l.getIdentity(),
+              l.getSessionId());
     }
     TreeMap<String, ValueRecord> values = new TreeMap<>();
     for (ValueSnapshot v : r.getValuesList()) {
@@ -325,7 +328,8 @@ final class SnapshotStore {
               w.getEnqueuedAtMs(),
               w.getWaitUntilMs(),
               w.getAliveUntilMs(),
-              w.getIdentity()));
+              w.getIdentity(),
+              w.getSessionId()));
     }
     return new StateImage.Resource(
         r.getName(),

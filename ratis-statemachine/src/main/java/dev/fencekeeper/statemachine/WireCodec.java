@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
@@ -45,15 +46,24 @@ public final class WireCodec {
    * are unsigned on the wire; one beyond Long.MAX_VALUE reads negative here and fails validation.
    */
   public static Command toCommand(Request request) {
+    return toCommand(request, false);
+  }
+
+  /**
+   * As {@link #toCommand(Request)}; with {@code innerCallers}, each request of a batch is the
+   * command of its own {@code caller}, as a leader that coalesced the requests of several callers
+   * wrote them (its client port stamps every one). Without, the envelope's caller is every
+   * command's: Ratis's client path stamps only the envelope (server/CallerGate), so whatever the
+   * requests inside name is ignored there and a batch cannot borrow another identity.
+   */
+  public static Command toCommand(Request request, boolean innerCallers) {
     if (request.getCommandCase() == Request.CommandCase.BATCH) {
-      // The node stamps only the envelope's caller (server/CallerGate); whatever the requests
-      // inside name is ignored, so a batch cannot borrow another identity.
       List<Command> commands = new ArrayList<>(request.getBatch().getRequestsCount());
       for (Request inner : request.getBatch().getRequestsList()) {
         Command command =
             inner.getCommandCase() == Request.CommandCase.BATCH
                 ? null
-                : toCommand(inner, request.getCaller());
+                : toCommand(inner, innerCallers ? inner.getCaller() : request.getCaller());
         if (command == null) {
           return null;
         }
@@ -99,7 +109,8 @@ public final class WireCodec {
             a.getRequestId(),
             a.getWaitMs(),
             a.getLockDelayMs(),
-            caller);
+            caller,
+            a.getSessionId());
       case CANCEL_WAIT:
         return new Command.CancelWait(
             request.getCancelWait().getResource(), request.getCancelWait().getRequestId(), caller);
@@ -114,6 +125,10 @@ public final class WireCodec {
         return new Command.Release(rel.getResource(), rel.getToken(), caller);
       case WRITE:
         return toWrite(request.getWrite(), caller);
+      case RENEW_SESSION:
+        var session = request.getRenewSession();
+        return new Command.RenewSession(
+            session.getSessionId(), Set.copyOf(session.getExceptTokensList()), caller);
       default:
         return null;
     }
@@ -141,7 +156,7 @@ public final class WireCodec {
       case TICK -> command = new Command.Tick();
       case CLIENT_REQUEST -> {
         Request request = Request.parseFrom(logged.getClientRequest());
-        command = toCommand(request);
+        command = toCommand(request, logged.getInnerCallers());
         if (command == null) {
           return Entry.invalid(whyNoCommand(request));
         }
@@ -200,6 +215,9 @@ public final class WireCodec {
     if (o.queuedAtIndex() != 0) {
       b.setAppliedIndex(o.queuedAtIndex());
     }
+    if (o.renewed() != 0) {
+      b.setRenewed(o.renewed());
+    }
     if (o.value().length > 0) {
       // Stored values are never mutated, so the response may share the array.
       b.setValue(UnsafeByteOperations.unsafeWrap(o.value()));
@@ -218,6 +236,7 @@ public final class WireCodec {
         .setExpiresAtMs(e.expiresAtMs())
         .setAtMs(e.atMs())
         .setRequestId(e.requestId())
+        .setSessionId(e.sessionId())
         .build();
   }
 

@@ -64,6 +64,12 @@ class FencingStatePropertiesTest {
   static final String[] RESOURCES = {"r0", "r1", "r2"};
   static final String[] KEYS = {"k0", "k1", "k2"};
   static final String[] OWNERS = {"A", "B", "C"};
+  // Every command comes from this identity, except session renewals now and then from another:
+  // those must renew nothing.
+  static final String CALLER = "alice";
+  static final String OTHER_CALLER = "mallory";
+  // Acquires name no session half the time, else one of two.
+  static final String[] SESSIONS = {"", "", "session-0-abcdefgh", "session-1-abcdefgh"};
   // Ids that split into a prefix and a counter ("q1", "x1", "7") and ones kept whole ("q01"): see
   // WriteReceipts.
   static final String[] REQUEST_IDS = {"", "", "q1", "q2", "q01", "x1", "7"};
@@ -99,7 +105,8 @@ class FencingStatePropertiesTest {
     RELEASE,
     WRITE,
     TAKEOVER,
-    TICK
+    TICK,
+    RENEW_SESSION
   }
 
   /** One generated step; its token is resolved against the model when the step runs. */
@@ -128,7 +135,8 @@ class FencingStatePropertiesTest {
       return kind == Kind.ACQUIRE
           || kind == Kind.RENEW
           || kind == Kind.RELEASE
-          || kind == Kind.WRITE;
+          || kind == Kind.WRITE
+          || kind == Kind.RENEW_SESSION;
     }
   }
 
@@ -148,7 +156,9 @@ class FencingStatePropertiesTest {
     Kind.RENEW,
     Kind.RELEASE,
     Kind.TAKEOVER,
-    Kind.TICK
+    Kind.TICK,
+    Kind.RENEW_SESSION,
+    Kind.RENEW_SESSION
   };
   // Mostly the resource's current token (0); sometimes an older, foreign, never-issued or
   // non-positive one.
@@ -249,6 +259,9 @@ class FencingStatePropertiesTest {
               cov.check("stamp went backwards").count(n -> n > 0);
               cov.check("new term").count(n -> n > 0);
               cov.check("shared a log entry").count(n -> n > 0);
+              cov.check("session renewed a lease").count(n -> n > 0);
+              cov.check("session left a lease out").count(n -> n > 0);
+              cov.check("session renewal by another identity").count(n -> n > 0);
             });
   }
 
@@ -417,6 +430,24 @@ class FencingStatePropertiesTest {
       assertThat(StateDump.render(o)).as("replayed outcome #%d", i + 1).isEqualTo(outcomes.get(i));
     }
     assertThat(StateDump.withNow(replay)).as("replayed state").isEqualTo(StateDump.withNow(state));
+
+    // The session index is derived from the lease records: a state restored from an image renews
+    // exactly what the original renews.
+    FencingState restored = FencingState.restore(LIMITS, state.image());
+    for (String session : SESSIONS) {
+      if (session.isEmpty()) {
+        continue;
+      }
+      Command renew = new Command.RenewSession(session, CALLER);
+      Outcome original = state.apply(renew, term, index + 1, stamp);
+      Outcome fromImage = restored.apply(renew, term, index + 1, stamp);
+      assertThat(StateDump.render(fromImage))
+          .as("session %s renewed after a restore", session)
+          .isEqualTo(StateDump.render(original));
+    }
+    assertThat(StateDump.withNow(restored))
+        .as("restored state after session renewals")
+        .isEqualTo(StateDump.withNow(state));
   }
 
   /**
@@ -439,6 +470,7 @@ class FencingStatePropertiesTest {
       long ttl;
       long expiresAt;
       boolean graceUsed;
+      String session = "";
       final List<Long> tokens = new ArrayList<>();
       final Map<String, Val> receipts =
           new HashMap<>(); // requestId -> first key's record, under lastToken
@@ -481,11 +513,23 @@ class FencingStatePropertiesTest {
       long ttl = TTLS[s.ttl()];
       switch (s.kind()) {
         case ACQUIRE:
-          return new Command.Acquire(resource, OWNERS[s.owner()], ttl);
+          return new Command.Acquire(
+              resource, OWNERS[s.owner()], ttl, "", 0, 0, CALLER, SESSIONS[s.keys() & 3]);
         case RENEW:
-          return new Command.Renew(resource, token, ttl);
+          return new Command.Renew(resource, token, ttl, CALLER);
         case RELEASE:
-          return new Command.Release(resource, token);
+          return new Command.Release(resource, token, CALLER);
+        case RENEW_SESSION:
+          // keys: bit 0 picks the session, bit 1 another identity, bits 2-3 leave a lease out
+          // (the chosen resource's live token, when bit 2 is set).
+          String session = SESSIONS[2 + (s.keys() & 1)];
+          String caller =
+              (s.keys() >> 1 & 1) == 1 && (s.keys() >> 3 & 1) == 1 ? OTHER_CALLER : CALLER;
+          java.util.Set<Long> except =
+              (s.keys() >> 2 & 1) == 1 && r != null && r.holder != 0
+                  ? java.util.Set.of(r.holder)
+                  : java.util.Set.of();
+          return new Command.RenewSession(session, except, caller);
         case WRITE:
           int subset = s.keys() & 7;
           int deletes = (s.keys() >> 3) & 7;
@@ -501,7 +545,7 @@ class FencingStatePropertiesTest {
                           KEYS[i], ("v" + seed + "." + i).getBytes(StandardCharsets.UTF_8)));
             }
           }
-          return new Command.Write(resource, token, writes, REQUEST_IDS[s.requestId()]);
+          return new Command.Write(resource, token, writes, REQUEST_IDS[s.requestId()], CALLER);
         case TAKEOVER:
           return new Command.Takeover();
         default:
@@ -541,6 +585,7 @@ class FencingStatePropertiesTest {
           r.ttl = a.ttlMs();
           r.expiresAt = now + a.ttlMs();
           r.graceUsed = false;
+          r.session = a.sessionId();
           r.tokens.add(o.token());
           r.receipts.clear();
           assertThat(o.expiresAtMs()).as("GRANTED expiresAt").isEqualTo(r.expiresAt);
@@ -583,6 +628,8 @@ class FencingStatePropertiesTest {
         }
       } else if (c instanceof Command.Write w) {
         write(w, o);
+      } else if (c instanceof Command.RenewSession rs) {
+        renewSession(rs, o);
       } else if (c instanceof Command.Takeover) {
         expect(o, OK);
         takeover(previous);
@@ -640,6 +687,33 @@ class FencingStatePropertiesTest {
           }
         }
       }
+    }
+
+    /**
+     * A session renewal extends, by its own TTL, every live lease of the session acquired by the
+     * same identity and not left out; nothing else changes, and it is never refused.
+     */
+    private void renewSession(Command.RenewSession rs, Outcome o) {
+      expect(o, RENEWED);
+      int renewed = 0;
+      for (Res r : resources.values()) {
+        if (!live(r) || !r.session.equals(rs.sessionId())) {
+          continue;
+        }
+        if (!rs.caller().equals(CALLER)) {
+          events.add("session renewal by another identity");
+          continue;
+        }
+        if (rs.exceptTokens().contains(r.holder)) {
+          events.add("session left a lease out");
+          continue;
+        }
+        r.expiresAt = now + r.ttl;
+        r.graceUsed = false;
+        renewed++;
+        events.add("session renewed a lease");
+      }
+      assertThat(o.renewed()).as("leases renewed by %s", rs).isEqualTo(renewed);
     }
 
     long nextExpiry() {
@@ -730,6 +804,7 @@ class FencingStatePropertiesTest {
           assertThat(live.token()).isEqualTo(r.holder);
           assertThat(live.owner()).isEqualTo(r.owner);
           assertThat(live.expiresAtMs()).as("expiresAt of %s", name).isEqualTo(r.expiresAt);
+          assertThat(live.sessionId()).as("session of %s", name).isEqualTo(r.session);
         } else {
           assertThat(live).as("live lease of %s", name).isNull();
         }

@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.statemachine.RestoreSeed;
 import java.io.IOException;
@@ -24,7 +25,8 @@ import org.apache.ratis.server.RaftServer;
 
 /**
  * Three real Ratis nodes in this JVM on loopback ports picked here, with data under a directory the
- * test owns. Always close it: it stops every node and client it started.
+ * test owns. Each node serves the client protocol on its client port ({@link #clientAddress}).
+ * Always close it: it stops every node and client it started.
  */
 public final class TestCluster implements AutoCloseable {
   private final ClusterConfig config;
@@ -71,7 +73,7 @@ public final class TestCluster implements AutoCloseable {
       if (i > 1) {
         peers.append(',');
       }
-      peers.append("n").append(i).append("@127.0.0.1:").append(freePort());
+      peers.append("n").append(i).append("@127.0.0.1:").append(LocalPorts.freeNodePort());
     }
     p.setProperty("peers", peers.toString());
     p.setProperty("cluster.name", "test-" + dataDir.getFileName());
@@ -79,14 +81,8 @@ public final class TestCluster implements AutoCloseable {
     TestCluster cluster = new TestCluster(ClusterConfig.fromProperties(p), dataDir);
     if (withMetrics) {
       List<Integer> taken = new ArrayList<>();
-      cluster
-          .config
-          .raftPeers()
-          .forEach(
-              peer ->
-                  taken.add(
-                      Integer.parseInt(
-                          peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1))));
+      cluster.config.peers().forEach(peer -> taken.add(peer.port()));
+      cluster.config.clientAddresses().forEach(client -> taken.add(client.port()));
       for (int i = 1; i <= 3; i++) {
         int port = freePort();
         while (taken.contains(port)) {
@@ -117,6 +113,23 @@ public final class TestCluster implements AutoCloseable {
 
   public ClusterConfig config() {
     return config;
+  }
+
+  /**
+   * The client address (host:port) of node {@code id}: its Raft port + {@value
+   * ClusterConfig#CLIENT_PORT_OFFSET}, as {@link ClusterConfig#clientAddresses()} derives it.
+   */
+  public String clientAddress(String id) {
+    return config.clientAddresses().stream()
+        .filter(a -> a.id().equals(id))
+        .findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no node " + id))
+        .address();
+  }
+
+  /** Every node's client address, in node order (n1, n2, n3). */
+  public List<String> clientAddresses() {
+    return config.clientAddresses().stream().map(a -> a.address()).toList();
   }
 
   public ClusterConfig nodeConfig(String id) {

@@ -10,7 +10,8 @@ import dev.fencekeeper.proto.Request;
  */
 public final class RequestKinds {
   /** The batchable commands, as error messages name them. */
-  public static final String BATCHABLE = "acquire, renew, release, write and cancel_wait";
+  public static final String BATCHABLE =
+      "acquire, renew, release, write, cancel_wait and renew_session";
 
   private RequestKinds() {}
 
@@ -30,7 +31,7 @@ public final class RequestKinds {
    */
   public static boolean isBatchable(Request.CommandCase command) {
     return switch (command) {
-      case ACQUIRE, RENEW, RELEASE, WRITE, CANCEL_WAIT -> true;
+      case ACQUIRE, RENEW, RELEASE, WRITE, CANCEL_WAIT, RENEW_SESSION -> true;
       default -> false;
     };
   }

@@ -20,6 +20,8 @@ final class LocalCluster implements AutoCloseable {
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
   /** {@code up} gives node i port base+i-1 and serves its metrics on that port + 100. */
   private static final int METRICS_OFFSET = 100;
+  /** ... and the client protocol on that port + 200. */
+  private static final int CLIENT_OFFSET = 200;
 
   private final Process up;
   private final Path dataDir;
@@ -80,12 +82,14 @@ final class LocalCluster implements AutoCloseable {
     }
   }
 
-  /** A base port whose three Raft ports and three metrics ports are all free now. */
+  /** A base port whose three Raft ports, metrics ports and client ports are all free now. */
   private static int freeBasePort() throws IOException {
     for (int tries = 0; tries < 100; tries++) {
       int base = ThreadLocalRandom.current().nextInt(20_000, 40_000);
       if (free(base) && free(base + 1) && free(base + 2) && free(base + METRICS_OFFSET)
-          && free(base + 1 + METRICS_OFFSET) && free(base + 2 + METRICS_OFFSET)) {
+          && free(base + 1 + METRICS_OFFSET) && free(base + 2 + METRICS_OFFSET)
+          && free(base + CLIENT_OFFSET) && free(base + 1 + CLIENT_OFFSET)
+          && free(base + 2 + CLIENT_OFFSET)) {
         return base;
       }
     }

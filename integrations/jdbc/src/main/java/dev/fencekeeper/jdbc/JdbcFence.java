@@ -6,8 +6,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
@@ -34,6 +36,10 @@ import javax.sql.DataSource;
  *
  * <p>The same token may write any number of times ({@code <=}, not {@code <}): one lease keeps one
  * token for all its writes. Isolation levels, pools and migrations: see docs/external-stores.md.
+ *
+ * <p>The guard row learns of a newer token when its holder guards a transaction. To refuse the
+ * older holder from the moment the newer one holds the lease, before the newer one writes anything,
+ * call {@link #advance} right after acquiring it.
  */
 public final class JdbcFence {
   /** The default fence table name. */
@@ -47,6 +53,8 @@ public final class JdbcFence {
   private final String table;
   private final boolean createTable;
   private final FenceDialect configuredDialect;
+  private final Duration advanceLockWait;
+  private final LongAdder refused = new LongAdder();
   private volatile FenceDialect dialect;
   private volatile boolean tableReady;
 
@@ -56,6 +64,7 @@ public final class JdbcFence {
     this.createTable = b.createTable;
     this.configuredDialect = b.dialect;
     this.dialect = b.dialect;
+    this.advanceLockWait = b.advanceLockWait;
   }
 
   public static Builder builder(DataSource dataSource) {
@@ -113,6 +122,58 @@ public final class JdbcFence {
   }
 
   /**
+   * Raises the guard row of the lease's resource to its token in a short transaction of its own:
+   * from its commit on, every transaction guarded with an older token is refused, also before this
+   * lease's holder writes anything. Call it right after acquiring the lease, before the work.
+   *
+   * @throws StaleFenceTokenException if the database has already accepted a newer token (this lease
+   *     is stale already)
+   * @throws SQLException if the database cannot be reached, or an older holder's transaction kept
+   *     the guard row locked longer than {@link Builder#advanceLockWait}
+   */
+  public void advance(Lease lease) throws SQLException {
+    Objects.requireNonNull(lease, "lease");
+    advance(lease.resource(), lease.token());
+  }
+
+  /**
+   * As {@link #advance(Lease)} for a token obtained elsewhere (a ShedLock lock, another process).
+   */
+  public void advance(String resource, long token) throws SQLException {
+    checkArguments(resource, token);
+    if (createTable && !tableReady) {
+      createTable();
+    }
+    try (Connection connection = dataSource.getConnection()) {
+      boolean autoCommit = connection.getAutoCommit();
+      if (autoCommit) {
+        connection.setAutoCommit(false);
+      }
+      try {
+        // An older holder inside its transaction holds the row's lock until it commits: wait for
+        // it, but only so long; a holder paused there must not stall the newer one's start.
+        guard(connection, resource, token, (int) Math.max(1, advanceLockWait.toSeconds()));
+        connection.commit();
+      } catch (SQLException | RuntimeException | Error e) {
+        rollback(connection, e);
+        throw e;
+      } finally {
+        if (autoCommit) {
+          connection.setAutoCommit(true);
+        }
+      }
+    }
+  }
+
+  /**
+   * How many transactions (and advances) this fence has refused because the database had already
+   * accepted a newer token, since it was built.
+   */
+  public long refusals() {
+    return refused.sum();
+  }
+
+  /**
    * Guards a transaction the caller manages (Spring's {@code @Transactional}, jOOQ, plain JDBC):
    * advances the guard row of {@code resource} to {@code token} on {@code txConnection}, or throws
    * {@link StaleFenceTokenException} if the row already holds a newer token. Call it before the
@@ -123,6 +184,12 @@ public final class JdbcFence {
    *     commit at once and release its lock, leaving the writes that follow unfenced
    */
   public void guard(Connection txConnection, String resource, long token) throws SQLException {
+    guard(txConnection, resource, token, 0);
+  }
+
+  /** {@code queryTimeoutSeconds}: 0 waits for the row lock as long as the database does. */
+  private void guard(Connection txConnection, String resource, long token, int queryTimeoutSeconds)
+      throws SQLException {
     Objects.requireNonNull(txConnection, "txConnection");
     checkArguments(resource, token);
     if (txConnection.getAutoCommit()) {
@@ -139,16 +206,21 @@ public final class JdbcFence {
     try (PreparedStatement guard = txConnection.prepareStatement(d.guardStatement(table))) {
       guard.setString(1, resource);
       guard.setLong(2, token);
+      if (queryTimeoutSeconds > 0) {
+        guard.setQueryTimeout(queryTimeoutSeconds);
+      }
       updated = guard.executeUpdate();
     }
     if (!d.updateCountDecides()) {
       long now = lockedToken(txConnection, d, resource);
       if (now != token) {
+        refused.increment();
         throw new StaleFenceTokenException(resource, token, now);
       }
       return;
     }
     if (updated == 0) {
+      refused.increment();
       throw new StaleFenceTokenException(
           resource, token, readToken(txConnection, d, resource).orElse(-1));
     }
@@ -281,6 +353,7 @@ public final class JdbcFence {
     private String table = DEFAULT_TABLE;
     private boolean createTable;
     private FenceDialect dialect;
+    private Duration advanceLockWait = Duration.ofSeconds(5);
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -311,6 +384,19 @@ public final class JdbcFence {
     /** Fixes the dialect instead of detecting it from the first connection's metadata. */
     public Builder dialect(FenceDialect dialect) {
       this.dialect = Objects.requireNonNull(dialect, "dialect");
+      return this;
+    }
+
+    /**
+     * How long {@link JdbcFence#advance} waits for an older holder's transaction to release the
+     * guard row before it fails (default 5 s; whole seconds, at least 1). The wait is the driver's
+     * query timeout.
+     */
+    public Builder advanceLockWait(Duration wait) {
+      if (wait == null || wait.toSeconds() < 1) {
+        throw new IllegalArgumentException("advanceLockWait: at least 1 s, was " + wait);
+      }
+      this.advanceLockWait = wait;
       return this;
     }
 

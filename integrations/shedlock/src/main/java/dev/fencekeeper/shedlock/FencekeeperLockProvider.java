@@ -4,10 +4,13 @@ import dev.fencekeeper.client.AcquireOptions;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.LongAdder;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -30,8 +33,12 @@ import org.slf4j.LoggerFactory;
  *       renewed to the remaining time instead of released, and ends by itself.
  *   <li>A lock held by anyone (this instance included) yields {@code Optional.empty()}, as ShedLock
  *       expects, and so does a grant that arrives after its own {@code lockAtMostFor} (it is
- *       released); any other failure (no node answered, a TTL outside the cluster's limits) throws
- *       {@link LockException} naming the result.
+ *       released).
+ *   <li>An expected outage skips the run with one log line and no stack trace, counted by {@link
+ *       #skipped(SkipReason)}: no node answered ({@link SkipReason#UNAVAILABLE}), or the {@link
+ *       Builder#acquireFence acquire fence} failed ({@link SkipReason#FENCE_FAILED}; the lock is
+ *       released). Any other failure (a TTL outside the cluster's limits) throws {@link
+ *       LockException} naming the result.
  * </ul>
  */
 public final class FencekeeperLockProvider implements ExtensibleLockProvider, AutoCloseable {
@@ -42,11 +49,25 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
   private final String owner;
   // Renews held locks while their task runs; null unless built with keepAlive(true).
   private final ScheduledExecutorService keepAlive;
+  private final AcquireFence acquireFence;
+  private final Map<SkipReason, LongAdder> skipped = new EnumMap<>(SkipReason.class);
+
+  /** Why a lock attempt was skipped without running its task, other than the lock being held. */
+  public enum SkipReason {
+    /** No node of the cluster answered (an outage, a network partition). */
+    UNAVAILABLE,
+    /** The lock was granted, but the {@link AcquireFence} failed; the lock was released. */
+    FENCE_FAILED
+  }
 
   private FencekeeperLockProvider(Builder b) {
     this.client = b.client;
     this.resourcePrefix = b.resourcePrefix;
     this.owner = b.owner;
+    this.acquireFence = b.acquireFence;
+    for (SkipReason reason : SkipReason.values()) {
+      skipped.put(reason, new LongAdder());
+    }
     this.keepAlive =
         b.keepAlive
             ? Executors.newSingleThreadScheduledExecutor(
@@ -96,12 +117,23 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
           client.release(resource, result.token());
           return Optional.empty();
         }
-        LockToken.Binding binding =
-            LockToken.bind(
-                new LockToken(config.getName(), resource, result.token()), deadlineNanos);
+        LockToken token = new LockToken(config.getName(), resource, result.token());
+        if (acquireFence != null && !advanceFence(token)) {
+          return Optional.empty();
+        }
+        LockToken.Binding binding = LockToken.bind(token, deadlineNanos);
         return Optional.of(new FencekeeperLock(this, config, binding, sentNanos));
       case HELD:
       case LOCK_DELAYED:
+        return Optional.empty();
+      case UNAVAILABLE:
+        // An outage is expected to happen: one line per attempt, no stack trace, and no run.
+        skipped.get(SkipReason.UNAVAILABLE).increment();
+        LOG.warn(
+            "Lock {} (resource {}) not taken, run skipped: {}",
+            config.getName(),
+            resource,
+            oneLine(result));
         return Optional.empty();
       default:
         throw new LockException(
@@ -114,6 +146,38 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
                 + "): "
                 + result);
     }
+  }
+
+  /**
+   * Raises the store's fence to the new token; false (lock released, one line logged) if that
+   * failed.
+   */
+  private boolean advanceFence(LockToken token) {
+    try {
+      acquireFence.advance(token);
+      return true;
+    } catch (Exception e) {
+      skipped.get(SkipReason.FENCE_FAILED).increment();
+      LOG.warn(
+          "Lock {} (resource {}, token {}) released, run skipped: raising the fence at acquire"
+              + " failed: {}",
+          token.lockName(),
+          token.resource(),
+          token.token(),
+          e.toString());
+      client.release(token.resource(), token.token());
+      return false;
+    }
+  }
+
+  private static String oneLine(Result result) {
+    String message = result.message();
+    return result.code() + (message == null || message.isEmpty() ? "" : " (" + message + ")");
+  }
+
+  /** How many lock attempts this provider skipped for {@code reason} since it was built. */
+  public long skipped(SkipReason reason) {
+    return skipped.get(reason).sum();
   }
 
   FencingClient client() {
@@ -149,6 +213,7 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
     private String resourcePrefix = "";
     private String owner;
     private boolean keepAlive;
+    private AcquireFence acquireFence;
 
     private Builder(FencingClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -178,6 +243,17 @@ public final class FencekeeperLockProvider implements ExtensibleLockProvider, Au
      */
     public Builder keepAlive(boolean keepAlive) {
       this.keepAlive = keepAlive;
+      return this;
+    }
+
+    /**
+     * Runs on every granted lock before the task, e.g. {@code lock ->
+     * fence.advance(lock.resource(), lock.token())}, so the store refuses the previous holder from
+     * the moment this one starts. If it throws, the lock is released and the run skipped. None by
+     * default.
+     */
+    public Builder acquireFence(AcquireFence acquireFence) {
+      this.acquireFence = acquireFence;
       return this;
     }
 

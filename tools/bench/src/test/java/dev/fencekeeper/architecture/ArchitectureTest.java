@@ -67,6 +67,7 @@ class ArchitectureTest {
               "com.google.protobuf..",
               "dev.fencekeeper.proto..",
               "dev.fencekeeper.statemachine..",
+              "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
               "dev.fencekeeper.metrics..")
           .because(
@@ -146,6 +147,7 @@ class ArchitectureTest {
           .definedBy(
               "dev.fencekeeper.core..",
               "dev.fencekeeper.statemachine..",
+              "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
               "dev.fencekeeper.metrics..")
           .layer("cli")
@@ -215,6 +217,7 @@ class ArchitectureTest {
             "dev.fencekeeper.proto",
             "dev.fencekeeper.core",
             "dev.fencekeeper.statemachine",
+            "dev.fencekeeper.clientport",
             "dev.fencekeeper.server",
             "dev.fencekeeper.metrics",
             "dev.fencekeeper.tools",

@@ -4,6 +4,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.ByteArrayOutputStream;
@@ -80,7 +81,7 @@ final class ClassArchiveTraining implements Callable<Integer> {
     try {
       ClusterConfig cluster =
           ClusterConfig.forPeers(
-              List.of(freePort(), freePort(), freePort()).stream()
+              List.of(freeNodePort(), freeNodePort(), freeNodePort()).stream()
                   .map(port -> "127.0.0.1:" + port)
                   .collect(Collectors.joining(",")));
       for (PeerAddress peer : cluster.peers()) {
@@ -204,6 +205,10 @@ final class ClassArchiveTraining implements Callable<Integer> {
           "training verb " + String.join(" ", args) + " exited " + code + ": " + printed);
     }
     return printed;
+  }
+
+  private static int freeNodePort() {
+    return LocalPorts.freeNodePort();
   }
 
   private static int freePort() {

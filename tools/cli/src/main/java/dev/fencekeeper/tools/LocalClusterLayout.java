@@ -24,10 +24,19 @@ public final class LocalClusterLayout {
   /**
    * A node's metrics port is its Raft port + METRICS_PORT_OFFSET: 7401..7403 for the default 7301.
    */
-  static final int METRICS_PORT_OFFSET = 100;
+  public static final int METRICS_PORT_OFFSET = 100;
 
-  /** One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off. */
-  public record Node(PeerAddress peer, Path configFile, Path storageDir, int metricsPort) {
+  /**
+   * One node's files; {@code metricsPort} is 0 when its config turns the HTTP endpoint off; {@code
+   * clientAddress} is where it serves the client protocol (its Raft port + 200 unless its config
+   * says otherwise).
+   */
+  public record Node(
+      PeerAddress peer,
+      Path configFile,
+      Path storageDir,
+      int metricsPort,
+      PeerAddress clientAddress) {
     public String id() {
       return peer.id();
     }
@@ -98,7 +107,7 @@ public final class LocalClusterLayout {
           used = existing; // hand edits, metrics.port included, are the user's choice
         }
       }
-      nodes.add(new Node(peer, configFile, storageDir, used.metricsPort()));
+      nodes.add(new Node(peer, configFile, storageDir, used.metricsPort(), used.clientAddress()));
     }
     return nodes;
   }

@@ -25,7 +25,8 @@ import picocli.CommandLine.Option;
     header = "Run a three-node cluster on this machine until Ctrl-C.",
     description = {
       "Starts nodes n1, n2, n3 on 127.0.0.1 (one process each) and prints each node's id, address,"
-          + " pid, log file and metrics URL (each node serves /metrics on its port + 100). Ctrl-C"
+          + " pid, log file, metrics URL (each node serves /metrics on its port + 100) and client"
+          + " address (the client protocol, on its port + 200). Ctrl-C"
           + " or SIGTERM stops every node (exit 0). Starting again on the same --data-dir resumes"
           + " the same state and token sequence. A node that dies is reported; the others keep"
           + " serving.",
@@ -99,7 +100,9 @@ final class UpCommand implements Callable<Integer> {
                   + processes.pid(node)
                   + "  log "
                   + node.logFile()
-                  + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off"));
+                  + (node.metricsPort() > 0 ? "  metrics " + node.metricsUrl() : "  metrics off")
+                  + "  client "
+                  + node.clientAddress().address());
     }
     context.out().flush();
 
@@ -158,6 +161,7 @@ final class UpCommand implements Callable<Integer> {
     for (Node node : nodes) {
       PeerAddress peer = node.peer();
       refuseIfInUse(peer.port(), peer.id());
+      refuseIfInUse(node.clientAddress().port(), peer.id() + " client");
       if (node.metricsPort() > 0) {
         refuseIfInUse(node.metricsPort(), peer.id() + " metrics");
       }
@@ -180,6 +184,14 @@ final class UpCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * The line to paste into a Spring Boot application's properties to reach this cluster: the
+   * addresses clients connect to, each named by its node id. The one place {@code up} says them.
+   */
+  static String applicationPeersLine(ClusterConfig cluster) {
+    return "fencekeeper.peers=" + cluster.toProperties().getProperty("peers");
+  }
+
   /** Polls every node until one says it leads; reports once if that takes unusually long. */
   private void awaitLeader(ClusterConfig cluster, NodeProcesses processes)
       throws InterruptedException {
@@ -191,6 +203,7 @@ final class UpCommand implements Callable<Integer> {
         Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
         if (leader.isPresent()) {
           context.out().println("cluster ready, leader " + leader.get().peer().id());
+          context.out().println(applicationPeersLine(cluster));
           context.out().flush();
           return;
         }

@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
@@ -82,7 +83,8 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
 
   private void startNodes(Path dataDir) throws IOException {
     String peers =
-        List.of(freePort(), freePort(), freePort()).stream()
+        List.of(LocalPorts.freeNodePort(), LocalPorts.freeNodePort(), LocalPorts.freeNodePort())
+            .stream()
             .map(port -> "127.0.0.1:" + port)
             .collect(Collectors.joining(","));
     this.config = ClusterConfig.forPeers(peers);
@@ -124,7 +126,7 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
    * its peers being this cluster's plus itself; {@link #close} stops it too. Returns its address.
    */
   PeerAddress startJoining(String id) throws IOException {
-    PeerAddress peer = new PeerAddress(id, "127.0.0.1", freePort());
+    PeerAddress peer = new PeerAddress(id, "127.0.0.1", LocalPorts.freeNodePort());
     ClusterConfig node = joiningConfig(peer).withStorageDir(dataDir.resolve(id));
     servers.add(FencekeeperServer.join(node));
     return peer;

@@ -2,16 +2,14 @@ package dev.fencekeeper.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencekeeper.config.LocalPorts;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
 /**
@@ -93,31 +91,10 @@ final class LocalUp implements AutoCloseable {
   }
 
   /**
-   * Three consecutive free ports and the three metrics ports `up` derives from them
-   * (base+101..103).
+   * Three consecutive free ports and the metrics (base+101..103) and client ports (base+201..203)
+   * `up` derives from them.
    */
-  private static int freeBasePort() throws IOException {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int base = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-      if (isFree(base)
-          && isFree(base + 1)
-          && isFree(base + 2)
-          && isFree(LocalClusterLayout.metricsPort(base, 1))
-          && isFree(LocalClusterLayout.metricsPort(base, 2))
-          && isFree(LocalClusterLayout.metricsPort(base, 3))) {
-        return base;
-      }
-    }
-    throw new IOException("no three consecutive free ports found");
-  }
-
-  private static boolean isFree(int port) {
-    try (ServerSocket socket = new ServerSocket()) {
-      socket.setReuseAddress(true);
-      socket.bind(new InetSocketAddress(port));
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
+  private static int freeBasePort() {
+    return LocalPorts.freeBasePort(3, LocalClusterLayout.METRICS_PORT_OFFSET);
   }
 }

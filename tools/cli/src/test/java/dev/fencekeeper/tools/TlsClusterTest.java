@@ -10,6 +10,7 @@ import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.NodeMetric;
@@ -19,7 +20,6 @@ import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -77,11 +77,11 @@ class TlsClusterTest {
     p.setProperty(
         "peers",
         "n1@127.0.0.1:"
-            + freePort()
+            + LocalPorts.freeNodePort()
             + ",n2@127.0.0.1:"
-            + freePort()
+            + LocalPorts.freeNodePort()
             + ",n3@127.0.0.1:"
-            + freePort());
+            + LocalPorts.freeNodePort());
     p.setProperty("authz.admins", Certificates.ADMIN_CN);
     p.setProperty("authz.nodes", Certificates.NODE_CN);
     cluster = ClusterConfig.fromProperties(p);
@@ -361,11 +361,5 @@ class TlsClusterTest {
 
   private static long appliedIndex(FencekeeperServer s) {
     return s.stateMachine().getLastAppliedTermIndex().getIndex();
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 }

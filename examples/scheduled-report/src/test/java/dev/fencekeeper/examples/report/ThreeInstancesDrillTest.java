@@ -3,11 +3,9 @@ package dev.fencekeeper.examples.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencekeeper.testing.TestCluster;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -24,10 +22,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The seeds' story as Java teams run it: three instances of the example application, each its own
@@ -35,8 +34,10 @@ import org.junit.jupiter.api.io.TempDir;
  * is SIGSTOPped while computing, past {@code lockAtMostFor}; another takes over and writes; the
  * first is resumed and writes late. The report table must hold exactly the newer instance's report,
  * and the late write must have been refused by the fence.
+ *
+ * <p>The build runs this on Spring Boot 4.0 and on 3.5 (examples/consumer-builds).
  */
-@Timeout(240)
+@Timeout(480)
 class ThreeInstancesDrillTest {
   private static final Pattern EVENT =
       Pattern.compile("EVENT (\\w+) token=(\\d+)(?: newer=(\\d+))? instance=(\\S+)");
@@ -45,29 +46,63 @@ class ThreeInstancesDrillTest {
   private static final Duration LOCK_AT_MOST_FOR = Duration.ofSeconds(7);
   private static final Duration COMPUTE_TIME = Duration.ofSeconds(4);
 
-  @TempDir Path dataDir;
-  EmbeddedPostgres postgres;
-  TestCluster cluster;
+  static EmbeddedPostgres postgres;
+  static LocalCluster cluster;
   final List<Instance> instances = new ArrayList<>();
   final List<Event> events = new CopyOnWriteArrayList<>();
 
   record Event(String kind, long token, long newer, String instance) {}
+
+  @BeforeAll
+  static void startClusterAndDatabase() throws Exception {
+    startClusterAndDatabaseOnce();
+  }
+
+  /**
+   * One cluster and one PostgreSQL server for every test class of this build (they run in one
+   * JVM), stopped when it exits.
+   */
+  static synchronized void startClusterAndDatabaseOnce() throws Exception {
+    if (cluster != null) {
+      return;
+    }
+    postgres = EmbeddedPostgres.builder().start();
+    cluster =
+        LocalCluster.start(
+            Path.of(System.getProperty("fencekeeper.jar")),
+            Path.of(System.getProperty("cluster.dir")));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    cluster.close();
+                    postgres.close();
+                  } catch (Exception ignored) {
+                    // the JVM is exiting
+                  }
+                },
+                "stop-cluster-and-database"));
+  }
+
+  /** A new, empty database on the shared server. */
+  static DataSource newDatabase(String name) throws SQLException {
+    execute(postgres.getPostgresDatabase(), "CREATE DATABASE " + name);
+    return postgres.getDatabase("postgres", name);
+  }
 
   // Guarantee: a report job paused past lockAtMostFor cannot overwrite the report of the instance
   // that took over; its late write is refused by the fence, whatever order the three processes run
   // in.
   @Test
   void aPausedHolderIsFencedOutAndTheNewerReportStands() throws Exception {
-    postgres = EmbeddedPostgres.builder().start();
-    DataSource db = postgres.getPostgresDatabase();
-    execute(db, resource("/db/schema.sql"));
+    DataSource db = newDatabase("drill");
+    // The application's own migration first, so the sales are there before any instance runs.
+    Flyway.configure().dataSource(db).locations("classpath:db/migration").load().migrate();
     execute(
         db,
         "INSERT INTO sales (sold_on, amount_cents) VALUES (CURRENT_DATE - 1, 1250), (CURRENT_DATE -"
             + " 1, 4999), (CURRENT_DATE - 1, 751), (CURRENT_DATE, 100)");
-
-    cluster = TestCluster.start(dataDir);
-    cluster.awaitLeader();
     for (String name : List.of("i1", "i2", "i3")) {
       instances.add(Instance.start(name, cluster, postgres.getPort(), events));
     }
@@ -153,21 +188,9 @@ class ThreeInstancesDrillTest {
   }
 
   @AfterEach
-  void stopEverything() throws IOException {
+  void stopInstances() {
     for (Instance i : instances) {
       i.stop();
-    }
-    if (cluster != null) {
-      cluster.close();
-    }
-    if (postgres != null) {
-      postgres.close();
-    }
-  }
-
-  private static String resource(String name) throws IOException {
-    try (InputStream in = ThreeInstancesDrillTest.class.getResourceAsStream(name)) {
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
 
@@ -188,7 +211,7 @@ class ThreeInstancesDrillTest {
       this.process = process;
     }
 
-    static Instance start(String name, TestCluster cluster, int postgresPort, List<Event> events)
+    static Instance start(String name, LocalCluster cluster, int postgresPort, List<Event> events)
         throws IOException {
       List<String> command =
           new ArrayList<>(
@@ -202,11 +225,10 @@ class ThreeInstancesDrillTest {
                   System.getProperty("java.class.path"),
                   ScheduledReportApplication.class.getName(),
                   "--spring.main.banner-mode=off",
-                  "--fencekeeper.peers=" + cluster.config().toProperties().getProperty("peers"),
-                  "--fencekeeper.cluster-name=" + cluster.config().clusterName(),
+                  "--fencekeeper.peers=" + cluster.peers(),
                   "--spring.datasource.url=jdbc:postgresql://127.0.0.1:"
                       + postgresPort
-                      + "/postgres",
+                      + "/drill",
                   "--spring.datasource.username=postgres",
                   "--spring.datasource.hikari.maximum-pool-size=2",
                   "--report.instance=" + name,

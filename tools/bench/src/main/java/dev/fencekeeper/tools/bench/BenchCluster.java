@@ -3,6 +3,7 @@ package dev.fencekeeper.tools.bench;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.Directories;
 import dev.fencekeeper.tools.LocalClusterLayout;
@@ -11,8 +12,6 @@ import dev.fencekeeper.tools.NodeProcesses;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The cluster a bench runs against: three node processes it starts under a temp dir (fencekeeper
@@ -107,29 +105,9 @@ final class BenchCluster implements AutoCloseable {
     ClusterConfig.fromProperties(properties).store(node.configFile());
   }
 
-  /** Three consecutive Raft ports and their metrics ports (+100), all free right now. */
+  /** Three consecutive Raft ports, their client (+200) and metrics ports (+100), all free now. */
   private static int freeBasePort() {
-    for (int attempt = 0; attempt < 100; attempt++) {
-      int base = ThreadLocalRandom.current().nextInt(20_000, 40_000);
-      boolean free = true;
-      for (int i = 1; i <= 3 && free; i++) {
-        free = isFree(base + i - 1) && isFree(LocalClusterLayout.metricsPort(base, i));
-      }
-      if (free) {
-        return base;
-      }
-    }
-    throw new IllegalStateException("no free loopback ports for a bench cluster after 100 tries");
-  }
-
-  private static boolean isFree(int port) {
-    try (ServerSocket probe = new ServerSocket()) {
-      probe.setReuseAddress(true);
-      probe.bind(new InetSocketAddress("127.0.0.1", port));
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
+    return LocalPorts.freeBasePort(3, LocalClusterLayout.METRICS_PORT_OFFSET);
   }
 
   private void launch(String id) throws IOException {

@@ -2,6 +2,7 @@ package dev.fencekeeper.tools.drill;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.tools.drill.check.Finding;
 import dev.fencekeeper.tools.drill.check.HistoryChecker;
@@ -10,8 +11,6 @@ import dev.fencekeeper.tools.drill.history.History;
 import dev.fencekeeper.tools.drill.history.HistoryRecorder;
 import dev.fencekeeper.tools.drill.history.Op;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -215,18 +214,13 @@ final class DrillRunner {
   }
 
   static List<PeerAddress> freeLoopbackPeers(int count) throws IOException {
-    List<ServerSocket> held = new ArrayList<>();
     List<PeerAddress> peers = new ArrayList<>();
-    try {
-      for (int i = 1; i <= count; i++) {
-        ServerSocket socket = new ServerSocket();
-        socket.bind(new InetSocketAddress("127.0.0.1", 0));
-        held.add(socket);
-        peers.add(new PeerAddress("n" + i, "127.0.0.1", socket.getLocalPort()));
-      }
-    } finally {
-      for (ServerSocket s : held) {
-        s.close();
+    java.util.Set<Integer> taken = new java.util.HashSet<>();
+    while (peers.size() < count) {
+      int port = LocalPorts.freeNodePort();
+      // Distinct, and none of them the client port of another (Raft port + 200).
+      if (taken.add(port) && taken.add(port + ClusterConfig.CLIENT_PORT_OFFSET)) {
+        peers.add(new PeerAddress("n" + (peers.size() + 1), "127.0.0.1", port));
       }
     }
     return peers;

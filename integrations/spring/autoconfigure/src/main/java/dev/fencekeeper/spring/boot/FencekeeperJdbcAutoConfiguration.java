@@ -1,7 +1,9 @@
 package dev.fencekeeper.spring.boot;
 
 import dev.fencekeeper.jdbc.JdbcFence;
+import dev.fencekeeper.shedlock.AcquireFence;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -9,14 +11,21 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * A {@link JdbcFence} on the application's {@link DataSource}, for jobs to guard their transactions
  * with their lease's token. Needs no cluster connection of its own: the token comes from the lock.
+ * With Flyway on the class path it also migrates the fence table in a Flyway run of its own; with
+ * fencekeeper-shedlock, every granted ShedLock lock raises its guard row before the task runs.
  */
 @AutoConfiguration(
     after = FencekeeperAutoConfiguration.class,
-    afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
+    // Where DataSourceAutoConfiguration lives on Spring Boot 4 and on Spring Boot 3.
+    afterName = {
+      "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+      "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
+    })
 @ConditionalOnClass({JdbcFence.class, DataSource.class})
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnProperty(prefix = "fencekeeper.jdbc", name = "enabled", matchIfMissing = true)
@@ -30,6 +39,42 @@ public class FencekeeperJdbcAutoConfiguration {
     return JdbcFence.builder(dataSource)
         .table(settings.getTable())
         .createTable(settings.isCreateTable())
+        .advanceLockWait(settings.getAdvanceLockWait())
         .build();
+  }
+
+  /** fencekeeper's own Flyway run: the fence table, with a history table of its own. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.flywaydb.core.Flyway")
+  @ConditionalOnProperty(
+      prefix = "fencekeeper.jdbc.flyway",
+      name = "enabled",
+      matchIfMissing = true)
+  static class FlywayMigration {
+    @Bean
+    @ConditionalOnMissingBean
+    FencekeeperFlywayMigration fencekeeperFlywayMigration(
+        DataSource dataSource, FencekeeperProperties properties) {
+      return new FencekeeperFlywayMigration(
+          dataSource, properties.getJdbc().getFlyway().getTable());
+    }
+  }
+
+  /**
+   * Each granted ShedLock lock raises its resource's guard row to its token before the task runs,
+   * so a previous holder is refused from then on, not only from this holder's first write.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "dev.fencekeeper.shedlock.AcquireFence")
+  @ConditionalOnProperty(
+      prefix = "fencekeeper.shedlock",
+      name = "fence-at-acquire",
+      matchIfMissing = true)
+  static class FenceAtAcquire {
+    @Bean
+    @ConditionalOnMissingBean
+    AcquireFence fencekeeperAcquireFence(ObjectProvider<JdbcFence> fence) {
+      return lock -> fence.getObject().advance(lock.resource(), lock.token());
+    }
   }
 }

@@ -156,6 +156,22 @@ public class FencekeeperProperties {
      */
     private boolean keepAlive = false;
 
+    /**
+     * Whether each granted lock first raises the JdbcFence guard row of its resource to its token
+     * (one short transaction), so the previous holder's transactions are refused from the moment
+     * this one holds the lock, not only from its first write. Applies when the application has a
+     * JdbcFence; if raising fails, the lock is released and the run skipped.
+     */
+    private boolean fenceAtAcquire = true;
+
+    public boolean isFenceAtAcquire() {
+      return fenceAtAcquire;
+    }
+
+    public void setFenceAtAcquire(boolean fenceAtAcquire) {
+      this.fenceAtAcquire = fenceAtAcquire;
+    }
+
     public boolean isKeepAlive() {
       return keepAlive;
     }
@@ -251,6 +267,26 @@ public class FencekeeperProperties {
      */
     private boolean createTable = false;
 
+    /**
+     * How long raising a guard row at acquire waits for an older holder's transaction to release it
+     * (whole seconds, at least 1s).
+     */
+    private Duration advanceLockWait = Duration.ofSeconds(5);
+
+    private final Flyway flyway = new Flyway();
+
+    public Duration getAdvanceLockWait() {
+      return advanceLockWait;
+    }
+
+    public void setAdvanceLockWait(Duration advanceLockWait) {
+      this.advanceLockWait = advanceLockWait;
+    }
+
+    public Flyway getFlyway() {
+      return flyway;
+    }
+
     public boolean isEnabled() {
       return enabled;
     }
@@ -273,6 +309,34 @@ public class FencekeeperProperties {
 
     public void setCreateTable(boolean createTable) {
       this.createTable = createTable;
+    }
+  }
+
+  /**
+   * fencekeeper's own Flyway run for the fence table, with a history table of its own, so its
+   * versions never meet the application's. Runs when Flyway is on the class path.
+   */
+  public static class Flyway {
+    /** Whether to migrate the fence table with fencekeeper's own Flyway run at start-up. */
+    private boolean enabled = true;
+
+    /** The history table of fencekeeper's Flyway run, apart from the application's. */
+    private String table = "fencekeeper_schema_history";
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public String getTable() {
+      return table;
+    }
+
+    public void setTable(String table) {
+      this.table = table;
     }
   }
 }

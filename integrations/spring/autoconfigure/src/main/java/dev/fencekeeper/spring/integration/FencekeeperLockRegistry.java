@@ -10,9 +10,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
+import org.springframework.util.ClassUtils;
 
 /**
  * A Spring Integration {@code LockRegistry} on fencekeeper: {@link #obtain} returns one {@link
@@ -24,8 +27,20 @@ import org.springframework.integration.support.locks.ExpirableLockRegistry;
  * <p>{@code unlock()} after the lease was lost (expired during a pause, revoked) releases the lock
  * here and throws {@link IllegalStateException}: whatever the holder wrote after the loss was not
  * protected, unless it was fenced with {@link FencedLock#token()}.
+ *
+ * <p>Works with Spring Integration 6.5 and 7. The registry implements the raw {@code
+ * ExpirableLockRegistry}: the interface is generic on 7 and not on 6.5, and a class file naming a
+ * type argument for it would fail reflection on 6.5. {@link #obtain} still returns {@link
+ * FencedLock}; on 7 each lock is also a {@link DistributedLock}.
  */
-public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock> {
+@SuppressWarnings("rawtypes")
+public class FencekeeperLockRegistry implements ExpirableLockRegistry {
+  // Spring Integration 7 has DistributedLock; 6.5 does not, and must never load a class naming it.
+  private static final boolean DISTRIBUTED_LOCK =
+      ClassUtils.isPresent(
+          "org.springframework.integration.support.locks.DistributedLock",
+          FencekeeperLockRegistry.class.getClassLoader());
+
   // A blocking lock() waits in the cluster's queue in slices this long, re-queueing in between.
   private static final Duration WAIT_SLICE = Duration.ofSeconds(30);
   private static final long UNAVAILABLE_BACKOFF_MS = 200;
@@ -34,6 +49,7 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock
   private final String resourcePrefix;
   private final Duration ttl;
   private final Map<String, LeaseLock> locks = new ConcurrentHashMap<>();
+  private final LongAdder unavailable = new LongAdder();
 
   public FencekeeperLockRegistry(FencingClient client, String resourcePrefix, Duration ttl) {
     this.client = Objects.requireNonNull(client, "client");
@@ -52,7 +68,15 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock
   public FencedLock obtain(Object lockKey) {
     Objects.requireNonNull(lockKey, "lockKey");
     String resource = resourcePrefix + lockKey;
-    return locks.computeIfAbsent(resource, LeaseLock::new).touch();
+    return locks.computeIfAbsent(resource, this::newLock).touch();
+  }
+
+  /**
+   * How many attempts to take a lock found no node of the cluster answering (each then waits a
+   * moment and tries again until its caller's deadline), since the registry was built.
+   */
+  public long unavailableAttempts() {
+    return unavailable.sum();
   }
 
   /** Forgets locks nobody holds and nobody obtained for {@code age} milliseconds. */
@@ -62,7 +86,28 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock
     locks.values().removeIf(l -> !l.local.isLocked() && now - l.lastUsedMs > age);
   }
 
-  private final class LeaseLock implements FencedLock {
+  private LeaseLock newLock(String resource) {
+    return DISTRIBUTED_LOCK ? Integration7.newLock(this, resource) : new LeaseLock(resource);
+  }
+
+  /**
+   * Spring Integration 7 only. Its own class, so that verifying the registry never needs {@link
+   * DistributedLock} (the verifier loads the types a method's branches merge).
+   */
+  private static final class Integration7 {
+    static LeaseLock newLock(FencekeeperLockRegistry registry, String resource) {
+      return registry.new DistributedLeaseLock(resource);
+    }
+  }
+
+  /** On Spring Integration 7: the same lock, also a {@link DistributedLock}. */
+  private final class DistributedLeaseLock extends LeaseLock implements DistributedLock {
+    DistributedLeaseLock(String resource) {
+      super(resource);
+    }
+  }
+
+  private class LeaseLock implements FencedLock {
     private final String resource;
     private final ReentrantLock local = new ReentrantLock();
     private volatile long lastUsedMs = System.currentTimeMillis();
@@ -205,6 +250,9 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry<FencedLock
       } catch (LeaseHeldException e) {
         return false;
       } catch (FencingException e) {
+        if (e.code() == ResultCode.UNAVAILABLE) {
+          unavailable.increment();
+        }
         if (e.code() == ResultCode.UNAVAILABLE || e.code() == ResultCode.LOCK_DELAYED) {
           sleepQuietly(Math.min(UNAVAILABLE_BACKOFF_MS, Math.max(1, wait.toMillis())));
           return false;

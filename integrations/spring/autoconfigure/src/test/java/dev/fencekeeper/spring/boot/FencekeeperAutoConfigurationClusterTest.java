@@ -12,6 +12,7 @@ import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.jdbc.StaleFenceTokenException;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
 import dev.fencekeeper.shedlock.LockToken;
+import dev.fencekeeper.spring.health.FencekeeperBoot3HealthIndicator;
 import dev.fencekeeper.spring.health.FencekeeperHealthIndicator;
 import dev.fencekeeper.spring.integration.FencedLock;
 import dev.fencekeeper.spring.integration.FencekeeperLockRegistry;
@@ -418,6 +419,9 @@ class FencekeeperAutoConfigurationClusterTest {
               Health health = context.getBean(FencekeeperHealthIndicator.class).health(true);
               assertThat(health.getStatus()).isEqualTo(Status.UP);
               assertThat(health.getDetails().get("leader")).isEqualTo(cluster.awaitLeader());
+              assertThat(context)
+                  .describedAs("Spring Boot 3's indicator stays out where Boot 4's health is")
+                  .doesNotHaveBean(FencekeeperBoot3HealthIndicator.class);
             });
     String deadPeers =
         "n1@127.0.0.1:"
@@ -432,8 +436,9 @@ class FencekeeperAutoConfigurationClusterTest {
             context -> {
               Health health = context.getBean(FencekeeperHealthIndicator.class).health(true);
               assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+              assertThat(health.getDetails()).containsEntry("state", "UNREACHABLE");
               assertThat(health.getDetails().get("reason").toString())
-                  .contains("no node that leads");
+                  .contains("no node answered within 500ms");
             });
     connected("app-1")
         .withPropertyValues("management.health.fencekeeper.enabled=false")

@@ -1,4 +1,6 @@
--- The example's tables. Run once before starting the instances (psql -f, or your migrations).
+-- The application's own first migration (Flyway, at start-up). fencekeeper's fence table is not here:
+-- the starter migrates it in a Flyway history of its own (fencekeeper_schema_history), so this V1 and
+-- fencekeeper's V1 never meet.
 CREATE TABLE IF NOT EXISTS sales (
   id           BIGSERIAL PRIMARY KEY,
   sold_on      DATE NOT NULL,
@@ -11,11 +13,4 @@ CREATE TABLE IF NOT EXISTS daily_sales_report (
   total_cents  BIGINT NOT NULL,
   generated_by VARCHAR(200) NOT NULL,
   token        BIGINT NOT NULL
-);
-
--- fencekeeper-jdbc's guard rows (its db/fencekeeper/postgresql/V1__fencekeeper_fence.sql).
-CREATE TABLE IF NOT EXISTS fencekeeper_fence (
-  resource   VARCHAR(512) PRIMARY KEY,
-  token      BIGINT NOT NULL,
-  written_at TIMESTAMP WITH TIME ZONE NOT NULL
 );
