@@ -256,7 +256,14 @@ public final class FencekeeperServer implements AutoCloseable {
     s.server.start();
     try {
       s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
-      s.clientPort = ClientPort.start(config, s.server, s.stateMachine, s.metrics, s.reads);
+      s.clientPort =
+          ClientPort.start(
+              config,
+              s.server,
+              s.stateMachine,
+              s.metrics,
+              s.reads,
+              s.tls == null ? null : s.tls.grpcTlsConfig());
     } catch (IOException | RuntimeException e) {
       try {
         // e.g. metrics.port or client.port already in use: do not leave a half-started node behind

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A TLS node reloads its certificate (what SIGHUP does): new connections get the new one, the
- * expiry gauge follows it, and files that are wrong change nothing.
+ * A TLS node reloads its certificate (what SIGHUP does): new connections to either of its ports get
+ * the new one, the expiry gauge follows it, and files that are wrong change nothing.
  */
 @Timeout(120)
 class CertificateReloadTest {
@@ -47,9 +47,10 @@ class CertificateReloadTest {
     }
   }
 
-  // Guarantee: after reloadCertificates() a new TLS connection is served with the certificate now
-  // in tls.cert (here one valid for 100 days instead of 10), the expiry gauge says so, and clients
-  // keep working; a key that does not fit is refused and the node keeps serving the last good one.
+  // Guarantee: after reloadCertificates() a new TLS connection, to the Raft port or the client
+  // port, is served with the certificate now in tls.cert (here one valid for 100 days instead of
+  // 10), the expiry gauge says so, and clients keep working; a key that does not fit is refused and
+  // the node keeps serving the last good one.
   @Test
   void aReloadedCertificateServesNewConnections() throws Exception {
     Path certs = dir.resolve("certs");
@@ -63,7 +64,9 @@ class CertificateReloadTest {
     server = FencekeeperServer.start(node);
     await().atMost(Duration.ofSeconds(60)).until(this::leads);
 
+    int clientPort = server.clientPort().port();
     assertThat(daysLeft(presented(certs, port))).isBetween(9.9, 10.0);
+    assertThat(daysLeft(presented(certs, clientPort))).isBetween(9.9, 10.0);
     assertThat(gaugeDays()).isBetween(9.9, 10.0);
 
     Instant now = Instant.now();
@@ -77,6 +80,7 @@ class CertificateReloadTest {
     assertThat(server.reloadCertificates()).contains("CN=" + Certificates.NODE_CN);
 
     assertThat(daysLeft(presented(certs, port))).isBetween(99.9, 100.0);
+    assertThat(daysLeft(presented(certs, clientPort))).isBetween(99.9, 100.0);
     assertThat(gaugeDays()).isBetween(99.9, 100.0);
     try (FencingClient client =
         FencingClient.connect(withTls(node, certs, Certificates.CLIENT), "reload")) {
@@ -94,6 +98,7 @@ class CertificateReloadTest {
     assertThatThrownBy(server::reloadCertificates).hasMessageContaining("tls.");
     assertThat(gaugeDays()).isBetween(99.9, 100.0);
     assertThat(daysLeft(presented(certs, port))).isBetween(99.9, 100.0);
+    assertThat(daysLeft(presented(certs, clientPort))).isBetween(99.9, 100.0);
   }
 
   private double gaugeDays() {
