@@ -438,25 +438,23 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     // lease.
   }
 
+  /**
+   * The name each command is timed and logged under, one of {@link NodeMetric#COMMANDS}. A batch is
+   * applied, and observed, command by command.
+   */
+  static final Map<Class<? extends Command>, String> COMMAND_NAMES =
+      Map.of(
+          Command.Acquire.class, "ACQUIRE",
+          Command.Renew.class, "RENEW",
+          Command.Release.class, "RELEASE",
+          Command.Write.class, "WRITE",
+          Command.Revoke.class, "REVOKE",
+          Command.CancelWait.class, "CANCEL_WAIT",
+          Command.RenewSession.class, "RENEW_SESSION",
+          Command.Takeover.class, "TAKEOVER",
+          Command.Tick.class, "TICK");
+
   static String commandName(Command command) {
-    if (command instanceof Command.Acquire) {
-      return "ACQUIRE";
-    } else if (command instanceof Command.Renew) {
-      return "RENEW";
-    } else if (command instanceof Command.Release) {
-      return "RELEASE";
-    } else if (command instanceof Command.Write) {
-      return "WRITE";
-    } else if (command instanceof Command.Revoke) {
-      return "REVOKE";
-    } else if (command instanceof Command.CancelWait) {
-      return "CANCEL_WAIT";
-    } else if (command instanceof Command.RenewSession) {
-      return "RENEW_SESSION";
-    } else if (command instanceof Command.Takeover) {
-      return "TAKEOVER";
-    } else {
-      return "TICK";
-    }
+    return command instanceof Command.Batch ? "BATCH" : COMMAND_NAMES.get(command.getClass());
   }
 }

@@ -13,8 +13,10 @@ import dev.fencekeeper.core.ValueRecord;
 import dev.fencekeeper.testing.TestLimits;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -260,5 +262,22 @@ class NodeMetricsTest {
     stored.track(fresh);
     assertThat(stored.keys()).isZero();
     assertThat(stored.bytes()).isZero();
+  }
+
+  // Guarantee: every command the state machine applies on its own is timed under a type that
+  // /metrics declares (a command without one would find no timer, and its apply would lose the
+  // rest of its metrics), and every declared type belongs to a command.
+  @Test
+  void everyCommandIsTimedUnderADeclaredType() {
+    Set<String> named = new HashSet<>();
+    for (Class<?> permitted : Command.class.getPermittedSubclasses()) {
+      Class<? extends Command> type = permitted.asSubclass(Command.class);
+      if (type == Command.Batch.class) {
+        continue; // applied and observed command by command
+      }
+      assertThat(NodeMetrics.COMMAND_NAMES).as("%s", type.getSimpleName()).containsKey(type);
+      named.add(NodeMetrics.COMMAND_NAMES.get(type));
+    }
+    assertThat(named).containsExactlyInAnyOrderElementsOf(NodeMetric.COMMANDS);
   }
 }
