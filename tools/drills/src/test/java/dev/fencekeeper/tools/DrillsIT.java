@@ -64,6 +64,9 @@ class DrillsIT {
           List.of(
               Path.of(System.getProperty("java.home"), "bin", "java").toString(),
               "-Xmx256m",
+              // Logback reports its own status on stdout when it finds a logback-test.xml in more
+              // than one test jar; stdout must hold the report alone.
+              "-Dlogback.statusListenerClass=ch.qos.logback.core.status.NopStatusListener",
               "-cp",
               System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
               dev.fencekeeper.tools.drill.UnfencedDrill.class.getName()));
