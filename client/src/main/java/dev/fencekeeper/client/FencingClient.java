@@ -1205,14 +1205,15 @@ public final class FencingClient implements AutoCloseable {
 
   /**
    * Writes a consistent copy of the whole state — leases, values, receipts and the token sequence —
-   * to {@code file} (replaced atomically). The answer carries the backup's size in {@code
-   * totalBytes}, its newest token in {@code currentToken()} and its resource count in {@code
-   * version()}. Seed a new cluster from it with {@code fencekeeper restore}.
+   * to {@code file} (replaced atomically, readable by this user alone: it holds every protected
+   * value). The answer carries the backup's size in {@code totalBytes}, its newest token in {@code
+   * currentToken()} and its resource count in {@code version()}. Seed a new cluster from it with
+   * {@code fencekeeper restore}.
    */
   @SuppressWarnings("try") // out is closed before the move, so that the file moved is complete
   public Result backup(java.nio.file.Path file) {
     java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
-    try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(tmp)) {
+    try (java.io.OutputStream out = dev.fencekeeper.config.PrivateFiles.newOutputStream(tmp)) {
       Result first =
           send(Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build());
       if (first.code() != ResultCode.FOUND) {

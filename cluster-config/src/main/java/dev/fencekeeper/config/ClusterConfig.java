@@ -316,6 +316,14 @@ public final class ClusterConfig {
     return nodeId().map(DEFAULT_STORAGE_ROOT::resolve).orElse(DEFAULT_STORAGE_ROOT);
   }
 
+  /**
+   * {@code log.dir}: where a node writes its rolling log file instead of logging to stderr; empty
+   * when it logs to stderr.
+   */
+  public Optional<Path> logDir() {
+    return Optional.ofNullable(value(Keys.LOG_DIR));
+  }
+
   public Limits limits() {
     return limits;
   }

@@ -59,7 +59,16 @@ final class Keys {
           null,
           "./data/<node.id> (./data without node.id)",
           List.of(),
-          "the Raft log, snapshots and this node's log files");
+          "the Raft log and snapshots; a node keeps it private to its user (mode 0700)");
+  static final ConfigKey<Path> LOG_DIR =
+      define(
+          "log.dir",
+          ValueSyntax.PATH,
+          null,
+          "(none: stderr)",
+          List.of(),
+          "where a node writes its rolling log file, fencekeeper.log (private to its user), instead"
+              + " of logging to stderr");
   static final ConfigKey<Duration> LEASE_TTL_MIN =
       duration("lease.ttl.min", Duration.ofMillis(100), "shortest lease TTL a client may ask for");
   static final ConfigKey<Duration> LEASE_TTL_MAX =

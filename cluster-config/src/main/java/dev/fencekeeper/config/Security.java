@@ -1,7 +1,10 @@
 package dev.fencekeeper.config;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.ratis.conf.Parameters;
@@ -128,9 +131,47 @@ public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes) {
       if (file == null) {
         throw new ConfigException(key + ": missing; tls.cert, tls.key and tls.trust go together");
       }
-      if (!Files.isReadable(file)) {
-        throw new ConfigException(key + ": '" + file + "' is not a readable file");
+      if (!Files.isReadable(file) || Files.isDirectory(file)) {
+        throw new ConfigException(key + ": '" + file + "' " + whyUnreadable(file));
       }
+    }
+
+    /**
+     * Why this process cannot read {@code file}, and what fixes it: a key written by {@code
+     * fencekeeper certs} as root is root's alone until it is given to the service user.
+     */
+    static String whyUnreadable(Path file) {
+      if (!Files.exists(file)) {
+        return "does not exist";
+      }
+      if (Files.isDirectory(file)) {
+        return "is a directory, not a file";
+      }
+      String user = System.getProperty("user.name");
+      String how = "";
+      try {
+        PosixFileAttributes a = Files.readAttributes(file, PosixFileAttributes.class);
+        how =
+            " (it belongs to "
+                + a.owner().getName()
+                + ":"
+                + a.group().getName()
+                + ", mode "
+                + PosixFilePermissions.toString(a.permissions())
+                + ")";
+      } catch (IOException | UnsupportedOperationException e) {
+        // No attributes to show; the fix is the same.
+      }
+      return "is not readable by user "
+          + user
+          + how
+          + ": give it to that user (`chown "
+          + user
+          + " "
+          + file
+          + "`), or issue it with `fencekeeper certs DIR --owner "
+          + user
+          + "`";
     }
   }
 }

@@ -1,7 +1,6 @@
 package dev.fencekeeper.clientport;
 
 import dev.fencekeeper.config.ClusterConfig;
-import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -16,6 +15,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
@@ -24,6 +24,7 @@ import org.apache.ratis.thirdparty.io.grpc.ServerInterceptors;
 import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
 import org.apache.ratis.thirdparty.io.grpc.netty.NettyServerBuilder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.ClientAuth;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,14 +77,17 @@ public final class ClientPort implements AutoCloseable {
 
   /**
    * Starts the client port of the node {@code config} describes, in front of its running Raft
-   * server. {@code reads} is the node's read bound.
+   * server. {@code reads} is the node's read bound. {@code tls} serves the port's mutual TLS with
+   * the same key and trust managers as the Raft port, so that a certificate reload reaches both;
+   * null when {@code config} has no TLS.
    */
   public static ClientPort start(
       ClusterConfig config,
       RaftServer raftServer,
       FencingStateMachine stateMachine,
       StateMachineMetrics metrics,
-      ReadSlots reads)
+      ReadSlots reads,
+      GrpcTlsConfig tls)
       throws IOException {
     String nodeId = config.self().id();
     ExecutorService workers =
@@ -143,7 +147,7 @@ public final class ClientPort implements AutoCloseable {
           });
       stateMachine.events().setListener(hub);
       Server server =
-          builder(config)
+          builder(config, tls)
               .addService(ServerInterceptors.intercept(service[0], CallerIdentity.interceptor()))
               .build()
               .start();
@@ -163,7 +167,8 @@ public final class ClientPort implements AutoCloseable {
     }
   }
 
-  private static NettyServerBuilder builder(ClusterConfig config) throws IOException {
+  private static NettyServerBuilder builder(ClusterConfig config, GrpcTlsConfig tls)
+      throws IOException {
     NettyServerBuilder b =
         NettyServerBuilder.forAddress(
                 new InetSocketAddress(config.clientBindHost(), config.clientPort()))
@@ -177,12 +182,15 @@ public final class ClientPort implements AutoCloseable {
             .permitKeepAliveTime(10, TimeUnit.SECONDS)
             .permitKeepAliveWithoutCalls(true)
             .addTransportFilter(new CallerIdentity());
-    Security security = config.security();
-    if (security.tlsEnabled()) {
-      Security.TlsFiles tls = security.tls();
+    if (config.security().tlsEnabled() != (tls != null)) {
+      throw new IllegalArgumentException(
+          "the client port's TLS managers must be given exactly when the configuration has TLS");
+    }
+    if (tls != null) {
       b.sslContext(
-          GrpcSslContexts.forServer(tls.cert().toFile(), tls.key().toFile())
-              .trustManager(tls.trust().toFile())
+          GrpcSslContexts.configure(
+                  SslContextBuilder.forServer(tls.getKeyManager().getKeyManager()))
+              .trustManager(tls.getTrustManager().getTrustManager())
               .clientAuth(ClientAuth.REQUIRE)
               .build());
     }

@@ -17,19 +17,11 @@ final class FencedValues {
   private final Limits limits;
   private final Validation validation;
   private final Leases leases;
-  // TEST ONLY: a deliberately broken build for the drills, whose checker must then fail. Never set
-  // in production.
-  private boolean fencingCheckSkipped;
 
   FencedValues(Limits limits, Validation validation, Leases leases) {
     this.limits = limits;
     this.validation = validation;
     this.leases = leases;
-  }
-
-  /** TEST ONLY, UNSAFE: see {@link FencingState#skipFencingCheckUnsafely}. */
-  void skipFencingCheckUnsafely() {
-    fencingCheckSkipped = true;
   }
 
   Outcome write(Command.Write w) {
@@ -61,7 +53,7 @@ final class FencedValues {
             .build();
       }
     }
-    if (w.token() < r.lastToken() && !fencingCheckSkipped) {
+    if (w.token() < r.lastToken()) {
       return Answers.rejection(
               nowMs,
               Code.STALE_TOKEN,
@@ -71,7 +63,7 @@ final class FencedValues {
           .build();
     }
     LeaseRecord live = r.liveLease(nowMs);
-    if (live == null && !fencingCheckSkipped) {
+    if (live == null) {
       return Answers.rejection(
               nowMs,
               Code.LEASE_EXPIRED,
@@ -89,7 +81,7 @@ final class FencedValues {
     }
     for (Command.KeyWrite kw : w.writes()) {
       ValueRecord existing = r.values().get(kw.key());
-      if (existing != null && existing.acceptedToken() > w.token() && !fencingCheckSkipped) {
+      if (existing != null && existing.acceptedToken() > w.token()) {
         return Answers.rejection(
                 nowMs,
                 Code.STALE_TOKEN,

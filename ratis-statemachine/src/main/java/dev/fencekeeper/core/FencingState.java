@@ -49,14 +49,6 @@ public final class FencingState {
     return limits;
   }
 
-  /**
-   * TEST ONLY, UNSAFE: accepts writes with any issued token, live or not, stale or not. Exists so
-   * that a drill can prove its history checker catches a build that lost the fencing check.
-   */
-  public void skipFencingCheckUnsafely() {
-    values.skipFencingCheckUnsafely();
-  }
-
   /** State-machine time: the highest leader stamp applied so far. */
   public long nowMs() {
     return leases.nowMs();

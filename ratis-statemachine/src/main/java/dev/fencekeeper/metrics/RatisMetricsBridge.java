@@ -98,11 +98,11 @@ final class RatisMetricsBridge {
   }
 
   /**
-   * The name Prometheus would give {@code name}: two metrics with the same one cannot both be
-   * exported.
+   * {@code name} in snake case: two Ratis metrics whose names differ only in case or punctuation
+   * would meet in one Prometheus series, so only the first is mirrored.
    */
   static String prometheusName(String name) {
-    return PrometheusFamilies.ratisName(name, false);
+    return RatisNames.snake(name);
   }
 
   /** Everything mirrored for one node. */

@@ -5,6 +5,8 @@ import dev.fencekeeper.clientport.ClientPort;
 import dev.fencekeeper.clientport.RaftPortGuide;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
+import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.gateway.GatewaySettings;
 import dev.fencekeeper.gateway.HttpGateway;
 import dev.fencekeeper.metrics.NodeMetrics;
@@ -14,6 +16,7 @@ import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.Takeover;
 import dev.fencekeeper.statemachine.proto.Tick;
 import java.io.IOException;
+import java.security.cert.X509Certificate;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -46,14 +49,6 @@ public final class FencekeeperServer implements AutoCloseable {
   private static final long TICK_CHECK_INTERVAL_MS = 10;
 
   /**
-   * TEST ONLY, UNSAFE: {@code -Dfencekeeper.testing.unsafe.skip-fencing-check=true} makes this node
-   * accept stale writes — the deliberately broken build a drill must catch (docs/drills.md). Never
-   * in production.
-   */
-  public static final String UNSAFE_SKIP_FENCING_CHECK_PROPERTY =
-      "fencekeeper.testing.unsafe.skip-fencing-check";
-
-  /**
    * TEST ONLY: {@code -Dfencekeeper.testing.clock-step-file=<file>} makes this node's wall clock
    * follow a step (in ms) written into that file while it runs — how the clock-skew drill steps a
    * leader's clock.
@@ -75,6 +70,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final RaftClient internalClient;
   private final ScheduledExecutorService leaderTimer;
   private final StorageGuard storageGuard;
+  private final ReloadableTls tls;
   private final CompletableFuture<StorageFullException> storageExhausted =
       new CompletableFuture<>();
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
@@ -82,19 +78,30 @@ public final class FencekeeperServer implements AutoCloseable {
   private volatile ClientPort clientPort;
   private volatile HttpGateway gateway;
 
-  private FencekeeperServer(ClusterConfig config, boolean withGroup) throws IOException {
+  /**
+   * Makes a node's state machine from its limits, its wall clock and its monotonic clock: {@code
+   * FencingStateMachine::new} for every node this project runs.
+   */
+  @FunctionalInterface
+  public interface StateMachineFactory {
+    FencingStateMachine create(Limits limits, LongSupplier wallClock, LongSupplier monotonicNanos);
+  }
+
+  private FencekeeperServer(
+      ClusterConfig config, boolean withGroup, StateMachineFactory stateMachines)
+      throws IOException {
     this.config = config;
     LongSupplier wallClock = WallClock.forNode(config.clockOffsetMs());
-    this.stateMachine = new FencingStateMachine(config.limits(), wallClock, System::nanoTime);
+    this.stateMachine = stateMachines.create(config.limits(), wallClock, System::nanoTime);
     CommonPool.threadPerStageWarning().ifPresent(w -> LOG.warn("Slower than it could be: {}", w));
-    if (Boolean.getBoolean(UNSAFE_SKIP_FENCING_CHECK_PROPERTY)) {
-      LOG.warn(
-          "UNSAFE TEST BUILD: {}=true, this node ACCEPTS STALE WRITES (fencing check skipped). Only"
-              + " for proving that the drills' checker fails; never run a real cluster like this.",
-          UNSAFE_SKIP_FENCING_CHECK_PROPERTY);
-      stateMachine.skipFencingCheckUnsafely();
-    }
     RaftPeerId self = RaftPeerId.valueOf(config.self().id());
+    // Every protected value is in there: only this node's user may read it.
+    if (PrivateFiles.directory(config.storageDir())) {
+      LOG.warn(
+          "{}: storage.dir {} was readable by others; it is now private to this user (rwx------)",
+          self,
+          config.storageDir());
+    }
     // Before anything is written: a node does not start on storage below its reserve.
     this.storageGuard = StorageGuard.start(config.storageDir(), self.toString());
     // Before any Ratis object of this node exists: it hooks Ratis's metric registries as they are
@@ -104,7 +111,11 @@ public final class FencekeeperServer implements AutoCloseable {
     stateMachine.setMetrics(metrics);
     stateMachine.setSecurity(config.security());
     stateMachine.setOverload(config.overload());
-    Parameters parameters = config.ratisParameters();
+    this.tls = config.security().tlsEnabled() ? ReloadableTls.load(config.security().tls()) : null;
+    if (tls != null) {
+      metrics.watchCertificate(tls::notAfter);
+    }
+    Parameters parameters = ratisParameters(config, tls);
     this.reads = new ReadsInFlight(config.overload().maxPendingReads());
     this.leaderLossWatch =
         new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
@@ -127,7 +138,7 @@ public final class FencekeeperServer implements AutoCloseable {
             .setRaftGroup(config.raftGroup())
             .setLeaderId(self)
             .setProperties(config.clientProperties())
-            .setParameters(config.ratisParameters())
+            .setParameters(ratisParameters(config, tls))
             .setRetryPolicy(RetryPolicies.noRetry())
             .build();
     this.leaderTimer =
@@ -151,6 +162,42 @@ public final class FencekeeperServer implements AutoCloseable {
     metrics.bind(server, config.groupId(), stateMachine::read);
     leaderLossWatch.watch(server);
     storageGuard.exhausted().thenAccept(this::stopForStorage);
+  }
+
+  /**
+   * The configuration's Ratis parameters, with TLS served from {@code tls} (null: plaintext), so
+   * that {@link #reloadCertificates} reaches every channel of this node.
+   */
+  private static Parameters ratisParameters(ClusterConfig config, ReloadableTls tls) {
+    Parameters parameters = config.ratisParameters();
+    if (tls != null) {
+      GrpcConfigKeys.TLS.setConf(parameters, tls.grpcTlsConfig());
+    }
+    return parameters;
+  }
+
+  /**
+   * Reads {@code tls.cert}, {@code tls.key} and {@code tls.trust} again and presents the new
+   * certificate, and trusts the new CAs, from the next connection on (as etcd does on SIGHUP);
+   * connections already open keep theirs. Files that cannot be read or do not fit together change
+   * nothing.
+   *
+   * @return what this node presents now, in one line
+   * @throws IOException naming the file that is wrong; the node goes on with what it had
+   */
+  public String reloadCertificates() throws IOException {
+    if (tls == null) {
+      return "no TLS configured: nothing to reload";
+    }
+    X509Certificate presented = tls.reload();
+    return "presenting "
+        + presented.getSubjectX500Principal().getName()
+        + " (serial "
+        + presented.getSerialNumber().toString(16)
+        + ", valid until "
+        + presented.getNotAfter().toInstant()
+        + ") from "
+        + config.security().tls().cert();
   }
 
   /**
@@ -179,7 +226,7 @@ public final class FencekeeperServer implements AutoCloseable {
   /**
    * Completes when this node stopped its Raft server because its storage directory's free space
    * fell below the reserve (one log line says so; {@code /health} is not ready, and the gauge
-   * {@value NodeMetrics#STORAGE_WRITABLE} is 0): the node process should exit, and be started again
+   * {@code fencekeeper_storage_writable} is 0): the node process should exit, and be started again
    * once space has been freed.
    */
   public CompletableFuture<StorageFullException> storageExhausted() {
@@ -188,7 +235,7 @@ public final class FencekeeperServer implements AutoCloseable {
 
   /** Starts the node described by {@code config} (its {@code node.id} names which peer it is). */
   public static FencekeeperServer start(ClusterConfig config) throws IOException {
-    return start(config, true);
+    return start(config, false, FencingStateMachine::new);
   }
 
   /**
@@ -200,16 +247,28 @@ public final class FencekeeperServer implements AutoCloseable {
    * list the cluster as it will be once this node is added.
    */
   public static FencekeeperServer join(ClusterConfig config) throws IOException {
-    return start(config, false);
+    return start(config, true, FencingStateMachine::new);
   }
 
-  private static FencekeeperServer start(ClusterConfig config, boolean withGroup)
-      throws IOException {
-    FencekeeperServer s = new FencekeeperServer(config, withGroup);
+  /**
+   * Starts a node as {@link #start(ClusterConfig)} does, or to join as {@link #join} does when
+   * {@code join}, with the state machine {@code stateMachines} makes.
+   */
+  public static FencekeeperServer start(
+      ClusterConfig config, boolean join, StateMachineFactory stateMachines) throws IOException {
+    boolean withGroup = !join;
+    FencekeeperServer s = new FencekeeperServer(config, withGroup, stateMachines);
     s.server.start();
     try {
       s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
-      s.clientPort = ClientPort.start(config, s.server, s.stateMachine, s.metrics, s.reads);
+      s.clientPort =
+          ClientPort.start(
+              config,
+              s.server,
+              s.stateMachine,
+              s.metrics,
+              s.reads,
+              s.tls == null ? null : s.tls.grpcTlsConfig());
       if (config.httpPort() != 0) {
         // The client protocol as JSON: the client port's own service, called in-process as the
         // identity the gateway's TLS established.

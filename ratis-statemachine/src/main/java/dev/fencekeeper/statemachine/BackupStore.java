@@ -1,5 +1,6 @@
 package dev.fencekeeper.statemachine;
 
+import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
@@ -46,11 +47,12 @@ final class BackupStore {
     forgetAbandoned();
     try {
       if (request.getBackupId().isEmpty()) {
-        Files.createDirectories(dir);
+        PrivateFiles.directory(dir);
         String id = UUID.randomUUID().toString();
         Path file = dir.resolve("backup-" + id + ".bin");
         Frozen state;
-        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
+        try (OutputStream out =
+            new BufferedOutputStream(PrivateFiles.newOutputStream(file), 1 << 16)) {
           state = frozen.apply(out);
         }
         long size = Files.size(file);

@@ -153,16 +153,6 @@ public class FencingStateMachine extends BaseStateMachine {
     queries.setOverload(overload);
   }
 
-  /**
-   * TEST ONLY, UNSAFE: every state this node holds, now and after loading a snapshot or seed,
-   * accepts writes without the fencing check (see {@link FencingState#skipFencingCheckUnsafely}).
-   * Set before the server starts.
-   */
-  public void skipFencingCheckUnsafely() {
-    snapshots.skipFencingCheckUnsafely();
-    state.skipFencingCheckUnsafely();
-  }
-
   /** Takes over a state loaded from a snapshot ({@code applied}) or a restore seed (null). */
   private void adopt(FencingState loaded, TermIndex applied) {
     lock.writeLock().lock();

@@ -43,7 +43,6 @@ final class ReplicaSnapshots implements AutoCloseable {
   private final SnapshotStore store;
   private final LatestSnapshot latest = new LatestSnapshot(storage);
   private final SnapshotTaker taker;
-  private volatile boolean fencingCheckSkipped;
 
   ReplicaSnapshots(Limits limits, Adopter adopter) {
     this.limits = limits;
@@ -57,19 +56,8 @@ final class ReplicaSnapshots implements AutoCloseable {
             });
   }
 
-  /**
-   * TEST ONLY, UNSAFE: every state loaded from now on accepts writes without the fencing check (see
-   * {@link FencingState#skipFencingCheckUnsafely}).
-   */
-  void skipFencingCheckUnsafely() {
-    fencingCheckSkipped = true;
-  }
-
   /** Hands {@code loaded} over to the adopter. */
   private void adopt(FencingState loaded, TermIndex applied) {
-    if (fencingCheckSkipped) {
-      loaded.skipFencingCheckUnsafely();
-    }
     adopter.adopt(loaded, applied);
   }
 

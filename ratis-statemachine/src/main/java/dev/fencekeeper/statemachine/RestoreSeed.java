@@ -1,6 +1,7 @@
 package dev.fencekeeper.statemachine;
 
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.core.FencingState;
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -45,7 +46,7 @@ public final class RestoreSeed {
    */
   public static void seed(Path backup, Path storageDir, Limits limits) throws IOException {
     read(backup, limits); // a truncated or foreign file is refused here, not at the node's start
-    Files.createDirectories(storageDir);
+    PrivateFiles.directory(storageDir);
     try (Stream<Path> entries = Files.list(storageDir)) {
       if (entries.anyMatch(p -> Files.isDirectory(p) && isRaftGroupDir(p))) {
         throw new IOException(
@@ -53,7 +54,9 @@ public final class RestoreSeed {
       }
     }
     Path tmp = storageDir.resolve(FILE_NAME + ".tmp");
-    Files.copy(backup, tmp, StandardCopyOption.REPLACE_EXISTING);
+    try (OutputStream out = PrivateFiles.newOutputStream(tmp)) {
+      Files.copy(backup, out);
+    }
     Files.move(
         tmp,
         storageDir.resolve(FILE_NAME),

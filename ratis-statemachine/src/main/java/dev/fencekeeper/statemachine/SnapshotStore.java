@@ -1,6 +1,7 @@
 package dev.fencekeeper.statemachine;
 
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseRecord;
 import dev.fencekeeper.core.StateImage;
@@ -25,7 +26,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.security.DigestInputStream;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
@@ -84,12 +84,7 @@ final class SnapshotStore {
   static MD5Hash writeFile(StateImage image, Path target) throws IOException {
     Path tmp = target.resolveSibling(target.getFileName() + ".writing");
     MessageDigest digest = MD5FileUtil.newMD5();
-    try (FileChannel channel =
-            FileChannel.open(
-                tmp,
-                StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE);
+    try (FileChannel channel = PrivateFiles.create(tmp);
         OutputStream out =
             new BufferedOutputStream(
                 new DigestOutputStream(Channels.newOutputStream(channel), digest), 1 << 16)) {
@@ -109,6 +104,7 @@ final class SnapshotStore {
     Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     MD5Hash md5 = MD5Hash.newInstance(digest.digest());
     MD5FileUtil.saveMD5File(target.toFile(), md5);
+    PrivateFiles.restrict(MD5FileUtil.getDigestFileForFile(target.toFile()).toPath());
     return md5;
   }
 

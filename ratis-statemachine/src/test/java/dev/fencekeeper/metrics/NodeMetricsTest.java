@@ -13,8 +13,10 @@ import dev.fencekeeper.core.ValueRecord;
 import dev.fencekeeper.testing.TestLimits;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -82,13 +84,13 @@ class NodeMetricsTest {
         .isEqualTo(Code.WAITING);
     step(T0 + 720, new Command.Release("q", d));
 
-    assertThat(count(NodeMetrics.ACQUISITIONS_GRANTED))
+    assertThat(count(NodeMetric.ACQUISITIONS_GRANTED.dropwizardName()))
         .isEqualTo(5); // r, short, held, q (d), q (waiter e)
-    assertThat(count(NodeMetrics.RENEWALS)).isEqualTo(1);
-    assertThat(count(NodeMetrics.RELEASES)).isEqualTo(2);
-    assertThat(count(NodeMetrics.EXPIRIES)).isEqualTo(1);
-    assertThat(count(NodeMetrics.REVOCATIONS)).isEqualTo(1);
-    assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
+    assertThat(count(NodeMetric.RENEWALS.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.RELEASES.dropwizardName())).isEqualTo(2);
+    assertThat(count(NodeMetric.EXPIRIES.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.REVOCATIONS.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_WAITED.dropwizardName())).isEqualTo(1);
   }
 
   // Guarantee: a refused acquire counts as held (HELD or LOCK_DELAYED), a queued one as waited
@@ -104,9 +106,9 @@ class NodeMetricsTest {
       assertThat(step(T0 + 10 + i, new Command.Acquire("r", "c", 5000, "wait-c", 4000, 0)).code())
           .isEqualTo(Code.WAITING);
     }
-    assertThat(count(NodeMetrics.ACQUISITIONS_GRANTED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.ACQUISITIONS_HELD)).isEqualTo(1);
-    assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_GRANTED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_HELD.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_WAITED.dropwizardName())).isEqualTo(1);
   }
 
   // Guarantee: every write is counted exactly once: accepted, answered from its receipt, or
@@ -130,13 +132,18 @@ class NodeMetricsTest {
     assertThat(step(T0 + 580, new Command.Acquire("", "a", 5000)).code())
         .isEqualTo(Code.INVALID_ARGUMENT);
 
-    assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.WRITES_DEDUPLICATED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.rejectedName(Code.STALE_TOKEN))).isEqualTo(1);
-    assertThat(count(NodeMetrics.rejectedName(Code.LEASE_EXPIRED))).isEqualTo(1);
-    assertThat(count(NodeMetrics.rejectedName(Code.UNKNOWN_TOKEN))).isEqualTo(1);
-    assertThat(count(NodeMetrics.rejectedName(Code.INVALID_ARGUMENT))).isEqualTo(1);
-    assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(1); // the invalid acquire
+    assertThat(count(NodeMetric.WRITES_ACCEPTED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_DEDUPLICATED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("STALE_TOKEN"))))
+        .isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("LEASE_EXPIRED"))))
+        .isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("UNKNOWN_TOKEN"))))
+        .isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("INVALID_ARGUMENT"))))
+        .isEqualTo(1);
+    assertThat(count(NodeMetric.REQUESTS_INVALID.dropwizardName()))
+        .isEqualTo(1); // the invalid acquire
   }
 
   // Guarantee: requests refused on the leader without a log entry are counted by their reason:
@@ -149,10 +156,11 @@ class NodeMetricsTest {
     Command.Write write = put("r", 5, "k", "v", "w");
     metrics.refusedEarly(new Command.Batch(List.of(write, write)), refusal(Code.OVERLOADED));
 
-    assertThat(count(NodeMetrics.REQUESTS_INVALID)).isEqualTo(2);
-    assertThat(count(NodeMetrics.REQUESTS_OVERLOADED)).isEqualTo(2);
-    assertThat(count(NodeMetrics.rejectedName(Code.INVALID_ARGUMENT))).isZero();
-    assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isZero();
+    assertThat(count(NodeMetric.REQUESTS_INVALID.dropwizardName())).isEqualTo(2);
+    assertThat(count(NodeMetric.REQUESTS_OVERLOADED.dropwizardName())).isEqualTo(2);
+    assertThat(count(NodeMetric.WRITES_REJECTED.dropwizardName(List.of("INVALID_ARGUMENT"))))
+        .isZero();
+    assertThat(count(NodeMetric.WRITES_ACCEPTED.dropwizardName())).isZero();
   }
 
   // Guarantee: apply latency is timed for every applied command; request latency only for entries
@@ -164,11 +172,11 @@ class NodeMetricsTest {
     step(T0 + 2, put("r", token, "k", "v", "w2")); // applied as a follower: no request context
     step(T0 + 3, new Command.Tick(), metrics.requestStarted());
 
-    assertThat(count(NodeMetrics.APPLY_SECONDS)).isEqualTo(4);
-    assertThat(count(NodeMetrics.requestName("ACQUIRE"))).isEqualTo(1);
-    assertThat(count(NodeMetrics.requestName("WRITE"))).isEqualTo(1);
-    assertThat(count(NodeMetrics.requestName("TICK"))).isEqualTo(1);
-    assertThat(count(NodeMetrics.requestName("RENEW"))).isZero();
+    assertThat(count(NodeMetric.APPLY_DURATION.dropwizardName())).isEqualTo(4);
+    assertThat(count(NodeMetric.REQUEST_DURATION.dropwizardName(List.of("ACQUIRE")))).isEqualTo(1);
+    assertThat(count(NodeMetric.REQUEST_DURATION.dropwizardName(List.of("WRITE")))).isEqualTo(1);
+    assertThat(count(NodeMetric.REQUEST_DURATION.dropwizardName(List.of("TICK")))).isEqualTo(1);
+    assertThat(count(NodeMetric.REQUEST_DURATION.dropwizardName(List.of("RENEW")))).isZero();
   }
 
   private static Outcome refusal(Code code) {
@@ -197,9 +205,9 @@ class NodeMetricsTest {
         1_000,
         null);
 
-    assertThat(count(NodeMetrics.WRITES_ACCEPTED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.WRITES_DEDUPLICATED)).isEqualTo(1);
-    assertThat(count(NodeMetrics.ACQUISITIONS_WAITED)).isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_ACCEPTED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.WRITES_DEDUPLICATED.dropwizardName())).isEqualTo(1);
+    assertThat(count(NodeMetric.ACQUISITIONS_WAITED.dropwizardName())).isEqualTo(1);
   }
 
   // Guarantee: the maintained key and byte counts equal a full recount after any sequence of
@@ -254,5 +262,22 @@ class NodeMetricsTest {
     stored.track(fresh);
     assertThat(stored.keys()).isZero();
     assertThat(stored.bytes()).isZero();
+  }
+
+  // Guarantee: every command the state machine applies on its own is timed under a type that
+  // /metrics declares (a command without one would find no timer, and its apply would lose the
+  // rest of its metrics), and every declared type belongs to a command.
+  @Test
+  void everyCommandIsTimedUnderADeclaredType() {
+    Set<String> named = new HashSet<>();
+    for (Class<?> permitted : Command.class.getPermittedSubclasses()) {
+      Class<? extends Command> type = permitted.asSubclass(Command.class);
+      if (type == Command.Batch.class) {
+        continue; // applied and observed command by command
+      }
+      assertThat(NodeMetrics.COMMAND_NAMES).as("%s", type.getSimpleName()).containsKey(type);
+      named.add(NodeMetrics.COMMAND_NAMES.get(type));
+    }
+    assertThat(named).containsExactlyInAnyOrderElementsOf(NodeMetric.COMMANDS);
   }
 }

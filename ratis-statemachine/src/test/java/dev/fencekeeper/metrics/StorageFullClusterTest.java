@@ -67,7 +67,12 @@ class StorageFullClusterTest {
       assertThat(health.body())
           .contains("cannot persist")
           .contains("below the reserve of " + RESERVE);
-      assertThat(node.metrics().registry().getGauges().get(NodeMetrics.STORAGE_WRITABLE).getValue())
+      assertThat(
+              node.metrics()
+                  .registry()
+                  .getGauges()
+                  .get(NodeMetric.STORAGE_WRITABLE.dropwizardName())
+                  .getValue())
           .isEqualTo(0L);
       assertThat(node.raftServer().getLifeCycleState().isClosingOrClosed()).isTrue();
       assertThat(client.acquireToken("during", Duration.ofSeconds(30), "worker").code())
@@ -91,7 +96,7 @@ class StorageFullClusterTest {
                   .metrics()
                   .registry()
                   .getGauges()
-                  .get(NodeMetrics.STORAGE_WRITABLE)
+                  .get(NodeMetric.STORAGE_WRITABLE.dropwizardName())
                   .getValue())
           .isEqualTo(1L);
     } finally {

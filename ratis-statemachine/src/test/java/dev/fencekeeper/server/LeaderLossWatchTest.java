@@ -3,7 +3,7 @@ package dev.fencekeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencekeeper.metrics.NodeMetrics;
+import dev.fencekeeper.metrics.NodeMetric;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -69,7 +69,7 @@ class LeaderLossWatchTest {
         .node(id)
         .metrics()
         .registry()
-        .counter(NodeMetrics.ELECTIONS_ON_LEADER_LOSS)
+        .counter(NodeMetric.ELECTIONS_ON_LEADER_LOSS.dropwizardName())
         .getCount();
   }
 }

@@ -9,6 +9,7 @@ import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.core.Code;
+import dev.fencekeeper.metrics.NodeMetric;
 import dev.fencekeeper.metrics.NodeMetrics;
 import dev.fencekeeper.metrics.RejectionLog;
 import dev.fencekeeper.proto.AcquireRequest;
@@ -158,8 +159,8 @@ class BatchedStaleWritesTest {
 
     assertThat(rejected(leaderMetrics, Code.STALE_TOKEN)).isEqualTo(2);
     assertThat(rejected(followerMetrics, Code.STALE_TOKEN)).isEqualTo(2);
-    assertThat(counter(leaderMetrics, NodeMetrics.REQUESTS_INVALID)).isEqualTo(1);
-    assertThat(counter(followerMetrics, NodeMetrics.REQUESTS_INVALID)).isEqualTo(1);
+    assertThat(counter(leaderMetrics, NodeMetric.REQUESTS_INVALID.dropwizardName())).isEqualTo(1);
+    assertThat(counter(followerMetrics, NodeMetric.REQUESTS_INVALID.dropwizardName())).isEqualTo(1);
     assertThat(rejectionLines.list)
         .extracting(ILoggingEvent::getFormattedMessage)
         .containsExactly(
@@ -177,7 +178,7 @@ class BatchedStaleWritesTest {
             leaderMetrics
                 .registry()
                 .getHistograms()
-                .get(NodeMetrics.BATCH_COMMANDS)
+                .get(NodeMetric.BATCH_COMMANDS.dropwizardName())
                 .getSnapshot()
                 .getValues())
         .as("commands per logged batch")
@@ -245,7 +246,8 @@ class BatchedStaleWritesTest {
 
     Response answer = LeaderRejection.decode(trx.getException()).orElseThrow();
     assertThat(answer.getCode()).isEqualTo(ResultCode.OVERLOADED);
-    assertThat(counter(leaderMetrics, NodeMetrics.REQUESTS_OVERLOADED)).isEqualTo(2);
+    assertThat(counter(leaderMetrics, NodeMetric.REQUESTS_OVERLOADED.dropwizardName()))
+        .isEqualTo(2);
     assertThat(leader.pendingCommands()).isEqualTo(2);
     commit(filling);
     assertThat(leader.pendingCommands()).isZero();
@@ -307,7 +309,7 @@ class BatchedStaleWritesTest {
   }
 
   private static long rejected(NodeMetrics metrics, Code reason) {
-    return counter(metrics, NodeMetrics.rejectedName(reason));
+    return counter(metrics, NodeMetric.WRITES_REJECTED.dropwizardName(List.of(reason.name())));
   }
 
   private static long counter(NodeMetrics metrics, String name) {

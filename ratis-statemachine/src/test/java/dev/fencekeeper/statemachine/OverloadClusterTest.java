@@ -8,7 +8,7 @@ import dev.fencekeeper.client.ReadConsistency;
 import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
-import dev.fencekeeper.metrics.NodeMetrics;
+import dev.fencekeeper.metrics.NodeMetric;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.charset.StandardCharsets;
@@ -195,8 +195,10 @@ class OverloadClusterTest {
       assertThat(counts.getOrDefault(ResultCode.FOUND, 0)).as("%s", counts).isPositive();
       assertThat(mostInFlight.get()).as("reads in flight on one node").isBetween(1, READ_LIMIT);
       // A refusal is counted where it happened; a read Ratis's client resent may be refused twice.
-      assertThat(sum(cluster, NodeMetrics.READS_OVERLOADED)).isGreaterThanOrEqualTo(overloaded);
-      assertThat(sum(cluster, NodeMetrics.REQUESTS_OVERLOADED)).isGreaterThanOrEqualTo(overloaded);
+      assertThat(sum(cluster, NodeMetric.READS_OVERLOADED.dropwizardName()))
+          .isGreaterThanOrEqualTo(overloaded);
+      assertThat(sum(cluster, NodeMetric.REQUESTS_OVERLOADED.dropwizardName()))
+          .isGreaterThanOrEqualTo(overloaded);
       // Every answered read gave its slot back.
       await()
           .atMost(Duration.ofSeconds(30))

@@ -1,17 +1,21 @@
 package dev.fencekeeper.tools;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
 import java.security.SecureRandom;
+import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
@@ -23,7 +27,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x500.X500NameBuilder;
+import org.bouncycastle.asn1.x500.style.BCStyle;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
 import org.bouncycastle.asn1.x509.Extension;
@@ -35,6 +42,8 @@ import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509ExtensionUtils;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.openssl.PEMParser;
+import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
 import org.bouncycastle.operator.OperatorCreationException;
@@ -62,6 +71,8 @@ public final class Certificates {
   public static final Duration DEFAULT_VALIDITY = Duration.ofDays(365);
 
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static final String SECRET = "rw-------";
+  private static final String PUBLIC = "rw-r--r--";
   private static final String LABEL = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?";
 
   /**
@@ -132,7 +143,7 @@ public final class Certificates {
     Certificates ca = newAuthority("fencekeeper-ca", validity);
     ca.writeAuthority(dir);
     Instant now = Instant.now();
-    ca.issue(dir, NODE, NODE_CN, now.minusSeconds(60), now.plus(validity), nodeSubjectNames);
+    ca.issueNaming(dir, NODE, NODE_CN, now.minusSeconds(60), now.plus(validity), nodeSubjectNames);
     ca.issue(dir, CLIENT, CLIENT_CN, now.minusSeconds(60), now.plus(validity));
     ca.issue(dir, ADMIN, ADMIN_CN, now.minusSeconds(60), now.plus(validity));
     return ca;
@@ -145,14 +156,69 @@ public final class Certificates {
   }
 
   /**
+   * The CA whose {@code ca.crt} and {@code ca.key} are in {@code dir} (as {@link #writeAuthority}
+   * writes them), to issue more certificates from.
+   *
+   * @throws IllegalArgumentException if either file is missing or is not what it should be
+   */
+  public static Certificates loadAuthority(Path dir) {
+    Path crt = dir.resolve("ca.crt");
+    Path key = dir.resolve("ca.key");
+    for (Path file : List.of(crt, key)) {
+      if (!Files.isReadable(file)) {
+        throw new IllegalArgumentException(
+            file + " is missing or not readable: a certificate is issued by the CA in DIR");
+      }
+    }
+    try (InputStream in = Files.newInputStream(crt);
+        PEMParser pem = new PEMParser(Files.newBufferedReader(key, StandardCharsets.US_ASCII))) {
+      X509Certificate certificate =
+          (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
+      Object parsed = pem.readObject();
+      if (!(parsed instanceof PrivateKeyInfo info)) {
+        throw new IllegalArgumentException(key + " is not an unencrypted PKCS#8 private key");
+      }
+      PrivateKey privateKey = new JcaPEMKeyConverter().getPrivateKey(info);
+      return new Certificates(
+          X500Name.getInstance(certificate.getSubjectX500Principal().getEncoded()),
+          new KeyPair(certificate.getPublicKey(), privateKey),
+          certificate);
+    } catch (IOException | GeneralSecurityException e) {
+      throw new IllegalArgumentException("cannot read the CA in " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** When this CA's certificate stops being valid: nothing it issues outlives it. */
+  public Instant notAfter() {
+    return certificate.getNotAfter().toInstant();
+  }
+
+  /**
    * Issues a certificate for subject CN {@code cn}, valid in [notBefore, notAfter], and writes
    * {@code <fileName>.crt} and {@code <fileName>.key} into {@code dir}.
    */
   public void issue(Path dir, String fileName, String cn, Instant notBefore, Instant notAfter) {
-    issue(dir, fileName, cn, notBefore, notAfter, subjectNames(List.of()));
+    issueNaming(dir, fileName, cn, notBefore, notAfter, subjectNames(List.of()));
   }
 
-  private void issue(
+  /**
+   * As {@link #issue(Path, String, String, Instant, Instant)}, the certificate also naming {@code
+   * hostNames} (host names or IP addresses) besides 127.0.0.1 and localhost.
+   *
+   * @throws IllegalArgumentException if a name is neither a host name nor an IP address; nothing is
+   *     written
+   */
+  public void issue(
+      Path dir,
+      String fileName,
+      String cn,
+      Instant notBefore,
+      Instant notAfter,
+      List<String> hostNames) {
+    issueNaming(dir, fileName, cn, notBefore, notAfter, subjectNames(hostNames));
+  }
+
+  private void issueNaming(
       Path dir,
       String fileName,
       String cn,
@@ -168,7 +234,7 @@ public final class Certificates {
                   serial(),
                   Date.from(notBefore),
                   Date.from(notAfter),
-                  new X500Name("CN=" + cn),
+                  new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, cn).build(),
                   leaf.getPublic())
               .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
               .addExtension(
@@ -283,18 +349,39 @@ public final class Certificates {
     return out.toString();
   }
 
+  /**
+   * Writes {@code text} to {@code file} through a temporary file created with its final mode (a key
+   * is never readable by others, not even for a moment) and renamed over it: {@code rw-------} for
+   * a secret, {@code rw-r--r--} for a certificate.
+   */
   private static void write(Path file, String text, boolean secret) {
+    Path parent = file.toAbsolutePath().getParent();
+    Path tmp = null;
     try {
-      Files.createDirectories(file.toAbsolutePath().getParent());
-      Files.writeString(file, text, StandardCharsets.US_ASCII);
-      if (secret) {
+      Files.createDirectories(parent);
+      boolean posix = Files.getFileStore(parent).supportsFileAttributeView("posix");
+      tmp =
+          posix
+              ? Files.createTempFile(
+                  parent,
+                  "." + file.getFileName(),
+                  ".tmp",
+                  PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(SECRET)))
+              : Files.createTempFile(parent, "." + file.getFileName(), ".tmp");
+      Files.writeString(tmp, text, StandardCharsets.US_ASCII);
+      if (posix) {
+        Files.setPosixFilePermissions(
+            tmp, PosixFilePermissions.fromString(secret ? SECRET : PUBLIC));
+      }
+      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      if (tmp != null) {
         try {
-          Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-        } catch (UnsupportedOperationException ignored) {
-          // not a POSIX file system: its own defaults apply
+          Files.deleteIfExists(tmp);
+        } catch (IOException suppressed) {
+          e.addSuppressed(suppressed);
         }
       }
-    } catch (IOException e) {
       throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
     }
   }

@@ -43,8 +43,11 @@ public final class NodeProcesses {
    * minutes should not decide its code.
    */
   public static List<String> nodeJvmFlags() {
-    return List.of(HUGE_PAGES);
+    return List.of(HUGE_PAGES, EXIT_ON_OUT_OF_MEMORY);
   }
+
+  /** A node out of memory is in no state to serve: it exits, and {@code up} reports its exit. */
+  private static final String EXIT_ON_OUT_OF_MEMORY = "-XX:+ExitOnOutOfMemoryError";
 
   /**
    * Extra JVM flags for every node this JVM starts (space-separated), after {@link #nodeJvmFlags}:

@@ -4,15 +4,19 @@ import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.util.ContextInitializer;
 import ch.qos.logback.core.joran.spi.JoranException;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.StorageFullException;
+import dev.fencekeeper.statemachine.FencingStateMachine;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -24,9 +28,12 @@ import picocli.CommandLine.Option;
     header = "Run one node of a cluster.",
     description = {
       "Runs until SIGTERM or Ctrl-C, then stops cleanly and exits 0. Its data lives in the config's"
-          + " storage.dir; restarting on the same data resumes the same state. It logs to stderr"
-          + " and to storage.dir/logs/fencekeeper.log (rolled daily and at 50MB;"
-          + " -Dfencekeeper.log.dir=DIR moves it, -Dfencekeeper.log.dir=off turns it off).",
+          + " storage.dir, private to the user it runs as (0700); restarting on the same data"
+          + " resumes the same state. It logs to stderr, or, when log.dir is set, to"
+          + " log.dir/fencekeeper.log alone (rolled daily and at 50MB).",
+      "SIGHUP reloads the TLS certificate, key and trusted CAs (tls.cert, tls.key, tls.trust) for"
+          + " every new connection; the node keeps running, and keeps its current certificate if"
+          + " the files are wrong (its log says why).",
       "With --join the node starts without the cluster's group and waits to be added as a new"
           + " member (`fencekeeper members add ID=HOST:PORT`); its peers list names the cluster as"
           + " it will be.",
@@ -40,12 +47,12 @@ final class ServerCommand implements Callable<Integer> {
   static final String LOG_LEVEL_PROPERTY = "fencekeeper.log.level";
 
   /**
-   * Where the node's rolling log file goes; fencekeeper-logback-base.xml adds the file only when
-   * set.
+   * Where the node's rolling log file goes, from {@code log.dir}: fencekeeper-logback-base.xml logs
+   * to that file instead of stderr when it is set.
    */
   static final String LOG_DIR_PROPERTY = "fencekeeper.log.dir";
 
-  static final String LOG_DIR_OFF = "off";
+  private static final Logger LOG = LoggerFactory.getLogger(ServerCommand.class);
 
   private final CliContext context;
 
@@ -69,8 +76,16 @@ final class ServerCommand implements Callable<Integer> {
   @Option(names = "--parent-pid", hidden = true)
   private Long parentPid;
 
+  private final FencekeeperServer.StateMachineFactory stateMachines;
+
   ServerCommand(CliContext context) {
+    this(context, FencingStateMachine::new);
+  }
+
+  /** A {@code server} whose node runs the state machine {@code stateMachines} makes. */
+  ServerCommand(CliContext context, FencekeeperServer.StateMachineFactory stateMachines) {
     this.context = context;
+    this.stateMachines = stateMachines;
   }
 
   @Override
@@ -83,14 +98,13 @@ final class ServerCommand implements Callable<Integer> {
         ClusterConfig.load(configFile == null ? null : context.resolve(configFile), context.env());
     String id =
         config.self().id(); // a config without node.id cannot run a node: say so before starting
-    if (chooseLogDir(config)) {
-      reloadLogging(); // loading the config touched Ratis classes, which may have started Logback
-      // already
-    }
+    chooseLogDir(config);
+    // Loading the config touched Ratis classes, which may have started Logback already.
+    reloadLogging();
 
     FencekeeperServer server;
     try {
-      server = join ? FencekeeperServer.join(config) : FencekeeperServer.start(config);
+      server = FencekeeperServer.start(config, join, stateMachines);
     } catch (StorageFullException e) {
       context.err().println("fencekeeper: node " + id + " did not start: " + e.getMessage());
       return ExitCode.STORAGE_FULL.code();
@@ -100,6 +114,7 @@ final class ServerCommand implements Callable<Integer> {
       context.err().println("fencekeeper: node " + id + " could not start: " + e.getMessage());
       return ExitCode.USAGE.code();
     }
+    Optional<HangupHandler> hangup = HangupHandler.install(() -> reloadCertificates(server, id));
     CountDownLatch mustStop = new CountDownLatch(1);
     Termination termination =
         Termination.onSignal(
@@ -113,10 +128,10 @@ final class ServerCommand implements Callable<Integer> {
     }
     server.stateMachine().diverged().thenRun(mustStop::countDown);
     server.storageExhausted().thenRun(mustStop::countDown);
-    mustStop
-        .await(); // until the parent (if any) is gone or the replica stopped; a signal exits on its
-    // own
+    // Until the parent (if any) is gone or the replica stopped; a signal exits on its own.
+    mustStop.await();
     termination.close();
+    hangup.ifPresent(HangupHandler::close);
     StorageFullException full = server.storageExhausted().getNow(null);
     if (full != null) {
       // The Raft server has stopped already, with room to spare; a supervisor starts the node again
@@ -146,20 +161,33 @@ final class ServerCommand implements Callable<Integer> {
   }
 
   /**
-   * The rolling log file goes to {@code storage.dir/logs} unless {@code -Dfencekeeper.log.dir} says
-   * elsewhere, or {@code off}. Logback reads the property once, when the first logger is created.
+   * The rolling log file goes to {@code log.dir}, created private to this user, when it is set;
+   * otherwise the node logs to stderr. Logback reads the property when it is configured.
    */
-  static boolean chooseLogDir(ClusterConfig config) {
-    String chosen = System.getProperty(LOG_DIR_PROPERTY);
-    if (chosen == null || chosen.isBlank()) {
-      System.setProperty(
-          LOG_DIR_PROPERTY, config.storageDir().resolve("logs").toAbsolutePath().toString());
-      return true;
-    } else if (LOG_DIR_OFF.equalsIgnoreCase(chosen.trim())) {
+  static void chooseLogDir(ClusterConfig config) {
+    Optional<Path> dir = config.logDir();
+    if (dir.isPresent()) {
+      try {
+        PrivateFiles.directory(dir.get());
+      } catch (IOException e) {
+        throw new ConfigException("log.dir: cannot make '" + dir.get() + "': " + e.getMessage());
+      }
+      System.setProperty(LOG_DIR_PROPERTY, dir.get().toAbsolutePath().toString());
+    } else {
       System.clearProperty(LOG_DIR_PROPERTY);
-      return true;
     }
-    return false;
+  }
+
+  /** SIGHUP: new TLS material for new connections; a failure leaves the node as it was. */
+  private static void reloadCertificates(FencekeeperServer server, String id) {
+    try {
+      LOG.info("SIGHUP: node {} reloaded its TLS certificate: {}", id, server.reloadCertificates());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "SIGHUP: node {} keeps its current TLS certificate; reloading failed: {}",
+          id,
+          e.getMessage());
+    }
   }
 
   /**

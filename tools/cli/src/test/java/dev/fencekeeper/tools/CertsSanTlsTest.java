@@ -76,11 +76,37 @@ class CertsSanTlsTest {
     assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
   }
 
-  /**
-   * A one-node TLS cluster on HOST with the node certificate from {@code certs}; returns its
-   * --peers.
-   */
+  // Guarantee: `certs DIR --add NAME --cn CN --san HOST` issues one more certificate from the CA
+  // already in DIR, so a node added on a new address (the docs' "replace n3 by n4") is reachable
+  // there by the clients that trust that CA, with the certificates they already have.
+  @Test
+  void aCertificateAddedFromTheSameCaNamesTheNewNodesAddress() throws IOException {
+    assertThat(CliRun.run(dir, "certs", "cluster").exitCode()).isZero();
+    CliRun added =
+        CliRun.run(
+            dir, "certs", "cluster", "--add", "n4", "--cn", Certificates.NODE_CN, "--san", HOST);
+    assertThat(added.exitCode()).as(added.toString()).isZero();
+    assertThat(added.out()).contains("n4.crt", "CN " + Certificates.NODE_CN, HOST);
+    String n4 = startSingleNode("n4", dir.resolve("cluster"), "n4");
+
+    CliRun reached =
+        CliRun.run(
+            dir, "lease", "acquire", "r", "--ttl", "30s", "--json", "--peers", n4, "--tls",
+            "--certs", "cluster");
+
+    assertThat(reached.exitCode()).as(reached.toString()).isZero();
+    assertThat(JSON.readTree(reached.out()).get("status").asText()).isEqualTo("GRANTED");
+  }
+
   private String startSingleNode(String id, Path certs) throws IOException {
+    return startSingleNode(id, certs, Certificates.NODE);
+  }
+
+  /**
+   * A one-node TLS cluster on HOST with the certificate {@code name} from {@code certs}; returns
+   * its --peers.
+   */
+  private String startSingleNode(String id, Path certs, String name) throws IOException {
     String peers = HOST + ":" + InProcessCluster.freePort();
     Properties p = new Properties();
     p.setProperty("peers", "n1@" + peers);
@@ -89,8 +115,7 @@ class CertsSanTlsTest {
     ClusterConfig cluster = ClusterConfig.fromProperties(p);
     ClusterConfig node =
         cluster
-            .withSecurity(
-                cluster.security().withTls(Security.TlsFiles.inDirectory(certs, Certificates.NODE)))
+            .withSecurity(cluster.security().withTls(Security.TlsFiles.inDirectory(certs, name)))
             .withNodeId("n1")
             .withStorageDir(dir.resolve(id + "-data"));
     FencekeeperServer server = FencekeeperServer.start(node);

@@ -76,6 +76,10 @@ final class CliProcess implements AutoCloseable {
     return process.isAlive();
   }
 
+  long pid() {
+    return process.pid();
+  }
+
   String out() {
     return read(stdout);
   }

@@ -13,7 +13,7 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.config.Security;
-import dev.fencekeeper.metrics.NodeMetrics;
+import dev.fencekeeper.metrics.NodeMetric;
 import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -397,7 +397,8 @@ class TlsClusterTest {
   private long denied() {
     long total = 0;
     for (FencekeeperServer s : servers) {
-      total += s.metrics().registry().counter(NodeMetrics.REQUESTS_DENIED).getCount();
+      total +=
+          s.metrics().registry().counter(NodeMetric.REQUESTS_DENIED.dropwizardName()).getCount();
     }
     return total;
   }

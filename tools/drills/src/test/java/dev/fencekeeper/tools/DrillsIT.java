@@ -49,21 +49,38 @@ class DrillsIT {
 
   private record Run(int exit, JsonNode report, String stderr) {}
 
-  private Run drill(String name, String javaOpts) throws IOException, InterruptedException {
+  /**
+   * Runs {@code ./fencekeeper drill NAME} as a user would; or, when {@code unfenced}, the same
+   * drill from this test's class path with nodes that accept stale writes ({@link
+   * dev.fencekeeper.tools.drill.UnfencedDrill}).
+   */
+  private Run drill(String name, boolean unfenced) throws IOException, InterruptedException {
     Path root = LocalUp.repoRoot();
     Path out = scratch.resolve(name + ".json");
     Path err = scratch.resolve(name + ".err");
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                "./fencekeeper",
-                "drill",
-                name,
-                "--duration",
-                FIXED_SCHEDULE.contains(name) ? FIXED_SCHEDULE_DURATION : DURATION,
-                "--seed",
-                Long.toString(SEED),
-                "--json"));
+    List<String> command = new ArrayList<>();
+    if (unfenced) {
+      command.addAll(
+          List.of(
+              Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+              "-Xmx256m",
+              // Logback reports its own status on stdout when it finds a logback-test.xml in more
+              // than one test jar; stdout must hold the report alone.
+              "-Dlogback.statusListenerClass=ch.qos.logback.core.status.NopStatusListener",
+              "-cp",
+              System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+              dev.fencekeeper.tools.drill.UnfencedDrill.class.getName()));
+    } else {
+      command.addAll(List.of("./fencekeeper", "drill"));
+    }
+    command.addAll(
+        List.of(
+            name,
+            "--duration",
+            FIXED_SCHEDULE.contains(name) ? FIXED_SCHEDULE_DURATION : DURATION,
+            "--seed",
+            Long.toString(SEED),
+            "--json"));
     ProcessBuilder builder =
         new ProcessBuilder(command)
             .directory(root.toFile())
@@ -73,9 +90,6 @@ class DrillsIT {
     // Maven built the jar moments ago in this run; a launcher-triggered build would rebuild it
     // under us.
     builder.environment().put("FENCEKEEPER_SKIP_BUILD", "1");
-    if (javaOpts != null) {
-      builder.environment().put("FENCEKEEPER_JAVA_OPTS", javaOpts);
-    }
     Process process = builder.start();
     if (!process.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
       // SIGTERM first: the drill's shutdown hook stops its nodes and deletes its namespaces.
@@ -115,7 +129,7 @@ class DrillsIT {
       })
   @Timeout(300)
   void everyDrillPasses(String name) throws Exception {
-    Run run = drill(name, null);
+    Run run = drill(name, false);
 
     assertThat(run.exit()).as(explain(run)).isZero();
     assertThat(run.report().path("verdict").asText()).as(explain(run)).isEqualTo("PASS");
@@ -137,13 +151,13 @@ class DrillsIT {
     }
   }
 
-  // Guarantee: the checker can fail: a build that skips the fencing check lets A's stale write in,
-  // and the drill says so (exit 18, the stale write among the violations, a replay command with the
-  // seed).
+  // Guarantee: the checker can fail: nodes that accept stale writes (a test-only state machine on
+  // the test class path; the shipped server has no such switch) let A's stale write in, and the
+  // drill says so (exit 18, the stale write among the violations, a replay command with the seed).
   @Test
   @Timeout(300)
-  void aBuildWithoutTheFencingCheckFailsTheStaleWriterDrill() throws Exception {
-    Run run = drill("stale-writer", "-Dfencekeeper.testing.unsafe.skip-fencing-check=true");
+  void nodesWithoutFencingFailTheStaleWriterDrill() throws Exception {
+    Run run = drill("stale-writer", true);
 
     assertThat(run.exit()).as(explain(run)).isEqualTo(ExitCode.CHECK_FAILED.code());
     assertThat(run.report().path("verdict").asText()).as(explain(run)).isEqualTo("FAIL");

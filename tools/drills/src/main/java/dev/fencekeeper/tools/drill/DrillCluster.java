@@ -34,11 +34,11 @@ public final class DrillCluster implements AutoCloseable {
    * cores.
    */
   static final List<String> NODE_JVM_FLAGS =
-      List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+      List.of(
+          "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:+ExitOnOutOfMemoryError");
 
-  /** Forwarded to every node when set on the controller: the test-only broken build among them. */
-  private static final List<String> FORWARDED_PROPERTIES =
-      List.of(FencekeeperServer.UNSAFE_SKIP_FENCING_CHECK_PROPERTY, "fencekeeper.log.level");
+  /** Forwarded to every node when set on the controller. */
+  private static final List<String> FORWARDED_PROPERTIES = List.of("fencekeeper.log.level");
 
   /**
    * One node: its address, files, and (for the partition drill) the network namespace it runs in.
@@ -59,11 +59,21 @@ public final class DrillCluster implements AutoCloseable {
   private final Map<String, Process> processes = new LinkedHashMap<>();
   private final Map<String, Boolean> paused = new LinkedHashMap<>();
   private final DrillLog log;
+  private final String nodeMain;
   private volatile boolean clockSteps;
 
   DrillCluster(Path root, DrillLog log) {
+    this(root, log, FencekeeperCli.class.getName());
+  }
+
+  /**
+   * @param nodeMain the class whose {@code main} runs a node from {@code server --config FILE}
+   *     arguments, as the command line's does; it must be on this JVM's class path
+   */
+  DrillCluster(Path root, DrillLog log, String nodeMain) {
     this.root = root;
     this.log = log;
+    this.nodeMain = nodeMain;
   }
 
   Path root() {
@@ -195,7 +205,7 @@ public final class DrillCluster implements AutoCloseable {
         List.of(
             "-cp",
             System.getProperty("java.class.path"),
-            FencekeeperCli.class.getName(),
+            nodeMain,
             "server",
             "--config",
             node.configFile().toString(),

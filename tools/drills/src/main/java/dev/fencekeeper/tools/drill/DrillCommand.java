@@ -9,6 +9,7 @@ import dev.fencekeeper.tools.CliContext;
 import dev.fencekeeper.tools.Directories;
 import dev.fencekeeper.tools.DriverManagerDataSource;
 import dev.fencekeeper.tools.ExitCode;
+import dev.fencekeeper.tools.FencekeeperCli;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -131,8 +132,19 @@ public final class DrillCommand implements Callable<Integer> {
               + " line).")
   private Path passwordFile;
 
+  private final String nodeMain;
+
   DrillCommand(CliContext context) {
+    this(context, FencekeeperCli.class.getName());
+  }
+
+  /**
+   * A {@code drill} whose own nodes run {@code nodeMain}'s {@code main} (see {@link
+   * DrillCluster#DrillCluster(Path, DrillLog, String)}).
+   */
+  DrillCommand(CliContext context, String nodeMain) {
     this.context = context;
+    this.nodeMain = nodeMain;
   }
 
   @Override
@@ -172,7 +184,10 @@ public final class DrillCommand implements Callable<Integer> {
     try {
       result =
           new DrillRunner(
-                  drill, new DrillRunner.Settings(duration, chosenSeed, workers, peers), log)
+                  drill,
+                  new DrillRunner.Settings(duration, chosenSeed, workers, peers),
+                  log,
+                  nodeMain)
               .run(root);
     } catch (DrillException e) {
       context
@@ -232,7 +247,7 @@ public final class DrillCommand implements Callable<Integer> {
     }
     DrillLog log = new DrillLog(context.err(), System.nanoTime(), false);
     Path root = Files.createTempDirectory("fencekeeper-drill-jdbc-");
-    DrillCluster cluster = new DrillCluster(root, log);
+    DrillCluster cluster = new DrillCluster(root, log, nodeMain);
     JdbcStaleWriterDrill.Outcome outcome;
     try {
       ClusterConfig config;

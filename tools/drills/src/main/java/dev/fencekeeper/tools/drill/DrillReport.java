@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencekeeper.config.Durations;
-import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.tools.drill.check.Finding;
 import dev.fencekeeper.tools.drill.history.LeaseEventRecord;
 import dev.fencekeeper.tools.drill.history.Op;
@@ -20,10 +19,7 @@ final class DrillReport {
   private DrillReport() {}
 
   static String replayCommand(DrillResult r) {
-    String unsafe = FencekeeperServer.UNSAFE_SKIP_FENCING_CHECK_PROPERTY;
-    String env = Boolean.getBoolean(unsafe) ? "FENCEKEEPER_JAVA_OPTS=-D" + unsafe + "=true " : "";
-    return env
-        + "./fencekeeper drill "
+    return "./fencekeeper drill "
         + r.drill()
         + " --duration "
         + Durations.format(r.settings().duration())

@@ -34,16 +34,19 @@ final class DrillRunner {
   private final Drill drill;
   private final Settings settings;
   private final DrillLog log;
+  private final String nodeMain;
 
-  DrillRunner(Drill drill, Settings settings, DrillLog log) {
+  /** {@code nodeMain}: see {@link DrillCluster#DrillCluster(Path, DrillLog, String)}. */
+  DrillRunner(Drill drill, Settings settings, DrillLog log, String nodeMain) {
     this.drill = drill;
     this.settings = settings;
     this.log = log;
+    this.nodeMain = nodeMain;
   }
 
   DrillResult run(Path root) throws Exception {
     HistoryRecorder recorder = new HistoryRecorder();
-    DrillCluster cluster = new DrillCluster(root, log);
+    DrillCluster cluster = new DrillCluster(root, log, nodeMain);
     Thread cleanup =
         new Thread(
             () -> {
