@@ -148,7 +148,10 @@ public final class ClientPort implements AutoCloseable {
       stateMachine.events().setListener(hub);
       Server server =
           builder(config, tls)
-              .addService(ServerInterceptors.intercept(service[0], CallerIdentity.interceptor()))
+              .addService(
+                  ServerInterceptors.intercept(
+                      UndecodableRequests.refuse(service[0].bindService()),
+                      CallerIdentity.interceptor()))
               .build()
               .start();
       String address = config.clientAddress().address();

@@ -137,11 +137,6 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       end(node.notLeader());
       return;
     }
-    if (hub.session(open.getSessionId()) instanceof Events held
-        && !held.call().caller.equals(caller)) {
-      end(sessionOfAnotherIdentity(open.getSessionId()));
-      return;
-    }
     if (!sessions.tryOpen(caller, limits.maxSessionsPerClient())) {
       end(
           Streams.overloaded(
@@ -167,6 +162,31 @@ final class SessionCall implements StreamObserver<SessionRequest> {
             end(Streams.compacted(replay));
             return;
           }
+          // Registered before anything is sent, so that a stream refused for another identity
+          // sees none of the session's events; under the feed's lock, so that no live event
+          // overtakes the replay.
+          EventHub.Receiver before =
+              hub.addSession(
+                  id, events, held -> held instanceof Events e && e.call().caller.equals(caller));
+          if (before instanceof Events other && other.call() != this) {
+            if (hub.session(id) != events) {
+              end(
+                  WireCodec.toResponse(
+                      Outcome.of(Code.PERMISSION_DENIED)
+                          .message(
+                              "session "
+                                  + id
+                                  + " is open on this node for another identity; a session id"
+                                  + " belongs to the identity that opened it")
+                          .build()));
+              return;
+            }
+            other
+                .call()
+                .end(
+                    Streams.overloaded(
+                        "another stream of session " + id + " was opened; this one is closed"));
+          }
           offer(
               SessionResponse.newBuilder()
                   .setOpened(
@@ -175,37 +195,10 @@ final class SessionCall implements StreamObserver<SessionRequest> {
                           .setAppliedIndex(replay.appliedIndex()))
                   .build());
           events(replay.events());
-          if (!stream.isEnded()) {
-            EventHub.Receiver before =
-                hub.addSession(
-                    id, events, held -> held instanceof Events e && e.call().caller.equals(caller));
-            if (before instanceof Events other && other.call() != this) {
-              if (hub.session(id) == events) {
-                other
-                    .call()
-                    .end(
-                        Streams.overloaded(
-                            "another stream of session " + id + " was opened; this one is closed"));
-              } else {
-                end(sessionOfAnotherIdentity(id));
-              }
-            }
-          }
         });
     if (stream.isEnded()) {
       hub.removeSession(id, events);
     }
-  }
-
-  private static Response sessionOfAnotherIdentity(String id) {
-    return WireCodec.toResponse(
-        Outcome.of(Code.PERMISSION_DENIED)
-            .message(
-                "session "
-                    + id
-                    + " is open on this node for another identity; a session id belongs to the"
-                    + " identity that opened it")
-            .build());
   }
 
   private void keepAlive(SessionKeepAlive keepAlive) {

@@ -438,8 +438,9 @@ class ClientProtocolConformanceTest {
             });
   }
 
-  // Guarantee: bytes that are no protobuf message are refused by gRPC before fencekeeper sees
-  // them; a message with a field of the wrong wire type leaves that field unset and is answered
+  // Guarantee: bytes that are no protobuf message are refused with gRPC INVALID_ARGUMENT naming
+  // the request type, before the service sees them; the session stream refuses them the same way;
+  // a message with a field of the wrong wire type leaves that field unset and is answered
   // INVALID_ARGUMENT; unknown fields are ignored. Nothing changes in any case.
   @Test
   void malformedBytesAreRefusedAndChangeNothing() throws Exception {
@@ -457,7 +458,28 @@ class ClientProtocolConformanceTest {
     assertThatThrownBy(() -> ClientCalls.blockingUnaryCall(channel, acquireRaw, options, garbage))
         .isInstanceOfSatisfying(
             StatusRuntimeException.class,
-            e -> assertThat(e.getStatus().getCode()).isNotEqualTo(Status.Code.OK));
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+              assertThat(e.getStatus().getDescription())
+                  .contains("no valid fencekeeper.v1.AcquireRequest")
+                  .contains("nothing was done");
+            });
+    MethodDescriptor<byte[], byte[]> sessionRaw =
+        MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.BIDI_STREAMING)
+            .setFullMethodName(FencekeeperGrpc.getSessionMethod().getFullMethodName())
+            .setRequestMarshaller(RaftPortGuide.Bytes.INSTANCE)
+            .setResponseMarshaller(RaftPortGuide.Bytes.INSTANCE)
+            .build();
+    Collector<byte[]> sessionOut = new Collector<>();
+    ClientCalls.asyncBidiStreamingCall(channel.newCall(sessionRaw, options), sessionOut)
+        .onNext(garbage);
+    Throwable sessionRefused = sessionOut.ended.get(10, TimeUnit.SECONDS);
+    assertThat(Status.fromThrowable(sessionRefused).getCode())
+        .isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(Status.fromThrowable(sessionRefused).getDescription())
+        .contains("fencekeeper.v1.SessionRequest");
+    assertThat(sessionOut.messages).isEmpty();
 
     // resource (field 1) sent as a varint: a field of the wrong type is kept as unknown.
     java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();

@@ -459,4 +459,57 @@ class ClientProtocolStreamsTest {
     assertThat(out.next(WITHIN).getError().getCode()).isEqualTo(ResultCode.INVALID_ARGUMENT);
     assertThat(out.ended.get(10, java.util.concurrent.TimeUnit.SECONDS)).isNull();
   }
+
+  // Guarantee: a keep-alive with more except_tokens than allowed is answered INVALID_ARGUMENT and
+  // renews nothing, and the stream goes on; a session message longer than the node's message bound
+  // ends the stream before it is read (RESOURCE_EXHAUSTED, or CANCELLED once the stream's headers
+  // are out), and renews nothing either.
+  @Test
+  void keepAlivesOverTheLimitsRenewNothing() throws Exception {
+    String id = "session-limits-abcdefg";
+    Session s = openSession(asyncOnLeader, id, 0, 0);
+    assertThat(s.out().next(WITHIN).hasOpened()).isTrue();
+    acquire("session-limits", 30_000, id);
+    assertThat(s.out().next(WITHIN).getEvent().getType()).isEqualTo(LeaseEvent.Type.ACQUIRED);
+    long expires = expiresAt("session-limits");
+
+    SessionKeepAlive.Builder tooMany = SessionKeepAlive.newBuilder().setSeq(1);
+    for (long t = 1; t <= 10_001; t++) {
+      tooMany.addExceptTokens(t);
+    }
+    s.in().onNext(SessionRequest.newBuilder().setKeepAlive(tooMany).build());
+    KeepAliveAnswer refused = answerTo(s, 1);
+    assertThat(refused.getCode()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    assertThat(refused.getRenewed()).isZero();
+    assertThat(expiresAt("session-limits")).isEqualTo(expires);
+    s.in().onNext(keepAlive(2));
+    assertThat(answerTo(s, 2).getCode()).isEqualTo(ResultCode.RENEWED);
+    long renewed = expiresAt("session-limits");
+    assertThat(renewed).isGreaterThan(expires);
+
+    // Nine bytes a token: past the message bound, whatever the node's value limit.
+    int tokens = cluster.config().limits().maxRequestMessageBytes() / 9 + 1;
+    SessionKeepAlive.Builder oversize = SessionKeepAlive.newBuilder().setSeq(3);
+    for (int i = 0; i < tokens; i++) {
+      oversize.addExceptTokens(Long.MAX_VALUE - i);
+    }
+    s.in().onNext(SessionRequest.newBuilder().setKeepAlive(oversize).build());
+    // The stream's headers are out already, so gRPC can only reset it: the client sees CANCELLED.
+    Throwable ended = s.out().ended.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    org.apache.ratis.thirdparty.io.grpc.Status status =
+        org.apache.ratis.thirdparty.io.grpc.Status.fromThrowable(ended);
+    System.out.println("OVERSIZE-STREAM " + status);
+    assertThat(status.getCode())
+        .isIn(
+            org.apache.ratis.thirdparty.io.grpc.Status.Code.RESOURCE_EXHAUSTED,
+            org.apache.ratis.thirdparty.io.grpc.Status.Code.CANCELLED);
+    assertThat(s.out().messages).noneMatch(SessionResponse::hasKeepAlive);
+    assertThat(expiresAt("session-limits")).isEqualTo(renewed);
+  }
+
+  private long expiresAt(String resource) {
+    return onLeader
+        .getLease(LeaseQuery.newBuilder().setResource(resource).build())
+        .getExpiresAtMs();
+  }
 }
