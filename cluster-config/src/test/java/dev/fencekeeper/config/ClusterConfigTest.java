@@ -47,6 +47,7 @@ class ClusterConfigTest {
             "node.id", "n2",
             "peers", "n1@10.0.0.1:9001,n2@10.0.0.2:9001,n3@[fd00::3]:9001",
             "storage.dir", "/var/lib/fencekeeper",
+            "log.dir", "/var/log/fencekeeper",
             "lease.ttl.min", "250ms",
             "lease.ttl.max", "10m",
             "lease.takeover-grace", "1500ms",
