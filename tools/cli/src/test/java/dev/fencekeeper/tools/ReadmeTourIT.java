@@ -99,8 +99,8 @@ class ReadmeTourIT {
     assertNodeLogsRecordTheRejectionOnce(a, b);
   }
 
-  // Every node writes a rolling log under its storage dir, and A's refused write is in exactly one
-  // of them (the leader's), as one structured line.
+  // Every node `up` starts logs into node.log in its storage dir, and A's refused write is in
+  // exactly one of them (the leader's), as one structured line.
   private void assertNodeLogsRecordTheRejectionOnce(long a, long b) throws IOException {
     String expected =
         "write rejected resource=daily-sales-report key=2026-11-29 sentToken="
@@ -110,11 +110,11 @@ class ReadmeTourIT {
             + " holderOwner=worker-b code=STALE_TOKEN";
     long found = 0;
     for (String node : List.of("n1", "n2", "n3")) {
-      Path log = sharedDataDir.resolve(node).resolve("logs").resolve("fencekeeper.log");
-      assertThat(log).as("rolling log of %s", node).exists();
+      Path log = sharedDataDir.resolve(node).resolve("node.log");
+      assertThat(log).as("log of %s", node).exists();
       String text = Files.readString(log, StandardCharsets.UTF_8);
       assertThat(text)
-          .as("rolling log of %s", node)
+          .as("log of %s", node)
           .contains("fencekeeper node " + node + " serving on");
       found += text.lines().filter(line -> line.endsWith(expected)).count();
     }
