@@ -113,9 +113,7 @@ class ReadmeTourIT {
       Path log = sharedDataDir.resolve(node).resolve("node.log");
       assertThat(log).as("log of %s", node).exists();
       String text = Files.readString(log, StandardCharsets.UTF_8);
-      assertThat(text)
-          .as("log of %s", node)
-          .contains("fencekeeper node " + node + " serving on");
+      assertThat(text).as("log of %s", node).contains("fencekeeper node " + node + " serving on");
       found += text.lines().filter(line -> line.endsWith(expected)).count();
     }
     assertThat(found).as("lines '%s' in the three node logs", expected).isEqualTo(1);
