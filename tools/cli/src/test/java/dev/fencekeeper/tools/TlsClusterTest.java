@@ -214,15 +214,13 @@ class TlsClusterTest {
   }
 
   // Guarantee: the JSON gateway holds HTTP clients to the client port's TLS: the reference's curl
-  // line
-  // with a client certificate is answered, no certificate gets no answer, and the certificate's CN
-  // is
-  // the identity the service judges (admin authorization, lease ownership).
+  // line with a client certificate is answered, no certificate gets no answer, and the
+  // certificate's CN is the identity the service judges (admin authorization, lease ownership).
   @Test
   void theGatewayServesTlsClientsAsTheClientPortDoes() throws Exception {
     FencekeeperServer leader = servers.stream().filter(this::leads).findFirst().orElseThrow();
     String gateway = "127.0.0.1:" + leader.gateway().orElseThrow().port();
-    String page = Files.readString(LocalUp.repoRoot().resolve("docs/http-gateway.md"));
+    String page = Files.readString(ExitCodeTest.repoRoot().resolve("docs/http-gateway.md"));
     String tls = page.substring(page.indexOf("## TLS"));
     String documented =
         tls.substring(tls.indexOf("```\n") + 4, tls.indexOf("\n```", tls.indexOf("```\n") + 4));
