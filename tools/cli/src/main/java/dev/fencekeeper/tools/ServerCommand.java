@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -102,19 +103,34 @@ final class ServerCommand implements Callable<Integer> {
     // Loading the config touched Ratis classes, which may have started Logback already.
     reloadLogging();
 
+    // Before the node starts: a SIGHUP that arrives while it starts (it logs "serving on" before
+    // start returns) must not reach the JVM's default, which stops it.
+    AtomicReference<FencekeeperServer> started = new AtomicReference<>();
+    Optional<HangupHandler> hangup =
+        HangupHandler.install(
+            () -> {
+              FencekeeperServer running = started.get();
+              if (running == null) {
+                LOG.info("SIGHUP: node {} is starting and reads its TLS files as it does", id);
+              } else {
+                reloadCertificates(running, id);
+              }
+            });
     FencekeeperServer server;
     try {
       server = FencekeeperServer.start(config, join, stateMachines);
     } catch (StorageFullException e) {
+      hangup.ifPresent(HangupHandler::close);
       context.err().println("fencekeeper: node " + id + " did not start: " + e.getMessage());
       return ExitCode.STORAGE_FULL.code();
     } catch (IOException e) {
+      hangup.ifPresent(HangupHandler::close);
       // E.g. storage.dir is not writable. (A taken port never gets here: Ratis exits the JVM with
       // 1.)
       context.err().println("fencekeeper: node " + id + " could not start: " + e.getMessage());
       return ExitCode.USAGE.code();
     }
-    Optional<HangupHandler> hangup = HangupHandler.install(() -> reloadCertificates(server, id));
+    started.set(server);
     CountDownLatch mustStop = new CountDownLatch(1);
     Termination termination =
         Termination.onSignal(
