@@ -88,10 +88,18 @@ final class UntilAnswered {
       if (cause instanceof FencingException fe) {
         return Wire.response(fe.result());
       }
-      if (cause instanceof RuntimeException re) {
-        throw re;
+      // A bug in how the call was made stays one; anything else (a timeout, a broken connection)
+      // is a call that got no answer.
+      if (cause instanceof IllegalArgumentException || cause instanceof NullPointerException) {
+        throw (RuntimeException) cause;
       }
-      throw new IllegalStateException(cause);
+      if (cause instanceof Error error) {
+        throw error;
+      }
+      return Response.newBuilder()
+          .setCode(ResultCode.UNAVAILABLE)
+          .setMessage(cause == null ? "no answer" : cause.toString())
+          .build();
     }
   }
 
