@@ -259,10 +259,11 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
 
   /**
    * Ready when this node knows a leader and has applied to within {@code health.max-apply-lag}
-   * entries of the commit index that leader last sent it ({@link Readiness}). A node that is behind
-   * is given up to {@link #HEALTH_CATCH_UP_WAIT} to come within the bound, so one that is merely
-   * mid-apply under load still reads as ready, while one that is really behind (restarted after
-   * missing writes, on wiped storage, or cut off from the leader) does not.
+   * entries of the commit index that leader last sent it ({@link Readiness}). That commit index is
+   * read first; a node that is behind it is given up to {@link #HEALTH_CATCH_UP_WAIT} to come
+   * within the bound, so one that is merely mid-apply under load still reads as ready, while one
+   * that is really behind (restarted after missing writes, on wiped storage, or cut off from the
+   * leader) does not.
    */
   public Health health() {
     String storage = storageProblem.get();
@@ -288,14 +289,16 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
               + ")");
     }
     Readiness readiness = this.readiness;
+    // Read once: under load the leader's commit index moves on while this waits, and a node that
+    // keeps up should not be chasing a target that moves with it.
+    OptionalLong leaderCommit = leaderCommitIndex(d, leader);
     long deadline = System.nanoTime() + HEALTH_CATCH_UP_WAIT.toNanos();
     String behind;
     while ((behind =
                 readiness.behind(
-                    leader.toString(),
-                    leaderCommitIndex(d, leader),
-                    d.getInfo().getLastAppliedIndex()))
+                    leader.toString(), leaderCommit, d.getInfo().getLastAppliedIndex()))
             != null
+        && leaderCommit.isPresent()
         && System.nanoTime() < deadline) {
       try {
         Thread.sleep(5);
