@@ -353,6 +353,14 @@ public final class ClusterConfig {
   }
 
   /**
+   * How many log entries this node's applied index may trail the leader's commit index while {@code
+   * /health} answers ready.
+   */
+  public int healthMaxApplyLag() {
+    return value(Keys.HEALTH_MAX_APPLY_LAG);
+  }
+
+  /**
    * The address this node's Raft port (server, client and admin services) listens on: {@code bind}
    * if set ({@code 0.0.0.0} or {@code ::} for every interface), else this node's own host in {@code
    * peers}, so a node listens only where its peers and clients are told to reach it.

@@ -167,6 +167,17 @@ final class Keys {
               + " for every interface");
   static final ConfigKey<String> METRICS_BIND =
       host("metrics.bind", "(as bind)", "address the metrics endpoint listens on");
+  // Not zero: under load a follower's applied index trails the commit index it last heard of by
+  // the entries in flight, and a probe answering "not ready" then would take a healthy node out.
+  static final ConfigKey<Integer> HEALTH_MAX_APPLY_LAG =
+      define(
+          "health.max-apply-lag",
+          ValueSyntax.COUNT,
+          5,
+          null,
+          List.of(ValueSyntax.atLeast(0, "must not be negative", ">= 0")),
+          "log entries a node's applied index may trail the leader's commit index while /health"
+              + " answers ready");
   static final ConfigKey<Integer> CLIENT_PORT =
       define(
           "client.port",

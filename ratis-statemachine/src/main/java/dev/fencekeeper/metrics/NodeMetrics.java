@@ -17,10 +17,12 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
@@ -76,6 +78,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private volatile Supplier<String> storageProblem = () -> null;
   private volatile LongSupplier storageFreeBytes;
   private volatile Supplier<Instant> certificateNotAfter = () -> null;
+  private volatile Readiness readiness;
 
   private final AutoCloseable ratisMirror;
   private JmxReporter jmx;
@@ -173,8 +176,14 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     this.certificateNotAfter = notAfter;
   }
 
-  /** Gives the gauges their sources: the node's Raft division and its state machine. */
-  public void bind(RaftServer server, RaftGroupId groupId, StateReader stateMachine) {
+  /**
+   * Gives the gauges their sources: the node's Raft division and its state machine; and {@code
+   * /health} its bound: how many log entries the applied index may trail the leader's commit index
+   * while the node reads as ready ({@code health.max-apply-lag}).
+   */
+  public void bind(
+      RaftServer server, RaftGroupId groupId, StateReader stateMachine, int maxApplyLag) {
+    readiness = new Readiness(maxApplyLag);
     gauges.bind(new NodeGauges.Binding(server, groupId, stateMachine));
   }
 
@@ -249,10 +258,12 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   public record Health(boolean ready, String message) {}
 
   /**
-   * Ready when this node knows a leader and has applied everything it knows to be committed. The
-   * commit index is read first; the applied index is then given up to {@link #HEALTH_CATCH_UP_WAIT}
-   * to reach it, so a node that is merely mid-apply under load still reads as ready, while one that
-   * is really behind (or cut off from the leader) does not.
+   * Ready when this node knows a leader and has applied to within {@code health.max-apply-lag}
+   * entries of the commit index that leader last sent it ({@link Readiness}). That commit index is
+   * read first; a node that is behind it is given up to {@link #HEALTH_CATCH_UP_WAIT} to come
+   * within the bound, so one that is merely mid-apply under load still reads as ready, while one
+   * that is really behind (restarted after missing writes, on wiped storage, or cut off from the
+   * leader) does not.
    */
   public Health health() {
     String storage = storageProblem.get();
@@ -277,23 +288,41 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
               + d.getInfo().getCurrentTerm()
               + ")");
     }
-    long commit = d.getRaftLog().getLastCommittedIndex();
+    Readiness readiness = this.readiness;
+    // Read once: under load the leader's commit index moves on while this waits, and a node that
+    // keeps up should not be chasing a target that moves with it.
+    OptionalLong leaderCommit = leaderCommitIndex(d, leader);
     long deadline = System.nanoTime() + HEALTH_CATCH_UP_WAIT.toNanos();
-    long applied = d.getInfo().getLastAppliedIndex();
-    while (applied < commit && System.nanoTime() < deadline) {
+    String behind;
+    while ((behind =
+                readiness.behind(
+                    leader.toString(), leaderCommit, d.getInfo().getLastAppliedIndex()))
+            != null
+        && leaderCommit.isPresent()
+        && System.nanoTime() < deadline) {
       try {
         Thread.sleep(5);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         break;
       }
-      applied = d.getInfo().getLastAppliedIndex();
     }
-    if (applied < commit) {
-      return new Health(
-          false, "not ready: applied index " + applied + " is behind commit index " + commit);
+    return behind == null ? new Health(true, "ready") : new Health(false, "not ready: " + behind);
+  }
+
+  /**
+   * The leader's commit index as this node knows it: its own on the leader; on a follower, what the
+   * leader's last append told it (Ratis keeps every member's commit index the leader reports).
+   */
+  private static OptionalLong leaderCommitIndex(RaftServer.Division d, RaftPeerId leader) {
+    if (leader.equals(d.getId())) {
+      return OptionalLong.of(d.getRaftLog().getLastCommittedIndex());
     }
-    return new Health(true, "ready");
+    String leaderId = leader.toString();
+    return d.getCommitInfos().stream()
+        .filter(info -> info.getServer().getId().toStringUtf8().equals(leaderId))
+        .mapToLong(CommitInfoProto::getCommitIndex)
+        .findFirst();
   }
 
   // -----------------------------------------------------------------------------------------------

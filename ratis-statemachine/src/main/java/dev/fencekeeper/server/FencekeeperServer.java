@@ -159,7 +159,7 @@ public final class FencekeeperServer implements AutoCloseable {
     // Without a group, Ratis still recovers every group already in the storage dir; a joining node
     // has none and waits for the cluster to add it (FencingAdmin.addMember).
     this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
-    metrics.bind(server, config.groupId(), stateMachine::read);
+    metrics.bind(server, config.groupId(), stateMachine::read, config.healthMaxApplyLag());
     leaderLossWatch.watch(server);
     storageGuard.exhausted().thenAccept(this::stopForStorage);
   }

@@ -4,17 +4,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
 import javax.management.ObjectName;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.statemachine.TransactionContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -85,6 +97,126 @@ class HealthEndpointClusterTest {
     cluster.startNode(leader);
     cluster.startNode(followers.get(1));
     await().atMost(Duration.ofSeconds(30)).until(() -> Scrape.get(port, "/health").status() == 200);
+  }
+
+  // Guarantee: a node restarted after missing writes is not ready while its applied index is more
+  // than health.max-apply-lag entries behind the leader's commit index, even though it knows the
+  // leader (the reason names both indexes); once it has applied them it is ready. Its applies are
+  // held back by a gate so the "behind" window is as long as the test needs.
+  @Test
+  void restartedNodeIsNotReadyUntilCaughtUp() throws Exception {
+    String leader = cluster.awaitLeader();
+    String lagging = followersOf(leader).get(0);
+    int port = cluster.metricsPort(lagging);
+    cluster.snapshotAll();
+    cluster.stopNode(lagging);
+    writeMany(20);
+
+    CountDownLatch gate = new CountDownLatch(1);
+    FencekeeperServer restarted = startGated(lagging, gate);
+    try {
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .untilAsserted(
+              () -> {
+                Scrape.Reply reply = Scrape.get(port, "/health");
+                assertThat(reply.status()).isEqualTo(503);
+                assertThat(reply.body())
+                    .startsWith("not ready: applied index ")
+                    .contains("entries behind leader " + leader + "'s commit index")
+                    .contains("(health.max-apply-lag 5)");
+              });
+      assertThat(divisionOf(restarted).getInfo().getLeaderId()).hasToString(leader);
+
+      gate.countDown();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .untilAsserted(() -> assertThat(Scrape.get(port, "/health").body()).isEqualTo("ready\n"));
+      long leaderCommit = divisionOf(cluster.node(leader)).getRaftLog().getLastCommittedIndex();
+      assertThat(divisionOf(restarted).getInfo().getLastAppliedIndex())
+          .isGreaterThanOrEqualTo(leaderCommit - 5);
+    } finally {
+      gate.countDown();
+      restarted.close();
+    }
+  }
+
+  // Guarantee: a node whose storage was wiped (applied index -1) is not ready, saying so, although
+  // it knows the leader. Its applies are held back so the answer is read before it could catch up.
+  @Test
+  void nodeOnWipedStorageIsNotReadyUntilCaughtUp() throws Exception {
+    String leader = cluster.awaitLeader();
+    String wiped = followersOf(leader).get(0);
+    int port = cluster.metricsPort(wiped);
+    writeMany(5);
+    cluster.stopNode(wiped);
+    deleteTree(dataDir.resolve(wiped));
+
+    CountDownLatch gate = new CountDownLatch(1);
+    FencekeeperServer restarted = startGated(wiped, gate);
+    try {
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .untilAsserted(
+              () -> {
+                assertThat(divisionOf(restarted).getInfo().getLeaderId()).hasToString(leader);
+                Scrape.Reply reply = Scrape.get(port, "/health");
+                assertThat(reply.status()).isEqualTo(503);
+                assertThat(reply.body())
+                    .isEqualTo(
+                        "not ready: applied nothing yet (empty or wiped storage); catching up"
+                            + " from leader "
+                            + leader
+                            + "\n");
+              });
+    } finally {
+      gate.countDown();
+      restarted.close();
+    }
+  }
+
+  private void writeMany(int writes) {
+    FencingClient client = cluster.newClient("health-writer");
+    Lease lease = client.acquire("health", Duration.ofSeconds(30));
+    for (int i = 0; i < writes; i++) {
+      assertThat(
+              client
+                  .write(
+                      "health", lease.token(), "k" + i, ("v" + i).getBytes(StandardCharsets.UTF_8))
+                  .isAccepted())
+          .isTrue();
+    }
+  }
+
+  /** Starts node {@code id} with a state machine that applies no entry until {@code gate} opens. */
+  private FencekeeperServer startGated(String id, CountDownLatch gate) throws Exception {
+    return FencekeeperServer.start(
+        cluster.nodeConfig(id),
+        false,
+        (limits, wallClock, nanos) ->
+            new FencingStateMachine(limits, wallClock, nanos) {
+              @Override
+              public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+                try {
+                  gate.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                return super.applyTransaction(trx);
+              }
+            });
+  }
+
+  private RaftServer.Division divisionOf(FencekeeperServer server) throws Exception {
+    return server.raftServer().getDivision(cluster.config().groupId());
+  }
+
+  private static void deleteTree(Path root) throws Exception {
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
   }
 
   // Guarantee: closing a node stops its HTTP endpoint and unregisters its JMX beans; the other

@@ -22,6 +22,9 @@ public final class ClientOptions {
   private static final String RATIS_CLIENT_RPC_LOGGER = "org.apache.ratis.grpc.client";
   private static final String LOG_LEVEL_PROPERTY = "fencekeeper.log.level";
 
+  /** A certificate directory as --certs takes: TLS for every verb without the flags. */
+  static final String ENV_TLS_CERTS = "FENCEKEEPER_TLS_CERTS";
+
   private final CliContext context;
 
   @Spec(Spec.Target.MIXEE)
@@ -42,14 +45,18 @@ public final class ClientOptions {
 
   @Option(
       names = "--tls",
-      description = "Talk mutual TLS, with a certificate from --certs (docs/security.md).")
-  private boolean tls;
+      negatable = true,
+      description =
+          "Talk mutual TLS, with a certificate from --certs (docs/security.md). Default: on when"
+              + " $FENCEKEEPER_TLS_CERTS is set; --no-tls talks plaintext even then.")
+  private Boolean tls;
 
   @Option(
       names = "--certs",
       paramLabel = "DIR",
       description =
-          "With --tls: the directory `fencekeeper certs` wrote (ca.crt, <identity>.crt/.key).")
+          "With --tls: the directory `fencekeeper certs` wrote (ca.crt, <identity>.crt/.key)."
+              + " Default: $FENCEKEEPER_TLS_CERTS.")
   private Path certs;
 
   @Option(
@@ -75,15 +82,26 @@ public final class ClientOptions {
   ClusterConfig cluster() {
     quietRatisWarnings();
     ClusterConfig cluster = LocalDefaults.cluster(context, peers);
-    if (!tls) {
+    // Flags win: --no-tls, or --tls with --certs, ignore the environment.
+    String envCerts = context.env(ENV_TLS_CERTS, null);
+    boolean useTls = tls != null ? tls : envCerts != null;
+    if (!useTls) {
       if (certs != null || identity != null) {
-        throw new ConfigException("--certs and --identity need --tls");
+        throw new ConfigException(
+            (tls == null ? "" : "with --no-tls: ") + "--certs and --identity need --tls");
       }
       return cluster;
     }
-    if (certs == null) {
+    Path dir;
+    if (certs != null) {
+      dir = certs;
+    } else if (envCerts != null) {
+      dir = Path.of(envCerts);
+    } else {
       throw new ConfigException(
-          "--tls needs --certs DIR (create one with `fencekeeper certs DIR`)");
+          "--tls needs --certs DIR or $"
+              + ENV_TLS_CERTS
+              + " (create one with `fencekeeper certs DIR`)");
     }
     String name =
         identity != null
@@ -91,9 +109,9 @@ public final class ClientOptions {
             : mixee != null && mixee.userObject() instanceof AdminOperation
                 ? Certificates.ADMIN
                 : Certificates.CLIENT;
-    Path dir = context.resolve(certs).toAbsolutePath();
+    Path absolute = context.resolve(dir).toAbsolutePath();
     return cluster.withSecurity(
-        cluster.security().withTls(Security.TlsFiles.inDirectory(dir, name)));
+        cluster.security().withTls(Security.TlsFiles.inDirectory(absolute, name)));
   }
 
   /** A client for the cluster; it contacts nodes only when the first call is made. */

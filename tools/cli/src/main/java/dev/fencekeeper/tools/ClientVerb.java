@@ -45,6 +45,14 @@ abstract class ClientVerb implements Callable<Integer> {
     return print(explained(view));
   }
 
+  /**
+   * How long a command whose answer is lost is sent again ({@link UntilAnswered}): {@code
+   * --timeout} less the time to print, else {@link UntilAnswered#DEFAULT_BUDGET}.
+   */
+  java.time.Duration retryBudget() {
+    return deadline.budget(UntilAnswered.DEFAULT_BUDGET);
+  }
+
   /** Rejects option combinations picocli cannot express, before anything is sent. */
   void checkOptions() {}
 

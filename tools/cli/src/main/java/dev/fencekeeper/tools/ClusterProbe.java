@@ -3,6 +3,7 @@ package dev.fencekeeper.tools;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.Durations;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.NodeInfo;
 import java.time.Duration;
@@ -12,6 +13,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Asks every member what it knows about itself, all at once, so a dead node costs one timeout, not
@@ -49,7 +52,14 @@ final class ClusterProbe {
           peers.stream()
               .map(
                   peer ->
-                      CompletableFuture.supplyAsync(() -> ask(client, peer, timeoutPerNode), pool))
+                      // Bounded here as well as in the call: opening a connection to a node that
+                      // accepts it and then says nothing may hold the asking thread past the
+                      // call's own timeout.
+                      CompletableFuture.supplyAsync(() -> ask(client, peer, timeoutPerNode), pool)
+                          .completeOnTimeout(
+                              new NodeStatus(peer, null, silence(timeoutPerNode)),
+                              timeoutPerNode.toMillis(),
+                              TimeUnit.MILLISECONDS))
               .toList();
       return answers.stream().map(CompletableFuture::join).toList();
     } finally {
@@ -61,9 +71,30 @@ final class ClusterProbe {
     try {
       return new NodeStatus(peer, Wire.nodeInfo(client, peer.id(), timeout), null);
     } catch (RuntimeException e) {
-      Throwable cause = e.getCause() != null ? e.getCause() : e;
-      return new NodeStatus(peer, null, cause.toString());
+      return new NodeStatus(peer, null, reason(e, timeout));
     }
+  }
+
+  private static String silence(Duration timeout) {
+    return "no answer within " + Durations.format(timeout);
+  }
+
+  /**
+   * Why a node did not answer, in words: the time it was given when that ran out, else the deepest
+   * cause's message (a refused connection, a TLS handshake the node turned down, ...).
+   */
+  static String reason(Throwable failure, Duration timeout) {
+    Throwable deepest = failure;
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof TimeoutException) {
+        return silence(timeout);
+      }
+      deepest = t;
+    }
+    String message = deepest.getMessage();
+    return message == null || message.isBlank()
+        ? deepest.getClass().getSimpleName()
+        : deepest.getClass().getSimpleName() + ": " + message;
   }
 
   /**

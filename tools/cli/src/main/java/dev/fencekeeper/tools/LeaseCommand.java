@@ -9,6 +9,7 @@ import dev.fencekeeper.config.Durations;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
+import java.util.UUID;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -83,11 +84,21 @@ final class LeaseCommand implements Runnable {
 
     @Override
     ResultView call(FencingClient fencing) {
-      AcquireOptions options = flags.options(requestId);
       if (!flags.waits()) {
+        // An id of its own when none is given: an acquire whose answer was lost is sent again as
+        // the same acquire, and reports the lease it was granted, not a second one.
+        AcquireOptions options =
+            flags.options(requestId != null ? requestId : UUID.randomUUID().toString());
         return ResultView.ofLease(
-            Wire.response(fencing.acquireToken(resource, flags.ttl, options)), resource);
+            UntilAnswered.send(
+                retryBudget(),
+                () ->
+                    fencing
+                        .acquireTokenAsync(resource, flags.ttl, options)
+                        .thenApply(Wire::response)),
+            resource);
       }
+      AcquireOptions options = flags.options(requestId);
       try {
         Lease granted = fencing.acquire(resource, flags.ttl, flags.wait, options);
         // This process exits right away: the lease is the caller's to renew or release by token.

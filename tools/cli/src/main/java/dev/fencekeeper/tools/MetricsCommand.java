@@ -39,7 +39,7 @@ import picocli.CommandLine.Option;
       "Exit 0, 10 if <id> is not a member, 11 if the node is unreachable or serves no metrics."
     })
 final class MetricsCommand implements Callable<Integer> {
-  private static final Duration TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
   private static final Pattern SAMPLE =
       Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\\{.*\\})?)\\s+(\\S+)(?:\\s+\\S+)?$");
 
@@ -169,15 +169,17 @@ final class MetricsCommand implements Callable<Integer> {
               ResultCode.NOT_FOUND,
               "no member " + id + " in the configuration (" + membership.peersProperty() + ")"));
     }
+    // With the cluster's TLS settings: under TLS a node answers only a client with a certificate.
     ClusterConfig members =
         ClusterConfig.forPeers(
-            membership.members().stream()
-                .map(PeerAddress::toString)
-                .collect(Collectors.joining(",")));
+                membership.members().stream()
+                    .map(PeerAddress::toString)
+                    .collect(Collectors.joining(",")))
+            .withSecurity(cluster.security());
     NodeInfo info;
     try (FencingClient fencing = FencingClient.connect(members)) {
       NodeStatus status =
-          ClusterProbe.probe(fencing, members, TIMEOUT).stream()
+          ClusterProbe.probe(fencing, members, deadline.budget(DEFAULT_TIMEOUT)).stream()
               .filter(n -> n.peer().id().equals(id))
               .findFirst()
               .orElseThrow();
@@ -202,18 +204,19 @@ final class MetricsCommand implements Callable<Integer> {
     return new Located(id, "http://" + host + ":" + info.getMetricsPort() + "/metrics", null);
   }
 
-  private static String fetch(String target) throws IOException, InterruptedException {
+  private String fetch(String target) throws IOException, InterruptedException {
+    Duration timeout = deadline.budget(DEFAULT_TIMEOUT);
     URI uri;
     try {
       uri = URI.create(target);
     } catch (IllegalArgumentException e) {
       throw new IOException("not a URL: " + e.getMessage(), e);
     }
-    HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+    HttpClient http = HttpClient.newBuilder().connectTimeout(timeout).build();
     HttpResponse<String> response =
         http.send(
             HttpRequest.newBuilder(uri)
-                .timeout(TIMEOUT)
+                .timeout(timeout)
                 .header("Accept", "text/plain")
                 .GET()
                 .build(),

@@ -6,7 +6,6 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -23,11 +22,12 @@ import picocli.CommandLine.Mixin;
           + " last",
       "applied index, commit index, newest snapshot's index, size of its Raft log on disk, and the"
           + " leader",
-      "it follows. Exit 0 if a leader is known, 11 if not."
+      "it follows. Each node is given --timeout (default: client.request.timeout, 3s) to answer;"
+          + " one that does not is shown unreachable, with the reason, and the others still are.",
+      "Exit 0 if a leader is known, 11 if not."
     })
 final class StatusCommand implements Callable<Integer> {
   static final String UNREACHABLE = "unreachable";
-  private static final Duration TIMEOUT_PER_NODE = Duration.ofSeconds(1);
 
   private final CliContext context;
 
@@ -42,9 +42,16 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ClusterConfig cluster = client.cluster();
+    FencingClient fencing = FencingClient.connect(cluster);
     List<NodeStatus> nodes;
-    try (FencingClient fencing = FencingClient.connect(cluster)) {
-      nodes = ClusterProbe.probe(fencing, cluster, TIMEOUT_PER_NODE);
+    try {
+      // Every node is asked at once, each given the whole budget: one that does not answer in it
+      // is shown unreachable with the reason while the others are reported.
+      nodes = ClusterProbe.probe(fencing, cluster, deadline.budget(cluster.requestTimeout()));
+    } finally {
+      // Closing waits for the connection to a node that accepted it and never answered; the
+      // report must not.
+      closeInBackground(fencing);
     }
     Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
     ExitCode exit = leader.isPresent() ? ExitCode.SUCCESS : ExitCode.UNAVAILABLE;
@@ -54,6 +61,12 @@ final class StatusCommand implements Callable<Integer> {
       printTable(nodes, leader);
     }
     return exit.code();
+  }
+
+  private static void closeInBackground(FencingClient fencing) {
+    Thread closer = new Thread(fencing::close, "fencekeeper-status-close");
+    closer.setDaemon(true);
+    closer.start();
   }
 
   private static ObjectNode json(
@@ -122,6 +135,11 @@ final class StatusCommand implements Callable<Integer> {
       }
     }
     table.lines().forEach(context.out()::println);
+    for (NodeStatus n : nodes) {
+      if (!n.reachable()) {
+        context.out().println(n.peer().id() + " " + UNREACHABLE + ": " + n.error());
+      }
+    }
     context.out().println(leader.map(l -> "leader " + l.peer().id()).orElse("no leader known"));
     context.out().flush();
   }

@@ -12,6 +12,8 @@ import picocli.CommandLine.Option;
  * lease run}) give their own {@code --timeout} their own meaning instead.
  */
 final class TimeoutOption {
+  private static final Duration PRINT_MARGIN = Duration.ofMillis(300);
+
   @Option(
       names = "--timeout",
       paramLabel = "DURATION",
@@ -23,6 +25,22 @@ final class TimeoutOption {
 
   Optional<Duration> timeout() {
     return Optional.ofNullable(timeout);
+  }
+
+  /**
+   * How long a verb that reports whatever answers it got ({@code status}, {@code metrics}) may wait
+   * for them: {@code --timeout} less a margin to print in before {@link CallDeadline} ends the
+   * verb, else {@code fallback}.
+   */
+  Duration budget(Duration fallback) {
+    if (timeout == null) {
+      return fallback;
+    }
+    Duration margin = timeout.dividedBy(5);
+    if (margin.compareTo(PRINT_MARGIN) > 0) {
+      margin = PRINT_MARGIN;
+    }
+    return timeout.minus(margin);
   }
 
   /** The {@code --timeout} of {@code command}, if it has this option and it was given. */

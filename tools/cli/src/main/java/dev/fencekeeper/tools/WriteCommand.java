@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.UUID;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -66,7 +67,8 @@ final class WriteCommand extends ClientVerb {
       paramLabel = "ID",
       description =
           "Makes a retry safe: a write repeated with the same id under the same lease is applied"
-              + " once.")
+              + " once. Default: a new id, kept while this command resends a write whose answer"
+              + " was lost.")
   private String requestId;
 
   WriteCommand(CliContext context) {
@@ -92,8 +94,16 @@ final class WriteCommand extends ClientVerb {
             : valueFile != null
                 ? KeyChange.put(key, readValueFile())
                 : KeyChange.put(key, value.getBytes(StandardCharsets.UTF_8));
+    // An id of its own when none is given, so that a write whose answer was lost is sent again as
+    // the same write and reports what the cluster did with it.
+    String id = requestId != null ? requestId : UUID.randomUUID().toString();
     return ResultView.ofValue(
-        Wire.response(fencing.write(resource, token, List.of(change), requestId)), resource, key);
+        UntilAnswered.send(
+            retryBudget(),
+            () ->
+                fencing.writeAsync(resource, token, List.of(change), id).thenApply(Wire::response)),
+        resource,
+        key);
   }
 
   private byte[] readValueFile() {
