@@ -165,6 +165,11 @@ public enum NodeMetric {
       "fencekeeper_storage_free_bytes",
       "fencekeeper.storage.free.bytes",
       "Free bytes in the file system of storage.dir"),
+  CLOCK_OFFSET(
+      Type.GAUGE,
+      "fencekeeper_clock_offset_seconds",
+      "fencekeeper.clock.offset.seconds",
+      "How far this node's wall clock is ahead of the replicated time line (negative: behind)"),
   TLS_CERTIFICATE_EXPIRY(
       Type.GAUGE,
       "fencekeeper_tls_certificate_expiry_seconds",

@@ -79,6 +79,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private volatile LongSupplier storageFreeBytes;
   private volatile Supplier<Instant> certificateNotAfter = () -> null;
   private volatile Readiness readiness;
+  private volatile Supplier<Long> clockOffsetMs = () -> null;
 
   private final AutoCloseable ratisMirror;
   private JmxReporter jmx;
@@ -125,6 +126,12 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
           return notAfter == null
               ? null
               : Duration.between(Instant.now(), notAfter).toMillis() / 1000.0;
+        });
+    series.gauge(
+        NodeMetric.CLOCK_OFFSET,
+        () -> {
+          Long aheadMs = clockOffsetMs.get();
+          return aheadMs == null ? null : aheadMs / 1000.0;
         });
     Properties build = buildProperties();
     series.gauge(
@@ -174,6 +181,14 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
    */
   public void watchCertificate(Supplier<Instant> notAfter) {
     this.certificateNotAfter = notAfter;
+  }
+
+  /**
+   * Where {@code fencekeeper_clock_offset_seconds} reads how far this node's wall clock is ahead of
+   * the replicated time line, in milliseconds; {@code aheadMs} may answer null (no sample).
+   */
+  public void watchClockOffset(Supplier<Long> aheadMs) {
+    this.clockOffsetMs = aheadMs;
   }
 
   /**

@@ -160,6 +160,7 @@ public final class FencekeeperServer implements AutoCloseable {
     // has none and waits for the cluster to add it (FencingAdmin.addMember).
     this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
     metrics.bind(server, config.groupId(), stateMachine::read, config.healthMaxApplyLag());
+    metrics.watchClockOffset(stateMachine::wallAheadOfTimeLineMs);
     leaderLossWatch.watch(server);
     storageGuard.exhausted().thenAccept(this::stopForStorage);
   }

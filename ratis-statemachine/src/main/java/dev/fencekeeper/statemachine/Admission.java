@@ -164,7 +164,10 @@ final class Admission {
     if (clientPortId != null && clientPortId.equals(request.getClientId())) {
       // Decoded, authorized and given its pending slots by the client port before it was queued.
       logged.setClientRequest(content).setInnerCallers(true);
-      return new Stamped(logged.setStampMs(leaderClock.nowMs()).build(), null, 0);
+      return new Stamped(
+          logged.setStampMs(leaderClock.stampMs(() -> state.read(FencingState::nowMs))).build(),
+          null,
+          0);
     }
     if (internalClientId != null && internalClientId.equals(request.getClientId())) {
       InternalRequest internal = parseInternal(content);
@@ -198,7 +201,9 @@ final class Admission {
             ? 0
             : clientCommand instanceof Command.Batch b ? b.commands().size() : 1;
     return new Stamped(
-        logged.setStampMs(leaderClock.nowMs()).build(), clientCommand, clientCommands);
+        logged.setStampMs(leaderClock.stampMs(() -> state.read(FencingState::nowMs))).build(),
+        clientCommand,
+        clientCommands);
   }
 
   /** A request answered on the leader without a log entry. */

@@ -69,8 +69,8 @@ public class FencingStateMachine extends BaseStateMachine {
   /**
    * @param wallClock this node's wall clock (the clock-skew drill shifts and steps it)
    * @param monotonicNanos its monotonic clock ({@code System::nanoTime}); while this node leads,
-   *     stamps are its wall clock at takeover advanced by this clock (see {@link LeaderClock});
-   *     never read in apply
+   *     stamps continue the replicated time line from the takeover by this clock (see {@link
+   *     LeaderClock}); never read in apply
    */
   public FencingStateMachine(Limits limits, LongSupplier wallClock, LongSupplier monotonicNanos) {
     this(limits, new LeaderClock(wallClock, monotonicNanos));
@@ -290,6 +290,7 @@ public class FencingStateMachine extends BaseStateMachine {
       Object context = trx.getStateMachineContext();
       Admission.Started.release(context);
       response = applier.apply(state, entry, Admission.Started.timingOf(context));
+      leaderClock.applied(state.nowMs());
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
       publishNextExpiry();
     } finally {
@@ -364,6 +365,14 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   public long leaderTimeMs() {
     return leaderClock.nowMs();
+  }
+
+  /**
+   * How far this node's wall clock is ahead of the replicated time line, in milliseconds (negative:
+   * behind); null before this node led or applied anything. See {@link LeaderClock#wallAheadMs}.
+   */
+  public Long wallAheadOfTimeLineMs() {
+    return leaderClock.wallAheadMs();
   }
 
   @Override

@@ -12,6 +12,8 @@ import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import java.io.IOException;
 import java.util.List;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -38,9 +40,11 @@ class LeaderClockStepTest {
   private long callId;
 
   // Guarantee: a wall-clock step of +30 s and then -60 s on the leader while a holder renews its 10
-  // s lease moves no stamp off the monotonic time line: every renewal is RENEWED, each deadline is
-  // the last renewal's monotonic time plus the TTL, and the expiry ticker's clock sees no lease due
-  // early.
+  // s lease moves no stamp off the monotonic time line by more than the slew bound: every renewal
+  // is
+  // RENEWED, each deadline is the renewal's stamp plus the TTL, and the expiry ticker's clock sees
+  // no
+  // lease due early.
   @Test
   void wallClockStepsOnTheLeaderMoveNoDeadline() {
     leader.notifyLeaderReady();
@@ -49,44 +53,129 @@ class LeaderClockStepTest {
     long token = grant.getToken();
 
     for (long step : List.of(30_000L, -60_000L, 0L)) {
-      wallMs = T0 + step;
       monotonicNanos += 2_000 * MS;
       long elapsedMs = (monotonicNanos - 42 * MS) / MS;
-      assertThat(leader.leaderTimeMs()).as("step %d", step).isEqualTo(T0 + elapsedMs);
+      wallMs = T0 + elapsedMs + step;
+      long slewMs = elapsedMs * LeaderClock.SLEW_PPM / 1_000_000 + 1;
+      assertThat(leader.leaderTimeMs())
+          .as("step %d", step)
+          .isBetween(T0 + elapsedMs - slewMs, T0 + elapsedMs + slewMs);
       assertThat(leader.leaderTimeMs()).isLessThan(leader.nextExpiryMs());
 
       TransactionContext renew = start(renew("r", token));
-      assertThat(stampOf(renew))
+      long stamp = stampOf(renew);
+      assertThat(stamp)
           .as("stamp after a wall step of %d ms", step)
-          .isEqualTo(T0 + elapsedMs);
+          .isBetween(T0 + elapsedMs - slewMs, T0 + elapsedMs + slewMs);
       Response renewed = commit(renew);
       assertThat(renewed.getCode())
           .as("renewal after a wall step of %d ms", step)
           .isEqualTo(ResultCode.RENEWED);
-      assertThat(renewed.getExpiresAtMs()).isEqualTo(T0 + elapsedMs + 10_000);
+      assertThat(renewed.getExpiresAtMs()).isEqualTo(stamp + 10_000);
     }
   }
 
-  // Guarantee: a node taking over with a wall clock behind the replicated time continues from the
-  // replicated time (it does not freeze time until its clock catches up); one whose clock is ahead
-  // starts from its clock.
+  // Guarantee: a node taking over continues the replicated time line by its monotonic clock since
+  // it applied the last stamp (the election counts), whatever its wall clock says: 5 s or 30 s
+  // behind, it does not freeze time; 30 s ahead, it does not jump every deadline forward.
   @Test
-  void takeoverAnchorsAtTheLaterOfWallClockAndReplicatedTime() {
+  void takeoverContinuesTheReplicatedTimeWhateverTheWallClock() {
+    leader.notifyLeaderReady();
+    commit(start(acquire("r", 10_000)));
+    long appliedAt = monotonicNanos;
+    long replicated = leader.read(FencingState::nowMs);
+    leader.notifyNotLeader(List.of());
+
+    for (long offset : List.of(-5_000L, 30_000L, -30_000L)) {
+      monotonicNanos += 1_500 * MS; // the election
+      wallMs = replicated + (monotonicNanos - appliedAt) / MS + offset;
+      leader.notifyLeaderReady();
+      monotonicNanos += 100 * MS;
+      long continued = replicated + (monotonicNanos - appliedAt) / MS;
+      // 100 ms of slew at 500 ppm moves the line by 0.05 ms: within the millisecond it rounds to.
+      assertThat(leader.leaderTimeMs())
+          .as("wall %+d ms", offset)
+          .isBetween(continued - 1, continued);
+      leader.notifyNotLeader(List.of());
+    }
+  }
+
+  // Guarantee: an entry Ratis admits between this node's leadership becoming ready and the
+  // takeover's anchor continues the replicated line too, not the node's wall clock 30 s ahead; the
+  // anchor that follows keeps that line.
+  @Test
+  void anEntryAdmittedBeforeTheAnchorContinuesTheLine() {
     leader.notifyLeaderReady();
     commit(start(acquire("r", 10_000)));
     long replicated = leader.read(FencingState::nowMs);
     leader.notifyNotLeader(List.of());
 
-    wallMs = replicated - 5_000; // this node's clock is 5 s behind the time its predecessor stamped
+    monotonicNanos += 1_000 * MS;
+    wallMs = replicated + 1_000 + 30_000;
+    TransactionContext early = start(acquire("s", 10_000));
+    assertThat(stampOf(early)).isBetween(replicated + 999, replicated + 1_000);
     leader.notifyLeaderReady();
-    monotonicNanos += 100 * MS;
-    assertThat(leader.leaderTimeMs()).isEqualTo(replicated + 100);
+    assertThat(leader.leaderTimeMs()).isBetween(replicated + 999, replicated + 1_000);
+  }
+
+  // Guarantee: a leader whose wall clock is off the time line slews toward it at no more than
+  // SLEW_PPM, never faster, and once there follows it; the line never runs backwards.
+  @Test
+  void theLineSlewsTowardTheWallClockWithinTheBound() {
+    leader.notifyLeaderReady();
+    commit(start(acquire("r", 10_000)));
+    long replicated = leader.read(FencingState::nowMs);
     leader.notifyNotLeader(List.of());
 
-    wallMs = replicated + 5_000;
+    long wallAhead = 30_000;
+    wallMs = replicated + wallAhead;
     leader.notifyLeaderReady();
-    monotonicNanos += 100 * MS;
-    assertThat(leader.leaderTimeMs()).isEqualTo(replicated + 5_100);
+    long previous = leader.leaderTimeMs();
+    long elapsedMs = 0;
+    for (int second = 1; second <= 200_000; second++) {
+      monotonicNanos += 1_000 * MS;
+      wallMs += 1_000;
+      elapsedMs += 1_000;
+      long now = leader.leaderTimeMs();
+      assertThat(now - previous).as("second %d", second).isBetween(1_000L, 1_001L);
+      assertThat(now).isLessThanOrEqualTo(replicated + elapsedMs + elapsedMs * 500 / 1_000_000);
+      previous = now;
+    }
+    // 200,000 s at 500 ppm is 100 s of slew: more than the 30 s gap, so the line is on wall time.
+    assertThat(leader.leaderTimeMs()).isEqualTo(wallMs);
+    assertThat(leader.wallAheadOfTimeLineMs()).isZero();
+
+    wallMs -= 60_000;
+    for (int second = 1; second <= 10; second++) {
+      monotonicNanos += 1_000 * MS;
+      wallMs += 1_000;
+      long now = leader.leaderTimeMs();
+      assertThat(now - previous).as("after a step back, second %d", second).isBetween(999L, 1_000L);
+      previous = now;
+    }
+  }
+
+  // Guarantee: a follower reports how far its wall clock is ahead of the replicated time: the
+  // newest stamp it applied, advanced by the monotonic time since.
+  @Test
+  void aFollowerMeasuresItsWallClockAgainstTheAppliedStamps() {
+    FencingStateMachine follower =
+        new FencingStateMachine(Limits.defaults(), () -> wallMs + 30_000, () -> monotonicNanos);
+    assertThat(follower.wallAheadOfTimeLineMs()).isNull();
+    leader.notifyLeaderReady();
+    TransactionContext trx = start(acquire("r", 10_000));
+    LogEntryProto entry = trx.initLogEntry(1, ++index);
+    follower
+        .applyTransaction(
+            TransactionContext.newBuilder()
+                .setStateMachine(follower)
+                .setServerRole(RaftPeerRole.FOLLOWER)
+                .setLogEntry(entry)
+                .build())
+        .join();
+    monotonicNanos += 5_000 * MS;
+    wallMs += 5_000;
+    assertThat(follower.wallAheadOfTimeLineMs()).isEqualTo(30_000L);
   }
 
   // Guarantee: not leading, the clock reads the wall clock as it is.

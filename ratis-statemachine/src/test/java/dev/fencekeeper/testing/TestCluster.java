@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.function.UnaryOperator;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -152,8 +153,13 @@ public final class TestCluster implements AutoCloseable {
   }
 
   public FencekeeperServer startNode(String id) {
+    return startNode(id, UnaryOperator.identity());
+  }
+
+  /** Starts node {@code id} with its configuration changed by {@code adjust} (a clock offset). */
+  public FencekeeperServer startNode(String id, UnaryOperator<ClusterConfig> adjust) {
     try {
-      FencekeeperServer server = FencekeeperServer.start(nodeConfig(id));
+      FencekeeperServer server = FencekeeperServer.start(adjust.apply(nodeConfig(id)));
       running.put(id, server);
       return server;
     } catch (IOException e) {
