@@ -216,7 +216,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--api",
       paramLabel = "lease,raw",
-      defaultValue = "lease",
+      defaultValue = ClientApi.DEFAULT_NAMES,
       description =
           "Client path of W1, W2, W3: `lease`, the Lease API applications call (client.acquire →"
               + " Lease → lease.write → close; W6 always takes it); `raw`, the token-level path"
@@ -1012,7 +1012,7 @@ public final class BenchCommand implements Callable<Integer> {
     if (snapshotEvery != null) {
       parts.addAll(List.of("--snapshot-every", Long.toString(snapshotEvery)));
     }
-    if (!api.equals("lease")) {
+    if (!api.equals(ClientApi.DEFAULT_NAMES)) {
       parts.addAll(List.of("--api", api));
     }
     if (nodeW2) {

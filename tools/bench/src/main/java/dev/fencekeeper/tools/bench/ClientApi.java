@@ -15,6 +15,9 @@ enum ClientApi {
   LEASE("lease", "Lease API"),
   RAW("raw", "raw token");
 
+  /** {@code --api} when not given: the API applications call. */
+  static final String DEFAULT_NAMES = "lease";
+
   /** The name {@code --api} takes and the JSON's {@code api} field says. */
   final String label;
 

@@ -56,7 +56,8 @@ class ClientPathsTest {
   // (W6 has no token-level blocking acquire); W4 and W5 take their one path whatever is chosen.
   @Test
   void workloadsTakeTheLeaseApiByDefault() {
-    List<ClientApi> byDefault = ClientApi.parse("lease");
+    List<ClientApi> byDefault = ClientApi.parse(ClientApi.DEFAULT_NAMES);
+    assertThat(byDefault).containsExactly(ClientApi.LEASE);
     for (Workload w : List.of(Workload.W1, Workload.W2, Workload.W3, Workload.W6)) {
       assertThat(w.pathsFor(byDefault)).as("%s", w).containsExactly(ClientApi.LEASE);
     }
