@@ -41,7 +41,10 @@ import picocli.CommandLine.Option;
           + " runs each workload at each concurrency: a warm-up, then a measured window. Workloads:"
           + " W1 lock churn (acquire, write, release), W2 fenced writes, W3 stale replay (every"
           + " stale write must be rejected), W4 linearizable reads, W5 renew storm, W6 contended"
-          + " blocking acquire.",
+          + " blocking acquire. W1, W2, W3 and W6 go through the Java client's Lease API"
+          + " (client.acquire returns a self-renewing Lease; lease.write; lease.close);"
+          + " --api lease,raw adds rows of W1, W2 and W3 through the raw token path"
+          + " (acquireToken, write with a token, release), labelled \"raw token\".",
       "Then, on its own cluster, failover: leader kill -9 under write load until writes succeed"
           + " again, and a holder process killed -9 until its resource is granted to a waiter."
           + " --baseline ratis runs W2 and W4 against a bare-Ratis counter cluster on the same Raft"
@@ -60,6 +63,12 @@ import picocli.CommandLine.Option;
           + " one with snapshots far apart, one with Ratis taking a snapshot every few seconds"
           + " (every --snapshot-every entries if given), and reports writes/s, p50, p99, p99.9 and"
           + " max of both and the snapshots the nodes wrote in each window.",
+      "--many-leases N: one client built with the defaults holds N self-renewing leases of"
+          + " TTL 10 s with W2 (highest --concurrency) on top, through the same client: W2 alone,"
+          + " the leases alone, W2 beside them; leases still valid, log entries the cluster"
+          + " applied per second, node CPU. --node-w2: W2 at 1 and 16 workers through the Java"
+          + " client and through the Node client (clients/node/bench/w2.mjs, run by `node`),"
+          + " alternating on the same cluster, with the Node/Java ratio.",
       "Prints Markdown tables (or one JSON object with --json); --output FILE writes the whole"
           + " benchmarks document, keeping its hand-written profile-findings section.",
       "Exit 0, or 18 if W3 saw a stale write accepted or not definitely rejected."
@@ -205,6 +214,46 @@ public final class BenchCommand implements Callable<Integer> {
   private String costCurveKeys;
 
   @Option(
+      names = "--api",
+      paramLabel = "lease,raw",
+      defaultValue = ClientApi.DEFAULT_NAMES,
+      description =
+          "Client path of W1, W2, W3: `lease`, the Lease API applications call (client.acquire →"
+              + " Lease → lease.write → close; W6 always takes it); `raw`, the token-level path"
+              + " (acquireToken, write with the token, release), rows labelled \"raw token\"."
+              + " Comma-separated; the first is the one ratios and targets use (default:"
+              + " ${DEFAULT-VALUE}).")
+  private String api;
+
+  @Option(
+      names = "--many-leases",
+      paramLabel = "N",
+      defaultValue = "0",
+      description =
+          "Also measure one client built with the defaults holding N leases of TTL 10 s (each"
+              + " renewing itself) with W2 at the highest --concurrency on top: leases still valid,"
+              + " log entries applied per second, node CPU, and W2's writes/s beside the leases"
+              + " against W2 alone (default: 0, skipped).")
+  private int manyLeases;
+
+  @Option(
+      names = "--node-w2",
+      description =
+          "Also run W2 at 1 and 16 workers through the Java client's Lease API and through the"
+              + " Node client (clients/node/bench/w2.mjs as a child `node` process; the client"
+              + " must be built: npm ci && npm run build), alternating on the same cluster, and"
+              + " report the Node/Java ratio.")
+  private boolean nodeW2;
+
+  @Option(
+      names = "--node-client",
+      paramLabel = "DIR",
+      description =
+          "--node-w2: the Node client's directory (default: clients/node of the repository the"
+              + " bench was built in).")
+  private Path nodeClient;
+
+  @Option(
       names = "--output",
       paramLabel = "FILE",
       description = "Write the benchmarks document (e.g. docs/benchmarks.md) there as well.")
@@ -221,6 +270,17 @@ public final class BenchCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     SnapshotLoad.validate(snapshotLoad, snapshotEvery, peers != null);
     List<Workload> chosen = parseWorkloads();
+    List<ClientApi> apis = ClientApi.parse(api);
+    if (manyLeases < 0 || manyLeases > MAX_MANY_LEASES) {
+      throw new ConfigException(
+          "--many-leases: '" + manyLeases + "' must be 0 (skipped) to " + MAX_MANY_LEASES);
+    }
+    if (nodeClient != null && !nodeW2) {
+      throw new ConfigException("--node-client needs --node-w2");
+    }
+    Path nodeClientDir =
+        nodeW2 ? NodeW2.clientDir(nodeClient == null ? null : context.resolve(nodeClient)) : null;
+    String nodeVersion = nodeW2 ? NodeW2.check(nodeClientDir) : null;
     List<Integer> concurrencies = parseConcurrency();
     List<Phase> phases = Phase.parse(this.phases);
     List<String> baselines = baseline == null ? List.of() : AnchorRun.parse(baseline);
@@ -252,7 +312,12 @@ public final class BenchCommand implements Callable<Integer> {
     }
     PrintStream progress = context.err();
     String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-    boolean mainCluster = !chosen.isEmpty() || (peers == null && failoverTrials > 0) || costCurve;
+    boolean mainCluster =
+        !chosen.isEmpty()
+            || (peers == null && failoverTrials > 0)
+            || costCurve
+            || nodeW2
+            || manyLeases > 0;
     ClusterConfig described = peers != null ? forPeers(peers) : null;
     BenchCluster cluster =
         described != null
@@ -291,6 +356,7 @@ public final class BenchCommand implements Callable<Integer> {
                 + ")";
     BenchReport report = new BenchReport(commandLine(), cluster.config(), description);
     report.phases = phases;
+    report.apis = apis;
     if (phases.contains(Phase.COLD)) {
       report.coldWarmup = coldWarmup;
     }
@@ -324,9 +390,15 @@ public final class BenchCommand implements Callable<Integer> {
               public long term() {
                 return cluster.term(fencing.get(0));
               }
+
+              @Override
+              public long appliedIndex() {
+                return cluster.appliedIndex(fencing.get(0));
+              }
             };
         Sweep sweep =
-            new Sweep(report, chosen, concurrencies, fencing, probe, baselineRun, anchors, runId);
+            new Sweep(
+                report, chosen, apis, concurrencies, fencing, probe, baselineRun, anchors, runId);
         if (phases.contains(Phase.COLD)) {
           sweep.run(Phase.COLD, progress);
         }
@@ -346,6 +418,32 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (costCurve) {
           report.costCurve = new CostCurve.Figures(sweep.costCurveWorkers(progress), List.of());
+        }
+        if (nodeW2) {
+          progress.println("bench: W2 through the Java client and the Node client, alternating");
+          report.nodeW2 =
+              NodeW2.measure(
+                  fencing.get(0),
+                  cluster.config(),
+                  nodeClientDir,
+                  nodeVersion,
+                  probe,
+                  timing.warmup,
+                  timing.duration,
+                  runId,
+                  progress);
+        }
+        if (manyLeases > 0) {
+          report.manyLeases =
+              ManyLeases.measure(
+                  cluster.config(),
+                  probe,
+                  manyLeases,
+                  concurrencies.stream().mapToInt(Integer::intValue).max().orElseThrow(),
+                  timing.warmup,
+                  timing.duration,
+                  runId,
+                  progress);
         }
         if (cluster.isLocal() && failoverTrials > 0) {
           report.leaderKills.addAll(
@@ -530,6 +628,7 @@ public final class BenchCommand implements Callable<Integer> {
   private final class Sweep {
     private final BenchReport report;
     private final List<Workload> chosen;
+    private final List<ClientApi> apis;
     private final List<Integer> concurrencies;
     private final List<FencingClient> fencing;
     private final Runner.Probe probe;
@@ -544,6 +643,7 @@ public final class BenchCommand implements Callable<Integer> {
     Sweep(
         BenchReport report,
         List<Workload> chosen,
+        List<ClientApi> apis,
         List<Integer> concurrencies,
         List<FencingClient> fencing,
         Runner.Probe probe,
@@ -552,6 +652,7 @@ public final class BenchCommand implements Callable<Integer> {
         String runId) {
       this.report = report;
       this.chosen = chosen;
+      this.apis = apis;
       this.concurrencies = concurrencies;
       this.fencing = fencing;
       this.probe = probe;
@@ -577,9 +678,11 @@ public final class BenchCommand implements Callable<Integer> {
       progress.flush();
       for (Workload w : chosen) {
         for (int c : concurrencies) {
-          Measurement m = fencekeeper(w, c, id, warmupFor(phase, BenchReport.FENCEKEEPER));
-          runs.add(m);
-          progress(progress, phase, m);
+          for (ClientApi path : w.pathsFor(apis)) {
+            Measurement m = fencekeeper(w, c, id, warmupFor(phase, BenchReport.FENCEKEEPER), path);
+            runs.add(m);
+            progress(progress, phase, m);
+          }
           if (baselineRun != null && Baseline.covers(w)) {
             Measurement b = baselineRun.measure(w, c, warmupFor(phase, BenchReport.RATIS));
             runs.add(b);
@@ -621,30 +724,36 @@ public final class BenchCommand implements Callable<Integer> {
       }
     }
 
-    private Measurement fencekeeper(Workload w, int c, String id, Duration warmupBefore)
+    private Measurement fencekeeper(
+        Workload w, int c, String id, Duration warmupBefore, ClientApi path)
         throws InterruptedException {
       return Runner.run(
-          BenchReport.FENCEKEEPER,
-          w,
-          c,
-          clients,
-          () -> {
-            List<Worker> workers = new ArrayList<>();
-            for (int i = 0; i < c; i++) {
-              workers.add(w.worker(fencing.get(i % clients), id, i, c, leases, leaseTtl));
-            }
-            return workers;
-          },
-          warmupBefore,
-          timing.duration,
-          probe);
+              BenchReport.FENCEKEEPER,
+              w,
+              c,
+              clients,
+              () -> {
+                List<Worker> workers = new ArrayList<>();
+                for (int i = 0; i < c; i++) {
+                  workers.add(w.worker(fencing.get(i % clients), id, i, c, leases, leaseTtl, path));
+                }
+                return workers;
+              },
+              warmupBefore,
+              timing.duration,
+              probe)
+          .withApi(path);
     }
 
-    /** The JIT warm-up's workers of one round: every chosen workload, round-robin. */
+    /**
+     * The JIT warm-up's workers of one round: every chosen workload on each of its chosen paths,
+     * round-robin.
+     */
     List<Worker> jitWarmupWorkers(int round) {
       List<Worker> workers = new ArrayList<>();
       for (int i = 0; i < JIT_WARMUP_WORKERS; i++) {
         Workload w = chosen.isEmpty() ? Workload.W2 : chosen.get(i % chosen.size());
+        List<ClientApi> paths = w.pathsFor(apis);
         workers.add(
             w.worker(
                 fencing.get(i % clients),
@@ -652,7 +761,8 @@ public final class BenchCommand implements Callable<Integer> {
                 i,
                 JIT_WARMUP_WORKERS,
                 JIT_WARMUP_LEASES,
-                leaseTtl.plus(JIT_WARMUP_ROUND)));
+                leaseTtl.plus(JIT_WARMUP_ROUND),
+                paths.get(i / Math.max(1, chosen.size()) % paths.size())));
       }
       return workers;
     }
@@ -662,7 +772,9 @@ public final class BenchCommand implements Callable<Integer> {
       List<CostCurve.WorkerPoint> points = new ArrayList<>();
       progress.println("bench: cost curve: W2 at each worker count");
       for (int c : CostCurve.parseCounts("--cost-curve-workers", costCurveWorkers, 1, 4096)) {
-        Measurement m = fencekeeper(Workload.W2, c, runId + "-curve", timing.warmup);
+        Measurement m =
+            fencekeeper(
+                Workload.W2, c, runId + "-curve", timing.warmup, Workload.W2.pathsFor(apis).get(0));
         progress(progress, Phase.SETTLED, m);
         points.add(new CostCurve.WorkerPoint(c, m.opsPerSecond(), m.percentileMs(99)));
       }
@@ -688,6 +800,10 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   private static final int JIT_WARMUP_WORKERS = 64;
+
+  /** --many-leases above this would take longer to acquire than any window is long. */
+  static final int MAX_MANY_LEASES = 1_000_000;
+
   private static final int JIT_WARMUP_LEASES = 256;
   private static final Duration JIT_WARMUP_ROUND = Duration.ofSeconds(10);
 
@@ -895,6 +1011,18 @@ public final class BenchCommand implements Callable<Integer> {
     }
     if (snapshotEvery != null) {
       parts.addAll(List.of("--snapshot-every", Long.toString(snapshotEvery)));
+    }
+    if (!api.equals(ClientApi.DEFAULT_NAMES)) {
+      parts.addAll(List.of("--api", api));
+    }
+    if (nodeW2) {
+      parts.add("--node-w2");
+    }
+    if (nodeClient != null) {
+      parts.addAll(List.of("--node-client", nodeClient.toString()));
+    }
+    if (manyLeases > 0) {
+      parts.addAll(List.of("--many-leases", Integer.toString(manyLeases)));
     }
     if (costCurve) {
       parts.addAll(

@@ -108,6 +108,18 @@ final class BenchReport {
   /** The --snapshot-load figures; null when not run. */
   SnapshotLoad.Figures snapshotLoad;
 
+  /**
+   * The client paths the fencekeeper workloads were run through (--api), the one the ratios and
+   * targets use first.
+   */
+  List<ClientApi> apis = List.of(ClientApi.LEASE);
+
+  /** The --node-w2 figures; null when not run. */
+  NodeW2.Figures nodeW2;
+
+  /** The --many-leases figures; null when not run. */
+  ManyLeases.Figures manyLeases;
+
   final Map<String, String> raftSettings = new LinkedHashMap<>();
   final String clusterDescription;
 
@@ -147,6 +159,7 @@ final class BenchReport {
       if (m.workload() == Workload.W3) {
         String on =
             (FENCEKEEPER.equals(m.system()) ? "" : " on " + m.system())
+                + (m.api() == ClientApi.RAW ? " (" + ClientApi.RAW.title + ")" : "")
                 + (coldRuns.contains(m) ? " (cold)" : "");
         if (m.staleAccepted() > 0) {
           return Optional.of(
@@ -199,6 +212,8 @@ final class BenchReport {
     }
     ObjectNode settings = root.putObject("raft_settings");
     raftSettings.forEach(settings::put);
+    ArrayNode apiNames = root.putArray("apis");
+    apis.forEach(a -> apiNames.add(a.label));
     ArrayNode phaseNames = root.putArray("phases");
     phases.forEach(p -> phaseNames.add(p.label()));
     if (coldWarmup != null) {
@@ -234,6 +249,12 @@ final class BenchReport {
     if (snapshotLoad != null) {
       root.set("snapshot_load", SnapshotLoad.toJson(snapshotLoad));
     }
+    if (nodeW2 != null) {
+      root.set("node_w2", NodeW2.toJson(nodeW2));
+    }
+    if (manyLeases != null) {
+      root.set("many_leases", ManyLeases.toJson(manyLeases));
+    }
     if (costCurve != null) {
       ObjectNode cost = root.putObject("cost_curve");
       if (costCurveImage != null) {
@@ -260,6 +281,8 @@ final class BenchReport {
       r.put("phase", phase.label());
       r.put("system", m.system());
       r.put("workload", m.workload().name());
+      // The client path of a fencekeeper row; null for the other systems.
+      r.put("api", m.api() == null ? null : m.api().label);
       r.put("concurrency", m.concurrency());
       r.put("clients", m.clients());
       r.put("ops", m.ops());
@@ -275,6 +298,7 @@ final class BenchReport {
       r.put("server_cpu_us_per_op", round(m.cpuMicrosPerOp(m.serverCpuMs()), 1));
       r.put("server_jit_cpu_ms", m.serverJitMs());
       r.put("elections", m.elections());
+      r.put("applied_entries", m.appliedEntries());
       ObjectNode failures = r.putObject("failures");
       m.failures().forEach(failures::put);
       if (m.workload() == Workload.W3) {
@@ -396,7 +420,7 @@ final class BenchReport {
 
   List<Ratio> ratios() {
     List<Ratio> out = new ArrayList<>();
-    for (Measurement fk : runs) {
+    for (Measurement fk : primary(runs)) {
       if (!FENCEKEEPER.equals(fk.system())) {
         continue;
       }
@@ -430,7 +454,7 @@ final class BenchReport {
   /** The anchor ratios among {@code runs}: one phase's measurements. */
   static List<AnchorRatio> anchorRatios(List<Measurement> runs) {
     List<AnchorRatio> out = new ArrayList<>();
-    for (Measurement fk : runs) {
+    for (Measurement fk : primary(runs)) {
       if (!FENCEKEEPER.equals(fk.system())) {
         continue;
       }
@@ -451,6 +475,39 @@ final class BenchReport {
       }
     }
     return out;
+  }
+
+  /**
+   * {@code runs} without the extra client paths: of the fencekeeper rows at one workload and
+   * concurrency only the first, taken through the first path of --api, which ratios and targets
+   * compare.
+   */
+  static List<Measurement> primary(List<Measurement> runs) {
+    List<Measurement> out = new ArrayList<>();
+    for (Measurement m : runs) {
+      boolean extra =
+          FENCEKEEPER.equals(m.system())
+              && out.stream()
+                  .anyMatch(
+                      k ->
+                          FENCEKEEPER.equals(k.system())
+                              && k.workload() == m.workload()
+                              && k.concurrency() == m.concurrency());
+      if (!extra) {
+        out.add(m);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The system cell of a row: a fencekeeper row of a workload with a choice of paths says when it
+   * took the raw token path.
+   */
+  static String systemCell(Measurement m) {
+    return m.api() == ClientApi.RAW && m.workload().hasPathChoice()
+        ? m.system() + " (" + ClientApi.RAW.title + ")"
+        : m.system();
   }
 
   /** The anchors that have at least one ratio, in column order. */
@@ -483,7 +540,7 @@ final class BenchReport {
     for (Measurement m : rows) {
       lines.add(
           "| "
-              + m.system()
+              + systemCell(m)
               + " | "
               + m.concurrency()
               + " | "
@@ -511,6 +568,37 @@ final class BenchReport {
               + " |");
     }
     lines.add("");
+  }
+
+  /** Which client path the fencekeeper rows took, for the method. */
+  String apiNote() {
+    String leaseApi =
+        "the Java client's Lease API, as an application calls it (`client.acquire` returns a"
+            + " self-renewing `Lease`, then `lease.write`, `lease.close`)";
+    String rawPath =
+        "the token-level path underneath (`acquireToken`, `write(resource, token, ...)`,"
+            + " `release`; nothing renews), marked \""
+            + ClientApi.RAW.title
+            + "\"";
+    StringBuilder note = new StringBuilder();
+    if (apis.contains(ClientApi.LEASE)) {
+      note.append("W1, W2, W3 and W6 go through ").append(leaseApi);
+      if (apis.contains(ClientApi.RAW)) {
+        note.append("; W1, W2 and W3 also through ").append(rawPath);
+      }
+    } else {
+      note.append("W1, W2 and W3 take ")
+          .append(rawPath)
+          .append(
+              "; W6 goes through the Lease API (the client has no token-level blocking"
+                  + " acquire)");
+    }
+    if (apis.size() > 1) {
+      note.append("; ratios and targets use the ")
+          .append(apis.get(0) == ClientApi.LEASE ? "Lease API" : ClientApi.RAW.title)
+          .append(" rows (the first path of `--api`)");
+    }
+    return note.append("; W4 and W5 call the token-level API (`read`, `renew`)").toString();
   }
 
   /** What a cold row has seen before its window. */
@@ -653,6 +741,12 @@ final class BenchReport {
     }
     if (snapshotLoad != null) {
       lines.addAll(SnapshotLoad.table(snapshotLoad));
+    }
+    if (nodeW2 != null) {
+      lines.addAll(NodeW2.table(nodeW2));
+    }
+    if (manyLeases != null) {
+      lines.addAll(ManyLeases.table(manyLeases));
     }
     if (costCurve != null) {
       costCurveTables(lines);
@@ -1114,7 +1208,7 @@ final class BenchReport {
   }
 
   private Optional<Measurement> find(Workload w, int concurrency) {
-    return runs.stream()
+    return primary(runs).stream()
         .filter(
             m ->
                 FENCEKEEPER.equals(m.system())
@@ -1164,6 +1258,7 @@ final class BenchReport {
                 .map(e -> "`" + e.getKey() + "=" + e.getValue() + "`")
                 .collect(Collectors.joining(", "))
             + ".");
+    lines.add("- Client path: " + apiNote() + ".");
     lines.add(
         "- Latency is per step as the worker saw it (W1/W6: the whole cycle; W3: the stale write"
             + " only), from HdrHistogram. CPU is user+system time from /proc/<pid>/stat over the"

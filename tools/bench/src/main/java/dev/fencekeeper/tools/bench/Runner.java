@@ -37,7 +37,11 @@ final class Runner {
 
   private Runner() {}
 
-  /** What one run measured. CPU figures are -1 when a process's CPU could not be read. */
+  /**
+   * What one run measured. CPU figures are -1 when a process's CPU could not be read, {@code
+   * appliedEntries} when no node told its applied index. {@code api} is the client path a
+   * fencekeeper run drove; null for the other systems.
+   */
   record Measurement(
       String system,
       Workload workload,
@@ -53,7 +57,74 @@ final class Runner {
       long serverCpuMs,
       long serverJitMs,
       long elections,
-      Map<String, Long> failures) {
+      Map<String, Long> failures,
+      ClientApi api,
+      long appliedEntries) {
+
+    /** A measurement of no particular client path, its applied entries unknown. */
+    Measurement(
+        String system,
+        Workload workload,
+        int concurrency,
+        int clients,
+        long ops,
+        long failed,
+        long stepsTotal,
+        long staleAccepted,
+        double seconds,
+        Histogram micros,
+        long clientCpuMs,
+        long serverCpuMs,
+        long serverJitMs,
+        long elections,
+        Map<String, Long> failures) {
+      this(
+          system,
+          workload,
+          concurrency,
+          clients,
+          ops,
+          failed,
+          stepsTotal,
+          staleAccepted,
+          seconds,
+          micros,
+          clientCpuMs,
+          serverCpuMs,
+          serverJitMs,
+          elections,
+          failures,
+          null,
+          -1);
+    }
+
+    /** This measurement, labelled as taken through {@code path}. */
+    Measurement withApi(ClientApi path) {
+      return new Measurement(
+          system,
+          workload,
+          concurrency,
+          clients,
+          ops,
+          failed,
+          stepsTotal,
+          staleAccepted,
+          seconds,
+          micros,
+          clientCpuMs,
+          serverCpuMs,
+          serverJitMs,
+          elections,
+          failures,
+          path,
+          appliedEntries);
+    }
+
+    /** Log entries the cluster applied per second of the window, or NaN when unknown. */
+    double appliedPerSecond() {
+      return appliedEntries < 0 ? Double.NaN : appliedEntries / seconds;
+    }
+
     double opsPerSecond() {
       return ops / seconds;
     }
@@ -104,6 +175,11 @@ final class Runner {
 
     /** The highest term any node reports, or -1 if unknown. */
     long term();
+
+    /** The highest last-applied log index any node reports, or -1 if unknown. */
+    default long appliedIndex() {
+      return -1;
+    }
   }
 
   static Measurement run(
@@ -159,10 +235,12 @@ final class Runner {
     long client0 = CpuMeter.self();
     long servers0 = CpuMeter.cpuMillis(pids);
     long jit0 = CpuMeter.jitMillis(pids);
+    long applied0 = probe.appliedIndex();
     sleepUntil(measureTo);
     long client1 = CpuMeter.self();
     long servers1 = CpuMeter.cpuMillis(pids);
     long jit1 = CpuMeter.jitMillis(pids);
+    long applied1 = probe.appliedIndex();
     long joinDeadline = System.nanoTime() + Workload.CONTENDED_WAIT.plusSeconds(5).toNanos();
     for (Thread t : threads) {
       t.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
@@ -187,7 +265,9 @@ final class Runner {
         servers0 < 0 || servers1 < 0 || pids.isEmpty() ? -1 : servers1 - servers0,
         jit0 < 0 || jit1 < 0 || pids.isEmpty() ? -1 : Math.max(0, jit1 - jit0),
         term0 < 0 || term1 < 0 ? -1 : term1 - term0,
-        counts(failures));
+        counts(failures),
+        null,
+        applied0 < 0 || applied1 < 0 ? -1 : applied1 - applied0);
   }
 
   private static void loop(

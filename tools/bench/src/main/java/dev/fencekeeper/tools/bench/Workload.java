@@ -17,32 +17,56 @@ import java.util.Locale;
  * resources (except W6, whose workers share a few); the runner times every step.
  */
 enum Workload {
-  W1("lock churn", "acquire, one fenced write, release on the worker's own resource", "cycles"),
+  W1(
+      "lock churn",
+      "acquire, one fenced write, release on the worker's own resource (Lease API: `acquire`,"
+          + " `lease.write`, `lease.close`; raw token: `acquireToken`, `write(resource, token,"
+          + " ...)`, `release`)",
+      "cycles",
+      ClientApi.LEASE,
+      ClientApi.RAW),
   W2(
       "fenced writes",
-      "each worker holds a lease and writes 100 bytes with its token in a loop",
-      "writes"),
+      "each worker holds a lease and writes 100 bytes with its token in a loop (Lease API: a"
+          + " self-renewing lease of TTL 10 s and `lease.write`; raw token: one long-TTL"
+          + " `acquireToken` and `write(resource, token, ...)`)",
+      "writes",
+      ClientApi.LEASE,
+      ClientApi.RAW),
   W3(
       "stale replay",
       "A acquires and releases, B acquires, A's write with the old token must be rejected"
-          + " (only that write is timed)",
-      "stale writes"),
+          + " (only that write is timed; Lease API: A's closed lease writes)",
+      "stale writes",
+      ClientApi.LEASE,
+      ClientApi.RAW),
   W4(
       "linearizable reads",
-      "each worker reads its own key through the leader's read index",
-      "reads"),
+      "each worker reads its own key through the leader's read index (`client.read`, no lease)",
+      "reads",
+      ClientApi.RAW),
   W5(
       "renew storm",
       "--leases leases (1000 unless given) of TTL 3 s spread over the workers, each renewed every"
-          + " TTL/3. A worker renews one lease at a time, so one that cannot get through its share"
-          + " within the TTL (a single worker with 1,000 leases needs a renewal every 3 ms) sees"
-          + " leases expire and those renewals fail: the client's pace, not the service's",
-      "renewals"),
+          + " TTL/3 by token (`client.renew`). A worker renews one lease at a time, so one that"
+          + " cannot get through its share within the TTL (a single worker with 1,000 leases needs"
+          + " a renewal every 3 ms) sees leases expire and those renewals fail: the client's pace,"
+          + " not the service's",
+      "renewals",
+      ClientApi.RAW),
   W6(
       "contended lock",
       "blocking acquire (queued, FIFO) of one of concurrency/16 shared resources, one"
-          + " fenced write, release",
-      "grants");
+          + " fenced write, release (Lease API only: the client has no token-level blocking"
+          + " acquire)",
+      "grants",
+      ClientApi.LEASE);
+
+  /**
+   * The TTL of the Lease API's leases: they renew themselves at a third of it, as an application's
+   * would.
+   */
+  static final Duration LEASE_TTL = Duration.ofSeconds(10);
 
   static final Duration W5_TTL = Duration.ofSeconds(3);
   static final byte[] VALUE = new byte[100];
@@ -56,10 +80,28 @@ enum Workload {
   final String description;
   final String unit;
 
-  Workload(String title, String description, String unit) {
+  /** The client paths this workload can drive, the one it drives by default first. */
+  final List<ClientApi> apis;
+
+  Workload(String title, String description, String unit, ClientApi... apis) {
     this.title = title;
     this.description = description;
     this.unit = unit;
+    this.apis = List.of(apis);
+  }
+
+  /** More than one path: its rows say which one they measured. */
+  boolean hasPathChoice() {
+    return apis.size() > 1;
+  }
+
+  /**
+   * The paths of {@code chosen} (--api, in its order) this workload runs: those it has, or its only
+   * one when it has none of them.
+   */
+  List<ClientApi> pathsFor(List<ClientApi> chosen) {
+    List<ClientApi> paths = chosen.stream().filter(apis::contains).toList();
+    return paths.isEmpty() ? List.of(apis.get(0)) : paths;
   }
 
   static List<Workload> parse(String list) {
@@ -120,7 +162,8 @@ enum Workload {
   }
 
   /**
-   * A worker of this workload, number {@code index} of {@code concurrency}, in run {@code runId}.
+   * A worker of this workload, number {@code index} of {@code concurrency}, in run {@code runId},
+   * on the workload's default path.
    */
   Worker worker(
       FencingClient client,
@@ -129,14 +172,44 @@ enum Workload {
       int concurrency,
       int leases,
       Duration leaseTtl) {
-    // Per concurrency too: a run never meets the leases an earlier run of the same workload left
-    // behind.
+    return worker(client, runId, index, concurrency, leases, leaseTtl, apis.get(0));
+  }
+
+  /**
+   * A worker of this workload on path {@code api} (one of {@link #apis}). {@code leaseTtl} is the
+   * raw path's lease TTL: nothing renews those leases, so it outlasts the run.
+   */
+  Worker worker(
+      FencingClient client,
+      String runId,
+      int index,
+      int concurrency,
+      int leases,
+      Duration leaseTtl,
+      ClientApi api) {
+    if (!apis.contains(api)) {
+      throw new IllegalArgumentException(this + " has no " + api.label + " path");
+    }
+    // Per concurrency and path too: a run never meets the leases an earlier run of the same
+    // workload left behind.
     String resource =
-        "bench/" + runId + "/" + name().toLowerCase(Locale.ROOT) + "/c" + concurrency + "/" + index;
+        "bench/"
+            + runId
+            + "/"
+            + name().toLowerCase(Locale.ROOT)
+            + (hasPathChoice() ? "-" + api.label : "")
+            + "/c"
+            + concurrency
+            + "/"
+            + index;
+    boolean lease = api == ClientApi.LEASE;
     return switch (this) {
-      case W1 -> new LockChurn(client, resource);
-      case W2 -> new FencedWrites(client, resource, leaseTtl);
-      case W3 -> new StaleReplay(client, resource);
+      case W1 -> lease ? new LeaseChurn(client, resource) : new LockChurn(client, resource);
+      case W2 ->
+          lease
+              ? new LeaseFencedWrites(client, resource)
+              : new FencedWrites(client, resource, leaseTtl);
+      case W3 -> lease ? new LeaseStaleReplay(client, resource) : new StaleReplay(client, resource);
       case W4 -> new Reads(client, resource, leaseTtl);
       case W5 -> new RenewStorm(client, resource, Math.max(1, leases / concurrency));
       case W6 ->
@@ -321,6 +394,105 @@ enum Workload {
     public void tearDown() {
       for (int i = 0; i < tokens.length; i++) {
         client.release(prefix + "/" + i, tokens[i]);
+      }
+    }
+  }
+
+  private static final class LeaseChurn implements Worker {
+    private final FencingClient client;
+    private final String resource;
+
+    LeaseChurn(FencingClient client, String resource) {
+      this.client = client;
+      this.resource = resource;
+    }
+
+    @Override
+    public Step step() {
+      Lease lease;
+      try {
+        lease = client.acquire(resource, LEASE_TTL, "bench-w1");
+      } catch (RuntimeException e) {
+        return Step.failed("acquire " + e.getClass().getSimpleName());
+      }
+      try (lease) {
+        WriteResult written = lease.write("k", VALUE);
+        return written.isAccepted() ? Step.OK : Step.failed("write " + written.code());
+      }
+    }
+  }
+
+  private static final class LeaseFencedWrites implements Worker {
+    private final FencingClient client;
+    private final String resource;
+    private Lease lease;
+
+    LeaseFencedWrites(FencingClient client, String resource) {
+      this.client = client;
+      this.resource = resource;
+    }
+
+    @Override
+    public void setUp() {
+      lease = client.acquire(resource, LEASE_TTL, "bench");
+    }
+
+    @Override
+    public Step step() {
+      return Step.expect(ResultCode.ACCEPTED, lease.write("k", VALUE).code());
+    }
+
+    @Override
+    public void tearDown() {
+      lease.close();
+    }
+  }
+
+  /**
+   * W3 through leases: A's lease is closed (released) before B's is granted, and A's write still
+   * goes to the cluster with A's token: a closed lease does not stop its holder from writing, the
+   * token check does.
+   */
+  private static final class LeaseStaleReplay implements Worker {
+    private final FencingClient client;
+    private final String resource;
+    private Lease stale;
+    private Lease newer;
+
+    LeaseStaleReplay(FencingClient client, String resource) {
+      this.client = client;
+      this.resource = resource;
+    }
+
+    @Override
+    public long prepare() {
+      if (newer != null) {
+        newer.close();
+        newer = null;
+      }
+      stale = client.acquire(resource, LEASE_TTL, "bench");
+      stale.close();
+      newer = client.acquire(resource, LEASE_TTL, "bench");
+      return 0;
+    }
+
+    @Override
+    public Step step() {
+      WriteResult r = stale.write("k", VALUE);
+      if (r.isAccepted()) {
+        return Step.STALE_ACCEPTED;
+      }
+      if (r.code() == ResultCode.STALE_TOKEN && r.currentToken() != newer.token()) {
+        return Step.failed(
+            "STALE_TOKEN naming token " + r.currentToken() + ", not the newer " + newer.token());
+      }
+      return Step.expect(ResultCode.STALE_TOKEN, r.code());
+    }
+
+    @Override
+    public void tearDown() {
+      if (newer != null) {
+        newer.close();
       }
     }
   }

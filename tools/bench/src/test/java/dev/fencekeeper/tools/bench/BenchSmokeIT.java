@@ -27,7 +27,9 @@ class BenchSmokeIT {
   @TempDir Path scratch;
 
   // Guarantee: a short bench of every workload, cold and settled, exits 0 with one well-formed JSON
-  // object, the cold phase running what the settled one does, W3 100 % rejected in both,
+  // object, the cold phase running what the settled one does, W1-W3 through both the Lease API
+  // and the raw token path (W6 the Lease API), each row naming its path, W3 100 % rejected on
+  // every path in both phases,
   // the state figures (heap, snapshot, restart) are measured on 2000 keys, and regenerating the
   // document keeps its hand-written profile section.
   @Test
@@ -56,6 +58,8 @@ class BenchSmokeIT {
                 "bench",
                 "--workload",
                 "all",
+                "--api",
+                "lease,raw",
                 "--concurrency",
                 "2",
                 "--duration",
@@ -103,7 +107,12 @@ class BenchSmokeIT {
     List<String> ran = new ArrayList<>();
     List<String> ranCold = new ArrayList<>();
     for (JsonNode r : report.path("cold_results")) {
-      ranCold.add(r.path("system").asText() + " " + r.path("workload").asText());
+      ranCold.add(
+          r.path("system").asText()
+              + " "
+              + r.path("workload").asText()
+              + " "
+              + r.path("api").asText());
       assertThat(r.path("phase").asText()).isEqualTo("cold");
       if (r.path("workload").asText().equals("W3")) {
         assertThat(r.path("stale_writes").asLong()).as("cold W3 made stale writes").isPositive();
@@ -112,7 +121,12 @@ class BenchSmokeIT {
     }
     for (JsonNode r : report.path("results")) {
       assertThat(r.path("phase").asText()).isEqualTo("settled");
-      ran.add(r.path("system").asText() + " " + r.path("workload").asText());
+      ran.add(
+          r.path("system").asText()
+              + " "
+              + r.path("workload").asText()
+              + " "
+              + r.path("api").asText());
       assertThat(r.path("concurrency").asInt()).isEqualTo(2);
       assertThat(r.has("p99_ms") && r.has("ops_per_sec") && r.has("server_cpu_us_per_op")).isTrue();
       // The compilers' share is read from the node JVMs' threads: known for a cluster the bench
@@ -126,14 +140,17 @@ class BenchSmokeIT {
     }
     assertThat(ran)
         .containsExactlyInAnyOrder(
-            "fencekeeper W1",
-            "fencekeeper W2",
-            "fencekeeper W3",
-            "fencekeeper W4",
-            "fencekeeper W5",
-            "fencekeeper W6",
-            "ratis-counter W2",
-            "ratis-counter W4");
+            "fencekeeper W1 lease",
+            "fencekeeper W1 raw",
+            "fencekeeper W2 lease",
+            "fencekeeper W2 raw",
+            "fencekeeper W3 lease",
+            "fencekeeper W3 raw",
+            "fencekeeper W4 raw",
+            "fencekeeper W5 raw",
+            "fencekeeper W6 lease",
+            "ratis-counter W2 null",
+            "ratis-counter W4 null");
     assertThat(ranCold).as("the cold phase runs what the settled one does").isEqualTo(ran);
     assertThat(report.path("phases").toString()).isEqualTo("[\"cold\",\"settled\"]");
     assertThat(report.path("cold_targets")).hasSize(5);
@@ -168,6 +185,8 @@ class BenchSmokeIT {
             "## Targets",
             "### W3 stale replay",
             "### W3 stale replay (stale writes), cold",
+            "| fencekeeper (raw token) | 2 |",
+            "- Client path: W1, W2, W3 and W6 go through the Java client's Lease API",
             "## Targets against ZooKeeper, cold",
             "### fencekeeper / bare Ratis",
             "### State size: 2,000 keys of 100 bytes",
