@@ -75,6 +75,16 @@ public final class ClientMetrics {
     }
   }
 
+  /** One failed attempt the client-protocol transport retries. */
+  void retried() {
+    retries.inc();
+  }
+
+  /** A NOT_LEADER answer the client-protocol transport followed to another node. */
+  void redirected() {
+    redirects.inc();
+  }
+
   void leaseLost() {
     leasesLost.inc();
   }

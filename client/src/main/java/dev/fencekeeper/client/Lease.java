@@ -88,6 +88,10 @@ public final class Lease implements AutoCloseable {
   private final String owner;
   private final Duration ttl;
   private final long token;
+  // Kept alive by the client's session (the client protocol) rather than by renewals of its own.
+  private final boolean sessionKept;
+  // When the grant's answer reached this client: a keep-alive sent after it renews the lease.
+  private final long grantAnsweredNanos = System.nanoTime();
   private final List<Registered<LossReason>> lossListeners = new ArrayList<>();
   private final List<Registered<State>> stateListeners = new ArrayList<>();
   private long deadlineNanos;
@@ -105,14 +109,66 @@ public final class Lease implements AutoCloseable {
       String owner,
       Duration ttl,
       long token,
-      long sentNanos) {
+      long sentNanos,
+      boolean sessionKept) {
     this.client = client;
     this.resource = resource;
     this.owner = owner;
     this.ttl = ttl;
     this.token = token;
+    this.sessionKept = sessionKept;
     this.deadlineNanos = sentNanos + ttl.toNanos();
-    scheduleRenewal(renewalPeriodMs());
+    if (sessionKept) {
+      scheduleDeadlineChecks();
+    } else {
+      scheduleRenewal(renewalPeriodMs());
+    }
+  }
+
+  long grantAnsweredNanos() {
+    return grantAnsweredNanos;
+  }
+
+  /**
+   * A session keep-alive sent at {@code sentNanos}, after this lease's grant was answered, renewed
+   * it: the cluster logged that renewal after the send, so its deadline is at least this late.
+   */
+  void renewedAt(long sentNanos) {
+    synchronized (this) {
+      if (state == State.LOST || state == State.CLOSED) {
+        return;
+      }
+      long renewed = sentNanos + ttl.toNanos();
+      if (renewed - deadlineNanos > 0) {
+        deadlineNanos = renewed;
+        scheduleDeadlineChecks();
+      }
+    }
+    changeState(State.AT_RISK, State.HELD);
+  }
+
+  /** A session keep-alive did not renew this lease (no answer, a leader change, overload). */
+  void renewalMissed() {
+    boolean near;
+    synchronized (this) {
+      near = deadlineNanos - System.nanoTime() <= atRiskMarginNanos();
+    }
+    if (near) {
+      changeState(State.HELD, State.AT_RISK);
+    }
+  }
+
+  /** The cluster ended this lease: its end event arrived, or a check found it gone. */
+  void endedOnCluster(dev.fencekeeper.proto.LeaseEvent event) {
+    if (event != null) {
+      LOG.debug(
+          "Lease on {} (token {}) ended by event {} at index {}",
+          resource,
+          token,
+          event.getType(),
+          event.getIndex());
+    }
+    markLost(LossReason.LEASE_LOST, true);
   }
 
   /**
@@ -340,7 +396,7 @@ public final class Lease implements AutoCloseable {
       passed = System.nanoTime() >= deadlineNanos;
     }
     if (passed) {
-      markLost(LossReason.DEADLINE_PASSED);
+      markLost(LossReason.DEADLINE_PASSED, false);
     }
   }
 
@@ -363,7 +419,7 @@ public final class Lease implements AutoCloseable {
       }
       changeState(State.AT_RISK, State.HELD);
     } else if (result.code() == ResultCode.LEASE_LOST) {
-      markLost(LossReason.LEASE_LOST);
+      markLost(LossReason.LEASE_LOST, true);
     } else {
       // UNAVAILABLE (an election, a slow node) is not a loss; the deadline check decides.
       LOG.debug("Renewal of {} token {} did not succeed: {}", resource, token, result);
@@ -390,7 +446,7 @@ public final class Lease implements AutoCloseable {
           token,
           event.getType(),
           event.getIndex());
-      markLost(LossReason.LEASE_LOST);
+      markLost(LossReason.LEASE_LOST, true);
     }
   }
 
@@ -413,7 +469,7 @@ public final class Lease implements AutoCloseable {
     dispatch(toNotify, to);
   }
 
-  private void markLost(LossReason reason) {
+  private void markLost(LossReason reason, boolean endedOnCluster) {
     List<Registered<LossReason>> lossToNotify;
     List<Registered<State>> stateToNotify;
     Watch watch;
@@ -433,7 +489,7 @@ public final class Lease implements AutoCloseable {
     if (watch != null) {
       watch.close();
     }
-    client.forget(this);
+    client.forget(this, endedOnCluster);
     LOG.info("Lease on {} (token {}) lost: {}", resource, token, reason);
     client.metrics().leaseLost();
     dispatch(lossToNotify, reason);
@@ -498,7 +554,7 @@ public final class Lease implements AutoCloseable {
     if (watch != null) {
       watch.close();
     }
-    client.forget(this);
+    client.forget(this, false);
   }
 
   /**
@@ -528,7 +584,7 @@ public final class Lease implements AutoCloseable {
       watch.close();
     }
     if (release) {
-      client.forget(this);
+      client.forget(this, false);
       client
           .releaseAsync(resource, token)
           .whenComplete(
