@@ -150,6 +150,11 @@ final class ClientPortTransport implements AutoCloseable {
     return leader;
   }
 
+  /** Records a failed attempt that did not reach fencekeeper (a session stream's). */
+  void attemptFailed(Throwable error) {
+    reachability.attemptFailed(error);
+  }
+
   long requestTimeoutMs() {
     return requestTimeoutMs;
   }
@@ -342,12 +347,14 @@ final class ClientPortTransport implements AutoCloseable {
       }
       metrics.retried();
       attempt++;
+      // Short pauses otherwise: a refused connection or a node that knows no leader yet costs
+      // nothing to ask again, and an election is over sooner than a longer back-off would notice.
       long pauseMs =
           redirectedElsewhere
               ? 0
               : overloaded > 0 && error == null
                   ? Math.min(50L << Math.min(overloaded - 1, 4), 800)
-                  : Math.min(50L << Math.min(attempt - 1, 3), 400);
+                  : Math.min(50L << Math.min(attempt - 1, 1), 100);
       if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs) >= deadlineNanos) {
         result.completeExceptionally(
             new TimeoutException(

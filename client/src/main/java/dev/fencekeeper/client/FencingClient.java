@@ -408,6 +408,23 @@ public final class FencingClient implements AutoCloseable {
     }
   }
 
+  /**
+   * What the session saw of the cluster: a stream opened or a keep-alive answered, or no stream for
+   * the unreachable timeout. Its keep-alives are this client's renewals.
+   */
+  void sessionReachable(boolean reached) {
+    if (reached) {
+      reachability.contact();
+      connectionIs(ConnectionState.CONNECTED);
+    } else {
+      connectionIs(ConnectionState.DISCONNECTED);
+    }
+  }
+
+  Duration unreachableTimeout() {
+    return unreachableTimeout;
+  }
+
   /** Where lease listeners registered without an executor run. */
   Executor callbackExecutor() {
     return callbackExecutor;
@@ -2020,7 +2037,7 @@ public final class FencingClient implements AutoCloseable {
     private Duration unreachableTimeout = Duration.ofSeconds(3);
     private Duration closeTimeout = Duration.ofSeconds(5);
     private boolean followLeaseEvents = true;
-    private Transport transport = Transport.RATIS;
+    private Transport transport = Transport.CLIENT_PROTOCOL;
     private String owner;
     private Executor callbackExecutor;
     private com.codahale.metrics.MetricRegistry metricRegistry;
@@ -2156,7 +2173,7 @@ public final class FencingClient implements AutoCloseable {
     /**
      * How the client reaches the cluster: {@link Transport#CLIENT_PROTOCOL} (the nodes' client
      * ports, one session renewing every lease) or {@link Transport#RATIS} (Ratis's client on the
-     * Raft ports, each lease renewing itself); default {@link Transport#RATIS}.
+     * Raft ports, each lease renewing itself); default {@link Transport#CLIENT_PROTOCOL}.
      */
     public Builder transport(Transport how) {
       this.transport = java.util.Objects.requireNonNull(how, "transport");

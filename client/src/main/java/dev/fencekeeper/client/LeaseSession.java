@@ -64,6 +64,8 @@ final class LeaseSession {
   private long tickIntervalMs;
   private ScheduledFuture<?> openTimeout;
   private int openFailures;
+  // When a stream was last open or answered: how long the cluster has been out of reach.
+  private long lastUpNanos = System.nanoTime();
   private boolean verifying;
   private boolean closed;
 
@@ -210,6 +212,9 @@ final class LeaseSession {
 
   private void retryOpenLater() {
     openFailures++;
+    if (System.nanoTime() - lastUpNanos >= client.unreachableTimeout().toNanos()) {
+      client.sessionReachable(false);
+    }
     long pauseMs = Math.min(50L << Math.min(openFailures - 1, 4), 1000);
     client.later(
         () -> {
@@ -259,6 +264,7 @@ final class LeaseSession {
     @Override
     public void onError(Throwable t) {
       LOG.debug("Session stream at {} broke: {}", at, t.toString());
+      port.attemptFailed(t);
       if (TlsFailures.describe(t) == null) {
         port.failed(at);
       }
@@ -281,6 +287,7 @@ final class LeaseSession {
       opening = null;
       stream = requests;
       openFailures = 0;
+      lastUpNanos = System.nanoTime();
       port.answered(address);
       if (positionIndex == 0 && positionSeq == 0) {
         // Opened for new events only: a re-open asks for everything after this point.
@@ -290,6 +297,7 @@ final class LeaseSession {
       renew = !leases.isEmpty();
       scheduleTick();
     }
+    client.sessionReachable(true);
     LOG.debug("Session {} open at {} (applied index {})", id, address, appliedIndex);
     if (renew) {
       // At once: after a failover the leases have waited long enough; and a lease granted before
@@ -424,6 +432,7 @@ final class LeaseSession {
       if (sent == null) {
         return;
       }
+      lastUpNanos = System.nanoTime();
       sentNanos = sent;
       for (Lease lease : leases.values()) {
         if (answer.getCode() != ResultCode.RENEWED) {
@@ -433,6 +442,7 @@ final class LeaseSession {
         }
       }
     }
+    client.sessionReachable(true);
     for (Lease lease : covered) {
       lease.renewedAt(sentNanos);
     }

@@ -7,7 +7,6 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
-import dev.fencekeeper.client.Transport;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,11 +45,7 @@ class SessionClusterTest {
   }
 
   private FencingClient newClient(String owner) {
-    return FencingClient.builder()
-        .config(cluster.config())
-        .owner(owner)
-        .transport(Transport.CLIENT_PROTOCOL)
-        .build();
+    return FencingClient.builder().config(cluster.config()).owner(owner).build();
   }
 
   private static List<Lease> acquireAll(FencingClient client, String prefix, int n, Duration ttl) {
