@@ -75,6 +75,13 @@ public final class ClientMetrics {
     }
   }
 
+  /** A session keep-alive answered after {@code nanos}: the {@code RENEW_SESSION} latency. */
+  void keepAliveAnswered(long nanos) {
+    latency
+        .get(Request.CommandCase.RENEW_SESSION)
+        .update(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
   /** One failed attempt the client-protocol transport retries. */
   void retried() {
     retries.inc();

@@ -202,12 +202,22 @@ final class ClientPortTransport implements AutoCloseable {
     try {
       unary = unary(request);
     } catch (IllegalArgumentException e) {
-      return CompletableFuture.failedFuture(new CallFailed(e.getMessage()));
+      // Malformed input answered as the node answers it: nothing was sent, nothing changed.
+      return CompletableFuture.completedFuture(
+          new Answer(
+              Response.newBuilder()
+                  .setCode(ResultCode.INVALID_ARGUMENT)
+                  .setMessage(e.getMessage() + "; nothing was sent")
+                  .build(),
+              ""));
     }
     Attempts attempts =
         new Attempts(unary, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(callTimeoutMs));
     attempts.pinned = pinned;
     attempts.leaderOnly = pinned == null && leaderOnly(request);
+    // A command refused as OVERLOADED is retried a few times; a query's answer is the caller's.
+    attempts.retryOverloaded =
+        !dev.fencekeeper.client.wire.RequestKinds.isQuery(request.getCommandCase());
     attempts.callTimeoutMs = callTimeoutMs;
     attempts.next();
     return attempts.result;
@@ -246,9 +256,11 @@ final class ClientPortTransport implements AutoCloseable {
       case LIST -> new Unary<>(FencekeeperGrpc.getListMethod(), r.getList());
       case BACKUP -> new Unary<>(FencekeeperGrpc.getBackupMethod(), r.getBackup());
       case BATCH -> new Unary<>(FencekeeperGrpc.getBatchMethod(), r.getBatch());
+      case COMMAND_NOT_SET ->
+          throw new IllegalArgumentException("command: the request names no command");
       default ->
           throw new IllegalArgumentException(
-              r.getCommandCase() + " is not a call of the client protocol");
+              "command: " + r.getCommandCase() + " is not a call of the client protocol");
     };
   }
 
@@ -259,6 +271,7 @@ final class ClientPortTransport implements AutoCloseable {
     final CompletableFuture<Answer> result = new CompletableFuture<>();
     String pinned;
     boolean leaderOnly;
+    boolean retryOverloaded;
     long callTimeoutMs;
     int attempt;
     int overloaded;
@@ -305,7 +318,9 @@ final class ClientPortTransport implements AutoCloseable {
             result.complete(new Answer(response, address)); // asked of this node alone
             return;
           }
-        } else if (code == ResultCode.OVERLOADED && ++overloaded < OVERLOADED_ATTEMPTS) {
+        } else if (code == ResultCode.OVERLOADED
+            && retryOverloaded
+            && ++overloaded < OVERLOADED_ATTEMPTS) {
           lastProblem = address + ": OVERLOADED (" + response.getMessage() + ")";
         } else {
           if (leaderOnly) {
@@ -445,7 +460,8 @@ final class ClientPortTransport implements AutoCloseable {
         new StreamObserver<Response>() {
           @Override
           public void onNext(Response value) {
-            if (first.complete(value)) {
+            Response after = onlyAfter(value, sent.getAfterIndex(), sent.getAfterSeq());
+            if (after != null && first.complete(after)) {
               call.cancel("the poll took its answer", null);
             }
           }
@@ -477,6 +493,31 @@ final class ClientPortTransport implements AutoCloseable {
           }
         });
     return first;
+  }
+
+  /**
+   * {@code message} without the events at or before the position asked from; null when none is
+   * left. A node's live events can reach a stream registered just after they were replayed to the
+   * poll before it, and a watch delivers each event once.
+   */
+  static Response onlyAfter(Response message, long afterIndex, int afterSeq) {
+    if (message.getEventsCount() == 0) {
+      return message;
+    }
+    List<dev.fencekeeper.proto.LeaseEvent> kept = new java.util.ArrayList<>();
+    long index = afterIndex;
+    int seq = afterSeq;
+    for (dev.fencekeeper.proto.LeaseEvent e : message.getEventsList()) {
+      if (e.getIndex() > index || (e.getIndex() == index && e.getSeq() > seq)) {
+        kept.add(e);
+        index = e.getIndex();
+        seq = e.getSeq();
+      }
+    }
+    if (kept.size() == message.getEventsCount()) {
+      return message;
+    }
+    return kept.isEmpty() ? null : message.toBuilder().clearEvents().addAllEvents(kept).build();
   }
 
   /** An empty FOUND answer with the applied index of the node at {@code address}. */

@@ -73,9 +73,13 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Every call has a {@code CompletableFuture} twin ({@code ...Async}). Leader changes are
- * absorbed here: Ratis redirects and retries commands (its retry cache answers a retried command
- * without applying it again), and every write carries a request id so that even a retry the cache
- * no longer remembers is applied at most once. Reads that fail during an election are retried too.
+ * absorbed here. By default the client speaks the client protocol to the nodes' client ports
+ * ({@link Transport#CLIENT_PROTOCOL}): it follows a follower's NOT_LEADER answer to the leader and
+ * re-sends a command whose answer was lost unchanged, so its request id applies it at most once;
+ * and one session stream renews every lease it holds, one log entry per keep-alive, and brings
+ * their ends back as they commit. With {@link Transport#RATIS} Ratis's client redirects and retries
+ * instead (its retry cache answers a retried command without applying it again), and each lease
+ * renews itself. Reads that fail during an election are retried too.
  */
 public final class FencingClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
@@ -605,14 +609,14 @@ public final class FencingClient implements AutoCloseable {
     return result;
   }
 
-  /** Arguments no acquire can be sent with fail here, at once, before anything is sent. */
+  /**
+   * Arguments no acquire can be built from fail here, at once, before anything is sent; values the
+   * cluster judges (a TTL that is not positive) are answered INVALID_ARGUMENT by it, as before.
+   */
   private static void checkAcquire(String resource, Duration ttl, AcquireOptions options) {
     java.util.Objects.requireNonNull(resource, "resource must not be null");
     java.util.Objects.requireNonNull(ttl, "ttl must not be null");
     java.util.Objects.requireNonNull(options, "options must not be null");
-    if (ttl.isNegative() || ttl.isZero()) {
-      throw new IllegalArgumentException("ttl must be positive, was " + ttl);
-    }
   }
 
   /**
@@ -2160,10 +2164,11 @@ public final class FencingClient implements AutoCloseable {
     }
 
     /**
-     * Whether each held {@link Lease} follows its resource's events (one long-poll per lease), so
-     * that a revoke or an expiry reaches it within about a second; default true. Without, the
-     * holder learns of a loss at its next renewal (up to a third of the TTL later) or by its local
-     * deadline.
+     * With {@link Transport#RATIS}: whether each held {@link Lease} follows its resource's events
+     * (one long-poll per lease), so that a revoke or an expiry reaches it within about a second;
+     * default true. Without, the holder learns of a loss at its next renewal (up to a third of the
+     * TTL later) or by its local deadline. With {@link Transport#CLIENT_PROTOCOL} the session
+     * brings every lease's events, at no cost per lease, whatever this says.
      */
     public Builder followLeaseEvents(boolean follow) {
       this.followLeaseEvents = follow;

@@ -15,10 +15,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A held lease on one resource, identified by its fencing token. Renews itself in the background
- * about every TTL/3 and keeps a conservative local deadline: measured from when the acquire (or the
- * latest successful renewal) was <em>sent</em>, so the local view can only end before the
- * cluster's, never after. {@link #close()} releases it.
+ * A held lease on one resource, identified by its fencing token. Renewed in the background about
+ * every TTL/3 (by the client's session, one keep-alive for all its leases; with {@link
+ * Transport#RATIS} by a renewal of its own) and keeps a conservative local deadline: measured from
+ * when the acquire (or the latest successful renewal or keep-alive) was <em>sent</em>, so the local
+ * view can only end before the cluster's, never after. {@link #close()} releases it.
  *
  * <p>The hazard this exists for: a worker pauses (GC, stall, SIGSTOP) past its lease, another takes
  * over, and the first wakes up believing it still owns the resource. {@link #isValid()} cannot
@@ -36,12 +37,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A leader change is not a loss: renewals are retried through the new leader, whose takeover
  * grace keeps the lease alive meanwhile. The lease is lost only when the cluster says so or the
- * local deadline passes without a successful renewal. The cluster says so in two ways: the lease
- * follows its own resource's events (a revoke, an expiry, a release by someone holding the token, a
- * newer grant), which reach it within about a second of their commit; and a renewal answered {@code
- * LEASE_LOST}. The subscription starts at the grant's own log entry, so an end that comes before it
- * is in place is not missed (after a restore, where tokens run above the log index, it starts where
- * the node is instead).
+ * local deadline passes without a successful renewal. The cluster says so in two ways: the lease's
+ * end (a revoke, an expiry, a release by someone holding the token) reaches it within about a
+ * second of its commit, on the client's session stream (with {@link Transport#RATIS}, on a
+ * subscription to its resource's events from the grant's own log entry, which also reports a newer
+ * grant); and a renewal answered {@code LEASE_LOST} (on the session, a keep-alive that renewed
+ * fewer leases than the client holds, after which each is checked).
  *
  * <p>Listeners ({@link #onLost}, {@link #onStateChange}) run on an executor, never on the thread
  * that renews this or any other lease, so a slow or throwing listener delays no renewal.

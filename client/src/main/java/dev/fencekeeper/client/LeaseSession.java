@@ -443,6 +443,7 @@ final class LeaseSession {
       }
     }
     client.sessionReachable(true);
+    client.metrics().keepAliveAnswered(System.nanoTime() - sentNanos);
     for (Lease lease : covered) {
       lease.renewedAt(sentNanos);
     }
