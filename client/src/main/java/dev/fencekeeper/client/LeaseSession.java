@@ -171,6 +171,11 @@ final class LeaseSession {
     if (closed || stream != null || opening != null || leases.isEmpty()) {
       return;
     }
+    if (openFailures == 0) {
+      // A stream is needed from now on (the first lease, or one that broke): the cluster is out of
+      // reach only when none opens for the unreachable timeout from here.
+      lastUpNanos = System.nanoTime();
+    }
     String at = port.target();
     Handler handler = new Handler(at);
     StreamObserver<SessionRequest> requests;
