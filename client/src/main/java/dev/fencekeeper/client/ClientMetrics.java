@@ -75,6 +75,23 @@ public final class ClientMetrics {
     }
   }
 
+  /** A session keep-alive answered after {@code nanos}: the {@code RENEW_SESSION} latency. */
+  void keepAliveAnswered(long nanos) {
+    latency
+        .get(Request.CommandCase.RENEW_SESSION)
+        .update(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
+  /** One failed attempt the client-protocol transport retries. */
+  void retried() {
+    retries.inc();
+  }
+
+  /** A NOT_LEADER answer the client-protocol transport followed to another node. */
+  void redirected() {
+    redirects.inc();
+  }
+
   void leaseLost() {
     leasesLost.inc();
   }

@@ -73,9 +73,13 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Every call has a {@code CompletableFuture} twin ({@code ...Async}). Leader changes are
- * absorbed here: Ratis redirects and retries commands (its retry cache answers a retried command
- * without applying it again), and every write carries a request id so that even a retry the cache
- * no longer remembers is applied at most once. Reads that fail during an election are retried too.
+ * absorbed here. By default the client speaks the client protocol to the nodes' client ports
+ * ({@link Transport#CLIENT_PROTOCOL}): it follows a follower's NOT_LEADER answer to the leader and
+ * re-sends a command whose answer was lost unchanged, so its request id applies it at most once;
+ * and one session stream renews every lease it holds, one log entry per keep-alive, and brings
+ * their ends back as they commit. With {@link Transport#RATIS} Ratis's client redirects and retries
+ * instead (its retry cache answers a retried command without applying it again), and each lease
+ * renews itself. Reads that fail during an election are retried too.
  */
 public final class FencingClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
@@ -104,6 +108,10 @@ public final class FencingClient implements AutoCloseable {
       new java.util.concurrent.atomic.AtomicBoolean();
 
   private final ClusterConfig config;
+  private final Transport transport;
+  // The client ports and the session, with Transport.CLIENT_PROTOCOL; null with RATIS.
+  private final ClientPortTransport port;
+  private final LeaseSession session;
   // Replaced when its ordered stream breaks (see replaceBroken); volatile so every sender sees the
   // swap.
   private volatile RaftClient raft;
@@ -172,13 +180,7 @@ public final class FencingClient implements AutoCloseable {
     this.metrics = new ClientMetrics(settings.metricRegistry);
     this.ratisParameters = settings.ratisParameters(config);
     this.retryAttempts = Math.max(10, callTimeout.toMillis() / 50);
-    this.raft = newOrderedClient();
-    this.coalescer =
-        new CommandCoalescer(
-            this::sendThroughLog,
-            entriesInFlight(),
-            config.limits().maxRequestsPerBatch(),
-            config.limits().maxValueBytes());
+    this.transport = settings.transport;
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -209,6 +211,29 @@ public final class FencingClient implements AutoCloseable {
               });
       this.callbackExecutor = ownedCallbackExecutor;
     }
+    if (transport == Transport.RATIS) {
+      this.port = null;
+      this.session = null;
+      this.raft = newOrderedClient();
+    } else {
+      this.port =
+          new ClientPortTransport(
+              config.clientAddresses(),
+              org.apache.ratis.grpc.GrpcConfigKeys.TLS.conf(ratisParameters),
+              config.requestTimeout().toMillis(),
+              reachability,
+              metrics,
+              scheduler,
+              sendExecutor);
+      this.session = new LeaseSession(this, port, defaultOwner);
+      this.raft = null;
+    }
+    this.coalescer =
+        new CommandCoalescer(
+            transport == Transport.RATIS ? this::sendThroughLog : this::sendThroughPort,
+            entriesInFlight(),
+            config.limits().maxRequestsPerBatch(),
+            config.limits().maxValueBytes());
     long sweepMs = Math.max(50, Math.min(500, unreachableTimeout.toMillis() / 4));
     scheduler.scheduleWithFixedDelay(
         this::failUnreachableCalls, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
@@ -387,6 +412,23 @@ public final class FencingClient implements AutoCloseable {
     }
   }
 
+  /**
+   * What the session saw of the cluster: a stream opened or a keep-alive answered, or no stream for
+   * the unreachable timeout. Its keep-alives are this client's renewals.
+   */
+  void sessionReachable(boolean reached) {
+    if (reached) {
+      reachability.contact();
+      connectionIs(ConnectionState.CONNECTED);
+    } else {
+      connectionIs(ConnectionState.DISCONNECTED);
+    }
+  }
+
+  Duration unreachableTimeout() {
+    return unreachableTimeout;
+  }
+
   /** Where lease listeners registered without an executor run. */
   Executor callbackExecutor() {
     return callbackExecutor;
@@ -458,6 +500,8 @@ public final class FencingClient implements AutoCloseable {
   /** The general form: owner, request id and lock-delay in {@code options}. */
   public CompletableFuture<Lease> acquireAsync(
       String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
+    checkAcquire(resource, ttl, options);
+    java.util.Objects.requireNonNull(waitTimeout, "waitTimeout must not be null");
     String requestId =
         options.requestId() != null ? options.requestId() : UUID.randomUUID().toString();
     String owner = options.owner() != null ? options.owner() : defaultOwner;
@@ -524,6 +568,7 @@ public final class FencingClient implements AutoCloseable {
   @SuppressWarnings("unchecked")
   private <T> CompletableFuture<T> leaseFrom(
       String resource, Duration ttl, AcquireOptions options, boolean optional) {
+    checkAcquire(resource, ttl, options);
     CompletableFuture<T> result = new CompletableFuture<>();
     if (closing) {
       result.completeExceptionally(closedError());
@@ -533,14 +578,23 @@ public final class FencingClient implements AutoCloseable {
     // The local deadline counts from before the request leaves, so it can only be early, never
     // late.
     long sentNanos = System.nanoTime();
-    CompletableFuture<Result> attempt = acquireTokenAsync(resource, ttl, options.owner(owner));
+    CompletableFuture<Result> attempt;
+    try {
+      attempt =
+          command(acquireRequest(resource, ttl, options.owner(owner), sessionId()))
+              .thenApply(Result::new);
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+      return result;
+    }
     track(attempt);
     attempt.whenComplete(
         (r, error) -> {
           if (error != null) {
             result.completeExceptionally(error);
           } else if (r.code() == ResultCode.GRANTED) {
-            Lease lease = new Lease(this, resource, owner, ttl, r.token(), sentNanos);
+            Lease lease =
+                new Lease(this, resource, owner, ttl, r.token(), sentNanos, session != null);
             deliver(
                 (CompletableFuture<Object>) result, lease, optional ? Optional.of(lease) : lease);
           } else if (optional
@@ -556,6 +610,16 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
+   * Arguments no acquire can be built from fail here, at once, before anything is sent; values the
+   * cluster judges (a TTL that is not positive) are answered INVALID_ARGUMENT by it, as before.
+   */
+  private static void checkAcquire(String resource, Duration ttl, AcquireOptions options) {
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
+    java.util.Objects.requireNonNull(ttl, "ttl must not be null");
+    java.util.Objects.requireNonNull(options, "options must not be null");
+  }
+
+  /**
    * Hands {@code lease} over by completing {@code result} with {@code value}; when the caller no
    * longer waits (cancelled, timed out, the client closing), releases it instead, so no grant is
    * left held, or renewed, by nobody.
@@ -565,17 +629,27 @@ public final class FencingClient implements AutoCloseable {
     if (closing || !result.complete(value)) {
       LOG.debug("Releasing {}: granted after its caller gave up", lease);
       track(lease.closeAsync());
+    } else if (session != null) {
+      session.add(lease);
     } else if (followLeaseEvents) {
       lease.followEvents();
     }
+  }
+
+  /** The session id leases are acquired with; empty without a session (Transport.RATIS). */
+  private String sessionId() {
+    return session == null ? "" : session.id();
   }
 
   /**
    * Forgets a lease that is no longer held (lost, closed, abandoned): close() has nothing to
    * release.
    */
-  void forget(Lease lease) {
+  void forget(Lease lease, boolean endedOnCluster) {
     held.remove(lease);
+    if (session != null) {
+      session.remove(lease, endedOnCluster);
+    }
   }
 
   private <T> CompletableFuture<T> track(CompletableFuture<T> call) {
@@ -647,7 +721,8 @@ public final class FencingClient implements AutoCloseable {
                       .setTtlMs(ttl.toMillis())
                       .setRequestId(requestId)
                       .setWaitMs(remainingMs)
-                      .setLockDelayMs(lockDelay.toMillis()))
+                      .setLockDelayMs(lockDelay.toMillis())
+                      .setSessionId(sessionId()))
               .build();
       track(command(request))
           .thenApply(Result::new)
@@ -688,7 +763,8 @@ public final class FencingClient implements AutoCloseable {
                   owner,
                   ttl,
                   r.token(),
-                  leaseStart(sentNanos, r.expiresAtMs() - r.nowMs())));
+                  leaseStart(sentNanos, r.expiresAtMs() - r.nowMs()),
+                  session != null));
         }
         case WAITING, UNAVAILABLE -> {
           if (r.code() == ResultCode.WAITING) {
@@ -804,7 +880,15 @@ public final class FencingClient implements AutoCloseable {
         return false; // too little left by this client's reckoning; the re-sent acquire tells
         // exactly
       }
-      grant(new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos));
+      grant(
+          new Lease(
+              FencingClient.this,
+              resource,
+              owner,
+              ttl,
+              grant.getToken(),
+              startNanos,
+              session != null));
       return true;
     }
 
@@ -890,20 +974,25 @@ public final class FencingClient implements AutoCloseable {
   /** The asynchronous form of {@link #acquireToken(String, Duration, AcquireOptions)}. */
   public CompletableFuture<Result> acquireTokenAsync(
       String resource, Duration ttl, AcquireOptions options) {
-    Request request =
-        Request.newBuilder()
-            .setAcquire(
-                AcquireRequest.newBuilder()
-                    .setResource(resource)
-                    .setOwner(options.owner() == null ? defaultOwner : options.owner())
-                    .setTtlMs(ttl.toMillis())
-                    .setRequestId(
-                        options.requestId() == null
-                            ? UUID.randomUUID().toString()
-                            : options.requestId())
-                    .setLockDelayMs(options.lockDelay().toMillis()))
-            .build();
-    return command(request).thenApply(Result::new);
+    // Nothing keeps a raw token alive: it is acquired outside the session.
+    return command(acquireRequest(resource, ttl, options, "")).thenApply(Result::new);
+  }
+
+  private Request acquireRequest(
+      String resource, Duration ttl, AcquireOptions options, String sessionId) {
+    return Request.newBuilder()
+        .setAcquire(
+            AcquireRequest.newBuilder()
+                .setResource(resource)
+                .setOwner(options.owner() == null ? defaultOwner : options.owner())
+                .setTtlMs(ttl.toMillis())
+                .setRequestId(
+                    options.requestId() == null
+                        ? UUID.randomUUID().toString()
+                        : options.requestId())
+                .setLockDelayMs(options.lockDelay().toMillis())
+                .setSessionId(sessionId))
+        .build();
   }
 
   /** Renews lease {@code token}; a null {@code ttl} keeps the lease's own TTL. */
@@ -1074,10 +1163,13 @@ public final class FencingClient implements AutoCloseable {
     CompletableFuture<Response> asked;
     try {
       asked =
-          watchClient()
-              .async()
-              .sendReadOnlyUnordered(message(request))
-              .thenApply(FencingClient::parseReply);
+          port != null
+              ? port.call(request, unreachableTimeout.toMillis(), null)
+                  .thenApply(ClientPortTransport.Answer::response)
+              : watchClient()
+                  .async()
+                  .sendReadOnlyUnordered(message(request))
+                  .thenApply(FencingClient::parseReply);
     } catch (RuntimeException e) {
       asked = CompletableFuture.failedFuture(e);
     }
@@ -1214,8 +1306,11 @@ public final class FencingClient implements AutoCloseable {
   public Result backup(java.nio.file.Path file) {
     java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
     try (java.io.OutputStream out = dev.fencekeeper.config.PrivateFiles.newOutputStream(tmp)) {
+      // The first call freezes the state on the node that answers it; every chunk comes from there.
+      String[] frozenAt = new String[1];
       Result first =
-          send(Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build());
+          sendBackup(
+              Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build(), frozenAt);
       if (first.code() != ResultCode.FOUND) {
         return first;
       }
@@ -1224,11 +1319,12 @@ public final class FencingClient implements AutoCloseable {
       long written = r.getChunk().size();
       while (written < r.getTotalBytes()) {
         Result next =
-            send(
+            sendBackup(
                 Request.newBuilder()
                     .setBackup(
                         BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written))
-                    .build());
+                    .build(),
+                frozenAt);
         if (next.code() != ResultCode.FOUND || next.response.getChunk().isEmpty()) {
           return next;
         }
@@ -1249,6 +1345,29 @@ public final class FencingClient implements AutoCloseable {
               .setMessage("cannot write " + file + ": " + e.getMessage())
               .build());
     }
+  }
+
+  /**
+   * One backup call: through the client port at the node {@code frozenAt[0]} names (any node for
+   * the first call, which records the node that answered).
+   */
+  private Result sendBackup(Request request, String[] frozenAt) {
+    if (port == null) {
+      return send(request);
+    }
+    CompletableFuture<Response> answer =
+        port.call(request, callTimeout.toMillis(), frozenAt[0])
+            .thenApply(
+                a -> {
+                  frozenAt[0] = a.address();
+                  return a.response();
+                });
+    return new Result(
+        join(
+            settle(
+                failingFastWhenUnreachable(answer)
+                    .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+                false)));
   }
 
   /**
@@ -1289,6 +1408,13 @@ public final class FencingClient implements AutoCloseable {
   }
 
   CompletableFuture<Response> watchOnce(WatchRequest request) {
+    if (port != null) {
+      try {
+        return port.watchOnce(request);
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
     Message message = message(Request.newBuilder().setWatch(request).build());
     try {
       // Unordered: a long-poll must not hold up this client's other requests behind it. And a
@@ -1369,6 +1495,17 @@ public final class FencingClient implements AutoCloseable {
    */
   NodeInfo nodeInfo(String peerId, Duration timeout) {
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
+    if (port != null) {
+      String address = port.addressOf(peerId);
+      if (address == null) {
+        throw new IllegalArgumentException(
+            "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
+      }
+      return join(port.call(request, timeout.toMillis(), address)
+              .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+          .response()
+          .getNode();
+    }
     RaftClient node = pinnedTo(peerId);
     CompletableFuture<RaftClientReply> sent =
         node.async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peerId));
@@ -1503,6 +1640,19 @@ public final class FencingClient implements AutoCloseable {
   }
 
   private CompletableFuture<Response> query(Request request, ReadConsistency consistency) {
+    if (port != null) {
+      Request sent = consistency == ReadConsistency.STALE ? stale(request) : request;
+      CompletableFuture<ClientPortTransport.Answer> answer =
+          consistency == ReadConsistency.STALE
+              ? port.callAnyNode(sent, callTimeout.toMillis())
+              : port.call(sent, callTimeout.toMillis(), null);
+      return metrics.timed(
+          request.getCommandCase(),
+          settle(
+              failingFastWhenUnreachable(answer.thenApply(ClientPortTransport.Answer::response))
+                  .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+              false));
+    }
     Supplier<CompletableFuture<Response>> attempt =
         consistency == ReadConsistency.LINEARIZABLE
             ? () -> {
@@ -1537,6 +1687,58 @@ public final class FencingClient implements AutoCloseable {
             failingFastWhenUnreachable(retrying(attempt, READ_ATTEMPTS))
                 .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
             false));
+  }
+
+  /** {@code request} asked with CONSISTENCY_STALE, for any node to answer. */
+  private static Request stale(Request request) {
+    var stale = dev.fencekeeper.proto.Consistency.CONSISTENCY_STALE;
+    return switch (request.getCommandCase()) {
+      case READ ->
+          request.toBuilder().setRead(request.getRead().toBuilder().setConsistency(stale)).build();
+      case LEASE ->
+          request.toBuilder()
+              .setLease(request.getLease().toBuilder().setConsistency(stale))
+              .build();
+      case VALIDATE ->
+          request.toBuilder()
+              .setValidate(request.getValidate().toBuilder().setConsistency(stale))
+              .build();
+      case LIST ->
+          request.toBuilder().setList(request.getList().toBuilder().setConsistency(stale)).build();
+      default -> request;
+    };
+  }
+
+  /**
+   * One command (or a batch of them, see CommandCoalescer) through the client port, to the leader.
+   * A waiting acquire goes as a batch of one, which the leader answers at once (WAITING or granted)
+   * rather than holding the call: {@link Waiting} re-sends it and follows its grant itself, as it
+   * does through Ratis.
+   */
+  private CompletableFuture<Response> sendThroughPort(Request request) {
+    boolean waitingAcquire =
+        request.getCommandCase() == Request.CommandCase.ACQUIRE
+            && request.getAcquire().getWaitMs() > 0;
+    Request sent =
+        waitingAcquire
+            ? Request.newBuilder()
+                .setBatch(dev.fencekeeper.proto.BatchRequest.newBuilder().addRequests(request))
+                .build()
+            : request;
+    try {
+      return port.call(sent, callTimeout.toMillis(), null)
+          .thenApply(
+              answer -> {
+                Response r = answer.response();
+                return waitingAcquire
+                        && r.getCode() == dev.fencekeeper.proto.ResultCode.BATCH_ANSWERED
+                        && r.getBatchCount() == 1
+                    ? r.getBatch(0)
+                    : r;
+              });
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /**
@@ -1603,7 +1805,9 @@ public final class FencingClient implements AutoCloseable {
               .setMessage(
                   (cause instanceof TimeoutException
                           ? "no node answered in time"
+                              + (cause.getMessage() == null ? "" : ": " + cause.getMessage())
                           : cause instanceof UnreachableException
+                                  || cause instanceof ClientPortTransport.CallFailed
                               ? cause.getMessage()
                               : "cluster unavailable: " + cause)
                       + (command ? "; the command may or may not have been applied" : ""))
@@ -1785,6 +1989,12 @@ public final class FencingClient implements AutoCloseable {
     synchronized (this) {
       closed = true; // no replacement of the Raft client after this point
     }
+    if (session != null) {
+      session.close();
+    }
+    if (port != null) {
+      port.close();
+    }
     List<RaftClient> others = new ArrayList<>(pinned.values());
     synchronized (this) {
       if (watchRaft != null) {
@@ -1799,7 +2009,9 @@ public final class FencingClient implements AutoCloseable {
       }
     }
     try {
-      raft.close();
+      if (raft != null) {
+        raft.close();
+      }
     } catch (java.io.IOException e) {
       LOG.debug("Closing the Raft client failed", e);
     }
@@ -1829,6 +2041,7 @@ public final class FencingClient implements AutoCloseable {
     private Duration unreachableTimeout = Duration.ofSeconds(3);
     private Duration closeTimeout = Duration.ofSeconds(5);
     private boolean followLeaseEvents = true;
+    private Transport transport = Transport.CLIENT_PROTOCOL;
     private String owner;
     private Executor callbackExecutor;
     private com.codahale.metrics.MetricRegistry metricRegistry;
@@ -1951,13 +2164,24 @@ public final class FencingClient implements AutoCloseable {
     }
 
     /**
-     * Whether each held {@link Lease} follows its resource's events (one long-poll per lease), so
-     * that a revoke or an expiry reaches it within about a second; default true. Without, the
-     * holder learns of a loss at its next renewal (up to a third of the TTL later) or by its local
-     * deadline.
+     * With {@link Transport#RATIS}: whether each held {@link Lease} follows its resource's events
+     * (one long-poll per lease), so that a revoke or an expiry reaches it within about a second;
+     * default true. Without, the holder learns of a loss at its next renewal (up to a third of the
+     * TTL later) or by its local deadline. With {@link Transport#CLIENT_PROTOCOL} the session
+     * brings every lease's events, at no cost per lease, whatever this says.
      */
     public Builder followLeaseEvents(boolean follow) {
       this.followLeaseEvents = follow;
+      return this;
+    }
+
+    /**
+     * How the client reaches the cluster: {@link Transport#CLIENT_PROTOCOL} (the nodes' client
+     * ports, one session renewing every lease) or {@link Transport#RATIS} (Ratis's client on the
+     * Raft ports, each lease renewing itself); default {@link Transport#CLIENT_PROTOCOL}.
+     */
+    public Builder transport(Transport how) {
+      this.transport = java.util.Objects.requireNonNull(how, "transport");
       return this;
     }
 

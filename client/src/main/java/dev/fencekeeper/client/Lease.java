@@ -15,10 +15,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A held lease on one resource, identified by its fencing token. Renews itself in the background
- * about every TTL/3 and keeps a conservative local deadline: measured from when the acquire (or the
- * latest successful renewal) was <em>sent</em>, so the local view can only end before the
- * cluster's, never after. {@link #close()} releases it.
+ * A held lease on one resource, identified by its fencing token. Renewed in the background about
+ * every TTL/3 (by the client's session, one keep-alive for all its leases; with {@link
+ * Transport#RATIS} by a renewal of its own) and keeps a conservative local deadline: measured from
+ * when the acquire (or the latest successful renewal or keep-alive) was <em>sent</em>, so the local
+ * view can only end before the cluster's, never after. {@link #close()} releases it.
  *
  * <p>The hazard this exists for: a worker pauses (GC, stall, SIGSTOP) past its lease, another takes
  * over, and the first wakes up believing it still owns the resource. {@link #isValid()} cannot
@@ -36,12 +37,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A leader change is not a loss: renewals are retried through the new leader, whose takeover
  * grace keeps the lease alive meanwhile. The lease is lost only when the cluster says so or the
- * local deadline passes without a successful renewal. The cluster says so in two ways: the lease
- * follows its own resource's events (a revoke, an expiry, a release by someone holding the token, a
- * newer grant), which reach it within about a second of their commit; and a renewal answered {@code
- * LEASE_LOST}. The subscription starts at the grant's own log entry, so an end that comes before it
- * is in place is not missed (after a restore, where tokens run above the log index, it starts where
- * the node is instead).
+ * local deadline passes without a successful renewal. The cluster says so in two ways: the lease's
+ * end (a revoke, an expiry, a release by someone holding the token) reaches it within about a
+ * second of its commit, on the client's session stream (with {@link Transport#RATIS}, on a
+ * subscription to its resource's events from the grant's own log entry, which also reports a newer
+ * grant); and a renewal answered {@code LEASE_LOST} (on the session, a keep-alive that renewed
+ * fewer leases than the client holds, after which each is checked).
  *
  * <p>Listeners ({@link #onLost}, {@link #onStateChange}) run on an executor, never on the thread
  * that renews this or any other lease, so a slow or throwing listener delays no renewal.
@@ -88,6 +89,10 @@ public final class Lease implements AutoCloseable {
   private final String owner;
   private final Duration ttl;
   private final long token;
+  // Kept alive by the client's session (the client protocol) rather than by renewals of its own.
+  private final boolean sessionKept;
+  // When the grant's answer reached this client: a keep-alive sent after it renews the lease.
+  private final long grantAnsweredNanos = System.nanoTime();
   private final List<Registered<LossReason>> lossListeners = new ArrayList<>();
   private final List<Registered<State>> stateListeners = new ArrayList<>();
   private long deadlineNanos;
@@ -105,14 +110,66 @@ public final class Lease implements AutoCloseable {
       String owner,
       Duration ttl,
       long token,
-      long sentNanos) {
+      long sentNanos,
+      boolean sessionKept) {
     this.client = client;
     this.resource = resource;
     this.owner = owner;
     this.ttl = ttl;
     this.token = token;
+    this.sessionKept = sessionKept;
     this.deadlineNanos = sentNanos + ttl.toNanos();
-    scheduleRenewal(renewalPeriodMs());
+    if (sessionKept) {
+      scheduleDeadlineChecks();
+    } else {
+      scheduleRenewal(renewalPeriodMs());
+    }
+  }
+
+  long grantAnsweredNanos() {
+    return grantAnsweredNanos;
+  }
+
+  /**
+   * A session keep-alive sent at {@code sentNanos}, after this lease's grant was answered, renewed
+   * it: the cluster logged that renewal after the send, so its deadline is at least this late.
+   */
+  void renewedAt(long sentNanos) {
+    synchronized (this) {
+      if (state == State.LOST || state == State.CLOSED) {
+        return;
+      }
+      long renewed = sentNanos + ttl.toNanos();
+      if (renewed - deadlineNanos > 0) {
+        deadlineNanos = renewed;
+        scheduleDeadlineChecks();
+      }
+    }
+    changeState(State.AT_RISK, State.HELD);
+  }
+
+  /** A session keep-alive did not renew this lease (no answer, a leader change, overload). */
+  void renewalMissed() {
+    boolean near;
+    synchronized (this) {
+      near = deadlineNanos - System.nanoTime() <= atRiskMarginNanos();
+    }
+    if (near) {
+      changeState(State.HELD, State.AT_RISK);
+    }
+  }
+
+  /** The cluster ended this lease: its end event arrived, or a check found it gone. */
+  void endedOnCluster(dev.fencekeeper.proto.LeaseEvent event) {
+    if (event != null) {
+      LOG.debug(
+          "Lease on {} (token {}) ended by event {} at index {}",
+          resource,
+          token,
+          event.getType(),
+          event.getIndex());
+    }
+    markLost(LossReason.LEASE_LOST, true);
   }
 
   /**
@@ -340,7 +397,7 @@ public final class Lease implements AutoCloseable {
       passed = System.nanoTime() >= deadlineNanos;
     }
     if (passed) {
-      markLost(LossReason.DEADLINE_PASSED);
+      markLost(LossReason.DEADLINE_PASSED, false);
     }
   }
 
@@ -363,7 +420,7 @@ public final class Lease implements AutoCloseable {
       }
       changeState(State.AT_RISK, State.HELD);
     } else if (result.code() == ResultCode.LEASE_LOST) {
-      markLost(LossReason.LEASE_LOST);
+      markLost(LossReason.LEASE_LOST, true);
     } else {
       // UNAVAILABLE (an election, a slow node) is not a loss; the deadline check decides.
       LOG.debug("Renewal of {} token {} did not succeed: {}", resource, token, result);
@@ -390,7 +447,7 @@ public final class Lease implements AutoCloseable {
           token,
           event.getType(),
           event.getIndex());
-      markLost(LossReason.LEASE_LOST);
+      markLost(LossReason.LEASE_LOST, true);
     }
   }
 
@@ -413,7 +470,7 @@ public final class Lease implements AutoCloseable {
     dispatch(toNotify, to);
   }
 
-  private void markLost(LossReason reason) {
+  private void markLost(LossReason reason, boolean endedOnCluster) {
     List<Registered<LossReason>> lossToNotify;
     List<Registered<State>> stateToNotify;
     Watch watch;
@@ -433,7 +490,7 @@ public final class Lease implements AutoCloseable {
     if (watch != null) {
       watch.close();
     }
-    client.forget(this);
+    client.forget(this, endedOnCluster);
     LOG.info("Lease on {} (token {}) lost: {}", resource, token, reason);
     client.metrics().leaseLost();
     dispatch(lossToNotify, reason);
@@ -498,7 +555,7 @@ public final class Lease implements AutoCloseable {
     if (watch != null) {
       watch.close();
     }
-    client.forget(this);
+    client.forget(this, false);
   }
 
   /**
@@ -528,7 +585,7 @@ public final class Lease implements AutoCloseable {
       watch.close();
     }
     if (release) {
-      client.forget(this);
+      client.forget(this, false);
       client
           .releaseAsync(resource, token)
           .whenComplete(

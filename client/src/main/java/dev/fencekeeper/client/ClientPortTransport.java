@@ -1,0 +1,562 @@
+package dev.fencekeeper.client;
+
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.proto.FencekeeperGrpc;
+import dev.fencekeeper.proto.NodeInfoQuery;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.SessionRequest;
+import dev.fencekeeper.proto.SessionResponse;
+import dev.fencekeeper.proto.WatchRequest;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.ratis.grpc.GrpcTlsConfig;
+import org.apache.ratis.grpc.GrpcUtil;
+import org.apache.ratis.thirdparty.com.google.protobuf.Message;
+import org.apache.ratis.thirdparty.io.grpc.CallOptions;
+import org.apache.ratis.thirdparty.io.grpc.ClientCall;
+import org.apache.ratis.thirdparty.io.grpc.ManagedChannel;
+import org.apache.ratis.thirdparty.io.grpc.MethodDescriptor;
+import org.apache.ratis.thirdparty.io.grpc.Status;
+import org.apache.ratis.thirdparty.io.grpc.StatusRuntimeException;
+import org.apache.ratis.thirdparty.io.grpc.netty.NegotiationType;
+import org.apache.ratis.thirdparty.io.grpc.netty.NettyChannelBuilder;
+import org.apache.ratis.thirdparty.io.grpc.stub.ClientCalls;
+import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The nodes' client ports and how a call reaches the right one: a channel per client address, the
+ * leader as the last NOT_LEADER answer (or a leader-only answer) named it, and retries through
+ * elections and dead nodes until the call's time is up. A command is re-sent unchanged, so its
+ * request id makes a retry after a lost answer apply it at most once.
+ */
+final class ClientPortTransport implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ClientPortTransport.class);
+  // Values reach limits.value.max-bytes and backup chunks 4 MiB; an answer carries at most one.
+  private static final int MAX_INBOUND_BYTES = 16 * 1024 * 1024;
+  private static final int OVERLOADED_ATTEMPTS = 6;
+
+  private final List<PeerAddress> peers;
+  private final SslContext ssl;
+  private final long requestTimeoutMs;
+  private final Reachability reachability;
+  private final ClientMetrics metrics;
+  private final ScheduledExecutorService timer;
+  private final Executor executor;
+  private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+  private final AtomicInteger next = new AtomicInteger();
+  private volatile String leader;
+  private volatile boolean closed;
+
+  /**
+   * @param tls the cluster's TLS settings, null without TLS
+   * @param executor where answers are handled: never a thread that may block
+   */
+  ClientPortTransport(
+      List<PeerAddress> clientAddresses,
+      GrpcTlsConfig tls,
+      long requestTimeoutMs,
+      Reachability reachability,
+      ClientMetrics metrics,
+      ScheduledExecutorService timer,
+      Executor executor) {
+    if (clientAddresses.isEmpty()) {
+      throw new IllegalArgumentException("the cluster names no peer");
+    }
+    this.peers = List.copyOf(clientAddresses);
+    this.ssl = tls == null ? null : GrpcUtil.buildSslContextForClient(tls);
+    this.requestTimeoutMs = requestTimeoutMs;
+    this.reachability = reachability;
+    this.metrics = metrics;
+    this.timer = timer;
+    this.executor = executor;
+  }
+
+  /** An exception whose message is the one line the caller sees. */
+  static final class CallFailed extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    CallFailed(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /** An answer and the client address of the node that gave it. */
+  record Answer(Response response, String address) {}
+
+  ManagedChannel channel(String address) {
+    return channels.computeIfAbsent(
+        address,
+        a -> {
+          NettyChannelBuilder b =
+              NettyChannelBuilder.forTarget(a)
+                  .executor(executor)
+                  .maxInboundMessageSize(MAX_INBOUND_BYTES)
+                  // Idle connections are kept through NATs; the node permits a ping every 10 s.
+                  .keepAliveTime(30, TimeUnit.SECONDS)
+                  .keepAliveTimeout(10, TimeUnit.SECONDS);
+          if (ssl != null) {
+            b.sslContext(ssl).negotiationType(NegotiationType.TLS);
+          } else {
+            b.usePlaintext();
+          }
+          return b.build();
+        });
+  }
+
+  /** The node to try next: the known leader, else the peers in turn. */
+  String target() {
+    String l = leader;
+    return l != null ? l : peers.get(Math.floorMod(next.getAndIncrement(), peers.size())).address();
+  }
+
+  /** A NOT_LEADER (or UNAVAILABLE) answer from {@code from} named {@code leaderAddress}. */
+  void redirected(String from, String leaderAddress) {
+    if (!leaderAddress.isEmpty()) {
+      if (!leaderAddress.equals(leader)) {
+        metrics.redirected();
+      }
+      leader = leaderAddress;
+    } else if (from.equals(leader)) {
+      leader = null;
+    }
+  }
+
+  /** {@code address} did not answer: stop assuming it leads. */
+  void failed(String address) {
+    if (address.equals(leader)) {
+      leader = null;
+    }
+  }
+
+  /** A leader-only call was answered by {@code address}. */
+  void answered(String address) {
+    leader = address;
+  }
+
+  String leaderAddress() {
+    return leader;
+  }
+
+  /** Records a failed attempt that did not reach fencekeeper (a session stream's). */
+  void attemptFailed(Throwable error) {
+    reachability.attemptFailed(error);
+  }
+
+  long requestTimeoutMs() {
+    return requestTimeoutMs;
+  }
+
+  String peerList() {
+    StringBuilder s = new StringBuilder();
+    for (PeerAddress p : peers) {
+      if (s.length() > 0) {
+        s.append(',');
+      }
+      s.append(p.address());
+    }
+    return s.toString();
+  }
+
+  /** The client address of member {@code peerId}, or null when the cluster has no such member. */
+  String addressOf(String peerId) {
+    for (PeerAddress p : peers) {
+      if (p.id().equals(peerId)) {
+        return p.address();
+      }
+    }
+    return null;
+  }
+
+  /** A random member's client address. */
+  String anyNode() {
+    return peers.get(ThreadLocalRandom.current().nextInt(peers.size())).address();
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Unary calls.
+
+  /**
+   * Sends {@code request}'s command to the leader (or, for {@code pinned}, to that node alone)
+   * until a node answers it, or {@code callTimeoutMs} is up. Every answer that reached fencekeeper
+   * is returned as it is, rejections included; NOT_LEADER and UNAVAILABLE answers are followed to
+   * the leader they name, OVERLOADED is retried a few times with back-off.
+   */
+  CompletableFuture<Answer> call(Request request, long callTimeoutMs, String pinned) {
+    if (request.getCommandCase() == Request.CommandCase.WATCH) {
+      return watchOnce(request.getWatch()).thenApply(r -> new Answer(r, ""));
+    }
+    Unary<?> unary;
+    try {
+      unary = unary(request);
+    } catch (IllegalArgumentException e) {
+      // Malformed input answered as the node answers it: nothing was sent, nothing changed.
+      return CompletableFuture.completedFuture(
+          new Answer(
+              Response.newBuilder()
+                  .setCode(ResultCode.INVALID_ARGUMENT)
+                  .setMessage(e.getMessage() + "; nothing was sent")
+                  .build(),
+              ""));
+    }
+    Attempts attempts =
+        new Attempts(unary, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(callTimeoutMs));
+    attempts.pinned = pinned;
+    attempts.leaderOnly = pinned == null && leaderOnly(request);
+    // A command refused as OVERLOADED is retried a few times; a query's answer is the caller's.
+    attempts.retryOverloaded =
+        !dev.fencekeeper.client.wire.RequestKinds.isQuery(request.getCommandCase());
+    attempts.callTimeoutMs = callTimeoutMs;
+    attempts.next();
+    return attempts.result;
+  }
+
+  /** Queries answered from what the receiving node applied (stale reads) go to any node. */
+  CompletableFuture<Answer> callAnyNode(Request request, long callTimeoutMs) {
+    return call(request, callTimeoutMs, anyNode());
+  }
+
+  private static boolean leaderOnly(Request request) {
+    return switch (request.getCommandCase()) {
+      case NODE_INFO, BACKUP, WATCH -> false;
+      case READ -> request.getRead().getConsistencyValue() == 0;
+      case LEASE -> request.getLease().getConsistencyValue() == 0;
+      case VALIDATE -> request.getValidate().getConsistencyValue() == 0;
+      case LIST -> request.getList().getConsistencyValue() == 0;
+      default -> true;
+    };
+  }
+
+  private record Unary<T extends Message>(MethodDescriptor<T, Response> method, T message) {}
+
+  private static Unary<?> unary(Request r) {
+    return switch (r.getCommandCase()) {
+      case ACQUIRE -> new Unary<>(FencekeeperGrpc.getAcquireMethod(), r.getAcquire());
+      case RENEW -> new Unary<>(FencekeeperGrpc.getRenewMethod(), r.getRenew());
+      case RELEASE -> new Unary<>(FencekeeperGrpc.getReleaseMethod(), r.getRelease());
+      case WRITE -> new Unary<>(FencekeeperGrpc.getWriteMethod(), r.getWrite());
+      case READ -> new Unary<>(FencekeeperGrpc.getReadMethod(), r.getRead());
+      case LEASE -> new Unary<>(FencekeeperGrpc.getGetLeaseMethod(), r.getLease());
+      case VALIDATE -> new Unary<>(FencekeeperGrpc.getValidateMethod(), r.getValidate());
+      case NODE_INFO -> new Unary<>(FencekeeperGrpc.getNodeStatusMethod(), r.getNodeInfo());
+      case CANCEL_WAIT -> new Unary<>(FencekeeperGrpc.getCancelWaitMethod(), r.getCancelWait());
+      case REVOKE -> new Unary<>(FencekeeperGrpc.getRevokeMethod(), r.getRevoke());
+      case LIST -> new Unary<>(FencekeeperGrpc.getListMethod(), r.getList());
+      case BACKUP -> new Unary<>(FencekeeperGrpc.getBackupMethod(), r.getBackup());
+      case BATCH -> new Unary<>(FencekeeperGrpc.getBatchMethod(), r.getBatch());
+      case COMMAND_NOT_SET ->
+          throw new IllegalArgumentException("command: the request names no command");
+      default ->
+          throw new IllegalArgumentException(
+              "command: " + r.getCommandCase() + " is not a call of the client protocol");
+    };
+  }
+
+  /** One call's attempts, each at the node the cluster's answers so far point to. */
+  private final class Attempts {
+    final Unary<?> unary;
+    final long deadlineNanos;
+    final CompletableFuture<Answer> result = new CompletableFuture<>();
+    String pinned;
+    boolean leaderOnly;
+    boolean retryOverloaded;
+    long callTimeoutMs;
+    int attempt;
+    int overloaded;
+    String lastProblem = "no node tried";
+
+    Attempts(Unary<?> unary, long deadlineNanos) {
+      this.unary = unary;
+      this.deadlineNanos = deadlineNanos;
+    }
+
+    void next() {
+      if (result.isDone()) {
+        return;
+      }
+      if (closed) {
+        result.completeExceptionally(new CallFailed("the client is closed"));
+        return;
+      }
+      String address = pinned != null ? pinned : target();
+      long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+      long attemptMs = Math.max(1, Math.min(requestTimeoutMs, leftMs));
+      CompletableFuture<Response> sent;
+      try {
+        sent = once(address, unary, attemptMs);
+      } catch (RuntimeException e) {
+        sent = CompletableFuture.failedFuture(e);
+      }
+      sent.whenComplete((response, error) -> settled(address, response, error));
+    }
+
+    private void settled(String address, Response response, Throwable error) {
+      boolean redirectedElsewhere = false;
+      if (error == null) {
+        reachability.contact();
+        ResultCode code = response.getCode();
+        if (code == ResultCode.NOT_LEADER || code == ResultCode.UNAVAILABLE) {
+          // NOT_LEADER: refused before the log, nothing changed. UNAVAILABLE: the node lost its
+          // leadership while the command was pending; the same request id applies it at most once.
+          redirected(address, response.getLeaderAddress());
+          String l = leader;
+          redirectedElsewhere = pinned == null && l != null && !l.equals(address);
+          lastProblem = address + ": " + code + " (" + response.getMessage() + ")";
+          if (pinned != null && code == ResultCode.NOT_LEADER) {
+            result.complete(new Answer(response, address)); // asked of this node alone
+            return;
+          }
+        } else if (code == ResultCode.OVERLOADED
+            && retryOverloaded
+            && ++overloaded < OVERLOADED_ATTEMPTS) {
+          lastProblem = address + ": OVERLOADED (" + response.getMessage() + ")";
+        } else {
+          if (leaderOnly) {
+            answered(address);
+          }
+          result.complete(new Answer(response, address));
+          return;
+        }
+      } else {
+        Status status = Status.fromThrowable(error);
+        String tls = TlsFailures.describe(error);
+        if (tls != null) {
+          result.completeExceptionally(
+              new CallFailed("TLS handshake with " + address + " failed: " + tls));
+          return;
+        }
+        if (!retryable(status.getCode())) {
+          result.completeExceptionally(
+              new CallFailed(
+                  address
+                      + " refused the call: "
+                      + status.getCode()
+                      + (status.getDescription() == null ? "" : " " + status.getDescription())));
+          return;
+        }
+        reachability.attemptFailed(error);
+        failed(address);
+        ManagedChannel channel = channels.get(address);
+        if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
+          // The client's own pacing decides when to try again, not gRPC's reconnect back-off
+          // (which grows to two minutes): a restarted node is reached on the next attempt.
+          channel.resetConnectBackoff();
+        }
+        lastProblem =
+            address
+                + ": "
+                + status.getCode()
+                + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")");
+      }
+      metrics.retried();
+      attempt++;
+      // Short pauses otherwise: a refused connection or a node that knows no leader yet costs
+      // nothing to ask again, and an election is over sooner than a longer back-off would notice.
+      long pauseMs =
+          redirectedElsewhere
+              ? 0
+              : overloaded > 0 && error == null
+                  ? Math.min(50L << Math.min(overloaded - 1, 4), 800)
+                  : Math.min(50L << Math.min(attempt - 1, 1), 100);
+      if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs) >= deadlineNanos) {
+        result.completeExceptionally(
+            new TimeoutException(
+                "no node answered within "
+                    + callTimeoutMs
+                    + " ms (last: "
+                    + lastProblem
+                    + ") at "
+                    + peerList()));
+        return;
+      }
+      if (pauseMs == 0) {
+        executor.execute(this::next);
+      } else {
+        timer.schedule(() -> executor.execute(this::next), pauseMs, TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+
+  private static boolean retryable(Status.Code code) {
+    return switch (code) {
+      case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, UNKNOWN, INTERNAL, ABORTED -> true;
+      default -> false;
+    };
+  }
+
+  private <T extends Message> CompletableFuture<Response> once(
+      String address, Unary<T> unary, long timeoutMs) {
+    CompletableFuture<Response> answer = new CompletableFuture<>();
+    ClientCall<T, Response> call =
+        channel(address)
+            .newCall(
+                unary.method(),
+                CallOptions.DEFAULT.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS));
+    ClientCalls.asyncUnaryCall(
+        call,
+        unary.message(),
+        new StreamObserver<Response>() {
+          @Override
+          public void onNext(Response value) {
+            answer.complete(value);
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            answer.completeExceptionally(t);
+          }
+
+          @Override
+          public void onCompleted() {
+            if (!answer.isDone()) {
+              answer.completeExceptionally(
+                  new StatusRuntimeException(
+                      Status.INTERNAL.withDescription("the call ended without an answer")));
+            }
+          }
+        });
+    return answer;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Watch polls and the session stream.
+
+  /**
+   * One Watch poll at any node: its first message, or, when the poll ends without one, an empty
+   * answer carrying the node's applied index (asked with NodeStatus), as a long-poll through the
+   * log answers. A position past every event only asks for that applied index.
+   */
+  CompletableFuture<Response> watchOnce(WatchRequest request) {
+    String address = leader != null ? leader : anyNode();
+    if (request.getAfterIndex() == Long.MAX_VALUE) {
+      return appliedIndexAt(address);
+    }
+    // A poll without a timeout would never end when nothing happens; the shortest one tells where
+    // the node is.
+    WatchRequest sent =
+        request.getTimeoutMs() > 0 ? request : request.toBuilder().setTimeoutMs(1).build();
+    CompletableFuture<Response> first = new CompletableFuture<>();
+    ClientCall<WatchRequest, Response> call =
+        channel(address)
+            .newCall(
+                FencekeeperGrpc.getWatchMethod(),
+                CallOptions.DEFAULT.withDeadlineAfter(
+                    sent.getTimeoutMs() + requestTimeoutMs, TimeUnit.MILLISECONDS));
+    ClientCalls.asyncServerStreamingCall(
+        call,
+        sent,
+        new StreamObserver<Response>() {
+          @Override
+          public void onNext(Response value) {
+            Response after = onlyAfter(value, sent.getAfterIndex(), sent.getAfterSeq());
+            if (after != null && first.complete(after)) {
+              call.cancel("the poll took its answer", null);
+            }
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            if (!first.isDone()) {
+              reachability.attemptFailed(t);
+              if (Status.fromThrowable(t).getCode() == Status.Code.UNAVAILABLE) {
+                failed(address);
+              }
+              first.completeExceptionally(t);
+            }
+          }
+
+          @Override
+          public void onCompleted() {
+            if (!first.isDone()) {
+              appliedIndexAt(address)
+                  .whenComplete(
+                      (r, e) -> {
+                        if (e != null) {
+                          first.completeExceptionally(e);
+                        } else {
+                          first.complete(r);
+                        }
+                      });
+            }
+          }
+        });
+    return first;
+  }
+
+  /**
+   * {@code message} without the events at or before the position asked from; null when none is
+   * left. A node's live events can reach a stream registered just after they were replayed to the
+   * poll before it, and a watch delivers each event once.
+   */
+  static Response onlyAfter(Response message, long afterIndex, int afterSeq) {
+    if (message.getEventsCount() == 0) {
+      return message;
+    }
+    List<dev.fencekeeper.proto.LeaseEvent> kept = new java.util.ArrayList<>();
+    long index = afterIndex;
+    int seq = afterSeq;
+    for (dev.fencekeeper.proto.LeaseEvent e : message.getEventsList()) {
+      if (e.getIndex() > index || (e.getIndex() == index && e.getSeq() > seq)) {
+        kept.add(e);
+        index = e.getIndex();
+        seq = e.getSeq();
+      }
+    }
+    if (kept.size() == message.getEventsCount()) {
+      return message;
+    }
+    return kept.isEmpty() ? null : message.toBuilder().clearEvents().addAllEvents(kept).build();
+  }
+
+  /** An empty FOUND answer with the applied index of the node at {@code address}. */
+  private CompletableFuture<Response> appliedIndexAt(String address) {
+    return call(
+            Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build(),
+            requestTimeoutMs,
+            address)
+        .thenApply(
+            a ->
+                Response.newBuilder()
+                    .setCode(ResultCode.FOUND)
+                    .setAppliedIndex(a.response().getNode().getLastAppliedIndex())
+                    .build());
+  }
+
+  /** Opens a session stream to {@code address}; answers go to {@code responses}. */
+  StreamObserver<SessionRequest> openSession(
+      String address, StreamObserver<SessionResponse> responses) {
+    return FencekeeperGrpc.newStub(channel(address)).session(responses);
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    for (ManagedChannel channel : channels.values()) {
+      channel.shutdown();
+    }
+    for (ManagedChannel channel : channels.values()) {
+      try {
+        if (!channel.awaitTermination(1, TimeUnit.SECONDS)) {
+          channel.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        channel.shutdownNow();
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    LOG.debug("Closed the channels to {}", channels.keySet());
+  }
+}

@@ -1,0 +1,529 @@
+package dev.fencekeeper.client;
+
+import dev.fencekeeper.proto.LeaseEvent;
+import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.SessionKeepAlive;
+import dev.fencekeeper.proto.SessionOpen;
+import dev.fencekeeper.proto.SessionRequest;
+import dev.fencekeeper.proto.SessionResponse;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.thirdparty.io.grpc.stub.ClientCallStreamObserver;
+import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client's one session stream to the leader (docs/protocol.md, Sessions). Every lease a {@link
+ * FencingClient} hands out was acquired with this session's id, so one keep-alive renews all of
+ * them with one log entry, each by its own TTL; the ends of those leases come back on the stream as
+ * they commit. The stream is opened when the first lease is added (a client that holds none opens
+ * none), and a broken one (leader change, node stop, network) is re-opened with the same id from
+ * the last event seen, so no end of a lease goes unnoticed and leases still live on the cluster
+ * stay held.
+ *
+ * <p>A lease's local deadline moves only on a keep-alive answered RENEWED, to the time the
+ * keep-alive was <em>sent</em> plus the lease's TTL, and only for leases whose grant was answered
+ * before that send: the node logs the renewal after the grant, so the cluster's deadline is later.
+ * A lease the client stops holding without the cluster ending it (abandoned, past its local
+ * deadline, a release not yet answered) is listed in every keep-alive's {@code except_tokens} until
+ * its end event arrives, so the session never keeps alive a lease nobody holds.
+ */
+final class LeaseSession {
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseSession.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final int MAX_EXCEPT_TOKENS = 10_000;
+  private static final long MIN_INTERVAL_MS = 20;
+
+  private record Key(String resource, long token) {}
+
+  private record Excepted(String resource, long untilNanos) {}
+
+  private final FencingClient client;
+  private final ClientPortTransport port;
+  private final String owner;
+  private final String id;
+  // Everything below is guarded by this.
+  private final Map<Key, Lease> leases = new HashMap<>();
+  private final Map<Long, Excepted> except = new HashMap<>();
+  private final Map<Long, Long> pending = new HashMap<>(); // keep-alive seq -> sent nanos
+  private StreamObserver<SessionRequest> stream; // open, answered `opened`
+  private StreamObserver<SessionRequest> opening; // sent `open`, no answer yet
+  private String address;
+  private long positionIndex;
+  private int positionSeq;
+  private long seq;
+  private ScheduledFuture<?> tick;
+  private long tickIntervalMs;
+  private ScheduledFuture<?> openTimeout;
+  private int openFailures;
+  // When a stream was last open or answered: how long the cluster has been out of reach.
+  private long lastUpNanos = System.nanoTime();
+  private boolean verifying;
+  private boolean closed;
+
+  LeaseSession(FencingClient client, ClientPortTransport port, String owner) {
+    this.client = client;
+    this.port = port;
+    this.owner = owner;
+    byte[] bits = new byte[18];
+    RANDOM.nextBytes(bits);
+    this.id = Base64.getUrlEncoder().withoutPadding().encodeToString(bits);
+  }
+
+  /** The id every lease of this client is acquired with. */
+  String id() {
+    return id;
+  }
+
+  /** Keeps {@code lease} alive from now on; opens the stream if it is not open. */
+  void add(Lease lease) {
+    boolean renewNow;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      leases.put(new Key(lease.resource(), lease.token()), lease);
+      openIfNeeded();
+      scheduleTick();
+      // Little of the TTL is certain (a grant after a long wait): renew at once.
+      renewNow = stream != null && lease.remaining().toNanos() < lease.ttl().toNanos() / 2;
+    }
+    if (renewNow) {
+      keepAlive();
+    }
+  }
+
+  /**
+   * {@code lease} is no longer held; unless {@code endedOnCluster}, the session leaves it out of
+   * its keep-alives until its end event arrives.
+   */
+  void remove(Lease lease, boolean endedOnCluster) {
+    synchronized (this) {
+      Key key = new Key(lease.resource(), lease.token());
+      if (leases.remove(key) == null || endedOnCluster) {
+        return;
+      }
+      if (except.size() < MAX_EXCEPT_TOKENS) {
+        // Once its TTL has run out twice over, it has expired on the cluster (a takeover grace
+        // included) whether or not the event reached this client.
+        except.put(
+            lease.token(),
+            new Excepted(
+                lease.resource(),
+                System.nanoTime() + 2 * lease.ttl().toNanos() + TimeUnit.SECONDS.toNanos(30)));
+      } else {
+        LOG.warn(
+            "{} leases left out of the session already; lease on {} (token {}) may be renewed"
+                + " until the session ends",
+            MAX_EXCEPT_TOKENS,
+            lease.resource(),
+            lease.token());
+      }
+    }
+  }
+
+  void close() {
+    StreamObserver<SessionRequest> s;
+    StreamObserver<SessionRequest> o;
+    synchronized (this) {
+      closed = true;
+      cancel(tick);
+      cancel(openTimeout);
+      s = stream;
+      o = opening;
+      stream = null;
+      opening = null;
+      leases.clear();
+    }
+    complete(s);
+    complete(o);
+  }
+
+  private static void complete(StreamObserver<SessionRequest> stream) {
+    if (stream != null) {
+      try {
+        stream.onCompleted();
+      } catch (RuntimeException e) {
+        LOG.debug("Closing the session stream failed", e);
+      }
+    }
+  }
+
+  private static void cancel(ScheduledFuture<?> f) {
+    if (f != null) {
+      f.cancel(false);
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Opening.
+
+  /** Starts opening the stream when leases need it and none is open or opening. */
+  private void openIfNeeded() {
+    if (closed || stream != null || opening != null || leases.isEmpty()) {
+      return;
+    }
+    if (openFailures == 0) {
+      // A stream is needed from now on (the first lease, or one that broke): the cluster is out of
+      // reach only when none opens for the unreachable timeout from here.
+      lastUpNanos = System.nanoTime();
+    }
+    String at = port.target();
+    Handler handler = new Handler(at);
+    StreamObserver<SessionRequest> requests;
+    try {
+      requests = port.openSession(at, handler);
+      requests.onNext(
+          SessionRequest.newBuilder()
+              .setOpen(
+                  SessionOpen.newBuilder()
+                      .setSessionId(id)
+                      .setOwner(owner)
+                      .setAfterIndex(positionIndex)
+                      .setAfterSeq(positionSeq))
+              .build());
+    } catch (RuntimeException e) {
+      LOG.debug("Opening the session at {} failed: {}", at, e.toString());
+      retryOpenLater();
+      return;
+    }
+    handler.requests = requests;
+    opening = requests;
+    address = at;
+    openTimeout =
+        client
+            .scheduler()
+            .schedule(() -> openTimedOut(requests), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+  }
+
+  private void openTimedOut(StreamObserver<SessionRequest> requests) {
+    synchronized (this) {
+      if (opening != requests) {
+        return;
+      }
+    }
+    LOG.debug("{} did not open the session within {} ms", address, port.requestTimeoutMs());
+    port.failed(address);
+    ended(requests, true);
+  }
+
+  private void retryOpenLater() {
+    openFailures++;
+    if (System.nanoTime() - lastUpNanos >= client.unreachableTimeout().toNanos()) {
+      client.sessionReachable(false);
+    }
+    long pauseMs = Math.min(50L << Math.min(openFailures - 1, 4), 1000);
+    client.later(
+        () -> {
+          synchronized (this) {
+            openIfNeeded();
+          }
+        },
+        pauseMs,
+        TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * The answers of one stream; each stream has its own, so a late answer of an old one is known.
+   */
+  private final class Handler implements StreamObserver<SessionResponse> {
+    final String at;
+    volatile StreamObserver<SessionRequest> requests;
+
+    Handler(String at) {
+      this.at = at;
+    }
+
+    @Override
+    public void onNext(SessionResponse message) {
+      switch (message.getKindCase()) {
+        case OPENED -> opened(requests, message.getOpened().getAppliedIndex());
+        case KEEP_ALIVE -> keepAliveAnswered(requests, message.getKeepAlive());
+        case EVENT -> event(message.getEvent());
+        case ERROR -> {
+          var error = message.getError();
+          LOG.debug("Session stream at {} ends: {} {}", at, error.getCode(), error.getMessage());
+          if (error.getCode() == ResultCode.NOT_LEADER
+              || error.getCode() == ResultCode.UNAVAILABLE) {
+            port.redirected(at, error.getLeaderAddress());
+          } else if (error.getCode() == ResultCode.COMPACTED) {
+            synchronized (LeaseSession.this) {
+              positionIndex = 0;
+              positionSeq = 0;
+            }
+            verifyLeases();
+          }
+        }
+        default -> {}
+      }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      LOG.debug("Session stream at {} broke: {}", at, t.toString());
+      port.attemptFailed(t);
+      if (TlsFailures.describe(t) == null) {
+        port.failed(at);
+      }
+      ended(requests, true);
+    }
+
+    @Override
+    public void onCompleted() {
+      ended(requests, false);
+    }
+  }
+
+  private void opened(StreamObserver<SessionRequest> requests, long appliedIndex) {
+    boolean renew;
+    synchronized (this) {
+      if (opening != requests) {
+        return;
+      }
+      cancel(openTimeout);
+      opening = null;
+      stream = requests;
+      openFailures = 0;
+      lastUpNanos = System.nanoTime();
+      port.answered(address);
+      if (positionIndex == 0 && positionSeq == 0) {
+        // Opened for new events only: a re-open asks for everything after this point.
+        positionIndex = appliedIndex;
+        positionSeq = Integer.MAX_VALUE;
+      }
+      renew = !leases.isEmpty();
+      scheduleTick();
+    }
+    client.sessionReachable(true);
+    LOG.debug("Session {} open at {} (applied index {})", id, address, appliedIndex);
+    if (renew) {
+      // At once: after a failover the leases have waited long enough; and a lease granted before
+      // the stream opened had its events before the stream's position, which this keep-alive's
+      // count of renewed leases checks.
+      keepAlive();
+    }
+  }
+
+  /** Stream {@code requests} ended; a new one is opened while leases need it. */
+  private void ended(StreamObserver<SessionRequest> requests, boolean cancel) {
+    List<Lease> atRisk;
+    synchronized (this) {
+      if (requests == null || (stream != requests && opening != requests)) {
+        return;
+      }
+      boolean wasOpening = opening == requests;
+      stream = null;
+      opening = null;
+      cancel(openTimeout);
+      pending.clear();
+      atRisk = new ArrayList<>(leases.values());
+      if (closed) {
+        return;
+      }
+      if (wasOpening) {
+        retryOpenLater();
+      } else {
+        openIfNeeded();
+      }
+    }
+    if (cancel && requests instanceof ClientCallStreamObserver<SessionRequest> call) {
+      call.cancel("the session stream is replaced", null);
+    }
+    for (Lease lease : atRisk) {
+      lease.renewalMissed();
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Keep-alives.
+
+  /** Ticks every third of the shortest TTL held; none while no lease is. */
+  private void scheduleTick() {
+    long interval = Long.MAX_VALUE;
+    for (Lease lease : leases.values()) {
+      interval = Math.min(interval, Math.max(MIN_INTERVAL_MS, lease.ttl().toMillis() / 3));
+    }
+    if (interval == Long.MAX_VALUE) {
+      cancel(tick);
+      tick = null;
+      return;
+    }
+    if (tick != null && !tick.isDone() && interval >= tickIntervalMs) {
+      return;
+    }
+    cancel(tick);
+    tickIntervalMs = interval;
+    tick = client.later(this::onTick, interval, TimeUnit.MILLISECONDS);
+  }
+
+  private void onTick() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      tick = null;
+      openIfNeeded();
+      scheduleTick();
+    }
+    keepAlive();
+  }
+
+  /** Sends one keep-alive on the open stream, if there is one. */
+  private void keepAlive() {
+    StreamObserver<SessionRequest> s;
+    long sent;
+    synchronized (this) {
+      s = stream;
+      if (s == null) {
+        return;
+      }
+      long now = System.nanoTime();
+      SessionKeepAlive.Builder ka = SessionKeepAlive.newBuilder().setSeq(++seq);
+      for (Iterator<Map.Entry<Long, Excepted>> it = except.entrySet().iterator(); it.hasNext(); ) {
+        Map.Entry<Long, Excepted> e = it.next();
+        if (now - e.getValue().untilNanos() > 0) {
+          it.remove();
+        } else {
+          ka.addExceptTokens(e.getKey());
+        }
+      }
+      sent = now;
+      pending.put(seq, sent);
+      long thisSeq = seq;
+      try {
+        s.onNext(SessionRequest.newBuilder().setKeepAlive(ka).build());
+      } catch (RuntimeException e) {
+        pending.remove(thisSeq);
+        LOG.debug("Keep-alive not sent: {}", e.toString());
+        return;
+      }
+      client
+          .scheduler()
+          .schedule(
+              () -> keepAliveTimedOut(s, thisSeq), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  private void keepAliveTimedOut(StreamObserver<SessionRequest> s, long keepAliveSeq) {
+    synchronized (this) {
+      if (stream != s || !pending.containsKey(keepAliveSeq)) {
+        return;
+      }
+    }
+    // A stream that stops answering is as good as broken.
+    LOG.debug("No keep-alive answer within {} ms at {}", port.requestTimeoutMs(), address);
+    port.failed(address);
+    ended(s, true);
+  }
+
+  private void keepAliveAnswered(
+      StreamObserver<SessionRequest> requests, dev.fencekeeper.proto.KeepAliveAnswer answer) {
+    List<Lease> covered = new ArrayList<>();
+    List<Lease> missed = new ArrayList<>();
+    long sentNanos;
+    synchronized (this) {
+      if (stream != requests) {
+        return;
+      }
+      Long sent = pending.remove(answer.getSeq());
+      if (sent == null) {
+        return;
+      }
+      lastUpNanos = System.nanoTime();
+      sentNanos = sent;
+      for (Lease lease : leases.values()) {
+        if (answer.getCode() != ResultCode.RENEWED) {
+          missed.add(lease);
+        } else if (lease.grantAnsweredNanos() - sentNanos <= 0) {
+          covered.add(lease);
+        }
+      }
+    }
+    client.sessionReachable(true);
+    client.metrics().keepAliveAnswered(System.nanoTime() - sentNanos);
+    for (Lease lease : covered) {
+      lease.renewedAt(sentNanos);
+    }
+    for (Lease lease : missed) {
+      lease.renewalMissed();
+    }
+    if (answer.getCode() == ResultCode.RENEWED && answer.getRenewed() < covered.size()) {
+      // The cluster renewed fewer leases than this client holds: some ended without their event
+      // reaching this stream (before it opened). Ask about each.
+      LOG.debug(
+          "Keep-alive renewed {} of {} leases; checking each", answer.getRenewed(), covered.size());
+      verifyLeases();
+    }
+  }
+
+  private void event(LeaseEvent event) {
+    Lease ended = null;
+    synchronized (this) {
+      if (event.getIndex() > positionIndex
+          || (event.getIndex() == positionIndex && event.getSeq() > positionSeq)) {
+        positionIndex = event.getIndex();
+        positionSeq = event.getSeq();
+      }
+      LeaseEvent.Type type = event.getType();
+      if (type == LeaseEvent.Type.EXPIRED
+          || type == LeaseEvent.Type.REVOKED
+          || type == LeaseEvent.Type.RELEASED) {
+        except.remove(event.getToken());
+        ended = leases.get(new Key(event.getResource(), event.getToken()));
+      }
+    }
+    if (ended != null) {
+      ended.endedOnCluster(event);
+    }
+  }
+
+  /** Checks every held lease against the cluster; those no longer live there are lost. */
+  private void verifyLeases() {
+    List<Lease> all;
+    synchronized (this) {
+      if (verifying || closed) {
+        return;
+      }
+      verifying = true;
+      all = new ArrayList<>(leases.values());
+    }
+    verifyFrom(all, 0);
+  }
+
+  private void verifyFrom(List<Lease> all, int i) {
+    if (i >= all.size()) {
+      synchronized (this) {
+        verifying = false;
+      }
+      return;
+    }
+    Lease lease = all.get(i);
+    client
+        .leaseAsync(lease.resource())
+        .whenComplete(
+            (r, e) -> {
+              if (e == null && isGone(r, lease)) {
+                lease.endedOnCluster(null);
+              }
+              verifyFrom(all, i + 1);
+            });
+  }
+
+  private static boolean isGone(Result r, Lease lease) {
+    if (r.code() == dev.fencekeeper.client.ResultCode.NOT_FOUND) {
+      return true;
+    }
+    if (r.code() != dev.fencekeeper.client.ResultCode.FOUND) {
+      return false; // unreachable: the local deadline decides meanwhile
+    }
+    return !(r.live() && r.token() == lease.token());
+  }
+}

@@ -1,0 +1,44 @@
+package dev.fencekeeper.client;
+
+import javax.net.ssl.SSLException;
+
+/** What a failed TLS handshake says about its cause, in the words an operator acts on. */
+final class TlsFailures {
+  private TlsFailures() {}
+
+  /** Why the handshake failed when {@code error} is a TLS failure, else null. */
+  static String describe(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SSLException) {
+        return reason(String.valueOf(t.getMessage()));
+      }
+    }
+    return null;
+  }
+
+  static String reason(String message) {
+    String m = message.toLowerCase(java.util.Locale.ROOT);
+    if (m.contains("certificate_required")) {
+      return "the node requires a client certificate and this client sent none (" + message + ")";
+    }
+    if (m.contains("pkix") || m.contains("unable to find valid certification path")) {
+      return "the node's certificate is not signed by a CA this client trusts (unknown CA: "
+          + message
+          + ")";
+    }
+    if (m.contains("no subject alternative") || m.contains("no name matching")) {
+      return "the node's certificate does not name the host this client dialled (name mismatch: "
+          + message
+          + ")";
+    }
+    if (m.contains("bad_certificate")
+        || m.contains("unknown_ca")
+        || m.contains("certificate_unknown")) {
+      return "the node refused this client's certificate: not issued by a CA it trusts, or"
+          + " expired ("
+          + message
+          + ")";
+    }
+    return message;
+  }
+}
