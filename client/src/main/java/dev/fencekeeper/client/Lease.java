@@ -118,12 +118,23 @@ public final class Lease implements AutoCloseable {
     this.ttl = ttl;
     this.token = token;
     this.sessionKept = sessionKept;
-    this.deadlineNanos = sentNanos + ttl.toNanos();
+    this.deadlineNanos = sentNanos + localTtlNanos(ttl);
     if (sessionKept) {
       scheduleDeadlineChecks();
     } else {
       scheduleRenewal(renewalPeriodMs());
     }
+  }
+
+  /**
+   * How long after a send this client counts a TTL to last: the TTL less 1,000 ppm of it. The
+   * cluster measures the TTL on its time line, which may run up to 500 ppm fast while it slews
+   * toward wall time, on a leader whose monotonic clock NTP may slew 500 ppm against this one; the
+   * margin keeps the local deadline before the cluster's.
+   */
+  static long localTtlNanos(Duration ttl) {
+    long nanos = ttl.toNanos();
+    return nanos - nanos / 1_000;
   }
 
   long grantAnsweredNanos() {
@@ -139,7 +150,7 @@ public final class Lease implements AutoCloseable {
       if (state == State.LOST || state == State.CLOSED) {
         return;
       }
-      long renewed = sentNanos + ttl.toNanos();
+      long renewed = sentNanos + localTtlNanos(ttl);
       if (renewed - deadlineNanos > 0) {
         deadlineNanos = renewed;
         scheduleDeadlineChecks();
@@ -416,7 +427,7 @@ public final class Lease implements AutoCloseable {
       synchronized (this) {
         // Still measured from the send time: the cluster's deadline is at least this late.
         deadlineNanos =
-            Math.max(deadlineNanos, sentNanos + Duration.ofMillis(result.ttlMs()).toNanos());
+            Math.max(deadlineNanos, sentNanos + localTtlNanos(Duration.ofMillis(result.ttlMs())));
       }
       changeState(State.AT_RISK, State.HELD);
     } else if (result.code() == ResultCode.LEASE_LOST) {
