@@ -367,6 +367,16 @@ public final class FencingClient implements AutoCloseable {
     return config;
   }
 
+  /**
+   * True when, for the whole {@code unreachableTimeout} up to now, no node could be contacted and
+   * connections were refused: nothing this client sent in that time reached a node. (An election,
+   * where nodes answer but none leads, or a slow node is not this.)
+   */
+  public boolean clusterUnreachable() {
+    return reachability.unreachable(
+        System.nanoTime() - unreachableTimeout.toNanos(), unreachableTimeout);
+  }
+
   /** What the latest call saw of the cluster. */
   public ConnectionState connectionState() {
     return connectionState;

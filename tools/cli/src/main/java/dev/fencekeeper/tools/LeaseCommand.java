@@ -95,7 +95,8 @@ final class LeaseCommand implements Runnable {
                 () ->
                     fencing
                         .acquireTokenAsync(resource, flags.ttl, options)
-                        .thenApply(Wire::response)),
+                        .thenApply(Wire::response),
+                fencing::clusterUnreachable),
             resource);
       }
       AcquireOptions options = flags.options(requestId);

@@ -11,6 +11,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -36,6 +37,19 @@ final class UntilAnswered {
    * Every attempt must carry the same request id.
    */
   static Response send(Duration budget, Supplier<CompletableFuture<Response>> attempt) {
+    return send(budget, attempt, () -> false);
+  }
+
+  /**
+   * As {@link #send(Duration, Supplier)}, but gives up at once when {@code nothingReachable} says
+   * no node could be contacted at all over the client's unreachable timeout: every connection was
+   * refused, so no attempt reached a node and there is no lost answer to wait for (a dead cluster
+   * fails as fast as the client does).
+   */
+  static Response send(
+      Duration budget,
+      Supplier<CompletableFuture<Response>> attempt,
+      BooleanSupplier nothingReachable) {
     long deadline = System.nanoTime() + budget.toNanos();
     Duration pause = FIRST_PAUSE;
     Response last = null;
@@ -52,6 +66,9 @@ final class UntilAnswered {
       }
       if (answer != null) {
         last = answer;
+      }
+      if (last != null && nothingReachable.getAsBoolean()) {
+        return last;
       }
       long sleep = Math.min(pause.toNanos(), deadline - System.nanoTime());
       if (sleep > 0) {

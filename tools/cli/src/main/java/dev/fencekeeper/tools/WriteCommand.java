@@ -101,7 +101,8 @@ final class WriteCommand extends ClientVerb {
         UntilAnswered.send(
             retryBudget(),
             () ->
-                fencing.writeAsync(resource, token, List.of(change), id).thenApply(Wire::response)),
+                fencing.writeAsync(resource, token, List.of(change), id).thenApply(Wire::response),
+            fencing::clusterUnreachable),
         resource,
         key);
   }

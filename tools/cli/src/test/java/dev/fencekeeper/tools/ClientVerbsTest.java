@@ -329,8 +329,12 @@ class ClientVerbsTest {
   // Guarantee: with no node reachable, status says so per node and exits 11 within a few seconds.
   @Test
   void statusWithoutNodesIsUnavailable() throws IOException {
-    String nowhere =
-        "127.0.0.1:" + InProcessCluster.freePort() + ",127.0.0.1:" + InProcessCluster.freePort();
+    int first = InProcessCluster.freePort();
+    int second = InProcessCluster.freePort();
+    while (second == first) { // the kernel may hand the port it just freed out again
+      second = InProcessCluster.freePort();
+    }
+    String nowhere = "127.0.0.1:" + first + ",127.0.0.1:" + second;
     CliRun run = CliRun.run(cluster.dataDir(), "status", "--json", "--peers", nowhere);
 
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(11);

@@ -34,6 +34,23 @@ class UntilAnsweredTest {
     assertThat(attempts).hasValue(4);
   }
 
+  // Guarantee: when no node could be reached at all (every connection refused), the client's
+  // UNAVAILABLE is the outcome at once: nothing was delivered, so there is no answer to wait for.
+  @Test
+  void nothingReachableEndsAtOnce() {
+    AtomicInteger attempts = new AtomicInteger();
+    Response r =
+        UntilAnswered.send(
+            Duration.ofSeconds(10),
+            () -> {
+              attempts.incrementAndGet();
+              return answer(ResultCode.UNAVAILABLE);
+            },
+            () -> true);
+    assertThat(r.getCode()).isEqualTo(ResultCode.UNAVAILABLE);
+    assertThat(attempts).hasValue(1);
+  }
+
   // Guarantee: a rejection is an answer: it is not sent again.
   @Test
   void aRejectionIsNotSentAgain() {
