@@ -31,11 +31,22 @@ final class TlsFailures {
           + message
           + ")";
     }
+    if (m.contains("certificate_expired")) {
+      return "the node refused this client's certificate: it has expired (" + message + ")";
+    }
     if (m.contains("bad_certificate")
         || m.contains("unknown_ca")
         || m.contains("certificate_unknown")) {
       return "the node refused this client's certificate: not issued by a CA it trusts, or"
           + " expired ("
+          + message
+          + ")";
+    }
+    if (m.contains("alert_internal_error")) {
+      // OpenSSL-backed nodes answer a client certificate their trust manager rejects without a
+      // specific reason (one another CA issued) with this alert rather than unknown_ca.
+      return "the node refused this client's certificate or could not verify it (a certificate"
+          + " another CA issued ends the handshake this way: "
           + message
           + ")";
     }

@@ -153,6 +153,37 @@ class TlsClusterTest {
     }
   }
 
+  // Guarantee: a client the nodes refuse at the TLS handshake (a certificate another CA issued, an
+  // expired one) is told it is a TLS failure of its certificate, within the dial timeout rather
+  // than after the call's whole timeout.
+  @Test
+  void aRefusedHandshakeIsReportedAsWhatItIs() {
+    ClusterConfig expired = withTls(cluster, certs, "expired");
+    ClusterConfig foreignCa =
+        cluster.withSecurity(
+            cluster
+                .security()
+                .withTls(
+                    new Security.TlsFiles(
+                        foreign.resolve("client.crt"),
+                        foreign.resolve("client.key"),
+                        certs.resolve("ca.crt"))));
+    for (ClusterConfig refused : List.of(expired, foreignCa)) {
+      try (FencingClient client = FencingClient.connect(refused, "intruder")) {
+        long started = System.nanoTime();
+        Result r = client.acquireToken("tls-told", Duration.ofSeconds(30), "intruder");
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        assertThat(r.code())
+            .as(refused.toString())
+            .isEqualTo(dev.fencekeeper.client.ResultCode.UNAVAILABLE);
+        assertThat(r.message())
+            .contains("TLS handshake")
+            .contains("refused this client's certificate");
+        assertThat(took).as(r.message()).isLessThan(Duration.ofSeconds(5));
+      }
+    }
+  }
+
   @Test
   void aNodeWithAForeignCertificateNeverJoinsIn() {
     try (FencingClient client =
