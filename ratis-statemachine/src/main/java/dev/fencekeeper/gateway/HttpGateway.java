@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import javax.net.ssl.SSLException;
@@ -39,6 +40,8 @@ import org.slf4j.LoggerFactory;
  * limits and OVERLOADED answers are the client port's. docs/http-gateway.md is the reference.
  */
 public final class HttpGateway implements AutoCloseable {
+  private final AtomicBoolean closed = new AtomicBoolean();
+
   private static final Logger LOG = LoggerFactory.getLogger(HttpGateway.class);
   private static final int MAX_HEADER_BYTES = 16 * 1024;
 
@@ -151,6 +154,9 @@ public final class HttpGateway implements AutoCloseable {
 
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return; // a node that stopped for want of storage has closed it already
+    }
     try {
       server.close().syncUninterruptibly();
     } finally {

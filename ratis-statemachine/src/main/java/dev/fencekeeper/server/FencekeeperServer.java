@@ -212,7 +212,17 @@ public final class FencekeeperServer implements AutoCloseable {
         new Thread(
             () -> {
               stopTicker();
+              // The client port and gateway go first: answering clients on a node whose Raft
+              // server is gone would point them back at it instead of at the new leader.
               try {
+                HttpGateway http = gateway;
+                if (http != null) {
+                  http.close();
+                }
+                ClientPort port = clientPort;
+                if (port != null) {
+                  port.close();
+                }
                 server.close();
               } catch (IOException | RuntimeException e) {
                 LOG.warn("Stopping the Raft server after the storage ran low failed", e);
