@@ -51,7 +51,10 @@ function ported(script) {
 }
 
 function runBlocks(page, name) {
-  const script = page.map((b) => `${ported(b.script)}\necho "${MARK}"`).join('\n');
+  // A pause between blocks, as between a reader's commands: a follower the next block asks has then
+  // applied what the last one committed (a watch there would otherwise see the last event arrive in a
+  // second answer line).
+  const script = page.map((b) => `${ported(b.script)}\necho "${MARK}"\nsleep 0.3`).join('\n');
   const run = spawnSync('bash', ['-c', `set -u\n${script}`], {
     cwd: repoRoot,
     encoding: 'utf8',
