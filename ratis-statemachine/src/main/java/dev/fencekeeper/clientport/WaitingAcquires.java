@@ -211,13 +211,15 @@ final class WaitingAcquires {
     }
 
     /**
-     * The caller cancelled the call: leave the line; nobody is left to answer. Sent even when a
-     * grant was being answered: a cancelled call never delivered it, and the CancelWait releases a
-     * grant its request id still holds.
+     * The caller cancelled the call before it was answered: leave the line; nobody is left to
+     * answer. The CancelWait also releases a grant that raced with the cancel (its request id still
+     * holds it). Once the call was answered, the caller has what it was given.
      */
     void cancelled() {
       synchronized (this) {
-        if (givingUp) {
+        // Answered already: the caller has its grant (a gateway client that closes its connection
+        // after reading the answer cancels the call); giving up now would release that lease.
+        if (givingUp || done) {
           return;
         }
         givingUp = true;
