@@ -150,10 +150,27 @@ final class ClientPortTransport implements AutoCloseable {
     return leader;
   }
 
-  /** Records a failed attempt that did not reach fencekeeper (a session stream's). */
+  /**
+   * Records a failed attempt that did not reach fencekeeper. A node with TLS closes a plaintext
+   * connection before a word of HTTP/2, which gRPC reports as nothing more than this: on a client
+   * without TLS it counts as a refusal, so the call fails within the unreachable bound and says
+   * what is missing instead of waiting out its timeout.
+   */
   void attemptFailed(Throwable error) {
-    reachability.attemptFailed(error);
+    Status status = Status.fromThrowable(error);
+    if (ssl == null
+        && status.getCode() == Status.Code.UNAVAILABLE
+        && PLAINTEXT_CLOSED.equals(status.getDescription())) {
+      reachability.refused(PLAINTEXT_REFUSED);
+    } else {
+      reachability.attemptFailed(error);
+    }
   }
+
+  private static final String PLAINTEXT_CLOSED = "Network closed for unknown reason";
+  static final String PLAINTEXT_REFUSED =
+      "the node closed the connection before answering, as a node with TLS does with a client"
+          + " without it: this client has no certificate (set tls.cert, tls.key and tls.trust)";
 
   long requestTimeoutMs() {
     return requestTimeoutMs;
@@ -346,7 +363,7 @@ final class ClientPortTransport implements AutoCloseable {
                       + (status.getDescription() == null ? "" : " " + status.getDescription())));
           return;
         }
-        reachability.attemptFailed(error);
+        attemptFailed(error);
         failed(address);
         ManagedChannel channel = channels.get(address);
         if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
@@ -469,7 +486,7 @@ final class ClientPortTransport implements AutoCloseable {
           @Override
           public void onError(Throwable t) {
             if (!first.isDone()) {
-              reachability.attemptFailed(t);
+              attemptFailed(t);
               if (Status.fromThrowable(t).getCode() == Status.Code.UNAVAILABLE) {
                 failed(address);
               }

@@ -40,6 +40,12 @@ final class Reachability {
     }
   }
 
+  /** Records an attempt the node refused for {@code why}, as a connection refused is. */
+  void refused(String why) {
+    lastRefusal = why;
+    lastRefusalNanos = System.nanoTime();
+  }
+
   void contact() {
     lastContactNanos = System.nanoTime();
   }

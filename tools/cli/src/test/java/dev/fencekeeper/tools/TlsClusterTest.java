@@ -182,6 +182,14 @@ class TlsClusterTest {
         assertThat(took).as(r.message()).isLessThan(Duration.ofSeconds(5));
       }
     }
+    try (FencingClient client = FencingClient.connect(cluster, "no-certificate")) {
+      long started = System.nanoTime();
+      Result r = client.acquireToken("tls-told", Duration.ofSeconds(30), "no-certificate");
+      Duration took = Duration.ofNanos(System.nanoTime() - started);
+      assertThat(r.code()).isEqualTo(dev.fencekeeper.client.ResultCode.UNAVAILABLE);
+      assertThat(r.message()).contains("this client has no certificate");
+      assertThat(took).as(r.message()).isLessThan(Duration.ofSeconds(5));
+    }
   }
 
   @Test
