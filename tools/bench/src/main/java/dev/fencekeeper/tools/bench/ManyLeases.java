@@ -340,7 +340,8 @@ final class ManyLeases {
             + BenchReport.fmt(f.acquireSeconds(), 1)
             + " s"
             + (f.acquireFailures().isEmpty() ? "" : " (failed: " + f.acquireFailures() + ")")
-            + ". Each lease renews itself at a third of its TTL, each renewal a command of its own."
+            + ". The client's one session keeps all of them alive: one renewal, one log entry, per"
+            + " renewal period (a third of the TTL) for every lease it holds."
             + " W2 at "
             + f.w2Alone().concurrency()
             + " workers (Lease API) runs through the same client, first before the leases are"
