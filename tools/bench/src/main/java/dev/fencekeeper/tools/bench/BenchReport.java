@@ -1250,7 +1250,7 @@ final class BenchReport {
               + String.join(" and ", anchorsRun)
               + ", three members each on 127.0.0.1 from the Debian packages, each measurement right"
               + " after fencekeeper's at the same workload and concurrency; how each is run is"
-              + " under [Baselines](#baselines).");
+              + " under [Baselines](performance-notes.md#baselines).");
     }
     lines.add(
         "- Raft settings: "
