@@ -10,6 +10,7 @@ import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.gateway.GatewaySettings;
 import dev.fencekeeper.gateway.HttpGateway;
 import dev.fencekeeper.metrics.NodeMetrics;
+import dev.fencekeeper.replication.RecoveringGrpc;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.LeaderDuties;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
@@ -27,6 +28,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -60,6 +62,13 @@ public final class FencekeeperServer implements AutoCloseable {
    * for a small tmpfs.
    */
   public static final String STORAGE_RESERVE_PROPERTY = StorageGuard.RESERVE_PROPERTY;
+
+  /**
+   * TEST ONLY: {@code -Dfencekeeper.testing.stock-log-appender=true} starts the node with Ratis's
+   * own gRPC log appender instead of {@link RecoveringGrpc}'s, to show what the workaround for a
+   * stuck follower changes (docs/ratis-workarounds.md).
+   */
+  public static final String STOCK_LOG_APPENDER_PROPERTY = "fencekeeper.testing.stock-log-appender";
 
   private final ClusterConfig config;
   private final FencingStateMachine stateMachine;
@@ -149,10 +158,16 @@ public final class FencekeeperServer implements AutoCloseable {
               return t;
             });
     stateMachine.setLeaderDuties(new Duties());
+    RaftProperties serverProperties = config.serverProperties();
+    if (!Boolean.getBoolean(STOCK_LOG_APPENDER_PROPERTY)) {
+      // A leader whose bookkeeping for a follower went stale restarts that follower's appender
+      // instead of sending it heartbeats forever (docs/ratis-workarounds.md).
+      RecoveringGrpc.install(serverProperties);
+    }
     RaftServer.Builder builder =
         RaftServer.newBuilder()
             .setServerId(self)
-            .setProperties(config.serverProperties())
+            .setProperties(serverProperties)
             .setParameters(parameters)
             .setStateMachine(stateMachine)
             .setOption(RaftStorage.StartupOption.RECOVER);
