@@ -18,9 +18,19 @@ import org.apache.ratis.server.leader.LogAppender;
  */
 public final class RecoveringGrpc implements RpcType {
 
-  /** Makes {@code properties} start a server on this transport. */
-  public static void install(RaftProperties properties) {
+  // Ratis hands the factory only its Parameters, and each appender its server's properties.
+  static final String STALL_BOUND_MS_KEY = "fencekeeper.log-appender.stall-restart-ms";
+
+  /**
+   * Makes {@code properties} start a server on this transport, whose appenders restart after a
+   * follower stalled for {@code stallBoundMs} ({@link FollowerStall}).
+   */
+  public static void install(RaftProperties properties, long stallBoundMs) {
+    if (stallBoundMs <= 0) {
+      throw new IllegalArgumentException("stall bound must be positive: " + stallBoundMs);
+    }
     RaftConfigKeys.Rpc.setType(properties, new RecoveringGrpc());
+    properties.setLong(STALL_BOUND_MS_KEY, stallBoundMs);
   }
 
   /** Ratis instantiates the type named in the properties by this constructor. */
@@ -45,8 +55,12 @@ public final class RecoveringGrpc implements RpcType {
     @Override
     public LogAppender newLogAppender(
         RaftServer.Division server, LeaderState state, FollowerInfo follower) {
-      return new RecoveringLogAppender(
-          server, state, follower, RecoveringLogAppender.STALL_BOUND_MS);
+      long stallBoundMs =
+          server
+              .getRaftServer()
+              .getProperties()
+              .getLong(STALL_BOUND_MS_KEY, RecoveringLogAppender.DEFAULT_STALL_BOUND_MS);
+      return new RecoveringLogAppender(server, state, follower, stallBoundMs);
     }
   }
 }

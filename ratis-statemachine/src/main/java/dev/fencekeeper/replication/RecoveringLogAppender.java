@@ -25,8 +25,11 @@ import org.slf4j.LoggerFactory;
 public final class RecoveringLogAppender extends GrpcLogAppender {
   private static final Logger LOG = LoggerFactory.getLogger(RecoveringLogAppender.class);
 
-  /** How long a follower may answer INCONSISTENCY without its match index moving. */
-  public static final long STALL_BOUND_MS = 20_000;
+  /**
+   * How long a follower may answer INCONSISTENCY without its match index moving, unless {@code
+   * raft.stuck-follower.restart-after} says otherwise.
+   */
+  public static final long DEFAULT_STALL_BOUND_MS = 20_000;
 
   // LeaderState.restart stops this appender; it must not run on the appender's own threads.
   private static final ExecutorService RESTARTER =

@@ -63,13 +63,6 @@ public final class FencekeeperServer implements AutoCloseable {
    */
   public static final String STORAGE_RESERVE_PROPERTY = StorageGuard.RESERVE_PROPERTY;
 
-  /**
-   * TEST ONLY: {@code -Dfencekeeper.testing.stock-log-appender=true} starts the node with Ratis's
-   * own gRPC log appender instead of {@link RecoveringGrpc}'s, to show what the workaround for a
-   * stuck follower changes (docs/ratis-workarounds.md).
-   */
-  public static final String STOCK_LOG_APPENDER_PROPERTY = "fencekeeper.testing.stock-log-appender";
-
   private final ClusterConfig config;
   private final FencingStateMachine stateMachine;
   private final NodeMetrics metrics;
@@ -159,10 +152,11 @@ public final class FencekeeperServer implements AutoCloseable {
             });
     stateMachine.setLeaderDuties(new Duties());
     RaftProperties serverProperties = config.serverProperties();
-    if (!Boolean.getBoolean(STOCK_LOG_APPENDER_PROPERTY)) {
+    long stuckFollowerRestartMs = config.stuckFollowerRestartAfter().toMillis();
+    if (stuckFollowerRestartMs > 0) {
       // A leader whose bookkeeping for a follower went stale restarts that follower's appender
       // instead of sending it heartbeats forever (docs/ratis-workarounds.md).
-      RecoveringGrpc.install(serverProperties);
+      RecoveringGrpc.install(serverProperties, stuckFollowerRestartMs);
     }
     RaftServer.Builder builder =
         RaftServer.newBuilder()

@@ -30,8 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A follower that the leader stops feeding while it answers every heartbeat: the leader's
  * bookkeeping says the follower holds entries it does not hold. Each case ends with the follower
  * applying what the leader applied, within a bound. Run with {@code
- * -Dfencekeeper.testing.stock-log-appender=true} to see Ratis's own appender leave the wiped member
- * behind.
+ * -Dstuck-follower.restart-after=0} to see Ratis's own appender leave the wiped member behind.
  */
 @Timeout(240)
 class StuckFollowerClusterTest {
@@ -105,8 +104,17 @@ class StuckFollowerClusterTest {
     }
   }
 
+  /**
+   * The cluster's settings; {@code -Dstuck-follower.restart-after=0} runs the cluster on Ratis's
+   * own log appender, without the workaround.
+   */
   static Properties settings() {
-    return new Properties();
+    Properties p = new Properties();
+    String restartAfter = System.getProperty("stuck-follower.restart-after");
+    if (restartAfter != null) {
+      p.setProperty("raft.stuck-follower.restart-after", restartAfter);
+    }
+    return p;
   }
 
   private static String follower(TestCluster cluster, String leader) {
