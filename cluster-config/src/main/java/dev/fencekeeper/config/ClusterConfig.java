@@ -332,6 +332,15 @@ public final class ClusterConfig {
     return value(Keys.SNAPSHOT_AUTO_TRIGGER_ENTRIES);
   }
 
+  /**
+   * {@code raft.stuck-follower.restart-after}: how long a follower may answer INCONSISTENCY without
+   * its match index moving before the leader restarts replicating to it; zero: Ratis's own log
+   * appender, without the workaround.
+   */
+  public Duration stuckFollowerRestartAfter() {
+    return value(Keys.STUCK_FOLLOWER_RESTART_AFTER);
+  }
+
   public Duration electionTimeoutMin() {
     return value(Keys.ELECTION_TIMEOUT_MIN);
   }

@@ -131,6 +131,20 @@ final class Keys {
           "raft.election.timeout.max",
           Duration.ofMillis(800),
           "longest such wait, greater than the min; each wait is random in between");
+  // Ratis 3.3.0's gRPC log appender can stop sending a follower entries for good; the node restarts
+  // that follower's appender instead (docs/ratis-workarounds.md).
+  static final ConfigKey<Duration> STUCK_FOLLOWER_RESTART_AFTER =
+      define(
+          "raft.stuck-follower.restart-after",
+          ValueSyntax.DURATION,
+          Duration.ofSeconds(20),
+          null,
+          List.of(
+              Bound.of(d -> !d.isNegative(), "must not be negative", ">= 0"),
+              ValueSyntax.WHOLE_MILLIS),
+          "how long a leader's follower may answer INCONSISTENCY without its match index moving"
+              + " before the leader restarts replicating to it; 0 leaves Ratis's own log appender"
+              + " (docs/ratis-workarounds.md)");
   static final ConfigKey<Duration> CLIENT_REQUEST_TIMEOUT =
       timeout(
           "client.request.timeout", Duration.ofSeconds(3), "how long one client attempt may take");

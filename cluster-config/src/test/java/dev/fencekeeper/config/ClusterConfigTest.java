@@ -339,6 +339,22 @@ class ClusterConfigTest {
         .hasMessageContaining(fragment);
   }
 
+  // Guarantee: the stuck-follower bound defaults to 20 s, takes 0 (Ratis's own appender) and
+  // refuses a negative value naming the key.
+  @Test
+  void stuckFollowerRestartAfterTakesZeroButNotANegativeValue() {
+    assertThat(ClusterConfig.fromProperties(props()).stuckFollowerRestartAfter())
+        .isEqualTo(Duration.ofSeconds(20));
+    assertThat(
+            ClusterConfig.fromProperties(props("raft.stuck-follower.restart-after", "0ms"))
+                .stuckFollowerRestartAfter())
+        .isZero();
+    assertThatThrownBy(
+            () -> ClusterConfig.fromProperties(props("raft.stuck-follower.restart-after", "-1s")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("raft.stuck-follower.restart-after");
+  }
+
   // A missing peers key is an error, not a silent single-host default.
   @Test
   void peersAreRequired() {

@@ -10,6 +10,7 @@ import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.gateway.GatewaySettings;
 import dev.fencekeeper.gateway.HttpGateway;
 import dev.fencekeeper.metrics.NodeMetrics;
+import dev.fencekeeper.replication.RecoveringGrpc;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.LeaderDuties;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
@@ -27,6 +28,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -149,10 +151,17 @@ public final class FencekeeperServer implements AutoCloseable {
               return t;
             });
     stateMachine.setLeaderDuties(new Duties());
+    RaftProperties serverProperties = config.serverProperties();
+    long stuckFollowerRestartMs = config.stuckFollowerRestartAfter().toMillis();
+    if (stuckFollowerRestartMs > 0) {
+      // A leader whose bookkeeping for a follower went stale restarts that follower's appender
+      // instead of sending it heartbeats forever (docs/ratis-workarounds.md).
+      RecoveringGrpc.install(serverProperties, stuckFollowerRestartMs);
+    }
     RaftServer.Builder builder =
         RaftServer.newBuilder()
             .setServerId(self)
-            .setProperties(config.serverProperties())
+            .setProperties(serverProperties)
             .setParameters(parameters)
             .setStateMachine(stateMachine)
             .setOption(RaftStorage.StartupOption.RECOVER);

@@ -150,6 +150,7 @@ class ArchitectureTest {
               "dev.fencekeeper.statemachine..",
               "dev.fencekeeper.clientport..",
               "dev.fencekeeper.server..",
+              "dev.fencekeeper.replication..",
               "dev.fencekeeper.gateway..",
               "dev.fencekeeper.metrics..")
           .layer("cli")
@@ -221,6 +222,7 @@ class ArchitectureTest {
             "dev.fencekeeper.statemachine",
             "dev.fencekeeper.clientport",
             "dev.fencekeeper.server",
+            "dev.fencekeeper.replication",
             "dev.fencekeeper.metrics",
             "dev.fencekeeper.tools",
             "dev.fencekeeper.tools.drill",
