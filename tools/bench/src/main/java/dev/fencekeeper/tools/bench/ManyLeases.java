@@ -322,101 +322,49 @@ final class ManyLeases {
     o.put("lost", s.lost());
   }
 
-  /** The Markdown section. */
-  static List<String> table(Figures f) {
-    List<String> lines = new ArrayList<>();
-    lines.add("### Many leases: " + BenchReport.fmt(f.leases(), 0) + " held by one client");
-    lines.add("");
-    lines.add(
-        "One FencingClient built with the defaults acquires "
-            + BenchReport.fmt(f.leases(), 0)
-            + " leases of TTL "
-            + f.ttl().toSeconds()
-            + " s (`acquireAsync`, "
-            + ACQUIRES_IN_FLIGHT
-            + " in flight): "
-            + BenchReport.fmt(f.acquired(), 0)
-            + " acquired in "
-            + BenchReport.fmt(f.acquireSeconds(), 1)
-            + " s"
-            + (f.acquireFailures().isEmpty() ? "" : " (failed: " + f.acquireFailures() + ")")
-            + ". The client's one session keeps all of them alive: one renewal, one log entry, per"
-            + " renewal period (a third of the TTL) for every lease it holds."
-            + " W2 at "
-            + f.w2Alone().concurrency()
-            + " workers (Lease API) runs through the same client, first before the leases are"
-            + " taken, then beside them; between the two, a window with the leases alone. Entries"
-            + " applied: growth of the highest last-applied index any node reports over the"
-            + " window (a window shorter than a third of the TTL sees few renewals). Valid:"
-            + " `Lease.isValid()` right after the window.");
-    lines.add("");
-    lines.add(
-        "| window | W2 writes/s | W2 p99 ms | W2 failed | entries applied/s | server cores |"
-            + " client cores | leases valid | at risk | lost |");
-    lines.add("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+  /** The figures of the Markdown section, as its template (many-leases.md.mustache) shows them. */
+  static Map<String, Object> markdown(Figures f) {
     Measurement a = f.w2Alone();
-    lines.add(
-        "| W2 alone | "
-            + BenchReport.fmt(a.opsPerSecond(), 0)
-            + " | "
-            + BenchReport.fmt(a.percentileMs(99), 2)
-            + " | "
-            + a.failed()
-            + " | "
-            + BenchReport.fmt(a.appliedPerSecond(), 0)
-            + " | "
-            + cores(a.serverCpuMs(), a.seconds())
-            + " | "
-            + cores(a.clientCpuMs(), a.seconds())
-            + " | – | – | – |");
     Idle idle = f.leasesAlone();
-    lines.add(
-        "| leases alone | – | – | – | "
-            + BenchReport.fmt(idle.appliedPerSecond(), 0)
-            + " | "
-            + cores(idle.serverCpuMs(), idle.seconds())
-            + " | "
-            + cores(idle.clientCpuMs(), idle.seconds())
-            + " | "
-            + standingCells(f.afterLeasesAlone(), f.acquired())
-            + " |");
     Measurement b = f.w2WithLeases();
-    lines.add(
-        "| W2 beside the leases | "
-            + BenchReport.fmt(b.opsPerSecond(), 0)
-            + " | "
-            + BenchReport.fmt(b.percentileMs(99), 2)
-            + " | "
-            + b.failed()
-            + " | "
-            + BenchReport.fmt(b.appliedPerSecond(), 0)
-            + " | "
-            + cores(b.serverCpuMs(), b.seconds())
-            + " | "
-            + cores(b.clientCpuMs(), b.seconds())
-            + " | "
-            + standingCells(f.atEnd(), f.acquired())
-            + " |");
-    lines.add("");
-    lines.add(
-        "W2 beside the leases did "
-            + BenchReport.fmt(100 * f.w2Ratio(), 0)
-            + " % of W2 alone's writes/s."
-            + (f.lossReasons().isEmpty()
-                ? " No lease was lost."
-                : " Leases lost, by reason: " + f.lossReasons() + "."));
-    lines.add("");
-    return lines;
+    Map<String, Object> leasesAlone =
+        ReportTemplate.model(
+            "appliedPerSecond", BenchReport.fmt(idle.appliedPerSecond(), 0),
+            "serverCores", cores(idle.serverCpuMs(), idle.seconds()),
+            "clientCores", cores(idle.clientCpuMs(), idle.seconds()));
+    leasesAlone.putAll(standing(f.afterLeasesAlone()));
+    Map<String, Object> w2WithLeases = w2Window(b);
+    w2WithLeases.putAll(standing(f.atEnd()));
+    return ReportTemplate.model(
+        "leases", BenchReport.fmt(f.leases(), 0),
+        "ttlSeconds", f.ttl().toSeconds(),
+        "inFlight", ACQUIRES_IN_FLIGHT,
+        "acquired", BenchReport.fmt(f.acquired(), 0),
+        "acquireSeconds", BenchReport.fmt(f.acquireSeconds(), 1),
+        "acquireFailures", f.acquireFailures().isEmpty() ? null : f.acquireFailures().toString(),
+        "w2Workers", a.concurrency(),
+        "w2Alone", w2Window(a),
+        "leasesAlone", leasesAlone,
+        "w2WithLeases", w2WithLeases,
+        "w2Percent", BenchReport.fmt(100 * f.w2Ratio(), 0),
+        "lossReasons", f.lossReasons().isEmpty() ? null : f.lossReasons().toString());
   }
 
-  private static String standingCells(Standing s, int of) {
-    return BenchReport.fmt(s.valid(), 0)
-        + " of "
-        + BenchReport.fmt(of, 0)
-        + " | "
-        + BenchReport.fmt(s.atRisk(), 0)
-        + " | "
-        + BenchReport.fmt(s.lost(), 0);
+  private static Map<String, Object> w2Window(Measurement m) {
+    return ReportTemplate.model(
+        "writesPerSecond", BenchReport.fmt(m.opsPerSecond(), 0),
+        "p99", BenchReport.fmt(m.percentileMs(99), 2),
+        "failed", m.failed(),
+        "appliedPerSecond", BenchReport.fmt(m.appliedPerSecond(), 0),
+        "serverCores", cores(m.serverCpuMs(), m.seconds()),
+        "clientCores", cores(m.clientCpuMs(), m.seconds()));
+  }
+
+  private static Map<String, Object> standing(Standing s) {
+    return ReportTemplate.model(
+        "valid", BenchReport.fmt(s.valid(), 0),
+        "atRisk", BenchReport.fmt(s.atRisk(), 0),
+        "lost", BenchReport.fmt(s.lost(), 0));
   }
 
   private static String cores(long cpuMs, double seconds) {

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -344,59 +345,37 @@ final class NodeW2 {
     return o;
   }
 
-  /** The Markdown section. */
-  static List<String> table(Figures f) {
-    List<String> lines = new ArrayList<>();
-    lines.add("### W2 through the Node client against the Java client (same run)");
-    lines.add("");
-    lines.add(
-        "W2 on the same cluster through the Java client's Lease API (in the bench's JVM) and"
-            + " through the Node client ("
-            + f.nodeVersion()
-            + ", `clients/node/bench/w2.mjs` as a child process, one client for all its"
-            + " workers, connected to the nodes' client ports); leases of TTL "
-            + Workload.LEASE_TTL.toSeconds()
-            + " s. Round 1 runs Java then Node at each worker count, round 2 Node then Java. The"
-            + " Node script times its own window, including the writes that straddle its end.");
-    lines.add("");
-    lines.add("| round | client | workers | writes/s | p50 ms | p99 ms | errors |");
-    lines.add("|--:|---|--:|--:|--:|--:|--:|");
+  /** The figures of the Markdown section, as its template (node-w2.md.mustache) shows them. */
+  static Map<String, Object> markdown(Figures f) {
+    List<Map<String, Object>> rows = new ArrayList<>();
     for (Row r : f.rows()) {
-      lines.add(
-          "| "
-              + r.round()
-              + " | "
-              + (r.client().equals(JAVA) ? "Java" : "Node")
-              + " | "
-              + r.workers()
-              + " | "
-              + BenchReport.fmt(r.writesPerSecond(), 0)
-              + " | "
-              + BenchReport.fmt(r.p50Ms(), 2)
-              + " | "
-              + BenchReport.fmt(r.p99Ms(), 2)
-              + " | "
-              + r.errors()
-              + " |");
+      rows.add(
+          ReportTemplate.model(
+              "round", r.round(),
+              "client", r.client().equals(JAVA) ? "Java" : "Node",
+              "workers", r.workers(),
+              "writesPerSecond", BenchReport.fmt(r.writesPerSecond(), 0),
+              "p50", BenchReport.fmt(r.p50Ms(), 2),
+              "p99", BenchReport.fmt(r.p99Ms(), 2),
+              "errors", r.errors()));
     }
-    lines.add("");
-    lines.add("| workers | Java writes/s | Node writes/s | Node/Java |");
-    lines.add("|--:|--:|--:|--:|");
+    List<Map<String, Object>> ratios = new ArrayList<>();
     for (Ratio r : f.ratios()) {
-      lines.add(
-          "| "
-              + r.workers()
-              + " | "
-              + BenchReport.fmt(r.javaWritesPerSecond(), 0)
-              + " | "
-              + BenchReport.fmt(r.nodeWritesPerSecond(), 0)
-              + " | "
-              + BenchReport.fmt(r.nodePerJava(), 2)
-              + "× |");
+      ratios.add(
+          ReportTemplate.model(
+              "workers", r.workers(),
+              "java", BenchReport.fmt(r.javaWritesPerSecond(), 0),
+              "node", BenchReport.fmt(r.nodeWritesPerSecond(), 0),
+              "nodePerJava", BenchReport.fmt(r.nodePerJava(), 2)));
     }
-    lines.add("");
-    lines.add("Writes/s of both rounds pooled (writes over seconds) per client.");
-    lines.add("");
-    return lines;
+    return ReportTemplate.model(
+        "nodeVersion",
+        f.nodeVersion(),
+        "ttlSeconds",
+        Workload.LEASE_TTL.toSeconds(),
+        "rows",
+        rows,
+        "ratios",
+        ratios);
   }
 }

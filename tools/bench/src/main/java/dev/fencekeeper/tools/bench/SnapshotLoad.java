@@ -372,100 +372,51 @@ final class SnapshotLoad {
     return o;
   }
 
-  static List<String> table(Figures f) {
-    List<String> lines = new ArrayList<>();
-    lines.add(
-        "### Snapshots under load: W2 ×"
-            + f.workers()
-            + " at "
-            + BenchReport.fmt(f.keys(), 0)
-            + " keys of "
-            + StateSize.VALUE_BYTES
-            + " bytes");
-    lines.add("");
-    lines.add(
-        "Two clusters of their own, one after the other, each loaded with the same keys ("
-            + BenchReport.fmt(f.resources(), 0)
-            + " resources, "
-            + f.keysPerWrite()
-            + " keys per write), then W2 with "
-            + f.workers()
-            + " workers for the window after the warm-up: first with `"
-            + AUTO_TRIGGER_KEY
-            + "` at "
-            + BenchReport.fmt(f.without().entriesPerSnapshot(), 0)
-            + " (no snapshot in the window), then at "
-            + BenchReport.fmt(f.with().entriesPerSnapshot(), 0)
-            + (f.entriesGiven()
-                ? " (--snapshot-every)"
-                : " (one snapshot per "
-                    + SNAPSHOT_INTERVAL.toSeconds()
-                    + " s at the first window's rate)")
-            + ", Ratis taking each snapshot itself. Snapshots: the nodes' snapshot files of a state"
-            + " inside the window.");
-    lines.add("");
-    lines.add(
-        "| snapshots | entries per snapshot | writes/s | p50 ms | p99 ms | p99.9 ms | max ms |"
-            + " snapshots written ("
-            + String.join(" + ", f.with().snapshotsByNode().keySet())
-            + ") | node CPU µs/write | load s |");
-    lines.add("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
-    lines.add(row("without", f.without()));
-    lines.add(row("with", f.with()));
-    lines.add("");
+  /**
+   * The figures of the Markdown section, as its template (snapshot-load.md.mustache) shows them.
+   */
+  static Map<String, Object> markdown(Figures f) {
     Measurement a = f.without().w2();
     Measurement b = f.with().w2();
-    lines.add(
-        "With snapshots / without: p99 ×"
-            + BenchReport.fmt(b.percentileMs(99) / a.percentileMs(99), 2)
-            + ", p99.9 ×"
-            + BenchReport.fmt(b.percentileMs(99.9) / a.percentileMs(99.9), 2)
-            + ", max ×"
-            + BenchReport.fmt(b.maxMs() / a.maxMs(), 2)
-            + ", writes/s ×"
-            + BenchReport.fmt(b.opsPerSecond() / a.opsPerSecond(), 2)
-            + ".");
-    lines.add("");
-    long failed = a.failed() + b.failed();
-    if (failed > 0) {
-      lines.add(
-          "Writes that did not end ACCEPTED in the windows: "
-              + a.failed()
-              + " without, "
-              + b.failed()
-              + " with snapshots (not in the latencies).");
-      lines.add("");
-    }
-    return lines;
+    return ReportTemplate.model(
+        "workers", f.workers(),
+        "keys", BenchReport.fmt(f.keys(), 0),
+        "valueBytes", StateSize.VALUE_BYTES,
+        "resources", BenchReport.fmt(f.resources(), 0),
+        "keysPerWrite", f.keysPerWrite(),
+        "autoTriggerKey", AUTO_TRIGGER_KEY,
+        "withoutEntries", BenchReport.fmt(f.without().entriesPerSnapshot(), 0),
+        "withEntries", BenchReport.fmt(f.with().entriesPerSnapshot(), 0),
+        "entriesGiven", f.entriesGiven(),
+        "intervalSeconds", SNAPSHOT_INTERVAL.toSeconds(),
+        "nodes", String.join(" + ", f.with().snapshotsByNode().keySet()),
+        "windows", List.of(window("without", f.without()), window("with", f.with())),
+        "p99Ratio", BenchReport.fmt(b.percentileMs(99) / a.percentileMs(99), 2),
+        "p999Ratio", BenchReport.fmt(b.percentileMs(99.9) / a.percentileMs(99.9), 2),
+        "maxRatio", BenchReport.fmt(b.maxMs() / a.maxMs(), 2),
+        "writesRatio", BenchReport.fmt(b.opsPerSecond() / a.opsPerSecond(), 2),
+        "failed", a.failed() + b.failed() > 0,
+        "withoutFailed", a.failed(),
+        "withFailed", b.failed());
   }
 
-  private static String row(String label, Run r) {
+  private static Map<String, Object> window(String label, Run r) {
     Measurement m = r.w2();
-    return "| "
-        + label
-        + " | "
-        + BenchReport.fmt(r.entriesPerSnapshot(), 0)
-        + " | "
-        + BenchReport.fmt(m.opsPerSecond(), 0)
-        + " | "
-        + BenchReport.fmt(m.percentileMs(50), 2)
-        + " | "
-        + BenchReport.fmt(m.percentileMs(99), 2)
-        + " | "
-        + BenchReport.fmt(m.percentileMs(99.9), 2)
-        + " | "
-        + BenchReport.fmt(m.maxMs(), 2)
-        + " | "
-        + r.snapshots()
-        + " ("
-        + r.snapshotsByNode().values().stream()
-            .map(String::valueOf)
-            .reduce((x, y) -> x + " + " + y)
-            .orElse("")
-        + ") | "
-        + BenchReport.fmt(m.cpuMicrosPerOp(m.serverCpuMs()), 0)
-        + " | "
-        + BenchReport.fmt(r.loadSeconds(), 1)
-        + " |";
+    return ReportTemplate.model(
+        "label", label,
+        "entriesPerSnapshot", BenchReport.fmt(r.entriesPerSnapshot(), 0),
+        "writesPerSecond", BenchReport.fmt(m.opsPerSecond(), 0),
+        "p50", BenchReport.fmt(m.percentileMs(50), 2),
+        "p99", BenchReport.fmt(m.percentileMs(99), 2),
+        "p999", BenchReport.fmt(m.percentileMs(99.9), 2),
+        "max", BenchReport.fmt(m.maxMs(), 2),
+        "snapshots", r.snapshots(),
+        "snapshotsByNode",
+            r.snapshotsByNode().values().stream()
+                .map(String::valueOf)
+                .reduce((x, y) -> x + " + " + y)
+                .orElse(""),
+        "cpu", BenchReport.fmt(m.cpuMicrosPerOp(m.serverCpuMs()), 0),
+        "loadSeconds", BenchReport.fmt(r.loadSeconds(), 1));
   }
 }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 class BenchReportTest {
   @TempDir Path dir;
 
-  private static Measurement run(
+  static Measurement run(
       String system,
       Workload w,
       int concurrency,

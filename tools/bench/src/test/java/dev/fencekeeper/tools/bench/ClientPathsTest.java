@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ClientPathsTest {
   @TempDir Path dir;
 
-  private static Measurement row(String system, Workload w, int c, long ops, ClientApi api) {
+  static Measurement row(String system, Workload w, int c, long ops, ClientApi api) {
     Histogram h = new Histogram(3);
     for (int i = 0; i < ops; i++) {
       h.recordValue(1000);

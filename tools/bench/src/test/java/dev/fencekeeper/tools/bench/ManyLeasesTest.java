@@ -37,7 +37,7 @@ class ManyLeasesTest {
         applied);
   }
 
-  private static ManyLeases.Figures figures() {
+  static ManyLeases.Figures figures() {
     return new ManyLeases.Figures(
         10_000,
         Duration.ofSeconds(10),

@@ -24,7 +24,7 @@ class NodeW2Test {
       }
       """;
 
-  private static NodeW2.Figures figures() {
+  static NodeW2.Figures figures() {
     return new NodeW2.Figures(
         "v20.20.2",
         List.of(

@@ -52,7 +52,7 @@ class SnapshotLoadTest {
     return m;
   }
 
-  private static SnapshotLoad.Figures figures() {
+  static SnapshotLoad.Figures figures() {
     return new SnapshotLoad.Figures(
         1_000_000,
         1_000,
