@@ -1,6 +1,5 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.client.wire.RequestKinds;
 import dev.fencekeeper.client.wire.WaiterWakeups;
 import dev.fencekeeper.config.ClusterConfig;
@@ -25,7 +24,6 @@ import dev.fencekeeper.proto.ValidateRequest;
 import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.WriteRequest;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -42,22 +40,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.retry.ExponentialBackoffRetry;
-import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
-import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,13 +59,11 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Every call has a {@code CompletableFuture} twin ({@code ...Async}). Leader changes are
- * absorbed here. By default the client speaks the client protocol to the nodes' client ports
- * ({@link Transport#CLIENT_PROTOCOL}): it follows a follower's NOT_LEADER answer to the leader and
- * re-sends a command whose answer was lost unchanged, so its request id applies it at most once;
- * and one session stream renews every lease it holds, one log entry per keep-alive, and brings
- * their ends back as they commit. With {@link Transport#RATIS} Ratis's client redirects and retries
- * instead (its retry cache answers a retried command without applying it again), and each lease
- * renews itself. Reads that fail during an election are retried too.
+ * absorbed here. The client speaks fencekeeper's client protocol to the nodes' client ports: it
+ * follows a follower's NOT_LEADER answer to the leader and re-sends a command whose answer was lost
+ * unchanged, so its request id applies it at most once; and one session stream renews every lease
+ * it holds, one log entry per keep-alive, and brings their ends back as they commit. Reads that
+ * fail during an election are retried too.
  */
 public final class FencingClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
@@ -90,16 +74,6 @@ public final class FencingClient implements AutoCloseable {
   private static final Logger CONNECTION_LOG =
       LoggerFactory.getLogger("dev.fencekeeper.client.connection");
 
-  private static final int READ_ATTEMPTS = 20;
-  private static final long READ_RETRY_SLEEP_MS = 50;
-  // A full leader queue is retried a few times, 50 ms doubling to 800 ms (about 1.5 s in all), then
-  // reported as OVERLOADED: beyond that, waiting longer only adds to the load.
-  private static final RetryPolicy OVERLOAD_RETRIES =
-      ExponentialBackoffRetry.newBuilder()
-          .setBaseSleepTime(TimeDuration.valueOf(50, TimeUnit.MILLISECONDS))
-          .setMaxSleepTime(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS))
-          .setMaxAttempts(6)
-          .build();
   // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (10 s
   // default).
   private static final long WAITER_RESEND_MS = 1_000;
@@ -108,24 +82,15 @@ public final class FencingClient implements AutoCloseable {
       new java.util.concurrent.atomic.AtomicBoolean();
 
   private final ClusterConfig config;
-  private final Transport transport;
-  // The client ports and the session, with Transport.CLIENT_PROTOCOL; null with RATIS.
+  // The nodes' client ports, and the one session that renews every lease this client holds.
   private final ClientPortTransport port;
   private final LeaseSession session;
-  // Replaced when its ordered stream breaks (see replaceBroken); volatile so every sender sees the
-  // swap.
-  private volatile RaftClient raft;
-  // Long-polls (lease events, waiters) travel apart from everything else; created at the first one.
-  private volatile RaftClient watchRaft;
-  private volatile boolean closed;
   // Set first thing in close(): a grant that arrives from then on is released, not handed out.
   private volatile boolean closing;
-  private final long retryAttempts;
   private final String defaultOwner;
   private final Duration callTimeout;
   private final Duration unreachableTimeout;
   private final Duration closeTimeout;
-  private final boolean followLeaseEvents;
   private final ScheduledExecutorService scheduler;
   private final ExecutorService sendExecutor;
   private final Executor callbackExecutor;
@@ -153,13 +118,7 @@ public final class FencingClient implements AutoCloseable {
   private volatile boolean limitsNotServed;
   private final List<Map.Entry<Executor, Consumer<ConnectionState>>> connectionListeners =
       new CopyOnWriteArrayList<>();
-  // Ratis numbers one client's async requests in a single sequence and each node processes them in
-  // that order, so a request aimed at one node (node info, a stale read) sent through `raft` leaves
-  // a gap in the leader's sequence that stalls this client's commands until a retry seconds later.
-  // Such requests go through a client of their node alone.
-  private final Map<String, RaftClient> pinned = new ConcurrentHashMap<>();
   private final ClientMetrics metrics;
-  private final org.apache.ratis.conf.Parameters ratisParameters;
   private final CommandCoalescer coalescer;
   private final String requestIdPrefix = UUID.randomUUID() + "-";
   private final java.util.concurrent.atomic.AtomicLong requestIdCounter =
@@ -176,11 +135,7 @@ public final class FencingClient implements AutoCloseable {
             : config.requestTimeout().multipliedBy(5);
     this.unreachableTimeout = settings.unreachableTimeout;
     this.closeTimeout = settings.closeTimeout;
-    this.followLeaseEvents = settings.followLeaseEvents;
     this.metrics = new ClientMetrics(settings.metricRegistry);
-    this.ratisParameters = settings.ratisParameters(config);
-    this.retryAttempts = Math.max(10, callTimeout.toMillis() / 50);
-    this.transport = settings.transport;
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -211,26 +166,19 @@ public final class FencingClient implements AutoCloseable {
               });
       this.callbackExecutor = ownedCallbackExecutor;
     }
-    if (transport == Transport.RATIS) {
-      this.port = null;
-      this.session = null;
-      this.raft = newOrderedClient();
-    } else {
-      this.port =
-          new ClientPortTransport(
-              config.clientAddresses(),
-              org.apache.ratis.grpc.GrpcConfigKeys.TLS.conf(ratisParameters),
-              config.requestTimeout().toMillis(),
-              reachability,
-              metrics,
-              scheduler,
-              sendExecutor);
-      this.session = new LeaseSession(this, port, defaultOwner);
-      this.raft = null;
-    }
+    this.port =
+        new ClientPortTransport(
+            config.clientAddresses(),
+            org.apache.ratis.grpc.GrpcConfigKeys.TLS.conf(settings.ratisParameters(config)),
+            config.requestTimeout().toMillis(),
+            reachability,
+            metrics,
+            scheduler,
+            sendExecutor);
+    this.session = new LeaseSession(this, port, defaultOwner);
     this.coalescer =
         new CommandCoalescer(
-            transport == Transport.RATIS ? this::sendThroughLog : this::sendThroughPort,
+            this::sendThroughPort,
             entriesInFlight(),
             config.limits().maxRequestsPerBatch(),
             config.limits().maxValueBytes());
@@ -248,85 +196,6 @@ public final class FencingClient implements AutoCloseable {
   private static int entriesInFlight() {
     return Math.max(
         1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_ENTRIES_IN_FLIGHT));
-  }
-
-  private RaftClient newOrderedClient() {
-    return raftClientBuilder()
-        .setRetryPolicy(
-            observed(
-                metrics.counting(
-                    LeaderRejection.notRetried(
-                        LeaderRejection.backingOffWhenOverloaded(
-                            fixedSleepRetries(), OVERLOAD_RETRIES)))))
-        .build();
-  }
-
-  /** {@code policy}, telling {@link #reachability} of every failed attempt. */
-  private RetryPolicy observed(RetryPolicy policy) {
-    return event -> {
-      reachability.attemptFailed(event.getCause());
-      return policy.handleAttemptFailure(event);
-    };
-  }
-
-  /**
-   * Every Raft client of this FencingClient starts here, so none can miss the cluster's TLS
-   * settings.
-   */
-  private RaftClient.Builder raftClientBuilder() {
-    return RaftClient.newBuilder()
-        .setRaftGroup(config.raftGroup())
-        .setProperties(config.clientProperties())
-        .setParameters(ratisParameters);
-  }
-
-  private RetryPolicy fixedSleepRetries() {
-    return RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-        (int) retryAttempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS));
-  }
-
-  /**
-   * Once one ordered request runs out of retries (every node down for longer than the retry
-   * budget), Ratis fails that client's ordered stream for good: every later request fails at once
-   * with AlreadyClosedException. A long-lived client must outlive a full-cluster outage, so the
-   * broken Raft client is replaced by a new one (a new client id; writes carry their own request
-   * ids, so dedup does not depend on Ratis's retry cache). Only the first caller that sees {@code
-   * broken} replaces it.
-   */
-  private void replaceIfBroken(RaftClient broken, Throwable failure) {
-    if (closed || !streamBroken(failure)) {
-      return;
-    }
-    synchronized (this) {
-      if (closed || raft != broken) {
-        return;
-      }
-      raft = newOrderedClient();
-    }
-    LOG.info("Replaced the Raft client after its request stream failed: {}", failure.toString());
-    // Closing waits for its channels to drain; never on a gRPC or caller thread.
-    Thread closer =
-        new Thread(
-            () -> {
-              try {
-                broken.close();
-              } catch (java.io.IOException | RuntimeException e) {
-                LOG.debug("Closing the replaced Raft client failed", e);
-              }
-            },
-            "fencekeeper-client-close-replaced");
-    closer.setDaemon(true);
-    closer.start();
-  }
-
-  private static boolean streamBroken(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof org.apache.ratis.protocol.exceptions.RaftRetryFailureException
-          || t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /** Connects to the cluster described by {@code config}; nodes are contacted lazily. */
@@ -603,8 +472,7 @@ public final class FencingClient implements AutoCloseable {
           if (error != null) {
             result.completeExceptionally(error);
           } else if (r.code() == ResultCode.GRANTED) {
-            Lease lease =
-                new Lease(this, resource, owner, ttl, r.token(), sentNanos, session != null);
+            Lease lease = new Lease(this, resource, owner, ttl, r.token(), sentNanos);
             deliver(
                 (CompletableFuture<Object>) result, lease, optional ? Optional.of(lease) : lease);
           } else if (optional
@@ -639,16 +507,14 @@ public final class FencingClient implements AutoCloseable {
     if (closing || !result.complete(value)) {
       LOG.debug("Releasing {}: granted after its caller gave up", lease);
       track(lease.closeAsync());
-    } else if (session != null) {
+    } else {
       session.add(lease);
-    } else if (followLeaseEvents) {
-      lease.followEvents();
     }
   }
 
-  /** The session id leases are acquired with; empty without a session (Transport.RATIS). */
+  /** The session id leases are acquired with. */
   private String sessionId() {
-    return session == null ? "" : session.id();
+    return session.id();
   }
 
   /**
@@ -657,9 +523,7 @@ public final class FencingClient implements AutoCloseable {
    */
   void forget(Lease lease, boolean endedOnCluster) {
     held.remove(lease);
-    if (session != null) {
-      session.remove(lease, endedOnCluster);
-    }
+    session.remove(lease, endedOnCluster);
   }
 
   private <T> CompletableFuture<T> track(CompletableFuture<T> call) {
@@ -773,8 +637,7 @@ public final class FencingClient implements AutoCloseable {
                   owner,
                   ttl,
                   r.token(),
-                  leaseStart(sentNanos, r.expiresAtMs() - r.nowMs()),
-                  session != null));
+                  leaseStart(sentNanos, r.expiresAtMs() - r.nowMs())));
         }
         case WAITING, UNAVAILABLE -> {
           if (r.code() == ResultCode.WAITING) {
@@ -890,15 +753,7 @@ public final class FencingClient implements AutoCloseable {
         return false; // too little left by this client's reckoning; the re-sent acquire tells
         // exactly
       }
-      grant(
-          new Lease(
-              FencingClient.this,
-              resource,
-              owner,
-              ttl,
-              grant.getToken(),
-              startNanos,
-              session != null));
+      grant(new Lease(FencingClient.this, resource, owner, ttl, grant.getToken(), startNanos));
       return true;
     }
 
@@ -1164,8 +1019,7 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * One node-info query, through the long-poll client (unordered, so it leaves no gap in the
-   * ordered stream): whichever node answers it tells the limits, which every node of a cluster
+   * One node-info query: whichever node answers it tells the limits, which every node of a cluster
    * shares.
    */
   private CompletableFuture<Void> askForLimits() {
@@ -1173,13 +1027,8 @@ public final class FencingClient implements AutoCloseable {
     CompletableFuture<Response> asked;
     try {
       asked =
-          port != null
-              ? port.call(request, unreachableTimeout.toMillis(), null)
-                  .thenApply(ClientPortTransport.Answer::response)
-              : watchClient()
-                  .async()
-                  .sendReadOnlyUnordered(message(request))
-                  .thenApply(FencingClient::parseReply);
+          port.call(request, unreachableTimeout.toMillis(), null)
+              .thenApply(ClientPortTransport.Answer::response);
     } catch (RuntimeException e) {
       asked = CompletableFuture.failedFuture(e);
     }
@@ -1362,9 +1211,6 @@ public final class FencingClient implements AutoCloseable {
    * the first call, which records the node that answered).
    */
   private Result sendBackup(Request request, String[] frozenAt) {
-    if (port == null) {
-      return send(request);
-    }
     CompletableFuture<Response> answer =
         port.call(request, callTimeout.toMillis(), frozenAt[0])
             .thenApply(
@@ -1406,61 +1252,13 @@ public final class FencingClient implements AutoCloseable {
     return new Watch(this, name, prefix, afterIndex, e -> listener.accept(LeaseEvent.of(e)));
   }
 
-  /**
-   * The events of one resource from the entry that granted {@code token} on, for a {@link Lease}
-   * that follows its own: a token is the log index of its grant (or above it, after a restore, when
-   * the watch starts where the node is), so nothing between the grant and the subscription is
-   * missed.
-   */
-  Watch watchEvents(
-      String resource, long token, Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
-    return Watch.fromGrant(this, resource, token, listener);
-  }
-
   CompletableFuture<Response> watchOnce(WatchRequest request) {
-    if (port != null) {
-      try {
-        return port.watchOnce(request);
-      } catch (RuntimeException e) {
-        return CompletableFuture.failedFuture(e);
-      }
-    }
-    Message message = message(Request.newBuilder().setWatch(request).build());
     try {
-      // Unordered: a long-poll must not hold up this client's other requests behind it. And a
-      // client of its own: when a leader change cuts long-polls off, Ratis closes that client's
-      // channel to the old leader (blocking for seconds), which must not happen to the channel
-      // renewals go through.
-      return watchClient()
-          .async()
-          .sendReadOnlyUnordered(message)
-          .thenApply(FencingClient::parseReply);
+      return port.watchOnce(request);
     } catch (RuntimeException e) {
       // Failing the future keeps every caller's retry loop alive; a throw would end it silently.
       return CompletableFuture.failedFuture(e);
     }
-  }
-
-  private RaftClient watchClient() {
-    RaftClient c = watchRaft;
-    if (c == null) {
-      synchronized (this) {
-        c = watchRaft;
-        if (c == null) {
-          c = raftClientBuilder().setRetryPolicy(observed(fixedSleepRetries())).build();
-          if (closed) {
-            try {
-              c.close();
-            } catch (java.io.IOException e) {
-              LOG.debug("Closing the watch client failed", e);
-            }
-          } else {
-            watchRaft = c;
-          }
-        }
-      }
-    }
-    return c;
   }
 
   /**
@@ -1505,29 +1303,15 @@ public final class FencingClient implements AutoCloseable {
    */
   NodeInfo nodeInfo(String peerId, Duration timeout) {
     Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
-    if (port != null) {
-      String address = port.addressOf(peerId);
-      if (address == null) {
-        throw new IllegalArgumentException(
-            "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
-      }
-      return join(port.call(request, timeout.toMillis(), address)
-              .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
-          .response()
-          .getNode();
+    String address = port.addressOf(peerId);
+    if (address == null) {
+      throw new IllegalArgumentException(
+          "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
     }
-    RaftClient node = pinnedTo(peerId);
-    CompletableFuture<RaftClientReply> sent =
-        node.async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peerId));
-    // On the reply itself, not on the timed-out copy: the stream may fail after the caller gave up.
-    sent.whenComplete(
-        (reply, error) -> {
-          if (error != null) {
-            replacePinnedIfBroken(peerId, node, error);
-          }
-        });
-    CompletableFuture<Response> f = sent.thenApply(FencingClient::parseReply);
-    return join(f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)).getNode();
+    return join(port.call(request, timeout.toMillis(), address)
+            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+        .response()
+        .getNode();
   }
 
   /**
@@ -1621,80 +1405,16 @@ public final class FencingClient implements AutoCloseable {
     }
   }
 
-  /**
-   * One Raft message through the ordered stream: a command, or a batch of them (see
-   * CommandCoalescer).
-   */
-  private CompletableFuture<Response> sendThroughLog(Request request) {
-    CompletableFuture<Response> sent;
-    RaftClient ordered = raft;
-    try {
-      sent = ordered.async().send(message(request)).thenApply(this::parseLeaderReply);
-    } catch (RuntimeException e) {
-      sent = CompletableFuture.failedFuture(e);
-    }
-    sent.whenComplete(
-        (response, error) -> {
-          if (error != null) {
-            replaceIfBroken(ordered, error);
-          }
-        });
-    return sent;
-  }
-
-  private Response parseLeaderReply(RaftClientReply reply) {
-    if (reply.isSuccess()) {
-      metrics.answeredBy(reply.getServerId());
-    }
-    return parseReply(reply);
-  }
-
   private CompletableFuture<Response> query(Request request, ReadConsistency consistency) {
-    if (port != null) {
-      Request sent = consistency == ReadConsistency.STALE ? stale(request) : request;
-      CompletableFuture<ClientPortTransport.Answer> answer =
-          consistency == ReadConsistency.STALE
-              ? port.callAnyNode(sent, callTimeout.toMillis())
-              : port.call(sent, callTimeout.toMillis(), null);
-      return metrics.timed(
-          request.getCommandCase(),
-          settle(
-              failingFastWhenUnreachable(answer.thenApply(ClientPortTransport.Answer::response))
-                  .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
-              false));
-    }
-    Supplier<CompletableFuture<Response>> attempt =
-        consistency == ReadConsistency.LINEARIZABLE
-            ? () -> {
-              RaftClient ordered = raft;
-              CompletableFuture<Response> read =
-                  ordered.async().sendReadOnly(message(request)).thenApply(this::parseLeaderReply);
-              read.whenComplete(
-                  (response, error) -> {
-                    if (error != null) {
-                      replaceIfBroken(ordered, error);
-                    }
-                  });
-              return read;
-            }
-            : () -> {
-              List<PeerAddress> peers = config.peers();
-              PeerAddress peer = peers.get(ThreadLocalRandom.current().nextInt(peers.size()));
-              RaftClient node = pinnedTo(peer.id());
-              CompletableFuture<RaftClientReply> sent =
-                  node.async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()));
-              sent.whenComplete(
-                  (reply, error) -> {
-                    if (error != null) {
-                      replacePinnedIfBroken(peer.id(), node, error);
-                    }
-                  });
-              return sent.thenApply(FencingClient::parseReply);
-            };
+    Request sent = consistency == ReadConsistency.STALE ? stale(request) : request;
+    CompletableFuture<ClientPortTransport.Answer> answer =
+        consistency == ReadConsistency.STALE
+            ? port.callAnyNode(sent, callTimeout.toMillis())
+            : port.call(sent, callTimeout.toMillis(), null);
     return metrics.timed(
         request.getCommandCase(),
         settle(
-            failingFastWhenUnreachable(retrying(attempt, READ_ATTEMPTS))
+            failingFastWhenUnreachable(answer.thenApply(ClientPortTransport.Answer::response))
                 .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
             false));
   }
@@ -1722,8 +1442,7 @@ public final class FencingClient implements AutoCloseable {
   /**
    * One command (or a batch of them, see CommandCoalescer) through the client port, to the leader.
    * A waiting acquire goes as a batch of one, which the leader answers at once (WAITING or granted)
-   * rather than holding the call: {@link Waiting} re-sends it and follows its grant itself, as it
-   * does through Ratis.
+   * rather than holding the call: {@link Waiting} re-sends it and follows its grant itself.
    */
   private CompletableFuture<Response> sendThroughPort(Request request) {
     boolean waitingAcquire =
@@ -1752,45 +1471,9 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Ratis retries commands itself but hands read failures (read index unavailable during an
-   * election, an unreachable replica) straight back; reads have no side effects, so retry them
-   * here.
-   */
-  private CompletableFuture<Response> retrying(
-      Supplier<CompletableFuture<Response>> attempt, int attemptsLeft) {
-    CompletableFuture<Response> result = new CompletableFuture<>();
-    attempt
-        .get()
-        .whenComplete(
-            (response, error) -> {
-              if (error == null) {
-                result.complete(response);
-              } else if (attemptsLeft <= 1 || LeaderRejection.decode(error).isPresent()) {
-                result.completeExceptionally(error);
-              } else {
-                LOG.debug("Read failed, retrying: {}", error.toString());
-                later(
-                    () ->
-                        retrying(attempt, attemptsLeft - 1)
-                            .whenComplete(
-                                (r, e) -> {
-                                  if (e == null) {
-                                    result.complete(r);
-                                  } else {
-                                    result.completeExceptionally(e);
-                                  }
-                                }),
-                    READ_RETRY_SLEEP_MS,
-                    TimeUnit.MILLISECONDS);
-              }
-            });
-    return result;
-  }
-
-  /**
-   * Turns failures into results: a rejection a node made before logging carries its full response;
-   * anything else means no node answered in time (UNAVAILABLE) — for a command, with an unknown
-   * outcome.
+   * Turns failures into results: every answer a node gave, refusals included, arrives as a
+   * response; a failure means no node answered in time (UNAVAILABLE) — for a command, with an
+   * unknown outcome.
    */
   private CompletableFuture<Response> settle(CompletableFuture<Response> sent, boolean command) {
     return sent.handle(
@@ -1804,11 +1487,6 @@ public final class FencingClient implements AutoCloseable {
               error instanceof CompletionException && error.getCause() != null
                   ? error.getCause()
                   : error;
-          Optional<Response> rejection = LeaderRejection.decode(cause);
-          if (rejection.isPresent()) {
-            connectionIs(ConnectionState.CONNECTED);
-            return rejection.get();
-          }
           connectionIs(ConnectionState.DISCONNECTED);
           return Response.newBuilder()
               .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
@@ -1826,64 +1504,12 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Drops the per-node client of {@code peerId} once its request stream has failed for good (as
-   * {@link #replaceIfBroken} does for the main one), so the next request to that node gets a new
-   * one instead of AlreadyClosedException for ever after an outage.
-   */
-  private void replacePinnedIfBroken(String peerId, RaftClient broken, Throwable failure) {
-    if (!streamBroken(failure) || !pinned.remove(peerId, broken)) {
-      return;
-    }
-    LOG.debug("Replacing the client of node {} after its request stream failed", peerId);
-    Thread closer =
-        new Thread(
-            () -> {
-              try {
-                broken.close();
-              } catch (java.io.IOException | RuntimeException e) {
-                LOG.debug("Closing the replaced client of node {} failed", peerId, e);
-              }
-            },
-            "fencekeeper-client-close-replaced");
-    closer.setDaemon(true);
-    closer.start();
-  }
-
-  /**
-   * The client for requests aimed at node {@code peerId} only; it retries as the main client does.
-   */
-  private RaftClient pinnedTo(String peerId) {
-    return pinned.computeIfAbsent(
-        peerId,
-        id ->
-            raftClientBuilder()
-                .setLeaderId(RaftPeerId.valueOf(id))
-                .setRetryPolicy(observed(fixedSleepRetries()))
-                .build());
-  }
-
-  /**
    * A request id no other call of any client has used: this client's random prefix and a counter.
    * Cheaper than a random UUID per write, whose SecureRandom is shared by every thread of the
    * process.
    */
   private String freshRequestId() {
     return requestIdPrefix + Long.toString(requestIdCounter.incrementAndGet(), 36);
-  }
-
-  private static Message message(Request request) {
-    return Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray()));
-  }
-
-  private static Response parseReply(RaftClientReply reply) {
-    if (!reply.isSuccess()) {
-      throw new CompletionException(reply.getException());
-    }
-    try {
-      return Response.parseFrom(reply.getMessage().getContent().asReadOnlyByteBuffer());
-    } catch (InvalidProtocolBufferException e) {
-      throw new CompletionException(e);
-    }
   }
 
   /**
@@ -1921,10 +1547,9 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Runs {@code task} after {@code delay} on a sending thread. Anything that calls into Ratis goes
-   * this way, never runs on the scheduler itself: a Ratis send can block for seconds (closing a
-   * channel to a node that stopped leading), and the scheduler's one thread also times every
-   * lease's deadline.
+   * Runs {@code task} after {@code delay} on a sending thread, never on the scheduler itself: a
+   * send may block (opening a channel, a TLS handshake), and the scheduler's one thread also times
+   * every lease's deadline.
    */
   java.util.concurrent.ScheduledFuture<?> later(Runnable task, long delay, TimeUnit unit) {
     return scheduler.schedule(
@@ -1996,35 +1621,8 @@ public final class FencingClient implements AutoCloseable {
     if (ownedCallbackExecutor != null) {
       ownedCallbackExecutor.shutdown();
     }
-    synchronized (this) {
-      closed = true; // no replacement of the Raft client after this point
-    }
-    if (session != null) {
-      session.close();
-    }
-    if (port != null) {
-      port.close();
-    }
-    List<RaftClient> others = new ArrayList<>(pinned.values());
-    synchronized (this) {
-      if (watchRaft != null) {
-        others.add(watchRaft);
-      }
-    }
-    for (RaftClient client : others) {
-      try {
-        client.close();
-      } catch (java.io.IOException e) {
-        LOG.debug("Closing a node's Raft client failed", e);
-      }
-    }
-    try {
-      if (raft != null) {
-        raft.close();
-      }
-    } catch (java.io.IOException e) {
-      LOG.debug("Closing the Raft client failed", e);
-    }
+    session.close();
+    port.close();
   }
 
   /**
@@ -2050,8 +1648,6 @@ public final class FencingClient implements AutoCloseable {
     private Duration callTimeout;
     private Duration unreachableTimeout = Duration.ofSeconds(3);
     private Duration closeTimeout = Duration.ofSeconds(5);
-    private boolean followLeaseEvents = true;
-    private Transport transport = Transport.CLIENT_PROTOCOL;
     private String owner;
     private Executor callbackExecutor;
     private com.codahale.metrics.MetricRegistry metricRegistry;
@@ -2174,24 +1770,13 @@ public final class FencingClient implements AutoCloseable {
     }
 
     /**
-     * With {@link Transport#RATIS}: whether each held {@link Lease} follows its resource's events
-     * (one long-poll per lease), so that a revoke or an expiry reaches it within about a second;
-     * default true. Without, the holder learns of a loss at its next renewal (up to a third of the
-     * TTL later) or by its local deadline. With {@link Transport#CLIENT_PROTOCOL} the session
-     * brings every lease's events, at no cost per lease, whatever this says.
+     * Has no effect: every {@link Lease} a client holds gets its resource's events (a revoke, an
+     * expiry) from the client's session, within about a second, at no cost per lease.
+     *
+     * @deprecated leases always learn of their end from the session; nothing to turn on or off
      */
+    @Deprecated
     public Builder followLeaseEvents(boolean follow) {
-      this.followLeaseEvents = follow;
-      return this;
-    }
-
-    /**
-     * How the client reaches the cluster: {@link Transport#CLIENT_PROTOCOL} (the nodes' client
-     * ports, one session renewing every lease) or {@link Transport#RATIS} (Ratis's client on the
-     * Raft ports, each lease renewing itself); default {@link Transport#CLIENT_PROTOCOL}.
-     */
-    public Builder transport(Transport how) {
-      this.transport = java.util.Objects.requireNonNull(how, "transport");
       return this;
     }
 

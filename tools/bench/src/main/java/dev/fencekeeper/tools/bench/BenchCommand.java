@@ -3,7 +3,6 @@ package dev.fencekeeper.tools.bench;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
-import dev.fencekeeper.client.Transport;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.tools.CliContext;
@@ -227,17 +226,6 @@ public final class BenchCommand implements Callable<Integer> {
   private String api;
 
   @Option(
-      names = "--transport",
-      paramLabel = "CLIENT_PROTOCOL|RATIS",
-      defaultValue = "CLIENT_PROTOCOL",
-      description =
-          "How the bench's Java clients reach the nodes (the workloads, --many-leases and the Java"
-              + " side of --node-w2): the client protocol, as FencingClient's default, or RATIS,"
-              + " Ratis's own client, to compare the two in back-to-back runs (default:"
-              + " ${DEFAULT-VALUE}).")
-  private Transport transport;
-
-  @Option(
       names = "--many-leases",
       paramLabel = "N",
       defaultValue = "0",
@@ -356,18 +344,14 @@ public final class BenchCommand implements Callable<Integer> {
                 + nodeJvmFlags()
                 + "), "
                 + clients
-                + " FencingClient(s) over "
-                + transport
-                + " in the bench process (JVM flags "
+                + " FencingClient(s) in the bench process (JVM flags "
                 + benchJvmFlags()
                 + ")"
             : "the running cluster at "
                 + peers
                 + ", "
                 + clients
-                + " FencingClient(s) over "
-                + transport
-                + " (bench JVM flags "
+                + " FencingClient(s) (bench JVM flags "
                 + benchJvmFlags()
                 + ")";
     BenchReport report = new BenchReport(commandLine(), cluster.config(), description);
@@ -391,12 +375,7 @@ public final class BenchCommand implements Callable<Integer> {
       anchors = AnchorRun.start(baselines, clients, progress);
       List<FencingClient> fencing = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
-        fencing.add(
-            FencingClient.builder()
-                .config(cluster.config())
-                .owner("bench")
-                .transport(transport)
-                .build());
+        fencing.add(FencingClient.builder().config(cluster.config()).owner("bench").build());
       }
       try {
         awaitReady(fencing.get(0), runId);
@@ -458,7 +437,6 @@ public final class BenchCommand implements Callable<Integer> {
           report.manyLeases =
               ManyLeases.measure(
                   cluster.config(),
-                  transport,
                   probe,
                   manyLeases,
                   concurrencies.stream().mapToInt(Integer::intValue).max().orElseThrow(),
@@ -1033,9 +1011,6 @@ public final class BenchCommand implements Callable<Integer> {
     }
     if (snapshotEvery != null) {
       parts.addAll(List.of("--snapshot-every", Long.toString(snapshotEvery)));
-    }
-    if (transport != Transport.CLIENT_PROTOCOL) {
-      parts.addAll(List.of("--transport", transport.name()));
     }
     if (!api.equals(ClientApi.DEFAULT_NAMES)) {
       parts.addAll(List.of("--api", api));
