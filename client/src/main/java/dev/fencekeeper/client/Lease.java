@@ -224,7 +224,7 @@ public final class Lease implements AutoCloseable {
     synchronized (this) {
       already = lost;
       if (already == null) {
-        lossListeners.add(new Registered<>(client.callbackExecutor(), listener));
+        lossListeners.add(new Registered<>(client.calls().callbackExecutor(), listener));
         return;
       }
     }
@@ -261,7 +261,7 @@ public final class Lease implements AutoCloseable {
 
   /** Writes one key fenced by this lease's token. */
   public WriteResult write(String key, byte[] value) {
-    return FencingClient.join(writeAsync(List.of(KeyChange.put(key, value)), null));
+    return ClusterCalls.join(writeAsync(List.of(KeyChange.put(key, value)), null));
   }
 
   /** Writes one key (UTF-8) fenced by this lease's token. */
@@ -273,17 +273,17 @@ public final class Lease implements AutoCloseable {
   public WriteResult write(Map<String, byte[]> values) {
     List<KeyChange> changes = new ArrayList<>(values.size());
     values.forEach((k, v) -> changes.add(KeyChange.put(k, v)));
-    return FencingClient.join(writeAsync(changes, null));
+    return ClusterCalls.join(writeAsync(changes, null));
   }
 
   /** Deletes one key, fenced by this lease's token. */
   public WriteResult delete(String key) {
-    return FencingClient.join(writeAsync(List.of(KeyChange.delete(key)), null));
+    return ClusterCalls.join(writeAsync(List.of(KeyChange.delete(key)), null));
   }
 
   /** See {@link FencingClient#write(String, long, List, String)}. */
   public WriteResult write(List<KeyChange> changes, String requestId) {
-    return FencingClient.join(writeAsync(changes, requestId));
+    return ClusterCalls.join(writeAsync(changes, requestId));
   }
 
   /** The asynchronous form of {@link #write(List, String)}. */
@@ -301,7 +301,7 @@ public final class Lease implements AutoCloseable {
 
   /** Renews now rather than waiting for the background renewal. */
   public Result renew() {
-    return FencingClient.join(renewAsync());
+    return ClusterCalls.join(renewAsync());
   }
 
   /** The asynchronous form of {@link #renew()}. */
@@ -325,9 +325,10 @@ public final class Lease implements AutoCloseable {
     }
     long delayNanos = Math.max(0, deadlineNanos - System.nanoTime());
     deadlineCheck =
-        client.scheduler().schedule(this::checkDeadline, delayNanos, TimeUnit.NANOSECONDS);
+        client.calls().scheduler().schedule(this::checkDeadline, delayNanos, TimeUnit.NANOSECONDS);
     atRiskCheck =
         client
+            .calls()
             .scheduler()
             .schedule(
                 this::checkDeadlineNear,
@@ -510,7 +511,7 @@ public final class Lease implements AutoCloseable {
   /** Stops renewing and releases the lease, waiting for the answer. Safe to call more than once. */
   @Override
   public void close() {
-    FencingClient.join(closeAsync());
+    ClusterCalls.join(closeAsync());
   }
 
   @Override

@@ -72,6 +72,7 @@ public final class Watch implements AutoCloseable {
       request.setResource(name);
     }
     client
+        .calls()
         .watchOnce(request.build())
         .whenComplete(
             (response, error) -> {
@@ -81,14 +82,14 @@ public final class Watch implements AutoCloseable {
               if (error != null) {
                 LOG.debug(
                     "Watch of {} failed, resuming from {}: {}", name, afterIndex, error.toString());
-                client.later(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
+                client.calls().later(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
                 return;
               }
               if (response.getCode() == dev.fencekeeper.proto.ResultCode.OVERLOADED) {
                 // Too many of this identity's watches, or reads, wait on that node: back off, keep
                 // the position.
                 LOG.debug("Watch of {} refused: {}", name, response.getMessage());
-                client.later(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
+                client.calls().later(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
                 return;
               }
               if (afterIndex == FROM_NOW) {
