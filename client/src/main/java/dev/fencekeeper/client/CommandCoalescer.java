@@ -1,6 +1,5 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.client.wire.RequestKinds;
 import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.Request;
@@ -39,7 +38,7 @@ final class CommandCoalescer {
   private final AtomicInteger drainRequests = new AtomicInteger();
 
   /**
-   * @param transport sends one request as one Raft message and parses the answer
+   * @param transport sends one request (one log entry on the leader) and completes with its answer
    * @param maxInFlight entries outstanding at once; further commands wait and are batched
    * @param maxCommands commands per batch (the cluster's {@code limits.requests-per-batch.max})
    * @param maxValueBytes value bytes per batch, a batch being one entry (the cluster's {@code
@@ -173,15 +172,6 @@ final class CommandCoalescer {
     if (entry.size() == 1) {
       complete(entry.get(0), response, error);
       return;
-    }
-    if (error != null) {
-      // A batch whose every command the leader refused before logging (superseded tokens, malformed
-      // input) comes back through the exception channel, but answered per command all the same.
-      Response refused = LeaderRejection.decode(error).orElse(null);
-      if (refused != null && refused.getCode() == ResultCode.BATCH_ANSWERED) {
-        response = refused;
-        error = null;
-      }
     }
     if (error == null
         && response.getCode() == ResultCode.BATCH_ANSWERED

@@ -1,6 +1,5 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PeerAddress;
@@ -32,6 +31,8 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.retry.RetryPolicy;
+import org.apache.ratis.thirdparty.io.grpc.Status;
+import org.apache.ratis.thirdparty.io.grpc.StatusRuntimeException;
 import org.apache.ratis.util.TimeDuration;
 
 /**
@@ -498,7 +499,11 @@ public final class FencingAdmin implements AutoCloseable {
             .setRaftGroup(RaftGroup.valueOf(config.groupId(), peers))
             .setProperties(properties)
             .setParameters(config.ratisParameters())
-            .setRetryPolicy(LeaderRejection.notRetried(retry));
+            .setRetryPolicy(
+                event ->
+                    deniedByNode(event.getCause()) != null
+                        ? RetryPolicy.NO_RETRY_ACTION
+                        : retry.handleAttemptFailure(event));
     if (leader != null) {
       builder.setLeaderId(leader);
     }
@@ -513,9 +518,24 @@ public final class FencingAdmin implements AutoCloseable {
       return f;
     }
     // A node's own refusal (PERMISSION_DENIED) is an answer, not an outage.
-    return LeaderRejection.decode(e)
-        .map(r -> new FencingException(new Result(r), e))
-        .orElseGet(() -> unavailable(what + " failed: " + describe(e), e));
+    Status denied = deniedByNode(e);
+    return denied != null
+        ? failure(ResultCode.PERMISSION_DENIED, denied.getDescription(), e)
+        : unavailable(what + " failed: " + describe(e), e);
+  }
+
+  /**
+   * The status a node's gate refused the call with, when it did: an identity not in {@code
+   * authz.admins} asked for an operation Ratis serves itself. Null for any other failure.
+   */
+  private static Status deniedByNode(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof StatusRuntimeException refused
+          && refused.getStatus().getCode() == Status.Code.PERMISSION_DENIED) {
+        return refused.getStatus();
+      }
+    }
+    return null;
   }
 
   /**

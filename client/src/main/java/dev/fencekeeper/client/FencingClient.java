@@ -1,65 +1,17 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
-import dev.fencekeeper.client.wire.RequestKinds;
-import dev.fencekeeper.client.wire.WaiterWakeups;
+import static dev.fencekeeper.client.ClusterCalls.join;
+
 import dev.fencekeeper.config.ClusterConfig;
-import dev.fencekeeper.config.CommonPool;
-import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.config.Security;
-import dev.fencekeeper.proto.AcquireRequest;
-import dev.fencekeeper.proto.BackupRequest;
-import dev.fencekeeper.proto.CancelWaitRequest;
-import dev.fencekeeper.proto.KeyWrite;
-import dev.fencekeeper.proto.LeaseQuery;
 import dev.fencekeeper.proto.ListRequest;
-import dev.fencekeeper.proto.NodeInfo;
-import dev.fencekeeper.proto.NodeInfoQuery;
-import dev.fencekeeper.proto.ReadRequest;
-import dev.fencekeeper.proto.ReleaseRequest;
-import dev.fencekeeper.proto.RenewRequest;
-import dev.fencekeeper.proto.Request;
-import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.RevokeRequest;
-import dev.fencekeeper.proto.ValidateRequest;
-import dev.fencekeeper.proto.WatchRequest;
-import dev.fencekeeper.proto.WriteRequest;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.retry.ExponentialBackoffRetry;
-import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.retry.RetryPolicy;
-import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
-import org.apache.ratis.util.TimeDuration;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The embedded fencekeeper client. Thread-safe; one per process is plenty.
@@ -73,260 +25,31 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Every call has a {@code CompletableFuture} twin ({@code ...Async}). Leader changes are
- * absorbed here. By default the client speaks the client protocol to the nodes' client ports
- * ({@link Transport#CLIENT_PROTOCOL}): it follows a follower's NOT_LEADER answer to the leader and
- * re-sends a command whose answer was lost unchanged, so its request id applies it at most once;
- * and one session stream renews every lease it holds, one log entry per keep-alive, and brings
- * their ends back as they commit. With {@link Transport#RATIS} Ratis's client redirects and retries
- * instead (its retry cache answers a retried command without applying it again), and each lease
- * renews itself. Reads that fail during an election are retried too.
+ * absorbed here. The client speaks fencekeeper's client protocol to the nodes' client ports: it
+ * follows a follower's NOT_LEADER answer to the leader and re-sends a command whose answer was lost
+ * unchanged, so its request id applies it at most once; and one session stream renews every lease
+ * it holds, one log entry per keep-alive, and brings their ends back as they commit. Reads that
+ * fail during an election are retried too.
  */
 public final class FencingClient implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
-
-  /**
-   * The connection-state changes, on a logger of their own so that a caller can tune them apart.
-   */
-  private static final Logger CONNECTION_LOG =
-      LoggerFactory.getLogger("dev.fencekeeper.client.connection");
-
-  private static final int READ_ATTEMPTS = 20;
-  private static final long READ_RETRY_SLEEP_MS = 50;
-  // A full leader queue is retried a few times, 50 ms doubling to 800 ms (about 1.5 s in all), then
-  // reported as OVERLOADED: beyond that, waiting longer only adds to the load.
-  private static final RetryPolicy OVERLOAD_RETRIES =
-      ExponentialBackoffRetry.newBuilder()
-          .setBaseSleepTime(TimeDuration.valueOf(50, TimeUnit.MILLISECONDS))
-          .setMaxSleepTime(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS))
-          .setMaxAttempts(6)
-          .build();
-  // How often a queued acquire is re-sent: well inside the cluster's waiter-liveness window (10 s
-  // default).
-  private static final long WAITER_RESEND_MS = 1_000;
-  private static final int DEFAULT_ENTRIES_IN_FLIGHT = 2;
-  private static final java.util.concurrent.atomic.AtomicBoolean commonPoolChecked =
-      new java.util.concurrent.atomic.AtomicBoolean();
-
   private final ClusterConfig config;
-  private final Transport transport;
-  // The client ports and the session, with Transport.CLIENT_PROTOCOL; null with RATIS.
-  private final ClientPortTransport port;
-  private final LeaseSession session;
-  // Replaced when its ordered stream breaks (see replaceBroken); volatile so every sender sees the
-  // swap.
-  private volatile RaftClient raft;
-  // Long-polls (lease events, waiters) travel apart from everything else; created at the first one.
-  private volatile RaftClient watchRaft;
-  private volatile boolean closed;
-  // Set first thing in close(): a grant that arrives from then on is released, not handed out.
-  private volatile boolean closing;
-  private final long retryAttempts;
   private final String defaultOwner;
-  private final Duration callTimeout;
-  private final Duration unreachableTimeout;
   private final Duration closeTimeout;
-  private final boolean followLeaseEvents;
-  private final ScheduledExecutorService scheduler;
-  private final ExecutorService sendExecutor;
-  private final Executor callbackExecutor;
-  private final ExecutorService ownedCallbackExecutor; // null when the application gave its own
-  private final Set<Waiting> openWaits = ConcurrentHashMap.newKeySet();
-  // Leases handed out and neither lost, closed nor abandoned: close() releases them.
-  private final Set<Lease> held = ConcurrentHashMap.newKeySet();
-  // Acquires, cancel-waits and releases of late grants still in flight: close() waits for them.
-  private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
-  private final Reachability reachability = new Reachability();
-  // Calls not answered yet, with when they started: failed fast when no node can be reached at all.
-  private final Map<CompletableFuture<Response>, Long> unanswered = new ConcurrentHashMap<>();
-  private volatile ConnectionState connectionState = ConnectionState.CONNECTING;
-  // The limits a node said it enforces; null until one did. Writes wait for them (once), so that
-  // one too big for the cluster is refused here, before it is sent, and batches are sized by the
-  // cluster's rules.
-  private volatile dev.fencekeeper.proto.ServerLimits serverLimits;
-  private CompletableFuture<Void> learningLimits; // guarded by this
-  // When asking last failed (guarded by this): writes meanwhile go out unchecked rather than each
-  // waiting.
-  private long limitsUnknownSinceNanos;
-  private static final long LIMITS_RETRY_NANOS = TimeUnit.SECONDS.toNanos(10);
-  // A node answered without limits (an older version): nothing to learn, so writes never wait for
-  // it.
-  private volatile boolean limitsNotServed;
-  private final List<Map.Entry<Executor, Consumer<ConnectionState>>> connectionListeners =
-      new CopyOnWriteArrayList<>();
-  // Ratis numbers one client's async requests in a single sequence and each node processes them in
-  // that order, so a request aimed at one node (node info, a stale read) sent through `raft` leaves
-  // a gap in the leader's sequence that stalls this client's commands until a retry seconds later.
-  // Such requests go through a client of their node alone.
-  private final Map<String, RaftClient> pinned = new ConcurrentHashMap<>();
-  private final ClientMetrics metrics;
-  private final org.apache.ratis.conf.Parameters ratisParameters;
-  private final CommandCoalescer coalescer;
-  private final String requestIdPrefix = UUID.randomUUID() + "-";
-  private final java.util.concurrent.atomic.AtomicLong requestIdCounter =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final ClusterCalls calls;
+  // The one session that renews every lease this client holds and brings their events.
+  private final LeaseSession session;
+  private final Acquisitions acquisitions;
+  private final FencedWrites writes;
 
   private FencingClient(Builder settings) {
-    this.config = settings.effectiveConfig();
-    this.defaultOwner = settings.owner != null ? settings.owner : defaultOwnerLabel();
-    // Long enough to ride out an election and a few slow attempts, short enough that a dead cluster
-    // is reported rather than waited on forever.
-    this.callTimeout =
-        settings.callTimeout != null
-            ? settings.callTimeout
-            : config.requestTimeout().multipliedBy(5);
-    this.unreachableTimeout = settings.unreachableTimeout;
+    this.config = ClientSettings.effectiveConfig(settings);
+    this.defaultOwner =
+        settings.owner != null ? settings.owner : ClientSettings.defaultOwnerLabel();
     this.closeTimeout = settings.closeTimeout;
-    this.followLeaseEvents = settings.followLeaseEvents;
-    this.metrics = new ClientMetrics(settings.metricRegistry);
-    this.ratisParameters = settings.ratisParameters(config);
-    this.retryAttempts = Math.max(10, callTimeout.toMillis() / 50);
-    this.transport = settings.transport;
-    this.scheduler =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "fencekeeper-client-renewals");
-              t.setDaemon(true);
-              return t;
-            });
-    java.util.concurrent.atomic.AtomicInteger sender =
-        new java.util.concurrent.atomic.AtomicInteger();
-    this.sendExecutor =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "fencekeeper-client-send-" + sender.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    if (settings.callbackExecutor != null) {
-      this.callbackExecutor = settings.callbackExecutor;
-      this.ownedCallbackExecutor = null;
-    } else {
-      java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-      this.ownedCallbackExecutor =
-          Executors.newCachedThreadPool(
-              r -> {
-                Thread t = new Thread(r, "fencekeeper-client-callbacks-" + n.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-              });
-      this.callbackExecutor = ownedCallbackExecutor;
-    }
-    if (transport == Transport.RATIS) {
-      this.port = null;
-      this.session = null;
-      this.raft = newOrderedClient();
-    } else {
-      this.port =
-          new ClientPortTransport(
-              config.clientAddresses(),
-              org.apache.ratis.grpc.GrpcConfigKeys.TLS.conf(ratisParameters),
-              config.requestTimeout().toMillis(),
-              reachability,
-              metrics,
-              scheduler,
-              sendExecutor);
-      this.session = new LeaseSession(this, port, defaultOwner);
-      this.raft = null;
-    }
-    this.coalescer =
-        new CommandCoalescer(
-            transport == Transport.RATIS ? this::sendThroughLog : this::sendThroughPort,
-            entriesInFlight(),
-            config.limits().maxRequestsPerBatch(),
-            config.limits().maxValueBytes());
-    long sweepMs = Math.max(50, Math.min(500, unreachableTimeout.toMillis() / 4));
-    scheduler.scheduleWithFixedDelay(
-        this::failUnreachableCalls, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
-  }
-
-  /**
-   * Log entries one client keeps outstanding before it coalesces further commands into batches. Two
-   * keep the Raft pipeline busy while the next batch fills; more only make each batch smaller, and
-   * the cost is per entry (docs/benchmarks.md, Coalescing). The system property exists for
-   * benchmarking.
-   */
-  private static int entriesInFlight() {
-    return Math.max(
-        1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_ENTRIES_IN_FLIGHT));
-  }
-
-  private RaftClient newOrderedClient() {
-    return raftClientBuilder()
-        .setRetryPolicy(
-            observed(
-                metrics.counting(
-                    LeaderRejection.notRetried(
-                        LeaderRejection.backingOffWhenOverloaded(
-                            fixedSleepRetries(), OVERLOAD_RETRIES)))))
-        .build();
-  }
-
-  /** {@code policy}, telling {@link #reachability} of every failed attempt. */
-  private RetryPolicy observed(RetryPolicy policy) {
-    return event -> {
-      reachability.attemptFailed(event.getCause());
-      return policy.handleAttemptFailure(event);
-    };
-  }
-
-  /**
-   * Every Raft client of this FencingClient starts here, so none can miss the cluster's TLS
-   * settings.
-   */
-  private RaftClient.Builder raftClientBuilder() {
-    return RaftClient.newBuilder()
-        .setRaftGroup(config.raftGroup())
-        .setProperties(config.clientProperties())
-        .setParameters(ratisParameters);
-  }
-
-  private RetryPolicy fixedSleepRetries() {
-    return RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-        (int) retryAttempts, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS));
-  }
-
-  /**
-   * Once one ordered request runs out of retries (every node down for longer than the retry
-   * budget), Ratis fails that client's ordered stream for good: every later request fails at once
-   * with AlreadyClosedException. A long-lived client must outlive a full-cluster outage, so the
-   * broken Raft client is replaced by a new one (a new client id; writes carry their own request
-   * ids, so dedup does not depend on Ratis's retry cache). Only the first caller that sees {@code
-   * broken} replaces it.
-   */
-  private void replaceIfBroken(RaftClient broken, Throwable failure) {
-    if (closed || !streamBroken(failure)) {
-      return;
-    }
-    synchronized (this) {
-      if (closed || raft != broken) {
-        return;
-      }
-      raft = newOrderedClient();
-    }
-    LOG.info("Replaced the Raft client after its request stream failed: {}", failure.toString());
-    // Closing waits for its channels to drain; never on a gRPC or caller thread.
-    Thread closer =
-        new Thread(
-            () -> {
-              try {
-                broken.close();
-              } catch (java.io.IOException | RuntimeException e) {
-                LOG.debug("Closing the replaced Raft client failed", e);
-              }
-            },
-            "fencekeeper-client-close-replaced");
-    closer.setDaemon(true);
-    closer.start();
-  }
-
-  private static boolean streamBroken(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof org.apache.ratis.protocol.exceptions.RaftRetryFailureException
-          || t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException) {
-        return true;
-      }
-    }
-    return false;
+    this.calls = new ClusterCalls(config, settings);
+    this.session = new LeaseSession(this, calls.port(), defaultOwner);
+    this.acquisitions = new Acquisitions(this, calls, session, defaultOwner);
+    this.writes = new FencedWrites(calls);
   }
 
   /** Connects to the cluster described by {@code config}; nodes are contacted lazily. */
@@ -350,18 +73,6 @@ public final class FencingClient implements AutoCloseable {
     return new Builder();
   }
 
-  private static FencingClient create(Builder settings) {
-    if (!commonPoolChecked.getAndSet(true)) {
-      CommonPool.threadPerStageWarning().ifPresent(w -> LOG.warn("Slower than it could be: {}", w));
-    }
-    return new FencingClient(settings);
-  }
-
-  private static String defaultOwnerLabel() {
-    String host = System.getenv().getOrDefault("HOSTNAME", "localhost");
-    return host + ":" + ProcessHandle.current().pid();
-  }
-
   /** The cluster description this client was built from. */
   public ClusterConfig config() {
     return config;
@@ -373,13 +84,12 @@ public final class FencingClient implements AutoCloseable {
    * where nodes answer but none leads, or a slow node is not this.)
    */
   public boolean clusterUnreachable() {
-    return reachability.unreachable(
-        System.nanoTime() - unreachableTimeout.toNanos(), unreachableTimeout);
+    return calls.clusterUnreachable();
   }
 
   /** What the latest call saw of the cluster. */
   public ConnectionState connectionState() {
-    return connectionState;
+    return calls.connectionState();
   }
 
   /**
@@ -388,65 +98,17 @@ public final class FencingClient implements AutoCloseable {
    * own.
    */
   public void onConnectionStateChange(Executor executor, Consumer<ConnectionState> listener) {
-    connectionListeners.add(Map.entry(executor, listener));
+    calls.onConnectionStateChange(executor, listener);
   }
 
-  private void connectionIs(ConnectionState now) {
-    ConnectionState before;
-    synchronized (connectionListeners) {
-      before = connectionState;
-      if (before == now) {
-        return;
-      }
-      connectionState = now;
-    }
-    if (now == ConnectionState.DISCONNECTED) {
-      CONNECTION_LOG.warn("No node of {} answered: {}", config.peers(), reachability.lastRefusal());
-    } else if (before == ConnectionState.DISCONNECTED) {
-      CONNECTION_LOG.info("The cluster answers again");
-    }
-    for (Map.Entry<Executor, Consumer<ConnectionState>> l : connectionListeners) {
-      try {
-        l.getKey()
-            .execute(
-                () -> {
-                  try {
-                    l.getValue().accept(now);
-                  } catch (RuntimeException e) {
-                    LOG.warn("Connection-state listener failed on {}", now, e);
-                  }
-                });
-      } catch (RejectedExecutionException e) {
-        LOG.warn("Connection-state listener not told of {}: its executor refused the task", now);
-      }
-    }
-  }
-
-  /**
-   * What the session saw of the cluster: a stream opened or a keep-alive answered, or no stream for
-   * the unreachable timeout. Its keep-alives are this client's renewals.
-   */
-  void sessionReachable(boolean reached) {
-    if (reached) {
-      reachability.contact();
-      connectionIs(ConnectionState.CONNECTED);
-    } else {
-      connectionIs(ConnectionState.DISCONNECTED);
-    }
-  }
-
-  Duration unreachableTimeout() {
-    return unreachableTimeout;
-  }
-
-  /** Where lease listeners registered without an executor run. */
-  Executor callbackExecutor() {
-    return callbackExecutor;
+  /** How this client's calls reach the cluster; for the lease, session and watch plumbing. */
+  ClusterCalls calls() {
+    return calls;
   }
 
   /** This client's request latency, retries, leader redirects and lost leases. */
   public ClientMetrics metrics() {
-    return metrics;
+    return calls.metrics();
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -510,35 +172,7 @@ public final class FencingClient implements AutoCloseable {
   /** The general form: owner, request id and lock-delay in {@code options}. */
   public CompletableFuture<Lease> acquireAsync(
       String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
-    checkAcquire(resource, ttl, options);
-    java.util.Objects.requireNonNull(waitTimeout, "waitTimeout must not be null");
-    String requestId =
-        options.requestId() != null ? options.requestId() : UUID.randomUUID().toString();
-    String owner = options.owner() != null ? options.owner() : defaultOwner;
-    Waiting waiting =
-        new Waiting(
-            resource,
-            ttl,
-            owner,
-            requestId,
-            options.lockDelay(),
-            System.nanoTime() + waitTimeout.toNanos());
-    if (closing) {
-      waiting.result.completeExceptionally(closedError());
-      return waiting.result;
-    }
-    openWaits.add(waiting);
-    // Whoever completes the future first — the wait, a cancel, orTimeout, close() — the place is
-    // given up.
-    waiting.result.whenComplete(
-        (lease, error) -> {
-          openWaits.remove(waiting);
-          if (error != null && !waiting.leftQueue) {
-            track(cancelWait(resource, waiting.requestId));
-          }
-        });
-    waiting.attempt();
-    return waiting.result;
+    return acquisitions.acquireAsync(resource, ttl, waitTimeout, options);
   }
 
   /**
@@ -568,392 +202,12 @@ public final class FencingClient implements AutoCloseable {
   /** The asynchronous form of {@link #tryAcquire(String, Duration, AcquireOptions)}. */
   public CompletableFuture<Optional<Lease>> tryAcquireAsync(
       String resource, Duration ttl, AcquireOptions options) {
-    return leaseFrom(resource, ttl, options, true);
-  }
-
-  /**
-   * One acquire whose grant becomes a {@link Lease}: handed to the caller if it still waits for it,
-   * released at once otherwise.
-   */
-  @SuppressWarnings("unchecked")
-  private <T> CompletableFuture<T> leaseFrom(
-      String resource, Duration ttl, AcquireOptions options, boolean optional) {
-    checkAcquire(resource, ttl, options);
-    CompletableFuture<T> result = new CompletableFuture<>();
-    if (closing) {
-      result.completeExceptionally(closedError());
-      return result;
-    }
-    String owner = options.owner() != null ? options.owner() : defaultOwner;
-    // The local deadline counts from before the request leaves, so it can only be early, never
-    // late.
-    long sentNanos = System.nanoTime();
-    CompletableFuture<Result> attempt;
-    try {
-      attempt =
-          command(acquireRequest(resource, ttl, options.owner(owner), sessionId()))
-              .thenApply(Result::new);
-    } catch (RuntimeException e) {
-      result.completeExceptionally(e);
-      return result;
-    }
-    track(attempt);
-    attempt.whenComplete(
-        (r, error) -> {
-          if (error != null) {
-            result.completeExceptionally(error);
-          } else if (r.code() == ResultCode.GRANTED) {
-            Lease lease =
-                new Lease(this, resource, owner, ttl, r.token(), sentNanos, session != null);
-            deliver(
-                (CompletableFuture<Object>) result, lease, optional ? Optional.of(lease) : lease);
-          } else if (optional
-              && (r.code() == ResultCode.HELD || r.code() == ResultCode.LOCK_DELAYED)) {
-            result.complete((T) Optional.empty());
-          } else if (r.code() == ResultCode.HELD) {
-            result.completeExceptionally(new LeaseHeldException(r));
-          } else {
-            result.completeExceptionally(new FencingException(r));
-          }
-        });
-    return result;
-  }
-
-  /**
-   * Arguments no acquire can be built from fail here, at once, before anything is sent; values the
-   * cluster judges (a TTL that is not positive) are answered INVALID_ARGUMENT by it, as before.
-   */
-  private static void checkAcquire(String resource, Duration ttl, AcquireOptions options) {
-    java.util.Objects.requireNonNull(resource, "resource must not be null");
-    java.util.Objects.requireNonNull(ttl, "ttl must not be null");
-    java.util.Objects.requireNonNull(options, "options must not be null");
-  }
-
-  /**
-   * Hands {@code lease} over by completing {@code result} with {@code value}; when the caller no
-   * longer waits (cancelled, timed out, the client closing), releases it instead, so no grant is
-   * left held, or renewed, by nobody.
-   */
-  private void deliver(CompletableFuture<Object> result, Lease lease, Object value) {
-    held.add(lease);
-    if (closing || !result.complete(value)) {
-      LOG.debug("Releasing {}: granted after its caller gave up", lease);
-      track(lease.closeAsync());
-    } else if (session != null) {
-      session.add(lease);
-    } else if (followLeaseEvents) {
-      lease.followEvents();
-    }
-  }
-
-  /** The session id leases are acquired with; empty without a session (Transport.RATIS). */
-  private String sessionId() {
-    return session == null ? "" : session.id();
-  }
-
-  /**
-   * Forgets a lease that is no longer held (lost, closed, abandoned): close() has nothing to
-   * release.
-   */
-  void forget(Lease lease, boolean endedOnCluster) {
-    held.remove(lease);
-    if (session != null) {
-      session.remove(lease, endedOnCluster);
-    }
-  }
-
-  private <T> CompletableFuture<T> track(CompletableFuture<T> call) {
-    inFlight.add(call);
-    call.whenComplete((r, e) -> inFlight.remove(call));
-    return call;
-  }
-
-  private static FencingException closedError() {
-    return new FencingException(
-        new Result(
-            Response.newBuilder()
-                .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-                .setMessage("the client is closed")
-                .build()));
-  }
-
-  /**
-   * One blocking acquire: re-sends the same acquire (same request id) to stay queued, and learns of
-   * its grant from the lease event that names its request id; gives its place up when the wait
-   * ends.
-   */
-  private final class Waiting {
-    final String resource;
-    final Duration ttl;
-    final String owner;
-    volatile String requestId; // replaced when a grant ran out before this client heard of it
-    final Duration lockDelay;
-    final long waitUntilNanos;
-    final CompletableFuture<Lease> result = new CompletableFuture<>();
-    // True once this waiter is known not to be queued (a final answer, or its own CancelWait sent).
-    volatile boolean leftQueue;
-    long watchIndex;
-    int watchSeq = Integer.MAX_VALUE;
-    volatile long lastSentNanos;
-    // When the acquire last answered WAITING was sent: the grant came after the node queued it, so
-    // a lease timed from here ends locally no later than in the cluster. 0 until an answer said
-    // WAITING.
-    volatile long queuedSinceNanos;
-
-    Waiting(
-        String resource,
-        Duration ttl,
-        String owner,
-        String requestId,
-        Duration lockDelay,
-        long waitUntilNanos) {
-      this.resource = resource;
-      this.ttl = ttl;
-      this.owner = owner;
-      this.requestId = requestId;
-      this.lockDelay = lockDelay;
-      this.waitUntilNanos = waitUntilNanos;
-    }
-
-    void attempt() {
-      if (result.isDone()) {
-        return;
-      }
-      long remainingMs = Math.max(0, (waitUntilNanos - System.nanoTime()) / 1_000_000);
-      long sentNanos = System.nanoTime();
-      lastSentNanos = sentNanos;
-      Request request =
-          Request.newBuilder()
-              .setAcquire(
-                  AcquireRequest.newBuilder()
-                      .setResource(resource)
-                      .setOwner(owner)
-                      .setTtlMs(ttl.toMillis())
-                      .setRequestId(requestId)
-                      .setWaitMs(remainingMs)
-                      .setLockDelayMs(lockDelay.toMillis())
-                      .setSessionId(sessionId()))
-              .build();
-      track(command(request))
-          .thenApply(Result::new)
-          .whenComplete((r, e) -> onAnswer(r, e, sentNanos));
-    }
-
-    private void onAnswer(Result r, Throwable error, long sentNanos) {
-      LOG.debug(
-          "Waiting for {} ({}): {} after {} ms",
-          resource,
-          requestId,
-          error != null ? error : r,
-          (System.nanoTime() - sentNanos) / 1_000_000);
-      if (error != null) {
-        result.completeExceptionally(error);
-        return;
-      }
-      switch (r.code()) {
-        case GRANTED -> {
-          if (!r.live()) {
-            // Granted while queued, but it ran out before this client heard of it (a stalled
-            // client, a slow leader change): that lease is gone. Queue again rather than hand back
-            // a dead lease.
-            LOG.debug(
-                "Grant {} of {} expired before it was picked up; queueing again",
-                r.token(),
-                resource);
-            requestId = UUID.randomUUID().toString();
-            attempt();
-            return;
-          }
-          // A grant made while queued started before this request was sent: count only the time the
-          // cluster says is left, from the send time.
-          grant(
-              new Lease(
-                  FencingClient.this,
-                  resource,
-                  owner,
-                  ttl,
-                  r.token(),
-                  leaseStart(sentNanos, r.expiresAtMs() - r.nowMs()),
-                  session != null));
-        }
-        case WAITING, UNAVAILABLE -> {
-          if (r.code() == ResultCode.WAITING) {
-            queuedSinceNanos = sentNanos;
-            // Nothing before the entry that answered WAITING can be this waiter's grant (it would
-            // have answered GRANTED), so the watch starts at that entry: a new waiter does not
-            // download the resource's history, which cost each W6 hand-off an O(history) watch
-            // answer.
-            if (r.appliedIndex() - 1 >= watchIndex) {
-              watchIndex = r.appliedIndex() - 1;
-              watchSeq = Integer.MAX_VALUE;
-            }
-          }
-          if (System.nanoTime() >= waitUntilNanos) {
-            giveUp(r);
-          } else {
-            awaitChange();
-          }
-        }
-        case HELD, LOCK_DELAYED -> {
-          if (System.nanoTime() >= waitUntilNanos) {
-            leftQueue = true; // answered without queueing it
-            result.completeExceptionally(new LeaseHeldException(r));
-          } else {
-            awaitChange(); // e.g. the wait was zero when sent; try again until the deadline
-          }
-        }
-        default -> {
-          leftQueue = true; // refused (invalid input, permission): never queued
-          result.completeExceptionally(new FencingException(r));
-        }
-      }
-    }
-
-    /**
-     * Sleeps until an event on the resource that may concern this waiter, the re-send interval, or
-     * the end of the wait. Events that cannot (another waiter's grant) only move the watch on: if
-     * every queued client re-sent its acquire on every grant, each grant would cost one log entry
-     * per waiter, and the leader would spend its time on re-sends instead of grants.
-     */
-    private void awaitChange() {
-      if (result.isDone()) {
-        return;
-      }
-      long now = System.nanoTime();
-      long leftMs = Math.max(1, (waitUntilNanos - now) / 1_000_000);
-      long resendInMs =
-          Math.max(1, (lastSentNanos + WAITER_RESEND_MS * 1_000_000 - now) / 1_000_000);
-      long timeoutMs = Math.min(leftMs, resendInMs);
-      watchOnce(
-              WatchRequest.newBuilder()
-                  .setResource(resource)
-                  .setAfterIndex(watchIndex)
-                  .setAfterSeq(watchSeq)
-                  .setTimeoutMs(timeoutMs)
-                  .setWaiterRequestId(requestId)
-                  .build())
-          .whenComplete(
-              (w, e) -> {
-                boolean moved = false;
-                if (w != null
-                    && w.getAppliedIndex() > 0
-                    && w.getCode() != dev.fencekeeper.proto.ResultCode.COMPACTED) {
-                  if (w.getEventsCount() > 0) {
-                    var last = w.getEvents(w.getEventsCount() - 1);
-                    watchIndex = last.getIndex();
-                    watchSeq = last.getSeq();
-                    moved = true;
-                  } else {
-                    watchIndex = Math.max(watchIndex, w.getAppliedIndex());
-                  }
-                }
-                if (e != null) {
-                  later(this::attempt, 50, TimeUnit.MILLISECONDS);
-                } else if (moved && takeGrantFrom(w.getEventsList())) {
-                  return;
-                } else if (moved
-                    && !WaiterWakeups.mayConcern(w.getEventsList(), requestId)
-                    && System.nanoTime() - lastSentNanos < WAITER_RESEND_MS * 1_000_000
-                    && System.nanoTime() < waitUntilNanos) {
-                  awaitChange();
-                } else {
-                  attempt();
-                }
-              });
-    }
-
-    /**
-     * Completes with the lease the events grant to this waiter, without the log entry a re-sent
-     * acquire would cost: the event carries the token and the lease's length. False (re-send, as
-     * before) when they grant nothing to it, when its lease already ended among them, or when this
-     * client cannot bound when the grant started (no WAITING answer yet) or that bound leaves
-     * nothing of the lease.
-     */
-    private boolean takeGrantFrom(List<dev.fencekeeper.proto.LeaseEvent> events) {
-      dev.fencekeeper.proto.LeaseEvent grant = null;
-      for (dev.fencekeeper.proto.LeaseEvent event : events) {
-        if (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED
-            && event.getRequestId().equals(requestId)) {
-          grant = event;
-        } else if (grant != null
-            && event.getToken() == grant.getToken()
-            && event.getType() != dev.fencekeeper.proto.LeaseEvent.Type.RENEWED) {
-          return false; // released, expired or revoked before this client heard of it
-        }
-      }
-      long since = queuedSinceNanos;
-      if (grant == null || since == 0) {
-        return false;
-      }
-      long startNanos = leaseStart(since, grant.getExpiresAtMs() - grant.getAtMs());
-      if (startNanos + ttl.toNanos() - System.nanoTime() < ttl.toNanos() / 2) {
-        return false; // too little left by this client's reckoning; the re-sent acquire tells
-        // exactly
-      }
-      grant(
-          new Lease(
-              FencingClient.this,
-              resource,
-              owner,
-              ttl,
-              grant.getToken(),
-              startNanos,
-              session != null));
-      return true;
-    }
-
-    /**
-     * When, on this client's clock, to count the lease's TTL from: {@code boundNanos} is a moment
-     * no later than the cluster's view of the grant, {@code leftMs} what the cluster said was left
-     * of the lease then.
-     */
-    private long leaseStart(long boundNanos, long leftMs) {
-      return boundNanos
-          - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos();
-    }
-
-    /**
-     * Hands the lease over; if the caller gave up meanwhile, its CancelWait is on its way and this
-     * releases.
-     */
-    @SuppressWarnings("unchecked")
-    private void grant(Lease lease) {
-      leftQueue = true;
-      deliver((CompletableFuture<Object>) (CompletableFuture<?>) result, lease, lease);
-    }
-
-    /**
-     * The wait is over: leave the queue (which also releases a grant that raced with giving up).
-     */
-    private void giveUp(Result last) {
-      leftQueue = true;
-      track(cancelWait(resource, requestId))
-          .whenComplete((c, e) -> result.completeExceptionally(new LeaseHeldException(last)));
-    }
-
-    /** The client is closing: fail the wait, which sends its CancelWait (see acquireAsync). */
-    void abandon() {
-      result.completeExceptionally(
-          new FencingException(
-              new Result(
-                  Response.newBuilder()
-                      .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-                      .setMessage("client closed while waiting")
-                      .build())));
-    }
-  }
-
-  private CompletableFuture<Response> cancelWait(String resource, String requestId) {
-    return command(
-        Request.newBuilder()
-            .setCancelWait(
-                CancelWaitRequest.newBuilder().setResource(resource).setRequestId(requestId))
-            .build());
+    return acquisitions.leaseFrom(resource, ttl, options, true);
   }
 
   /** As {@link #acquire(String, Duration, String)}, asynchronously. */
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, String owner) {
-    return leaseFrom(resource, ttl, AcquireOptions.defaults().owner(owner), false);
+    return acquisitions.leaseFrom(resource, ttl, AcquireOptions.defaults().owner(owner), false);
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -985,24 +239,9 @@ public final class FencingClient implements AutoCloseable {
   public CompletableFuture<Result> acquireTokenAsync(
       String resource, Duration ttl, AcquireOptions options) {
     // Nothing keeps a raw token alive: it is acquired outside the session.
-    return command(acquireRequest(resource, ttl, options, "")).thenApply(Result::new);
-  }
-
-  private Request acquireRequest(
-      String resource, Duration ttl, AcquireOptions options, String sessionId) {
-    return Request.newBuilder()
-        .setAcquire(
-            AcquireRequest.newBuilder()
-                .setResource(resource)
-                .setOwner(options.owner() == null ? defaultOwner : options.owner())
-                .setTtlMs(ttl.toMillis())
-                .setRequestId(
-                    options.requestId() == null
-                        ? UUID.randomUUID().toString()
-                        : options.requestId())
-                .setLockDelayMs(options.lockDelay().toMillis())
-                .setSessionId(sessionId))
-        .build();
+    return calls
+        .command(acquisitions.acquireRequest(resource, ttl, options, ""))
+        .thenApply(Result::new);
   }
 
   /** Renews lease {@code token}; a null {@code ttl} keeps the lease's own TTL. */
@@ -1012,11 +251,7 @@ public final class FencingClient implements AutoCloseable {
 
   /** The asynchronous form of {@link #renew(String, long, Duration)}. */
   public CompletableFuture<Result> renewAsync(String resource, long token, Duration ttl) {
-    RenewRequest.Builder renew = RenewRequest.newBuilder().setResource(resource).setToken(token);
-    if (ttl != null) {
-      renew.setTtlMs(ttl.toMillis());
-    }
-    return command(Request.newBuilder().setRenew(renew).build()).thenApply(Result::new);
+    return calls.command(Requests.renew(resource, token, ttl)).thenApply(Result::new);
   }
 
   /** Ends lease {@code token}: RELEASED (also when it had already ended), or NOT_HOLDER. */
@@ -1026,11 +261,7 @@ public final class FencingClient implements AutoCloseable {
 
   /** The asynchronous form of {@link #release(String, long)}. */
   public CompletableFuture<Result> releaseAsync(String resource, long token) {
-    Request request =
-        Request.newBuilder()
-            .setRelease(ReleaseRequest.newBuilder().setResource(resource).setToken(token))
-            .build();
-    return command(request).thenApply(Result::new);
+    return calls.command(Requests.release(resource, token)).thenApply(Result::new);
   }
 
   /** Writes one key fenced by {@code token}. */
@@ -1050,173 +281,7 @@ public final class FencingClient implements AutoCloseable {
   /** The asynchronous form of {@link #write(String, long, List, String)}. */
   public CompletableFuture<WriteResult> writeAsync(
       String resource, long token, List<KeyChange> changes, String requestId) {
-    if (serverLimits != null || limitsNotServed) {
-      return checkedWrite(resource, token, changes, requestId);
-    }
-    return learnLimits().thenCompose(known -> checkedWrite(resource, token, changes, requestId));
-  }
-
-  /**
-   * The write, unless it is bigger than the cluster's limits allow: then refused without sending
-   * it.
-   */
-  private CompletableFuture<WriteResult> checkedWrite(
-      String resource, long token, List<KeyChange> changes, String requestId) {
-    String tooBig = tooBig(resource, changes);
-    if (tooBig != null) {
-      return CompletableFuture.completedFuture(
-          new WriteResult(
-              Response.newBuilder()
-                  .setCode(dev.fencekeeper.proto.ResultCode.INVALID_ARGUMENT)
-                  .setSentToken(token)
-                  .setMessage(tooBig + "; nothing was sent")
-                  .build()));
-    }
-    return sendWrite(resource, token, changes, requestId);
-  }
-
-  /**
-   * Why {@code changes} exceed the limits the cluster told, or null (also while they are unknown).
-   */
-  private String tooBig(String resource, List<KeyChange> changes) {
-    dev.fencekeeper.proto.ServerLimits limits = serverLimits;
-    if (limits == null) {
-      return null;
-    }
-    int resourceBytes = utf8Length(resource);
-    if (limits.getMaxResourceBytes() > 0 && resourceBytes > limits.getMaxResourceBytes()) {
-      return "resource: "
-          + resourceBytes
-          + " bytes exceed the cluster's limits.resource-name.max-bytes ("
-          + limits.getMaxResourceBytes()
-          + ")";
-    }
-    long total = 0;
-    for (KeyChange change : changes) {
-      int keyBytes = utf8Length(change.key());
-      if (limits.getMaxKeyBytes() > 0 && keyBytes > limits.getMaxKeyBytes()) {
-        return "key: "
-            + keyBytes
-            + " bytes exceed the cluster's limits.key.max-bytes ("
-            + limits.getMaxKeyBytes()
-            + ")";
-      }
-      int valueBytes = change.value() == null ? 0 : change.value().length;
-      if (limits.getMaxValueBytes() > 0 && valueBytes > limits.getMaxValueBytes()) {
-        return "value: "
-            + valueBytes
-            + " bytes for key '"
-            + change.key()
-            + "' exceed the cluster's limits.value.max-bytes ("
-            + limits.getMaxValueBytes()
-            + ")";
-      }
-      total += valueBytes;
-    }
-    if (limits.getMaxValueBytes() > 0 && total > limits.getMaxValueBytes()) {
-      return "value: "
-          + total
-          + " bytes in one write exceed the cluster's limits.value.max-bytes ("
-          + limits.getMaxValueBytes()
-          + ")";
-    }
-    return null;
-  }
-
-  private static int utf8Length(String s) {
-    return s == null ? 0 : s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-  }
-
-  /**
-   * Asks the nodes, one after another, for the limits they enforce (a node-info query, answered by
-   * the node itself). Completes normally either way, within the unreachable bound: without an
-   * answer the write goes out unchecked, the cluster still checks it, and the next write asks
-   * again.
-   */
-  private CompletableFuture<Void> learnLimits() {
-    synchronized (this) {
-      if (serverLimits != null) {
-        return CompletableFuture.completedFuture(null);
-      }
-      if (learningLimits != null
-          && learningLimits.isDone()
-          && System.nanoTime() - limitsUnknownSinceNanos < LIMITS_RETRY_NANOS) {
-        return learningLimits;
-      }
-      if (learningLimits == null || learningLimits.isDone()) {
-        CompletableFuture<Void> asking =
-            askForLimits()
-                .orTimeout(unreachableTimeout.toMillis(), TimeUnit.MILLISECONDS)
-                .handle(
-                    (ok, error) -> {
-                      if (error != null) {
-                        LOG.debug("The cluster's limits are not known yet: {}", error.toString());
-                        synchronized (this) {
-                          limitsUnknownSinceNanos = System.nanoTime();
-                        }
-                      }
-                      return null;
-                    });
-        learningLimits = asking;
-      }
-      return learningLimits;
-    }
-  }
-
-  /**
-   * One node-info query, through the long-poll client (unordered, so it leaves no gap in the
-   * ordered stream): whichever node answers it tells the limits, which every node of a cluster
-   * shares.
-   */
-  private CompletableFuture<Void> askForLimits() {
-    Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
-    CompletableFuture<Response> asked;
-    try {
-      asked =
-          port != null
-              ? port.call(request, unreachableTimeout.toMillis(), null)
-                  .thenApply(ClientPortTransport.Answer::response)
-              : watchClient()
-                  .async()
-                  .sendReadOnlyUnordered(message(request))
-                  .thenApply(FencingClient::parseReply);
-    } catch (RuntimeException e) {
-      asked = CompletableFuture.failedFuture(e);
-    }
-    return asked.thenAccept(
-        response -> {
-          if (!response.hasNode() || !response.getNode().hasLimits()) {
-            limitsNotServed = true; // a node of a version that does not tell them
-            return;
-          }
-          synchronized (this) {
-            if (serverLimits == null) {
-              dev.fencekeeper.proto.ServerLimits limits = response.getNode().getLimits();
-              coalescer.limits(limits.getMaxRequestsPerBatch(), limits.getMaxValueBytes());
-              serverLimits = limits;
-              LOG.debug("The cluster enforces {}", limits);
-            }
-          }
-        });
-  }
-
-  private CompletableFuture<WriteResult> sendWrite(
-      String resource, long token, List<KeyChange> changes, String requestId) {
-    WriteRequest.Builder write =
-        WriteRequest.newBuilder()
-            .setResource(resource)
-            .setToken(token)
-            .setRequestId(requestId == null ? freshRequestId() : requestId);
-    for (KeyChange change : changes) {
-      write.addWrites(
-          KeyWrite.newBuilder()
-              .setKey(change.key())
-              // Copied: a coalesced write is serialized after this method returns, when the caller
-              // may already be reusing its array.
-              .setValue(ByteString.copyFrom(change.value()))
-              .setDelete(change.delete()));
-    }
-    return command(Request.newBuilder().setWrite(write).build()).thenApply(WriteResult::new);
+    return writes.writeAsync(resource, token, changes, requestId);
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -1237,11 +302,7 @@ public final class FencingClient implements AutoCloseable {
   /** The asynchronous form of {@link #read(String, String, ReadConsistency)}. */
   public CompletableFuture<ReadResult> readAsync(
       String resource, String key, ReadConsistency consistency) {
-    Request request =
-        Request.newBuilder()
-            .setRead(ReadRequest.newBuilder().setResource(resource).setKey(key))
-            .build();
-    return query(request, consistency).thenApply(ReadResult::new);
+    return calls.query(Requests.read(resource, key), consistency).thenApply(ReadResult::new);
   }
 
   /** The live lease of {@code resource}, if any, and the newest token issued for it. */
@@ -1251,9 +312,9 @@ public final class FencingClient implements AutoCloseable {
 
   /** The asynchronous form of {@link #lease(String)}. */
   public CompletableFuture<Result> leaseAsync(String resource) {
-    Request request =
-        Request.newBuilder().setLease(LeaseQuery.newBuilder().setResource(resource)).build();
-    return query(request, ReadConsistency.LINEARIZABLE).thenApply(Result::new);
+    return calls
+        .query(Requests.lease(resource), ReadConsistency.LINEARIZABLE)
+        .thenApply(Result::new);
   }
 
   /**
@@ -1267,11 +328,9 @@ public final class FencingClient implements AutoCloseable {
 
   /** The asynchronous form of {@link #validate(String, long)}. */
   public CompletableFuture<Result> validateAsync(String resource, long token) {
-    Request request =
-        Request.newBuilder()
-            .setValidate(ValidateRequest.newBuilder().setResource(resource).setToken(token))
-            .build();
-    return query(request, ReadConsistency.LINEARIZABLE).thenApply(Result::new);
+    return calls
+        .query(Requests.validate(resource, token), ReadConsistency.LINEARIZABLE)
+        .thenApply(Result::new);
   }
 
   /**
@@ -1280,29 +339,13 @@ public final class FencingClient implements AutoCloseable {
    * line's {@code leases list}); applications read single leases with {@link #lease(String)}.
    */
   public Result listLeases(String prefix, String after, int limit) {
-    return send(
-        Request.newBuilder()
-            .setList(
-                ListRequest.newBuilder()
-                    .setWhat(ListRequest.What.LEASES)
-                    .setPrefix(prefix)
-                    .setAfter(after)
-                    .setLimit(limit))
-            .build());
+    return join(calls.sendAsync(Requests.list(ListRequest.What.LEASES, "", prefix, after, limit)));
   }
 
   /** One page of the keys of {@code resource} starting with {@code prefix}, after {@code after}. */
   public Result listKeys(String resource, String prefix, String after, int limit) {
-    return send(
-        Request.newBuilder()
-            .setList(
-                ListRequest.newBuilder()
-                    .setWhat(ListRequest.What.KEYS)
-                    .setResource(resource)
-                    .setPrefix(prefix)
-                    .setAfter(after)
-                    .setLimit(limit))
-            .build());
+    return join(
+        calls.sendAsync(Requests.list(ListRequest.What.KEYS, resource, prefix, after, limit)));
   }
 
   /**
@@ -1312,72 +355,8 @@ public final class FencingClient implements AutoCloseable {
    * currentToken()} and its resource count in {@code version()}. Seed a new cluster from it with
    * {@code fencekeeper restore}.
    */
-  @SuppressWarnings("try") // out is closed before the move, so that the file moved is complete
   public Result backup(java.nio.file.Path file) {
-    java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
-    try (java.io.OutputStream out = dev.fencekeeper.config.PrivateFiles.newOutputStream(tmp)) {
-      // The first call freezes the state on the node that answers it; every chunk comes from there.
-      String[] frozenAt = new String[1];
-      Result first =
-          sendBackup(
-              Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build(), frozenAt);
-      if (first.code() != ResultCode.FOUND) {
-        return first;
-      }
-      Response r = first.response;
-      first.response.getChunk().writeTo(out);
-      long written = r.getChunk().size();
-      while (written < r.getTotalBytes()) {
-        Result next =
-            sendBackup(
-                Request.newBuilder()
-                    .setBackup(
-                        BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written))
-                    .build(),
-                frozenAt);
-        if (next.code() != ResultCode.FOUND || next.response.getChunk().isEmpty()) {
-          return next;
-        }
-        next.response.getChunk().writeTo(out);
-        written += next.response.getChunk().size();
-      }
-      out.close();
-      java.nio.file.Files.move(
-          tmp,
-          file,
-          java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-      return new Result(r.toBuilder().clearChunk().build());
-    } catch (java.io.IOException e) {
-      return new Result(
-          Response.newBuilder()
-              .setCode(dev.fencekeeper.proto.ResultCode.INTERNAL)
-              .setMessage("cannot write " + file + ": " + e.getMessage())
-              .build());
-    }
-  }
-
-  /**
-   * One backup call: through the client port at the node {@code frozenAt[0]} names (any node for
-   * the first call, which records the node that answered).
-   */
-  private Result sendBackup(Request request, String[] frozenAt) {
-    if (port == null) {
-      return send(request);
-    }
-    CompletableFuture<Response> answer =
-        port.call(request, callTimeout.toMillis(), frozenAt[0])
-            .thenApply(
-                a -> {
-                  frozenAt[0] = a.address();
-                  return a.response();
-                });
-    return new Result(
-        join(
-            settle(
-                failingFastWhenUnreachable(answer)
-                    .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
-                false)));
+    return BackupDownload.to(calls, file);
   }
 
   /**
@@ -1385,15 +364,7 @@ public final class FencingClient implements AutoCloseable {
    * writes are rejected and its {@link Lease} reports the loss.
    */
   public Result revoke(String resource, String reason) {
-    return join(
-        command(
-                Request.newBuilder()
-                    .setRevoke(
-                        RevokeRequest.newBuilder()
-                            .setResource(resource)
-                            .setReason(reason == null ? "" : reason))
-                    .build())
-            .thenApply(Result::new));
+    return join(calls.command(Requests.revoke(resource, reason)).thenApply(Result::new));
   }
 
   /**
@@ -1407,557 +378,21 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * The events of one resource from the entry that granted {@code token} on, for a {@link Lease}
-   * that follows its own: a token is the log index of its grant (or above it, after a restore, when
-   * the watch starts where the node is), so nothing between the grant and the subscription is
-   * missed.
-   */
-  Watch watchEvents(
-      String resource, long token, Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
-    return Watch.fromGrant(this, resource, token, listener);
-  }
-
-  CompletableFuture<Response> watchOnce(WatchRequest request) {
-    if (port != null) {
-      try {
-        return port.watchOnce(request);
-      } catch (RuntimeException e) {
-        return CompletableFuture.failedFuture(e);
-      }
-    }
-    Message message = message(Request.newBuilder().setWatch(request).build());
-    try {
-      // Unordered: a long-poll must not hold up this client's other requests behind it. And a
-      // client of its own: when a leader change cuts long-polls off, Ratis closes that client's
-      // channel to the old leader (blocking for seconds), which must not happen to the channel
-      // renewals go through.
-      return watchClient()
-          .async()
-          .sendReadOnlyUnordered(message)
-          .thenApply(FencingClient::parseReply);
-    } catch (RuntimeException e) {
-      // Failing the future keeps every caller's retry loop alive; a throw would end it silently.
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  private RaftClient watchClient() {
-    RaftClient c = watchRaft;
-    if (c == null) {
-      synchronized (this) {
-        c = watchRaft;
-        if (c == null) {
-          c = raftClientBuilder().setRetryPolicy(observed(fixedSleepRetries())).build();
-          if (closed) {
-            try {
-              c.close();
-            } catch (java.io.IOException e) {
-              LOG.debug("Closing the watch client failed", e);
-            }
-          } else {
-            watchRaft = c;
-          }
-        }
-      }
-    }
-    return c;
-  }
-
-  /**
    * What node {@code peerId} says about itself, asked of that node alone (not through the leader).
    *
    * @throws FencingException with {@link ResultCode#UNAVAILABLE} if it does not answer within
    *     {@code timeout}
    */
   public NodeStatus nodeStatus(String peerId, Duration timeout) {
-    NodeInfo info;
-    try {
-      info = nodeInfo(peerId, timeout);
-    } catch (FencingException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new FencingException(
-          new Result(
-              Response.newBuilder()
-                  .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-                  .setMessage(
-                      "node "
-                          + peerId
-                          + " did not answer within "
-                          + timeout
-                          + ": "
-                          + e.getMessage())
-                  .build()),
-          e);
-    }
-    return new NodeStatus(
-        info.getId(),
-        info.getAddress(),
-        info.getRole(),
-        info.getTerm(),
-        info.getLastAppliedIndex(),
-        info.getCommitIndex(),
-        info.getLeaderId());
+    return calls.nodeStatus(peerId, timeout);
   }
 
   /**
-   * What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}.
+   * Forgets a lease that is no longer held (lost, closed, abandoned): close() has nothing to
+   * release.
    */
-  NodeInfo nodeInfo(String peerId, Duration timeout) {
-    Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
-    if (port != null) {
-      String address = port.addressOf(peerId);
-      if (address == null) {
-        throw new IllegalArgumentException(
-            "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
-      }
-      return join(port.call(request, timeout.toMillis(), address)
-              .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
-          .response()
-          .getNode();
-    }
-    RaftClient node = pinnedTo(peerId);
-    CompletableFuture<RaftClientReply> sent =
-        node.async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peerId));
-    // On the reply itself, not on the timed-out copy: the stream may fail after the caller gave up.
-    sent.whenComplete(
-        (reply, error) -> {
-          if (error != null) {
-            replacePinnedIfBroken(peerId, node, error);
-          }
-        });
-    CompletableFuture<Response> f = sent.thenApply(FencingClient::parseReply);
-    return join(f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)).getNode();
-  }
-
-  /**
-   * Sends any request envelope as built by the caller: queries as linearizable reads, everything
-   * else through the log. For tools and tests that need the wire's full range, malformed input
-   * included.
-   */
-  Result send(Request request) {
-    return join(sendAsync(request));
-  }
-
-  CompletableFuture<Result> sendAsync(Request request) {
-    boolean query = RequestKinds.isQuery(request.getCommandCase());
-    return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request))
-        .thenApply(Result::new);
-  }
-
-  // -----------------------------------------------------------------------------------------------
-  // Transport.
-
-  CompletableFuture<Response> command(Request request) {
-    CompletableFuture<Response> sent = coalescer.submit(request);
-    return metrics.timed(
-        request.getCommandCase(),
-        settle(
-            failingFastWhenUnreachable(sent)
-                .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
-            true));
-  }
-
-  /**
-   * {@code sent}, failed early when no node can be reached at all: every attempt for {@link
-   * #unreachableTimeout} refused the connection or named a host that does not resolve. Nodes that
-   * answer anything (an election in progress, not the leader yet) keep the call waiting up to the
-   * call timeout.
-   */
-  private CompletableFuture<Response> failingFastWhenUnreachable(CompletableFuture<Response> sent) {
-    CompletableFuture<Response> bounded = new CompletableFuture<>();
-    unanswered.put(bounded, System.nanoTime());
-    sent.whenComplete(
-        (response, error) -> {
-          unanswered.remove(bounded);
-          if (error != null) {
-            bounded.completeExceptionally(error);
-          } else {
-            bounded.complete(response);
-          }
-        });
-    return bounded;
-  }
-
-  /** Runs on the scheduler: fails the calls that have found no reachable node for the bound. */
-  private void failUnreachableCalls() {
-    if (unanswered.isEmpty()) {
-      return;
-    }
-    for (Map.Entry<CompletableFuture<Response>, Long> call : unanswered.entrySet()) {
-      if (reachability.unreachable(call.getValue(), unreachableTimeout)) {
-        if (unanswered.remove(call.getKey()) != null) {
-          call.getKey()
-              .completeExceptionally(
-                  new UnreachableException(
-                      "no node reachable within "
-                          + unreachableTimeout.toMillis()
-                          + " ms ("
-                          + reachability.lastRefusal()
-                          + ") at "
-                          + peerList()));
-        }
-      }
-    }
-  }
-
-  private String peerList() {
-    StringBuilder s = new StringBuilder();
-    for (PeerAddress p : config.peers()) {
-      if (s.length() > 0) {
-        s.append(',');
-      }
-      s.append(p.host()).append(':').append(p.port());
-    }
-    return s.toString();
-  }
-
-  /** No node could be reached at all; its message is the one line the caller sees. */
-  private static final class UnreachableException extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    UnreachableException(String message) {
-      super(message, null, false, false);
-    }
-  }
-
-  /**
-   * One Raft message through the ordered stream: a command, or a batch of them (see
-   * CommandCoalescer).
-   */
-  private CompletableFuture<Response> sendThroughLog(Request request) {
-    CompletableFuture<Response> sent;
-    RaftClient ordered = raft;
-    try {
-      sent = ordered.async().send(message(request)).thenApply(this::parseLeaderReply);
-    } catch (RuntimeException e) {
-      sent = CompletableFuture.failedFuture(e);
-    }
-    sent.whenComplete(
-        (response, error) -> {
-          if (error != null) {
-            replaceIfBroken(ordered, error);
-          }
-        });
-    return sent;
-  }
-
-  private Response parseLeaderReply(RaftClientReply reply) {
-    if (reply.isSuccess()) {
-      metrics.answeredBy(reply.getServerId());
-    }
-    return parseReply(reply);
-  }
-
-  private CompletableFuture<Response> query(Request request, ReadConsistency consistency) {
-    if (port != null) {
-      Request sent = consistency == ReadConsistency.STALE ? stale(request) : request;
-      CompletableFuture<ClientPortTransport.Answer> answer =
-          consistency == ReadConsistency.STALE
-              ? port.callAnyNode(sent, callTimeout.toMillis())
-              : port.call(sent, callTimeout.toMillis(), null);
-      return metrics.timed(
-          request.getCommandCase(),
-          settle(
-              failingFastWhenUnreachable(answer.thenApply(ClientPortTransport.Answer::response))
-                  .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
-              false));
-    }
-    Supplier<CompletableFuture<Response>> attempt =
-        consistency == ReadConsistency.LINEARIZABLE
-            ? () -> {
-              RaftClient ordered = raft;
-              CompletableFuture<Response> read =
-                  ordered.async().sendReadOnly(message(request)).thenApply(this::parseLeaderReply);
-              read.whenComplete(
-                  (response, error) -> {
-                    if (error != null) {
-                      replaceIfBroken(ordered, error);
-                    }
-                  });
-              return read;
-            }
-            : () -> {
-              List<PeerAddress> peers = config.peers();
-              PeerAddress peer = peers.get(ThreadLocalRandom.current().nextInt(peers.size()));
-              RaftClient node = pinnedTo(peer.id());
-              CompletableFuture<RaftClientReply> sent =
-                  node.async().sendStaleRead(message(request), 0, RaftPeerId.valueOf(peer.id()));
-              sent.whenComplete(
-                  (reply, error) -> {
-                    if (error != null) {
-                      replacePinnedIfBroken(peer.id(), node, error);
-                    }
-                  });
-              return sent.thenApply(FencingClient::parseReply);
-            };
-    return metrics.timed(
-        request.getCommandCase(),
-        settle(
-            failingFastWhenUnreachable(retrying(attempt, READ_ATTEMPTS))
-                .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
-            false));
-  }
-
-  /** {@code request} asked with CONSISTENCY_STALE, for any node to answer. */
-  private static Request stale(Request request) {
-    var stale = dev.fencekeeper.proto.Consistency.CONSISTENCY_STALE;
-    return switch (request.getCommandCase()) {
-      case READ ->
-          request.toBuilder().setRead(request.getRead().toBuilder().setConsistency(stale)).build();
-      case LEASE ->
-          request.toBuilder()
-              .setLease(request.getLease().toBuilder().setConsistency(stale))
-              .build();
-      case VALIDATE ->
-          request.toBuilder()
-              .setValidate(request.getValidate().toBuilder().setConsistency(stale))
-              .build();
-      case LIST ->
-          request.toBuilder().setList(request.getList().toBuilder().setConsistency(stale)).build();
-      default -> request;
-    };
-  }
-
-  /**
-   * One command (or a batch of them, see CommandCoalescer) through the client port, to the leader.
-   * A waiting acquire goes as a batch of one, which the leader answers at once (WAITING or granted)
-   * rather than holding the call: {@link Waiting} re-sends it and follows its grant itself, as it
-   * does through Ratis.
-   */
-  private CompletableFuture<Response> sendThroughPort(Request request) {
-    boolean waitingAcquire =
-        request.getCommandCase() == Request.CommandCase.ACQUIRE
-            && request.getAcquire().getWaitMs() > 0;
-    Request sent =
-        waitingAcquire
-            ? Request.newBuilder()
-                .setBatch(dev.fencekeeper.proto.BatchRequest.newBuilder().addRequests(request))
-                .build()
-            : request;
-    try {
-      return port.call(sent, callTimeout.toMillis(), null)
-          .thenApply(
-              answer -> {
-                Response r = answer.response();
-                return waitingAcquire
-                        && r.getCode() == dev.fencekeeper.proto.ResultCode.BATCH_ANSWERED
-                        && r.getBatchCount() == 1
-                    ? r.getBatch(0)
-                    : r;
-              });
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /**
-   * Ratis retries commands itself but hands read failures (read index unavailable during an
-   * election, an unreachable replica) straight back; reads have no side effects, so retry them
-   * here.
-   */
-  private CompletableFuture<Response> retrying(
-      Supplier<CompletableFuture<Response>> attempt, int attemptsLeft) {
-    CompletableFuture<Response> result = new CompletableFuture<>();
-    attempt
-        .get()
-        .whenComplete(
-            (response, error) -> {
-              if (error == null) {
-                result.complete(response);
-              } else if (attemptsLeft <= 1 || LeaderRejection.decode(error).isPresent()) {
-                result.completeExceptionally(error);
-              } else {
-                LOG.debug("Read failed, retrying: {}", error.toString());
-                later(
-                    () ->
-                        retrying(attempt, attemptsLeft - 1)
-                            .whenComplete(
-                                (r, e) -> {
-                                  if (e == null) {
-                                    result.complete(r);
-                                  } else {
-                                    result.completeExceptionally(e);
-                                  }
-                                }),
-                    READ_RETRY_SLEEP_MS,
-                    TimeUnit.MILLISECONDS);
-              }
-            });
-    return result;
-  }
-
-  /**
-   * Turns failures into results: a rejection a node made before logging carries its full response;
-   * anything else means no node answered in time (UNAVAILABLE) — for a command, with an unknown
-   * outcome.
-   */
-  private CompletableFuture<Response> settle(CompletableFuture<Response> sent, boolean command) {
-    return sent.handle(
-        (response, error) -> {
-          if (error == null) {
-            reachability.contact();
-            connectionIs(ConnectionState.CONNECTED);
-            return response;
-          }
-          Throwable cause =
-              error instanceof CompletionException && error.getCause() != null
-                  ? error.getCause()
-                  : error;
-          Optional<Response> rejection = LeaderRejection.decode(cause);
-          if (rejection.isPresent()) {
-            connectionIs(ConnectionState.CONNECTED);
-            return rejection.get();
-          }
-          connectionIs(ConnectionState.DISCONNECTED);
-          return Response.newBuilder()
-              .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-              .setMessage(
-                  (cause instanceof TimeoutException
-                          ? "no node answered in time"
-                              + (cause.getMessage() == null ? "" : ": " + cause.getMessage())
-                          : cause instanceof UnreachableException
-                                  || cause instanceof ClientPortTransport.CallFailed
-                              ? cause.getMessage()
-                              : "cluster unavailable: " + cause)
-                      + (command ? "; the command may or may not have been applied" : ""))
-              .build();
-        });
-  }
-
-  /**
-   * Drops the per-node client of {@code peerId} once its request stream has failed for good (as
-   * {@link #replaceIfBroken} does for the main one), so the next request to that node gets a new
-   * one instead of AlreadyClosedException for ever after an outage.
-   */
-  private void replacePinnedIfBroken(String peerId, RaftClient broken, Throwable failure) {
-    if (!streamBroken(failure) || !pinned.remove(peerId, broken)) {
-      return;
-    }
-    LOG.debug("Replacing the client of node {} after its request stream failed", peerId);
-    Thread closer =
-        new Thread(
-            () -> {
-              try {
-                broken.close();
-              } catch (java.io.IOException | RuntimeException e) {
-                LOG.debug("Closing the replaced client of node {} failed", peerId, e);
-              }
-            },
-            "fencekeeper-client-close-replaced");
-    closer.setDaemon(true);
-    closer.start();
-  }
-
-  /**
-   * The client for requests aimed at node {@code peerId} only; it retries as the main client does.
-   */
-  private RaftClient pinnedTo(String peerId) {
-    return pinned.computeIfAbsent(
-        peerId,
-        id ->
-            raftClientBuilder()
-                .setLeaderId(RaftPeerId.valueOf(id))
-                .setRetryPolicy(observed(fixedSleepRetries()))
-                .build());
-  }
-
-  /**
-   * A request id no other call of any client has used: this client's random prefix and a counter.
-   * Cheaper than a random UUID per write, whose SecureRandom is shared by every thread of the
-   * process.
-   */
-  private String freshRequestId() {
-    return requestIdPrefix + Long.toString(requestIdCounter.incrementAndGet(), 36);
-  }
-
-  private static Message message(Request request) {
-    return Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray()));
-  }
-
-  private static Response parseReply(RaftClientReply reply) {
-    if (!reply.isSuccess()) {
-      throw new CompletionException(reply.getException());
-    }
-    try {
-      return Response.parseFrom(reply.getMessage().getContent().asReadOnlyByteBuffer());
-    } catch (InvalidProtocolBufferException e) {
-      throw new CompletionException(e);
-    }
-  }
-
-  /**
-   * Waits for {@code future}, interruptibly: an interrupt cancels it (which gives up a place in
-   * line and releases a grant that arrives later), keeps the thread's interrupt status, and throws
-   * {@link CancellationException}.
-   */
-  static <T> T join(CompletableFuture<T> future) {
-    try {
-      return future.get();
-    } catch (InterruptedException e) {
-      future.cancel(true);
-      Thread.currentThread().interrupt();
-      CancellationException cancelled =
-          new CancellationException("interrupted while waiting for the cluster");
-      cancelled.initCause(e);
-      throw cancelled;
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof CompletionException && cause.getCause() != null) {
-        cause = cause.getCause();
-      }
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      if (cause instanceof Error err) {
-        throw err;
-      }
-      throw new CompletionException(cause);
-    }
-  }
-
-  ScheduledExecutorService scheduler() {
-    return scheduler;
-  }
-
-  /**
-   * Runs {@code task} after {@code delay} on a sending thread. Anything that calls into Ratis goes
-   * this way, never runs on the scheduler itself: a Ratis send can block for seconds (closing a
-   * channel to a node that stopped leading), and the scheduler's one thread also times every
-   * lease's deadline.
-   */
-  java.util.concurrent.ScheduledFuture<?> later(Runnable task, long delay, TimeUnit unit) {
-    return scheduler.schedule(
-        () -> {
-          try {
-            sendExecutor.execute(task);
-          } catch (RejectedExecutionException e) {
-            LOG.debug("Not run, the client is closed: {}", task);
-          }
-        },
-        delay,
-        unit);
-  }
-
-  private void awaitInFlight(long deadlineNanos) {
-    while (!inFlight.isEmpty()) {
-      long left = deadlineNanos - System.nanoTime();
-      if (left <= 0) {
-        return;
-      }
-      try {
-        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
-            .get(left, TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (ExecutionException | TimeoutException | CancellationException e) {
-        // Failures are settled by each call; the loop re-checks what is still in flight.
-        if (e instanceof TimeoutException) {
-          return;
-        }
-      }
-    }
+  void forget(Lease lease, boolean endedOnCluster) {
+    acquisitions.forget(lease, endedOnCluster);
   }
 
   /**
@@ -1968,63 +403,12 @@ public final class FencingClient implements AutoCloseable {
    */
   @Override
   public void close() {
-    synchronized (this) {
-      if (closing) {
-        return;
-      }
-      closing = true;
+    if (!acquisitions.giveBackAll(System.nanoTime() + closeTimeout.toNanos(), closeTimeout)) {
+      return;
     }
-    long deadline = System.nanoTime() + closeTimeout.toNanos();
-    for (Waiting w : openWaits) {
-      w.abandon();
-    }
-    // Acquires in flight: a grant that still arrives is released by deliver() and tracked.
-    awaitInFlight(deadline);
-    for (Lease lease : List.copyOf(held)) {
-      track(lease.closeAsync());
-    }
-    awaitInFlight(deadline);
-    if (!inFlight.isEmpty()) {
-      LOG.warn(
-          "Closed with {} release(s) or cancel(s) unanswered after {} ms; those leases expire by"
-              + " their TTL",
-          inFlight.size(),
-          closeTimeout.toMillis());
-    }
-    scheduler.shutdownNow();
-    sendExecutor.shutdown();
-    if (ownedCallbackExecutor != null) {
-      ownedCallbackExecutor.shutdown();
-    }
-    synchronized (this) {
-      closed = true; // no replacement of the Raft client after this point
-    }
-    if (session != null) {
-      session.close();
-    }
-    if (port != null) {
-      port.close();
-    }
-    List<RaftClient> others = new ArrayList<>(pinned.values());
-    synchronized (this) {
-      if (watchRaft != null) {
-        others.add(watchRaft);
-      }
-    }
-    for (RaftClient client : others) {
-      try {
-        client.close();
-      } catch (java.io.IOException e) {
-        LOG.debug("Closing a node's Raft client failed", e);
-      }
-    }
-    try {
-      if (raft != null) {
-        raft.close();
-      }
-    } catch (java.io.IOException e) {
-      LOG.debug("Closing the Raft client failed", e);
-    }
+    calls.stopThreads();
+    session.close();
+    calls.closePort();
   }
 
   /**
@@ -2040,21 +424,19 @@ public final class FencingClient implements AutoCloseable {
    * }</pre>
    */
   public static final class Builder {
-    private ClusterConfig config;
-    private String peers;
-    private String clusterName;
-    private Security.TlsFiles tlsFiles;
-    private javax.net.ssl.KeyManager keyManager;
-    private javax.net.ssl.TrustManager trustManager;
-    private Duration requestTimeout;
-    private Duration callTimeout;
-    private Duration unreachableTimeout = Duration.ofSeconds(3);
-    private Duration closeTimeout = Duration.ofSeconds(5);
-    private boolean followLeaseEvents = true;
-    private Transport transport = Transport.CLIENT_PROTOCOL;
-    private String owner;
-    private Executor callbackExecutor;
-    private com.codahale.metrics.MetricRegistry metricRegistry;
+    ClusterConfig config;
+    String peers;
+    String clusterName;
+    Security.TlsFiles tlsFiles;
+    javax.net.ssl.KeyManager keyManager;
+    javax.net.ssl.TrustManager trustManager;
+    Duration requestTimeout;
+    Duration callTimeout;
+    Duration unreachableTimeout = Duration.ofSeconds(3);
+    Duration closeTimeout = Duration.ofSeconds(5);
+    String owner;
+    Executor callbackExecutor;
+    com.codahale.metrics.MetricRegistry metricRegistry;
 
     private Builder() {}
 
@@ -2108,20 +490,9 @@ public final class FencingClient implements AutoCloseable {
      */
     public Builder tls(
         java.security.KeyStore keyStore, char[] keyPassword, java.security.KeyStore trustStore) {
-      try {
-        javax.net.ssl.KeyManagerFactory kmf =
-            javax.net.ssl.KeyManagerFactory.getInstance(
-                javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(keyStore, keyPassword);
-        javax.net.ssl.TrustManagerFactory tmf =
-            javax.net.ssl.TrustManagerFactory.getInstance(
-                javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trustStore);
-        return tls(kmf.getKeyManagers()[0], tmf.getTrustManagers()[0]);
-      } catch (java.security.GeneralSecurityException e) {
-        throw new IllegalArgumentException(
-            "cannot use the key stores for TLS: " + e.getMessage(), e);
-      }
+      return tls(
+          ClientSettings.keyManager(keyStore, keyPassword),
+          ClientSettings.trustManager(trustStore));
     }
 
     /**
@@ -2141,7 +512,7 @@ public final class FencingClient implements AutoCloseable {
      * 3 s).
      */
     public Builder requestTimeout(Duration timeout) {
-      this.requestTimeout = positive("requestTimeout", timeout);
+      this.requestTimeout = ClientSettings.positive("requestTimeout", timeout);
       return this;
     }
 
@@ -2150,7 +521,7 @@ public final class FencingClient implements AutoCloseable {
      * answered {@code UNAVAILABLE}; default five request timeouts.
      */
     public Builder callTimeout(Duration timeout) {
-      this.callTimeout = positive("callTimeout", timeout);
+      this.callTimeout = ClientSettings.positive("callTimeout", timeout);
       return this;
     }
 
@@ -2160,7 +531,7 @@ public final class FencingClient implements AutoCloseable {
      * anything, as during an election, keep a call waiting up to the call timeout instead.
      */
     public Builder unreachableTimeout(Duration timeout) {
-      this.unreachableTimeout = positive("unreachableTimeout", timeout);
+      this.unreachableTimeout = ClientSettings.positive("unreachableTimeout", timeout);
       return this;
     }
 
@@ -2169,29 +540,18 @@ public final class FencingClient implements AutoCloseable {
      * 5 s.
      */
     public Builder closeTimeout(Duration timeout) {
-      this.closeTimeout = positive("closeTimeout", timeout);
+      this.closeTimeout = ClientSettings.positive("closeTimeout", timeout);
       return this;
     }
 
     /**
-     * With {@link Transport#RATIS}: whether each held {@link Lease} follows its resource's events
-     * (one long-poll per lease), so that a revoke or an expiry reaches it within about a second;
-     * default true. Without, the holder learns of a loss at its next renewal (up to a third of the
-     * TTL later) or by its local deadline. With {@link Transport#CLIENT_PROTOCOL} the session
-     * brings every lease's events, at no cost per lease, whatever this says.
+     * Has no effect: every {@link Lease} a client holds gets its resource's events (a revoke, an
+     * expiry) from the client's session, within about a second, at no cost per lease.
+     *
+     * @deprecated leases always learn of their end from the session; nothing to turn on or off
      */
+    @Deprecated
     public Builder followLeaseEvents(boolean follow) {
-      this.followLeaseEvents = follow;
-      return this;
-    }
-
-    /**
-     * How the client reaches the cluster: {@link Transport#CLIENT_PROTOCOL} (the nodes' client
-     * ports, one session renewing every lease) or {@link Transport#RATIS} (Ratis's client on the
-     * Raft ports, each lease renewing itself); default {@link Transport#CLIENT_PROTOCOL}.
-     */
-    public Builder transport(Transport how) {
-      this.transport = java.util.Objects.requireNonNull(how, "transport");
       return this;
     }
 
@@ -2226,42 +586,8 @@ public final class FencingClient implements AutoCloseable {
       if (config == null && peers == null) {
         throw new IllegalStateException("name the cluster: peers(...) or config(...)");
       }
-      return create(this);
-    }
-
-    ClusterConfig effectiveConfig() {
-      ClusterConfig base = config != null ? config : ClusterConfig.forPeers(peers);
-      if (requestTimeout != null || clusterName != null) {
-        java.util.Properties p = base.toProperties();
-        if (requestTimeout != null) {
-          p.setProperty("client.request.timeout", requestTimeout.toMillis() + "ms");
-        }
-        if (clusterName != null) {
-          p.setProperty("cluster.name", clusterName);
-        }
-        base = ClusterConfig.fromProperties(p);
-      }
-      if (tlsFiles != null) {
-        base = base.withSecurity(base.security().withTls(tlsFiles));
-      }
-      return base;
-    }
-
-    org.apache.ratis.conf.Parameters ratisParameters(ClusterConfig effective) {
-      if (keyManager == null) {
-        return effective.ratisParameters();
-      }
-      org.apache.ratis.conf.Parameters p = new org.apache.ratis.conf.Parameters();
-      org.apache.ratis.grpc.GrpcConfigKeys.TLS.setConf(
-          p, new org.apache.ratis.grpc.GrpcTlsConfig(keyManager, trustManager, true));
-      return p;
-    }
-
-    private static Duration positive(String name, Duration d) {
-      if (d == null || d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(name + " must be positive, was " + d);
-      }
-      return d;
+      ClientSettings.warnOfCommonPool();
+      return new FencingClient(this);
     }
   }
 }

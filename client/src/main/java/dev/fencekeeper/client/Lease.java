@@ -16,10 +16,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A held lease on one resource, identified by its fencing token. Renewed in the background about
- * every TTL/3 (by the client's session, one keep-alive for all its leases; with {@link
- * Transport#RATIS} by a renewal of its own) and keeps a conservative local deadline: measured from
- * when the acquire (or the latest successful renewal or keep-alive) was <em>sent</em>, so the local
- * view can only end before the cluster's, never after. {@link #close()} releases it.
+ * every TTL/3 by the client's session, one keep-alive for all its leases, and keeps a conservative
+ * local deadline: measured from when the acquire (or the latest successful renewal or keep-alive)
+ * was <em>sent</em>, so the local view can only end before the cluster's, never after. {@link
+ * #close()} releases it.
  *
  * <p>The hazard this exists for: a worker pauses (GC, stall, SIGSTOP) past its lease, another takes
  * over, and the first wakes up believing it still owns the resource. {@link #isValid()} cannot
@@ -39,10 +39,9 @@ import org.slf4j.LoggerFactory;
  * grace keeps the lease alive meanwhile. The lease is lost only when the cluster says so or the
  * local deadline passes without a successful renewal. The cluster says so in two ways: the lease's
  * end (a revoke, an expiry, a release by someone holding the token) reaches it within about a
- * second of its commit, on the client's session stream (with {@link Transport#RATIS}, on a
- * subscription to its resource's events from the grant's own log entry, which also reports a newer
- * grant); and a renewal answered {@code LEASE_LOST} (on the session, a keep-alive that renewed
- * fewer leases than the client holds, after which each is checked).
+ * second of its commit, on the client's session stream; and a renewal answered {@code LEASE_LOST}
+ * (on the session, a keep-alive that renewed fewer leases than the client holds, after which each
+ * is checked).
  *
  * <p>Listeners ({@link #onLost}, {@link #onStateChange}) run on an executor, never on the thread
  * that renews this or any other lease, so a slow or throwing listener delays no renewal.
@@ -89,8 +88,6 @@ public final class Lease implements AutoCloseable {
   private final String owner;
   private final Duration ttl;
   private final long token;
-  // Kept alive by the client's session (the client protocol) rather than by renewals of its own.
-  private final boolean sessionKept;
   // When the grant's answer reached this client: a keep-alive sent after it renews the lease.
   private final long grantAnsweredNanos = System.nanoTime();
   private final List<Registered<LossReason>> lossListeners = new ArrayList<>();
@@ -99,10 +96,8 @@ public final class Lease implements AutoCloseable {
   private State state = State.HELD;
   private LossReason lost;
   private CompletableFuture<Void> closing;
-  private ScheduledFuture<?> renewal;
   private ScheduledFuture<?> deadlineCheck;
   private ScheduledFuture<?> atRiskCheck;
-  private Watch events;
 
   Lease(
       FencingClient client,
@@ -110,20 +105,14 @@ public final class Lease implements AutoCloseable {
       String owner,
       Duration ttl,
       long token,
-      long sentNanos,
-      boolean sessionKept) {
+      long sentNanos) {
     this.client = client;
     this.resource = resource;
     this.owner = owner;
     this.ttl = ttl;
     this.token = token;
-    this.sessionKept = sessionKept;
     this.deadlineNanos = sentNanos + localTtlNanos(ttl);
-    if (sessionKept) {
-      scheduleDeadlineChecks();
-    } else {
-      scheduleRenewal(renewalPeriodMs());
-    }
+    scheduleDeadlineChecks();
   }
 
   /**
@@ -183,24 +172,6 @@ public final class Lease implements AutoCloseable {
     markLost(LossReason.LEASE_LOST, true);
   }
 
-  /**
-   * Subscribes to this lease's own events. Called once the lease has been handed to its caller, so
-   * a lease released at once (a grant nobody waits for any more) costs no watch.
-   */
-  void followEvents() {
-    Watch watch = client.watchEvents(resource, token, this::onEvent);
-    boolean stop;
-    synchronized (this) {
-      stop = state == State.LOST || state == State.CLOSED;
-      if (!stop) {
-        events = watch;
-      }
-    }
-    if (stop) {
-      watch.close();
-    }
-  }
-
   /** The resource this lease is on. */
   public String resource() {
     return resource;
@@ -253,7 +224,7 @@ public final class Lease implements AutoCloseable {
     synchronized (this) {
       already = lost;
       if (already == null) {
-        lossListeners.add(new Registered<>(client.callbackExecutor(), listener));
+        lossListeners.add(new Registered<>(client.calls().callbackExecutor(), listener));
         return;
       }
     }
@@ -290,7 +261,7 @@ public final class Lease implements AutoCloseable {
 
   /** Writes one key fenced by this lease's token. */
   public WriteResult write(String key, byte[] value) {
-    return FencingClient.join(writeAsync(List.of(KeyChange.put(key, value)), null));
+    return ClusterCalls.join(writeAsync(List.of(KeyChange.put(key, value)), null));
   }
 
   /** Writes one key (UTF-8) fenced by this lease's token. */
@@ -302,17 +273,17 @@ public final class Lease implements AutoCloseable {
   public WriteResult write(Map<String, byte[]> values) {
     List<KeyChange> changes = new ArrayList<>(values.size());
     values.forEach((k, v) -> changes.add(KeyChange.put(k, v)));
-    return FencingClient.join(writeAsync(changes, null));
+    return ClusterCalls.join(writeAsync(changes, null));
   }
 
   /** Deletes one key, fenced by this lease's token. */
   public WriteResult delete(String key) {
-    return FencingClient.join(writeAsync(List.of(KeyChange.delete(key)), null));
+    return ClusterCalls.join(writeAsync(List.of(KeyChange.delete(key)), null));
   }
 
   /** See {@link FencingClient#write(String, long, List, String)}. */
   public WriteResult write(List<KeyChange> changes, String requestId) {
-    return FencingClient.join(writeAsync(changes, requestId));
+    return ClusterCalls.join(writeAsync(changes, requestId));
   }
 
   /** The asynchronous form of {@link #write(List, String)}. */
@@ -330,7 +301,7 @@ public final class Lease implements AutoCloseable {
 
   /** Renews now rather than waiting for the background renewal. */
   public Result renew() {
-    return FencingClient.join(renewAsync());
+    return ClusterCalls.join(renewAsync());
   }
 
   /** The asynchronous form of {@link #renew()}. */
@@ -345,40 +316,6 @@ public final class Lease implements AutoCloseable {
             });
   }
 
-  private long renewalPeriodMs() {
-    return Math.max(1, ttl.toMillis() / 3);
-  }
-
-  /**
-   * After a renewal that did not succeed (an election, a slow node) the next attempt comes sooner
-   * than the regular period: waiting a full third of the TTL again would leave only one more chance
-   * before expiry.
-   */
-  private long retryAfterFailedRenewalMs() {
-    return Math.max(1, Math.min(renewalPeriodMs(), Math.max(50, ttl.toMillis() / 10)));
-  }
-
-  private void scheduleRenewal(long delayMs) {
-    synchronized (this) {
-      if (state == State.LOST || state == State.CLOSED) {
-        return;
-      }
-      renewal =
-          client.later(
-              () ->
-                  renewAsync()
-                      .whenComplete(
-                          (result, failure) ->
-                              scheduleRenewal(
-                                  result != null && result.code() == ResultCode.RENEWED
-                                      ? renewalPeriodMs()
-                                      : retryAfterFailedRenewalMs())),
-              delayMs,
-              TimeUnit.MILLISECONDS);
-      scheduleDeadlineChecks();
-    }
-  }
-
   private synchronized void scheduleDeadlineChecks() {
     if (deadlineCheck != null) {
       deadlineCheck.cancel(false);
@@ -388,9 +325,10 @@ public final class Lease implements AutoCloseable {
     }
     long delayNanos = Math.max(0, deadlineNanos - System.nanoTime());
     deadlineCheck =
-        client.scheduler().schedule(this::checkDeadline, delayNanos, TimeUnit.NANOSECONDS);
+        client.calls().scheduler().schedule(this::checkDeadline, delayNanos, TimeUnit.NANOSECONDS);
     atRiskCheck =
         client
+            .calls()
             .scheduler()
             .schedule(
                 this::checkDeadlineNear,
@@ -439,29 +377,6 @@ public final class Lease implements AutoCloseable {
     }
   }
 
-  /**
-   * A lease event of this lease's resource: any end of this token, or a newer grant, is the loss.
-   */
-  private void onEvent(dev.fencekeeper.proto.LeaseEvent event) {
-    boolean ended =
-        event.getToken() == token
-            && (event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.RELEASED
-                || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.EXPIRED
-                || event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.REVOKED);
-    boolean superseded =
-        event.getType() == dev.fencekeeper.proto.LeaseEvent.Type.ACQUIRED
-            && event.getToken() > token;
-    if (ended || superseded) {
-      LOG.debug(
-          "Lease on {} (token {}) ended by event {} at index {}",
-          resource,
-          token,
-          event.getType(),
-          event.getIndex());
-      markLost(LossReason.LEASE_LOST, true);
-    }
-  }
-
   private void changeState(State from, State to) {
     List<Registered<State>> toNotify;
     synchronized (this) {
@@ -484,7 +399,6 @@ public final class Lease implements AutoCloseable {
   private void markLost(LossReason reason, boolean endedOnCluster) {
     List<Registered<LossReason>> lossToNotify;
     List<Registered<State>> stateToNotify;
-    Watch watch;
     synchronized (this) {
       if (state == State.LOST || state == State.CLOSED) {
         return;
@@ -492,14 +406,9 @@ public final class Lease implements AutoCloseable {
       lost = reason;
       state = State.LOST;
       cancelTimers();
-      watch = events;
-      events = null;
       lossToNotify = List.copyOf(lossListeners);
       lossListeners.clear();
       stateToNotify = List.copyOf(stateListeners);
-    }
-    if (watch != null) {
-      watch.close();
     }
     client.forget(this, endedOnCluster);
     LOG.info("Lease on {} (token {}) lost: {}", resource, token, reason);
@@ -540,9 +449,6 @@ public final class Lease implements AutoCloseable {
   }
 
   private void cancelTimers() {
-    if (renewal != null) {
-      renewal.cancel(false);
-    }
     if (deadlineCheck != null) {
       deadlineCheck.cancel(false);
     }
@@ -553,18 +459,12 @@ public final class Lease implements AutoCloseable {
 
   /** Stops renewing without releasing; the lease then ends by expiry. */
   public void abandon() {
-    Watch watch;
     synchronized (this) {
       if (state == State.LOST || state == State.CLOSED) {
         return;
       }
       state = State.CLOSED;
       cancelTimers();
-      watch = events;
-      events = null;
-    }
-    if (watch != null) {
-      watch.close();
     }
     client.forget(this, false);
   }
@@ -575,7 +475,6 @@ public final class Lease implements AutoCloseable {
    * release that fails (no node answered) leaves the lease to expire by its TTL, and is logged.
    */
   public CompletableFuture<Void> closeAsync() {
-    Watch watch;
     boolean release;
     CompletableFuture<Void> done;
     synchronized (this) {
@@ -587,13 +486,8 @@ public final class Lease implements AutoCloseable {
         state = State.CLOSED;
       }
       cancelTimers();
-      watch = events;
-      events = null;
       closing =
           done = release ? new CompletableFuture<>() : CompletableFuture.completedFuture(null);
-    }
-    if (watch != null) {
-      watch.close();
     }
     if (release) {
       client.forget(this, false);
@@ -617,7 +511,7 @@ public final class Lease implements AutoCloseable {
   /** Stops renewing and releases the lease, waiting for the answer. Safe to call more than once. */
   @Override
   public void close() {
-    FencingClient.join(closeAsync());
+    ClusterCalls.join(closeAsync());
   }
 
   @Override

@@ -200,6 +200,7 @@ final class LeaseSession {
     address = at;
     openTimeout =
         client
+            .calls()
             .scheduler()
             .schedule(() -> openTimedOut(requests), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
   }
@@ -217,18 +218,20 @@ final class LeaseSession {
 
   private void retryOpenLater() {
     openFailures++;
-    if (System.nanoTime() - lastUpNanos >= client.unreachableTimeout().toNanos()) {
-      client.sessionReachable(false);
+    if (System.nanoTime() - lastUpNanos >= client.calls().unreachableTimeout().toNanos()) {
+      client.calls().sessionReachable(false);
     }
     long pauseMs = Math.min(50L << Math.min(openFailures - 1, 4), 1000);
-    client.later(
-        () -> {
-          synchronized (this) {
-            openIfNeeded();
-          }
-        },
-        pauseMs,
-        TimeUnit.MILLISECONDS);
+    client
+        .calls()
+        .later(
+            () -> {
+              synchronized (this) {
+                openIfNeeded();
+              }
+            },
+            pauseMs,
+            TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -302,7 +305,7 @@ final class LeaseSession {
       renew = !leases.isEmpty();
       scheduleTick();
     }
-    client.sessionReachable(true);
+    client.calls().sessionReachable(true);
     LOG.debug("Session {} open at {} (applied index {})", id, address, appliedIndex);
     if (renew) {
       // At once: after a failover the leases have waited long enough; and a lease granted before
@@ -361,7 +364,7 @@ final class LeaseSession {
     }
     cancel(tick);
     tickIntervalMs = interval;
-    tick = client.later(this::onTick, interval, TimeUnit.MILLISECONDS);
+    tick = client.calls().later(this::onTick, interval, TimeUnit.MILLISECONDS);
   }
 
   private void onTick() {
@@ -406,6 +409,7 @@ final class LeaseSession {
         return;
       }
       client
+          .calls()
           .scheduler()
           .schedule(
               () -> keepAliveTimedOut(s, thisSeq), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
@@ -447,7 +451,7 @@ final class LeaseSession {
         }
       }
     }
-    client.sessionReachable(true);
+    client.calls().sessionReachable(true);
     client.metrics().keepAliveAnswered(System.nanoTime() - sentNanos);
     for (Lease lease : covered) {
       lease.renewedAt(sentNanos);

@@ -26,9 +26,6 @@ public final class Watch implements AutoCloseable {
   private volatile Consumer<Result> compactedHandler = r -> {};
   private long afterIndex;
   private int afterSeq;
-  // For a lease following its own events from its grant: a node whose applied index is below the
-  // start (tokens above the log index, as in a restored cluster) moves the start down to it.
-  private boolean startMayBeAhead;
 
   Watch(
       FencingClient client,
@@ -43,35 +40,6 @@ public final class Watch implements AutoCloseable {
     this.afterIndex = afterIndex;
     this.afterSeq = Integer.MAX_VALUE; // everything of entry `afterIndex` counts as seen
     poll(afterIndex == FROM_NOW ? 0 : POLL_MS);
-  }
-
-  /**
-   * A watch of one resource from just before entry {@code startIndex}, for a lease granted there.
-   */
-  static Watch fromGrant(
-      FencingClient client,
-      String resource,
-      long startIndex,
-      Consumer<dev.fencekeeper.proto.LeaseEvent> listener) {
-    return new Watch(client, resource, false, startIndex - 1, listener, true);
-  }
-
-  private Watch(
-      FencingClient client,
-      String name,
-      boolean prefix,
-      long afterIndex,
-      Consumer<dev.fencekeeper.proto.LeaseEvent> listener,
-      boolean startMayBeAhead) {
-    this.client = client;
-    this.name = name;
-    this.prefix = prefix;
-    this.listener = listener;
-    this.afterIndex = afterIndex;
-    this.afterSeq = Integer.MAX_VALUE;
-    this.startMayBeAhead = startMayBeAhead;
-    // Short first poll: it finds the events since the grant, or tells where the node is.
-    poll(0);
   }
 
   /**
@@ -104,6 +72,7 @@ public final class Watch implements AutoCloseable {
       request.setResource(name);
     }
     client
+        .calls()
         .watchOnce(request.build())
         .whenComplete(
             (response, error) -> {
@@ -113,14 +82,14 @@ public final class Watch implements AutoCloseable {
               if (error != null) {
                 LOG.debug(
                     "Watch of {} failed, resuming from {}: {}", name, afterIndex, error.toString());
-                client.later(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
+                client.calls().later(() -> poll(POLL_MS), 100, TimeUnit.MILLISECONDS);
                 return;
               }
               if (response.getCode() == dev.fencekeeper.proto.ResultCode.OVERLOADED) {
                 // Too many of this identity's watches, or reads, wait on that node: back off, keep
                 // the position.
                 LOG.debug("Watch of {} refused: {}", name, response.getMessage());
-                client.later(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
+                client.calls().later(() -> poll(POLL_MS), 1, TimeUnit.SECONDS);
                 return;
               }
               if (afterIndex == FROM_NOW) {
@@ -134,17 +103,6 @@ public final class Watch implements AutoCloseable {
                 closed = true;
                 compactedHandler.accept(new Result(response));
                 return;
-              }
-              if (startMayBeAhead
-                  && response.getEventsCount() == 0
-                  && response.getAppliedIndex() > 0) {
-                synchronized (this) {
-                  if (response.getAppliedIndex() < afterIndex) {
-                    afterIndex = response.getAppliedIndex();
-                    afterSeq = Integer.MAX_VALUE;
-                  }
-                }
-                startMayBeAhead = false;
               }
               for (dev.fencekeeper.proto.LeaseEvent e : response.getEventsList()) {
                 synchronized (this) {

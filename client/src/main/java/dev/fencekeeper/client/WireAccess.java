@@ -27,12 +27,12 @@ final class WireAccess implements Wire.Access {
 
   @Override
   public CompletableFuture<Result> sendAsync(FencingClient client, Request request) {
-    return client.sendAsync(request);
+    return client.calls().sendAsync(request);
   }
 
   @Override
   public NodeInfo nodeInfo(FencingClient client, String peerId, Duration timeout) {
-    return client.nodeInfo(peerId, timeout);
+    return client.calls().nodeInfo(peerId, timeout);
   }
 
   @Override

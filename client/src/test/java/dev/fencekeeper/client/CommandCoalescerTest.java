@@ -2,7 +2,6 @@ package dev.fencekeeper.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -187,36 +186,6 @@ class CommandCoalescerTest {
 
     assertThat(second.join()).isEqualTo(overloaded);
     assertThat(third.join()).isEqualTo(overloaded);
-  }
-
-  // Guarantee: a batch the leader answered as a whole without a log entry (every command refused,
-  // say each write's token superseded) arrives as a node's refusal, and each command still gets its
-  // own answer.
-  @Test
-  void aBatchRefusedWholeByTheLeaderStillAnswersEachCommandItsOwn() {
-    TwoQueued queued = new TwoQueued();
-    CompletableFuture<Response> second = queued.second;
-    CompletableFuture<Response> third = queued.third;
-    queued.transport.answer(0);
-
-    Response stale2 = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).setSentToken(2).build();
-    Response stale3 = Response.newBuilder().setCode(ResultCode.STALE_TOKEN).setSentToken(3).build();
-    Response refused =
-        Response.newBuilder()
-            .setCode(ResultCode.BATCH_ANSWERED)
-            .addBatch(stale2)
-            .addBatch(stale3)
-            .build();
-    queued
-        .transport
-        .replies
-        .get(1)
-        .completeExceptionally(
-            new java.util.concurrent.CompletionException(
-                new java.io.IOException(LeaderRejection.encode(refused))));
-
-    assertThat(second.join()).isEqualTo(stale2);
-    assertThat(third.join()).isEqualTo(stale3);
   }
 
   @Test

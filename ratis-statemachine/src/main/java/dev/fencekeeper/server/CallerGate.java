@@ -1,12 +1,9 @@
 package dev.fencekeeper.server;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.clientport.CallerIdentity;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Request;
-import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -160,12 +157,8 @@ final class CallerGate implements ServerInterceptor {
       ServerCall<Q, A> call, String method, String caller, String why) {
     String message = "identity '" + caller + "' may not call " + method + ": it " + why;
     metrics.denied(method, caller, message);
-    // The whole Response rides in the status description, so clients report it as an ordinary
-    // result.
-    Response response =
-        Response.newBuilder().setCode(ResultCode.PERMISSION_DENIED).setMessage(message).build();
-    call.close(
-        Status.PERMISSION_DENIED.withDescription(LeaderRejection.encode(response)), new Metadata());
+    // gRPC's own status code says what it is; Ratis's admin client reports it with this message.
+    call.close(Status.PERMISSION_DENIED.withDescription(message), new Metadata());
     return new ServerCall.Listener<>() {};
   }
 

@@ -1,6 +1,5 @@
 package dev.fencekeeper.statemachine;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.core.Code;
@@ -29,8 +28,10 @@ import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferExce
  *
  * <p>Only three kinds of request are answered here: one that does not decode into a command, a
  * revoke by a non-admin, and any command when the leader holds as many unapplied commands as it
- * may. The answer reaches the client through Ratis's exception channel, encoded by {@link
- * LeaderRejection}; the client turns it back into an ordinary result.
+ * may. Commands from this node's own client port are never refused here (the port judged them
+ * before queueing them, and answers its callers with typed results); a command that arrived through
+ * Ratis's client on the Raft port can only be answered through Ratis's exception channel, so its
+ * refusal is a plain exception whose message names the result code and says why.
  */
 final class Admission {
   private final LeaderClock leaderClock;
@@ -102,10 +103,17 @@ final class Admission {
   /** Answer {@code response} without a log entry. */
   record Answered(Response response) implements Decision {
     /**
-     * The answer as Ratis's {@code startTransaction} must carry it: an exception on the context.
+     * The answer as Ratis's {@code startTransaction} must carry it: an exception on the context,
+     * readable as it is ("OVERLOADED: ..."). A JDK type: Ratis serializes it to the caller, which
+     * may not have fencekeeper's server classes.
      */
     IOException asException() {
-      return new IOException(LeaderRejection.encode(response));
+      return new IOException(response.getCode() + ": " + response.getMessage());
+    }
+
+    /** The refusal a started transaction carries, if {@code context} is one. */
+    static Response of(Object context) {
+      return context instanceof Answered a ? a.response() : null;
     }
   }
 

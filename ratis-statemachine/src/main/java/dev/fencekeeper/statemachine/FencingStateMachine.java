@@ -273,8 +273,10 @@ public class FencingStateMachine extends BaseStateMachine {
     }
     // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
     // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
-    TransactionContext refused = trx.build();
-    refused.setException(((Admission.Answered) decision).asException());
+    // The decision stays on the context too, for in-process callers that want the typed answer.
+    Admission.Answered answered = (Admission.Answered) decision;
+    TransactionContext refused = trx.setStateMachineContext(answered).build();
+    refused.setException(answered.asException());
     return refused;
   }
 

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.core.Code;
@@ -235,7 +234,8 @@ class BatchedStaleWritesTest {
   }
 
   // Guarantee: when the leader already holds all the commands it may, a batch is answered
-  // OVERLOADED before the log, counted once per command, and its slots are not taken.
+  // OVERLOADED before the log, counted once per command, and its slots are not taken; a caller on
+  // Ratis's client gets that refusal as a plain, readable exception.
   @Test
   void whenTheLeaderIsFullABatchIsAnsweredOverloaded() {
     leader.setOverload(Overload.defaults().withMaxPendingWrites(2));
@@ -244,8 +244,12 @@ class BatchedStaleWritesTest {
 
     TransactionContext trx = start(batch(List.of(renew(current), write(stale, "k", "late"))));
 
-    Response answer = LeaderRejection.decode(trx.getException()).orElseThrow();
+    Response answer = Admission.Answered.of(trx.getStateMachineContext());
     assertThat(answer.getCode()).isEqualTo(ResultCode.OVERLOADED);
+    // What a caller on Ratis's client sees: a JDK exception it can print as it is.
+    assertThat(trx.getException())
+        .isExactlyInstanceOf(java.io.IOException.class)
+        .hasMessage("OVERLOADED: " + answer.getMessage());
     assertThat(counter(leaderMetrics, NodeMetric.REQUESTS_OVERLOADED.dropwizardName()))
         .isEqualTo(2);
     assertThat(leader.pendingCommands()).isEqualTo(2);
@@ -264,7 +268,7 @@ class BatchedStaleWritesTest {
   private Response submit(Request request) {
     TransactionContext trx = start(request);
     return trx.getException() != null
-        ? LeaderRejection.decode(trx.getException()).orElseThrow()
+        ? Admission.Answered.of(trx.getStateMachineContext())
         : commit(trx);
   }
 

@@ -51,8 +51,8 @@ class HostileInputClusterTest {
         List<CompletableFuture<?>> sent = new ArrayList<>();
         for (int i = 0; i < requests.size(); i++) {
           Message m = Message.valueOf(UnsafeByteOperations.unsafeWrap(requests.get(i)));
-          // Refusals before the log come back as exceptions (LeaderRejection); only that they come
-          // back matters.
+          // Refusals before the log come back as plain exceptions; only that they come back
+          // matters.
           sent.add(
               (i % 3 == 0 ? raw.async().sendReadOnly(m) : raw.async().send(m))
                   .handle((r, e) -> null));

@@ -91,19 +91,4 @@ class BenchPathOptionsTest {
     assertThat(alone.exitCode()).as(alone.toString()).isEqualTo(2);
     assertThat(alone.err()).contains("--node-client needs --node-w2");
   }
-
-  // Guarantee: --transport takes the Java client's transports by name and refuses anything else
-  // before any node starts.
-  @Test
-  void unknownTransportIsAUsageError() {
-    CliRun unknown =
-        CliRun.run(
-            dir, "bench", "--transport", "carrier-pigeon", "--workload", "W2", "--clients", "0");
-    assertThat(unknown.exitCode()).as(unknown.toString()).isEqualTo(2);
-    assertThat(unknown.err()).contains("--transport").contains("CLIENT_PROTOCOL").contains("RATIS");
-
-    CliRun known =
-        CliRun.run(dir, "bench", "--transport", "RATIS", "--workload", "W2", "--clients", "0");
-    assertThat(known.err()).as(known.toString()).doesNotContain("--transport");
-  }
 }

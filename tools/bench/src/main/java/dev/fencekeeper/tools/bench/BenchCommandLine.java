@@ -1,6 +1,5 @@
 package dev.fencekeeper.tools.bench;
 
-import dev.fencekeeper.client.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,9 +59,6 @@ final class BenchCommandLine {
     }
     if (options.snapshotEvery != null) {
       parts.addAll(List.of("--snapshot-every", Long.toString(options.snapshotEvery)));
-    }
-    if (options.transport != Transport.CLIENT_PROTOCOL) {
-      parts.addAll(List.of("--transport", options.transport.name()));
     }
     if (!options.api.equals(ClientApi.DEFAULT_NAMES)) {
       parts.addAll(List.of("--api", options.api));

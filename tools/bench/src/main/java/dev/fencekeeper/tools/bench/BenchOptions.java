@@ -1,6 +1,5 @@
 package dev.fencekeeper.tools.bench;
 
-import dev.fencekeeper.client.Transport;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.tools.CliContext;
@@ -172,17 +171,6 @@ final class BenchOptions {
               + " Comma-separated; the first is the one ratios and targets use (default:"
               + " ${DEFAULT-VALUE}).")
   String api;
-
-  @Option(
-      names = "--transport",
-      paramLabel = "CLIENT_PROTOCOL|RATIS",
-      defaultValue = "CLIENT_PROTOCOL",
-      description =
-          "How the bench's Java clients reach the nodes (the workloads, --many-leases and the Java"
-              + " side of --node-w2): the client protocol, as FencingClient's default, or RATIS,"
-              + " Ratis's own client, to compare the two in back-to-back runs (default:"
-              + " ${DEFAULT-VALUE}).")
-  Transport transport;
 
   @Option(
       names = "--many-leases",

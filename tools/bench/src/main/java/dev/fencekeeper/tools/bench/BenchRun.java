@@ -73,18 +73,14 @@ final class BenchRun {
                 + nodeJvmFlags()
                 + "), "
                 + options.clients
-                + " FencingClient(s) over "
-                + options.transport
-                + " in the bench process (JVM flags "
+                + " FencingClient(s) in the bench process (JVM flags "
                 + benchJvmFlags()
                 + ")"
             : "the running cluster at "
                 + options.peers
                 + ", "
                 + options.clients
-                + " FencingClient(s) over "
-                + options.transport
-                + " (bench JVM flags "
+                + " FencingClient(s) (bench JVM flags "
                 + benchJvmFlags()
                 + ")";
     BenchReport report =
@@ -110,12 +106,7 @@ final class BenchRun {
       anchors = AnchorRun.start(plan.baselines(), options.clients, progress);
       List<FencingClient> fencing = new ArrayList<>();
       for (int i = 0; i < options.clients; i++) {
-        fencing.add(
-            FencingClient.builder()
-                .config(cluster.config())
-                .owner("bench")
-                .transport(options.transport)
-                .build());
+        fencing.add(FencingClient.builder().config(cluster.config()).owner("bench").build());
       }
       try {
         awaitReady(fencing.get(0), runId);
@@ -186,7 +177,6 @@ final class BenchRun {
           report.manyLeases =
               ManyLeases.measure(
                   cluster.config(),
-                  options.transport,
                   probe,
                   options.manyLeases,
                   plan.maxConcurrency(),

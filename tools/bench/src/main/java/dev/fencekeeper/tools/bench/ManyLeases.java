@@ -3,7 +3,6 @@ package dev.fencekeeper.tools.bench;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
-import dev.fencekeeper.client.Transport;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.tools.Json;
 import dev.fencekeeper.tools.bench.Runner.Measurement;
@@ -69,7 +68,6 @@ final class ManyLeases {
 
   static Figures measure(
       ClusterConfig config,
-      Transport transport,
       Runner.Probe probe,
       int leases,
       int workers,
@@ -78,8 +76,7 @@ final class ManyLeases {
       String runId,
       PrintStream progress)
       throws InterruptedException {
-    try (FencingClient client =
-        FencingClient.builder().config(config).transport(transport).build()) {
+    try (FencingClient client = FencingClient.builder().config(config).build()) {
       progress.printf("bench: many leases: W2 x%d alone%n", workers);
       progress.flush();
       Measurement alone =

@@ -1,0 +1,537 @@
+package dev.fencekeeper.client;
+
+import dev.fencekeeper.client.wire.RequestKinds;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.proto.NodeInfoQuery;
+import dev.fencekeeper.proto.Request;
+import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.WatchRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How one {@link FencingClient}'s calls reach the cluster over the nodes' client ports: commands
+ * through the {@link CommandCoalescer} to the leader, queries to the leader or (stale) to any node,
+ * each bounded by the call timeout and failed early when no node can be reached at all, and every
+ * failure settled into an UNAVAILABLE answer. What the calls see of the cluster is the client's
+ * {@link ConnectionState}. Owns the client's threads.
+ */
+final class ClusterCalls {
+  private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
+
+  /**
+   * The connection-state changes, on a logger of their own so that a caller can tune them apart.
+   */
+  private static final Logger CONNECTION_LOG =
+      LoggerFactory.getLogger("dev.fencekeeper.client.connection");
+
+  private static final int DEFAULT_ENTRIES_IN_FLIGHT = 2;
+
+  private final ClusterConfig config;
+  private final ClientPortTransport port;
+  private final Duration callTimeout;
+  private final Duration unreachableTimeout;
+  private final ScheduledExecutorService scheduler;
+  private final ExecutorService sendExecutor;
+  private final Executor callbackExecutor;
+  private final ExecutorService ownedCallbackExecutor; // null when the application gave its own
+  private final Reachability reachability = new Reachability();
+  // Calls not answered yet, with when they started: failed fast when no node can be reached at all.
+  private final Map<CompletableFuture<Response>, Long> unanswered = new ConcurrentHashMap<>();
+  private volatile ConnectionState connectionState = ConnectionState.CONNECTING;
+  private final List<Map.Entry<Executor, Consumer<ConnectionState>>> connectionListeners =
+      new CopyOnWriteArrayList<>();
+  private final ClientMetrics metrics;
+  private final CommandCoalescer coalescer;
+
+  ClusterCalls(ClusterConfig config, FencingClient.Builder settings) {
+    this.config = config;
+    // Long enough to ride out an election and a few slow attempts, short enough that a dead cluster
+    // is reported rather than waited on forever.
+    this.callTimeout =
+        settings.callTimeout != null
+            ? settings.callTimeout
+            : config.requestTimeout().multipliedBy(5);
+    this.unreachableTimeout = settings.unreachableTimeout;
+    this.metrics = new ClientMetrics(settings.metricRegistry);
+    this.scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-client-renewals");
+              t.setDaemon(true);
+              return t;
+            });
+    java.util.concurrent.atomic.AtomicInteger sender =
+        new java.util.concurrent.atomic.AtomicInteger();
+    this.sendExecutor =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-client-send-" + sender.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    if (settings.callbackExecutor != null) {
+      this.callbackExecutor = settings.callbackExecutor;
+      this.ownedCallbackExecutor = null;
+    } else {
+      java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+      this.ownedCallbackExecutor =
+          Executors.newCachedThreadPool(
+              r -> {
+                Thread t = new Thread(r, "fencekeeper-client-callbacks-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+              });
+      this.callbackExecutor = ownedCallbackExecutor;
+    }
+    this.port =
+        new ClientPortTransport(
+            config.clientAddresses(),
+            org.apache.ratis.grpc.GrpcConfigKeys.TLS.conf(
+                ClientSettings.ratisParameters(config, settings)),
+            config.requestTimeout().toMillis(),
+            reachability,
+            metrics,
+            scheduler,
+            sendExecutor);
+    this.coalescer =
+        new CommandCoalescer(
+            this::sendThroughPort,
+            entriesInFlight(),
+            config.limits().maxRequestsPerBatch(),
+            config.limits().maxValueBytes());
+    long sweepMs = Math.max(50, Math.min(500, unreachableTimeout.toMillis() / 4));
+    scheduler.scheduleWithFixedDelay(
+        this::failUnreachableCalls, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Log entries one client keeps outstanding before it coalesces further commands into batches. Two
+   * keep the Raft pipeline busy while the next batch fills; more only make each batch smaller, and
+   * the cost is per entry (docs/benchmarks.md, Coalescing). The system property exists for
+   * benchmarking.
+   */
+  private static int entriesInFlight() {
+    return Math.max(
+        1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_ENTRIES_IN_FLIGHT));
+  }
+
+  ClientPortTransport port() {
+    return port;
+  }
+
+  ClientMetrics metrics() {
+    return metrics;
+  }
+
+  Duration callTimeout() {
+    return callTimeout;
+  }
+
+  Duration unreachableTimeout() {
+    return unreachableTimeout;
+  }
+
+  Executor callbackExecutor() {
+    return callbackExecutor;
+  }
+
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  /** The cluster's own batch limits, once a node told them: the coalescer sizes batches by them. */
+  void batchLimits(int commands, long valueBytes) {
+    coalescer.limits(commands, valueBytes);
+  }
+
+  /**
+   * True when, for the whole {@code unreachableTimeout} up to now, no node could be contacted and
+   * connections were refused: nothing this client sent in that time reached a node. (An election,
+   * where nodes answer but none leads, or a slow node is not this.)
+   */
+  boolean clusterUnreachable() {
+    return reachability.unreachable(
+        System.nanoTime() - unreachableTimeout.toNanos(), unreachableTimeout);
+  }
+
+  /** What the latest call saw of the cluster. */
+  ConnectionState connectionState() {
+    return connectionState;
+  }
+
+  /**
+   * Calls {@code listener} on {@code executor} with every later change of {@link
+   * #connectionState()}, in order. A change is noticed by a call: a renewal, or the application's
+   * own.
+   */
+  void onConnectionStateChange(Executor executor, Consumer<ConnectionState> listener) {
+    connectionListeners.add(Map.entry(executor, listener));
+  }
+
+  private void connectionIs(ConnectionState now) {
+    ConnectionState before;
+    synchronized (connectionListeners) {
+      before = connectionState;
+      if (before == now) {
+        return;
+      }
+      connectionState = now;
+    }
+    if (now == ConnectionState.DISCONNECTED) {
+      CONNECTION_LOG.warn("No node of {} answered: {}", config.peers(), reachability.lastRefusal());
+    } else if (before == ConnectionState.DISCONNECTED) {
+      CONNECTION_LOG.info("The cluster answers again");
+    }
+    for (Map.Entry<Executor, Consumer<ConnectionState>> l : connectionListeners) {
+      try {
+        l.getKey()
+            .execute(
+                () -> {
+                  try {
+                    l.getValue().accept(now);
+                  } catch (RuntimeException e) {
+                    LOG.warn("Connection-state listener failed on {}", now, e);
+                  }
+                });
+      } catch (RejectedExecutionException e) {
+        LOG.warn("Connection-state listener not told of {}: its executor refused the task", now);
+      }
+    }
+  }
+
+  /**
+   * What the session saw of the cluster: a stream opened or a keep-alive answered, or no stream for
+   * the unreachable timeout. Its keep-alives are this client's renewals.
+   */
+  void sessionReachable(boolean reached) {
+    if (reached) {
+      reachability.contact();
+      connectionIs(ConnectionState.CONNECTED);
+    } else {
+      connectionIs(ConnectionState.DISCONNECTED);
+    }
+  }
+
+  CompletableFuture<Result> sendAsync(Request request) {
+    boolean query = RequestKinds.isQuery(request.getCommandCase());
+    return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request))
+        .thenApply(Result::new);
+  }
+
+  CompletableFuture<Response> command(Request request) {
+    CompletableFuture<Response> sent = coalescer.submit(request);
+    return metrics.timed(
+        request.getCommandCase(),
+        settle(
+            failingFastWhenUnreachable(sent)
+                .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+            true));
+  }
+
+  /**
+   * {@code sent}, failed early when no node can be reached at all: every attempt for {@link
+   * #unreachableTimeout} refused the connection or named a host that does not resolve. Nodes that
+   * answer anything (an election in progress, not the leader yet) keep the call waiting up to the
+   * call timeout.
+   */
+  private CompletableFuture<Response> failingFastWhenUnreachable(CompletableFuture<Response> sent) {
+    CompletableFuture<Response> bounded = new CompletableFuture<>();
+    unanswered.put(bounded, System.nanoTime());
+    sent.whenComplete(
+        (response, error) -> {
+          unanswered.remove(bounded);
+          if (error != null) {
+            bounded.completeExceptionally(error);
+          } else {
+            bounded.complete(response);
+          }
+        });
+    return bounded;
+  }
+
+  /** Runs on the scheduler: fails the calls that have found no reachable node for the bound. */
+  private void failUnreachableCalls() {
+    if (unanswered.isEmpty()) {
+      return;
+    }
+    for (Map.Entry<CompletableFuture<Response>, Long> call : unanswered.entrySet()) {
+      if (reachability.unreachable(call.getValue(), unreachableTimeout)) {
+        if (unanswered.remove(call.getKey()) != null) {
+          call.getKey()
+              .completeExceptionally(
+                  new UnreachableException(
+                      "no node reachable within "
+                          + unreachableTimeout.toMillis()
+                          + " ms ("
+                          + reachability.lastRefusal()
+                          + ") at "
+                          + peerList()));
+        }
+      }
+    }
+  }
+
+  private String peerList() {
+    StringBuilder s = new StringBuilder();
+    for (PeerAddress p : config.peers()) {
+      if (s.length() > 0) {
+        s.append(',');
+      }
+      s.append(p.host()).append(':').append(p.port());
+    }
+    return s.toString();
+  }
+
+  /** No node could be reached at all; its message is the one line the caller sees. */
+  private static final class UnreachableException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    UnreachableException(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  CompletableFuture<Response> query(Request request, ReadConsistency consistency) {
+    Request sent = consistency == ReadConsistency.STALE ? stale(request) : request;
+    CompletableFuture<ClientPortTransport.Answer> answer =
+        consistency == ReadConsistency.STALE
+            ? port.callAnyNode(sent, callTimeout.toMillis())
+            : port.call(sent, callTimeout.toMillis(), null);
+    return metrics.timed(
+        request.getCommandCase(),
+        settle(
+            failingFastWhenUnreachable(answer.thenApply(ClientPortTransport.Answer::response))
+                .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+            false));
+  }
+
+  /** {@code request} asked with CONSISTENCY_STALE, for any node to answer. */
+  private static Request stale(Request request) {
+    var stale = dev.fencekeeper.proto.Consistency.CONSISTENCY_STALE;
+    return switch (request.getCommandCase()) {
+      case READ ->
+          request.toBuilder().setRead(request.getRead().toBuilder().setConsistency(stale)).build();
+      case LEASE ->
+          request.toBuilder()
+              .setLease(request.getLease().toBuilder().setConsistency(stale))
+              .build();
+      case VALIDATE ->
+          request.toBuilder()
+              .setValidate(request.getValidate().toBuilder().setConsistency(stale))
+              .build();
+      case LIST ->
+          request.toBuilder().setList(request.getList().toBuilder().setConsistency(stale)).build();
+      default -> request;
+    };
+  }
+
+  /**
+   * One command (or a batch of them, see CommandCoalescer) through the client port, to the leader.
+   * A waiting acquire goes as a batch of one, which the leader answers at once (WAITING or granted)
+   * rather than holding the call: {@link WaitingAcquire} re-sends it and follows its grant itself.
+   */
+  private CompletableFuture<Response> sendThroughPort(Request request) {
+    boolean waitingAcquire =
+        request.getCommandCase() == Request.CommandCase.ACQUIRE
+            && request.getAcquire().getWaitMs() > 0;
+    Request sent =
+        waitingAcquire
+            ? Request.newBuilder()
+                .setBatch(dev.fencekeeper.proto.BatchRequest.newBuilder().addRequests(request))
+                .build()
+            : request;
+    try {
+      return port.call(sent, callTimeout.toMillis(), null)
+          .thenApply(
+              answer -> {
+                Response r = answer.response();
+                return waitingAcquire
+                        && r.getCode() == dev.fencekeeper.proto.ResultCode.BATCH_ANSWERED
+                        && r.getBatchCount() == 1
+                    ? r.getBatch(0)
+                    : r;
+              });
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** {@code answer} of a call routed by its caller, bounded and settled as a query's. */
+  CompletableFuture<Response> settledQuery(CompletableFuture<Response> answer) {
+    return settle(
+        failingFastWhenUnreachable(answer).orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+        false);
+  }
+
+  /**
+   * Turns failures into results: every answer a node gave, refusals included, arrives as a
+   * response; a failure means no node answered in time (UNAVAILABLE) — for a command, with an
+   * unknown outcome.
+   */
+  private CompletableFuture<Response> settle(CompletableFuture<Response> sent, boolean command) {
+    return sent.handle(
+        (response, error) -> {
+          if (error == null) {
+            reachability.contact();
+            connectionIs(ConnectionState.CONNECTED);
+            return response;
+          }
+          Throwable cause =
+              error instanceof CompletionException && error.getCause() != null
+                  ? error.getCause()
+                  : error;
+          connectionIs(ConnectionState.DISCONNECTED);
+          return Response.newBuilder()
+              .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
+              .setMessage(
+                  (cause instanceof TimeoutException
+                          ? "no node answered in time"
+                              + (cause.getMessage() == null ? "" : ": " + cause.getMessage())
+                          : cause instanceof UnreachableException
+                                  || cause instanceof ClientPortTransport.CallFailed
+                              ? cause.getMessage()
+                              : "cluster unavailable: " + cause)
+                      + (command ? "; the command may or may not have been applied" : ""))
+              .build();
+        });
+  }
+
+  CompletableFuture<Response> watchOnce(WatchRequest request) {
+    try {
+      return port.watchOnce(request);
+    } catch (RuntimeException e) {
+      // Failing the future keeps every caller's retry loop alive; a throw would end it silently.
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** See {@link FencingClient#nodeStatus}. */
+  NodeStatus nodeStatus(String peerId, Duration timeout) {
+    NodeInfo info;
+    try {
+      info = nodeInfo(peerId, timeout);
+    } catch (FencingException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new FencingException(
+          new Result(
+              Response.newBuilder()
+                  .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
+                  .setMessage(
+                      "node "
+                          + peerId
+                          + " did not answer within "
+                          + timeout
+                          + ": "
+                          + e.getMessage())
+                  .build()),
+          e);
+    }
+    return new NodeStatus(
+        info.getId(),
+        info.getAddress(),
+        info.getRole(),
+        info.getTerm(),
+        info.getLastAppliedIndex(),
+        info.getCommitIndex(),
+        info.getLeaderId());
+  }
+
+  /**
+   * What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}.
+   */
+  NodeInfo nodeInfo(String peerId, Duration timeout) {
+    Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
+    String address = port.addressOf(peerId);
+    if (address == null) {
+      throw new IllegalArgumentException(
+          "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
+    }
+    return join(port.call(request, timeout.toMillis(), address)
+            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+        .response()
+        .getNode();
+  }
+
+  /**
+   * Waits for {@code future}, interruptibly: an interrupt cancels it (which gives up a place in
+   * line and releases a grant that arrives later), keeps the thread's interrupt status, and throws
+   * {@link CancellationException}.
+   */
+  static <T> T join(CompletableFuture<T> future) {
+    try {
+      return future.get();
+    } catch (InterruptedException e) {
+      future.cancel(true);
+      Thread.currentThread().interrupt();
+      CancellationException cancelled =
+          new CancellationException("interrupted while waiting for the cluster");
+      cancelled.initCause(e);
+      throw cancelled;
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof CompletionException && cause.getCause() != null) {
+        cause = cause.getCause();
+      }
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new CompletionException(cause);
+    }
+  }
+
+  /**
+   * Runs {@code task} after {@code delay} on a sending thread, never on the scheduler itself: a
+   * send may block (opening a channel, a TLS handshake), and the scheduler's one thread also times
+   * every lease's deadline.
+   */
+  java.util.concurrent.ScheduledFuture<?> later(Runnable task, long delay, TimeUnit unit) {
+    return scheduler.schedule(
+        () -> {
+          try {
+            sendExecutor.execute(task);
+          } catch (RejectedExecutionException e) {
+            LOG.debug("Not run, the client is closed: {}", task);
+          }
+        },
+        delay,
+        unit);
+  }
+
+  /** Stops the client's threads; a call still running finds its executor gone and fails. */
+  void stopThreads() {
+    scheduler.shutdownNow();
+    sendExecutor.shutdown();
+    if (ownedCallbackExecutor != null) {
+      ownedCallbackExecutor.shutdown();
+    }
+  }
+
+  /** Closes the connections to the nodes' client ports. */
+  void closePort() {
+    port.close();
+  }
+}
