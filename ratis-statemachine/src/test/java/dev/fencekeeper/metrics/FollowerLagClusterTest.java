@@ -136,19 +136,33 @@ class FollowerLagClusterTest {
     }
   }
 
-  // Guarantee: only the leader exports the per-follower series; a follower's /metrics has none.
+  // Guarantee: only the leader exports the per-follower series: a follower's /metrics has none,
+  // and a leader that hands over leadership stops exporting them while the new leader starts.
   @Test
   void onlyTheLeaderExportsFollowerSeries() {
     String leader = cluster.awaitLeader();
     String follower =
         cluster.running().keySet().stream().filter(id -> !id.equals(leader)).findFirst().get();
+    awaitFollowerSeries(leader, true);
+    assertThat(Scrape.metrics(cluster.metricsPort(follower)).keySet())
+        .noneMatch(k -> k.startsWith("fencekeeper_follower_"));
+
+    cluster.transferLeadership(follower);
+
+    awaitFollowerSeries(follower, true);
+    awaitFollowerSeries(leader, false);
+  }
+
+  private void awaitFollowerSeries(String node, boolean present) {
     await()
         .atMost(Duration.ofSeconds(15))
         .untilAsserted(
-            () ->
-                assertThat(Scrape.metrics(cluster.metricsPort(leader)).keySet())
-                    .anyMatch(k -> k.startsWith("fencekeeper_follower_lag_seconds{")));
-    assertThat(Scrape.metrics(cluster.metricsPort(follower)).keySet())
-        .noneMatch(k -> k.startsWith("fencekeeper_follower_"));
+            () -> {
+              long series =
+                  Scrape.metrics(cluster.metricsPort(node)).keySet().stream()
+                      .filter(k -> k.startsWith("fencekeeper_follower_lag_seconds{"))
+                      .count();
+              assertThat(series).as(node).isEqualTo(present ? 2 : 0);
+            });
   }
 }
