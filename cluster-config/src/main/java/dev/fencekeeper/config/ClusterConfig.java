@@ -370,6 +370,15 @@ public final class ClusterConfig {
   }
 
   /**
+   * How long a follower may stay behind the leader's log, its match index not advancing, before the
+   * leader counts it as lagging: {@code /health} on the leader then says redundancy is degraded,
+   * and a leadership transfer to it is refused.
+   */
+  public Duration healthMaxFollowerLag() {
+    return value(Keys.HEALTH_MAX_FOLLOWER_LAG);
+  }
+
+  /**
    * The address this node's Raft port (server, client and admin services) listens on: {@code bind}
    * if set ({@code 0.0.0.0} or {@code ::} for every interface), else this node's own host in {@code
    * peers}, so a node listens only where its peers and clients are told to reach it.

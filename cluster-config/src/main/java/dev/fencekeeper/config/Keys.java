@@ -192,6 +192,14 @@ final class Keys {
           List.of(ValueSyntax.atLeast(0, "must not be negative", ">= 0")),
           "log entries a node's applied index may trail the leader's commit index while /health"
               + " answers ready");
+  // Seconds, not entries: under load a healthy follower is always some entries behind, and only
+  // one that stops advancing for a while leaves the cluster with less redundancy than it shows.
+  static final ConfigKey<Duration> HEALTH_MAX_FOLLOWER_LAG =
+      timeout(
+          "health.max-follower-lag",
+          Duration.ofSeconds(10),
+          "how long a follower may stay behind the leader's log without its match index advancing"
+              + " before the leader reports it lagging (/health says redundancy degraded)");
   static final ConfigKey<Integer> CLIENT_PORT =
       define(
           "client.port",

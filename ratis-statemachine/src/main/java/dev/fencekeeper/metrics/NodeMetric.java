@@ -145,6 +145,32 @@ public enum NodeMetric {
       "fencekeeper_raft_commit_index",
       "fencekeeper.raft.commit.index",
       "Commit index this node knows"),
+  FOLLOWER_MATCH_INDEX(
+      Type.GAUGE,
+      "fencekeeper_follower_match_index",
+      "fencekeeper.follower.{peer}.match.index",
+      "On the leader, per follower: the last log index the leader knows the follower holds",
+      "peer"),
+  FOLLOWER_LAG_ENTRIES(
+      Type.GAUGE,
+      "fencekeeper_follower_lag_entries",
+      "fencekeeper.follower.{peer}.lag.entries",
+      "On the leader, per follower: log entries the follower does not hold yet",
+      "peer"),
+  FOLLOWER_LAG_SECONDS(
+      Type.GAUGE,
+      "fencekeeper_follower_lag_seconds",
+      "fencekeeper.follower.{peer}.lag.seconds",
+      "On the leader, per follower: how long it has been behind without its match index"
+          + " advancing; 0 while it holds the leader's whole log",
+      "peer"),
+  FOLLOWER_LAGGING(
+      Type.GAUGE,
+      "fencekeeper_follower_lagging",
+      "fencekeeper.follower.{peer}.lagging",
+      "On the leader, per follower: 1 while its lag in time is past health.max-follower-lag,"
+          + " else 0",
+      "peer"),
   SNAPSHOT_INDEX(
       Type.GAUGE,
       "fencekeeper_snapshot_last_index",

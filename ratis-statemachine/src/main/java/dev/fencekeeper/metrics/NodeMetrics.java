@@ -53,6 +53,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final MetricRegistry registry = new MetricRegistry();
   private final NodeSeries series = new NodeSeries(registry);
   private final NodeGauges gauges;
+  private final FollowerGauges followerGauges;
   private final Counter granted;
   private final Counter held;
   private final Counter waited;
@@ -80,6 +81,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private volatile Supplier<Instant> certificateNotAfter = () -> null;
   private volatile Readiness readiness;
   private volatile Supplier<Long> clockOffsetMs = () -> null;
+  private volatile Duration maxFollowerLag = Duration.ofSeconds(10);
 
   private final AutoCloseable ratisMirror;
   private JmxReporter jmx;
@@ -113,6 +115,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     applyTimer = series.timer(NodeMetric.APPLY_DURATION);
     batchCommands = series.histogram(NodeMetric.BATCH_COMMANDS);
     gauges = new NodeGauges(nodeId, series);
+    followerGauges = new FollowerGauges(series);
     series.gauge(
         NodeMetric.STORAGE_WRITABLE,
         () -> storageFreeBytes == null ? null : storageProblem.get() == null ? 1L : 0L);
@@ -189,6 +192,22 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
    */
   public void watchClockOffset(Supplier<Long> aheadMs) {
     this.clockOffsetMs = aheadMs;
+  }
+
+  /**
+   * The leader's latest view of its followers, from its sampler ({@code FollowerWatch}): what the
+   * per-follower gauges, {@code /health} and the node's self-description show. Empty on a node that
+   * does not lead. {@code maxLag} is the bound the view's {@code lagging} was judged by ({@code
+   * health.max-follower-lag}).
+   */
+  public void followersSampled(List<FollowerLag> view, Duration maxLag) {
+    this.maxFollowerLag = maxLag;
+    followerGauges.sampled(view);
+  }
+
+  @Override
+  public List<FollowerLag> followers() {
+    return followerGauges.latest();
   }
 
   /**
@@ -322,7 +341,14 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
         break;
       }
     }
-    return behind == null ? new Health(true, "ready") : new Health(false, "not ready: " + behind);
+    if (behind != null) {
+      return new Health(false, "not ready: " + behind);
+    }
+    // Ready all the same: the leader still commits with the followers that keep up, and failing
+    // its probe would take away the one node that serves.
+    String degraded =
+        d.getInfo().isLeader() ? Redundancy.degraded(followers(), maxFollowerLag) : null;
+    return new Health(true, degraded == null ? "ready" : "ready; " + degraded);
   }
 
   /**

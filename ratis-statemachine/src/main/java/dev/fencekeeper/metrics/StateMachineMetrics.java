@@ -63,6 +63,11 @@ public interface StateMachineMetrics {
   /** Ratis learned of a (new) leader; {@code newLeader} is never null. */
   default void leaderChanged(RaftPeerId newLeader) {}
 
+  /** On the leader, its latest view of each follower's progress; empty on any other node. */
+  default List<FollowerLag> followers() {
+    return List.of();
+  }
+
   /**
    * The port this node serves {@code /metrics} on, for the node's self-description; -1 when none.
    */

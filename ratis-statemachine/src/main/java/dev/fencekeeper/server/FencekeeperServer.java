@@ -68,6 +68,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final NodeMetrics metrics;
   private final ReadsInFlight reads;
   private final LeaderLossWatch leaderLossWatch;
+  private final FollowerWatch followerWatch;
   private final RaftServer server;
   private final RaftClient internalClient;
   private final ScheduledExecutorService leaderTimer;
@@ -122,6 +123,9 @@ public final class FencekeeperServer implements AutoCloseable {
     this.leaderLossWatch =
         new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
     CallerGate gate = new CallerGate(config.security(), metrics, reads);
+    // Runs after the gate (interceptors run last-added first): only an admin learns who lags.
+    LaggingTransferGuard transferGuard =
+        new LaggingTransferGuard(metrics::followers, config.healthMaxFollowerLag());
     // Before the server starts: its first takeover entry announces the client address.
     String clientAddress = config.clientAddress().address();
     stateMachine.setClientAddress(clientAddress);
@@ -129,7 +133,11 @@ public final class FencekeeperServer implements AutoCloseable {
     GrpcConfigKeys.Server.setServicesCustomizer(
         parameters,
         (builder, types) ->
-            builder.intercept(gate).intercept(leaderLossWatch).fallbackHandlerRegistry(guide));
+            builder
+                .intercept(transferGuard)
+                .intercept(gate)
+                .intercept(leaderLossWatch)
+                .fallbackHandlerRegistry(guide));
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new
@@ -171,6 +179,13 @@ public final class FencekeeperServer implements AutoCloseable {
     metrics.bind(server, config.groupId(), stateMachine::read, config.healthMaxApplyLag());
     metrics.watchClockOffset(stateMachine::wallAheadOfTimeLineMs);
     leaderLossWatch.watch(server);
+    this.followerWatch =
+        new FollowerWatch(
+            self.toString(),
+            server,
+            config.groupId(),
+            config.healthMaxFollowerLag(),
+            metrics::followersSampled);
     storageGuard.exhausted().thenAccept(this::stopForStorage);
   }
 
@@ -279,6 +294,7 @@ public final class FencekeeperServer implements AutoCloseable {
     boolean withGroup = !join;
     FencekeeperServer s = new FencekeeperServer(config, withGroup, stateMachines);
     s.server.start();
+    s.followerWatch.start();
     try {
       s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
       s.clientPort =
@@ -383,6 +399,7 @@ public final class FencekeeperServer implements AutoCloseable {
     stopTicker();
     leaderTimer.shutdownNow();
     leaderLossWatch.close();
+    followerWatch.close();
     try {
       server.close();
     } finally {

@@ -7,8 +7,10 @@ import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.LeaseRecord;
 import dev.fencekeeper.core.ResourceRecord;
 import dev.fencekeeper.core.ValueRecord;
+import dev.fencekeeper.metrics.FollowerLag;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.metrics.StateReader;
+import dev.fencekeeper.proto.FollowerProgress;
 import dev.fencekeeper.proto.ListEntry;
 import dev.fencekeeper.proto.ListRequest;
 import dev.fencekeeper.proto.NodeInfo;
@@ -206,6 +208,17 @@ final class QueryService {
             .setLeaderId(leader == null ? "" : leader.toString())
             .setLogSizeBytes(
                 StorageFiles.logSizeBytes(d.getRaftStorage().getStorageDir().getCurrentDir()));
+        if (d.getInfo().isLeader()) {
+          for (FollowerLag f : metrics.followers()) {
+            b.addFollowers(
+                FollowerProgress.newBuilder()
+                    .setId(f.peer())
+                    .setMatchIndex(f.matchIndex())
+                    .setLagEntries(f.lagEntries())
+                    .setLagSeconds(f.lagSeconds())
+                    .setLagging(f.lagging()));
+          }
+        }
       }
     } catch (IOException e) {
       b.setRole("UNKNOWN");

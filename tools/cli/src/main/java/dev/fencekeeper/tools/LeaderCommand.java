@@ -50,7 +50,9 @@ final class LeaderCommand implements Runnable {
             + " it",
         "leads. Exit 0, 10 if <id> is not a member, 11 if the transfer failed (e.g. during a"
             + " membership",
-        "change)."
+        "change) or was refused at once because <id> lags behind the leader (status shows it):"
+            + " leadership",
+        "stays where it is."
       })
   static final class Transfer extends AdminVerb {
     @Option(

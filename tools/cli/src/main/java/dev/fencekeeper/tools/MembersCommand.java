@@ -41,11 +41,30 @@ final class MembersCommand implements Runnable {
 
   /** The membership as lines: a table of members with the leader marked, then the peers= line. */
   static List<String> describe(Membership m) {
-    Table table = new Table("ID", "ADDRESS", "");
+    return describe(m, null);
+  }
+
+  /**
+   * As {@link #describe(Membership)}, with each follower's match index and lag from the leader's
+   * view, and a line per lagging follower; {@code lag} null: without those.
+   */
+  static List<String> describe(Membership m, FollowerLagColumns lag) {
+    Table table =
+        lag == null
+            ? new Table("ID", "ADDRESS", "")
+            : new Table("ID", "ADDRESS", FollowerLagColumns.MATCH, FollowerLagColumns.LAG, "");
     for (PeerAddress p : m.members()) {
-      table.row(p.id(), p.address(), p.id().equals(m.leaderId()) ? "leader" : "");
+      String leader = p.id().equals(m.leaderId()) ? "leader" : "";
+      if (lag == null) {
+        table.row(p.id(), p.address(), leader);
+      } else {
+        table.row(p.id(), p.address(), lag.match(p.id()), lag.lag(p.id()), leader);
+      }
     }
     List<String> lines = new ArrayList<>(table.lines());
+    if (lag != null) {
+      lines.addAll(lag.laggingLines());
+    }
     if (m.leaderId().isEmpty()) {
       lines.add("no leader known");
     }
@@ -57,13 +76,23 @@ final class MembersCommand implements Runnable {
   }
 
   static ObjectNode json(Membership m) {
+    return json(m, null);
+  }
+
+  static ObjectNode json(Membership m, FollowerLagColumns lag) {
     ObjectNode o = Json.object();
     if (!m.leaderId().isEmpty()) {
       o.put("leader", m.leaderId());
     }
     ArrayNode members = o.putArray("members");
     for (PeerAddress p : m.members()) {
-      members.addObject().put("id", p.id()).put("address", p.address());
+      ObjectNode member = members.addObject().put("id", p.id()).put("address", p.address());
+      if (lag != null) {
+        lag.json(p.id(), member);
+      }
+    }
+    if (lag != null) {
+      lag.jsonSummary(o);
     }
     o.put("peers", m.peersProperty());
     o.put("changing", m.changing());
@@ -77,7 +106,11 @@ final class MembersCommand implements Runnable {
       description = {
         "Prints each member's id and address, marks the leader, and ends with the `peers=` line a"
             + " node's",
-        "properties file needs for this membership. Exit 0, 11 if no node answered."
+        "properties file needs for this membership. Each follower's match index and lag (entries /"
+            + " seconds",
+        "behind without advancing) are the leader's view, as in status; a follower lagging past"
+            + " the leader's",
+        "health.max-follower-lag is named below the table. Exit 0, 11 if no node answered."
       })
   static final class ListMembers extends AdminVerb {
     ListMembers(CliContext context) {
@@ -87,7 +120,8 @@ final class MembersCommand implements Runnable {
     @Override
     Report run(FencingAdmin admin, ClusterConfig cluster) {
       Membership m = admin.membership();
-      return Report.ok(json(m), describe(m));
+      FollowerLagColumns lag = FollowerLagColumns.askLeader(cluster, m.leaderId());
+      return Report.ok(json(m, lag), describe(m, lag));
     }
   }
 

@@ -20,10 +20,15 @@ import picocli.CommandLine.Mixin;
     description = {
       "Per node of --peers: id, address, pid, role (LEADER, FOLLOWER, ... or unreachable), term,"
           + " last",
-      "applied index, commit index, newest snapshot's index, size of its Raft log on disk, and the"
-          + " leader",
-      "it follows. Each node is given --timeout (default: client.request.timeout, 3s) to answer;"
-          + " one that does not is shown unreachable, with the reason, and the others still are.",
+      "applied index, commit index, newest snapshot's index, size of its Raft log on disk, the"
+          + " leader it",
+      "follows, and from the leader's view of each follower its match index (MATCH) and lag (LAG:"
+          + " entries",
+      "behind / seconds behind without advancing); a follower lagging past the leader's"
+          + " health.max-follower-lag",
+      "is named below the table. Each node is given --timeout (default: client.request.timeout,"
+          + " 3s) to answer;",
+      "one that does not is shown unreachable, with the reason, and the others still are.",
       "Exit 0 if a leader is known, 11 if not."
     })
 final class StatusCommand implements Callable<Integer> {
@@ -74,11 +79,14 @@ final class StatusCommand implements Callable<Integer> {
     ObjectNode o = Json.object();
     o.put("status", exit == ExitCode.SUCCESS ? "OK" : "UNAVAILABLE");
     leader.ifPresent(l -> o.put("leader", l.peer().id()));
+    FollowerLagColumns lag = lagColumns(leader);
+    lag.jsonSummary(o);
     ArrayNode array = o.putArray("nodes");
     for (NodeStatus n : nodes) {
       ObjectNode node = array.addObject();
       node.put("id", n.peer().id());
       node.put("address", n.peer().address());
+      lag.json(n.peer().id(), node);
       if (!n.reachable()) {
         node.put("role", UNREACHABLE);
         node.put("error", n.error());
@@ -114,8 +122,12 @@ final class StatusCommand implements Callable<Integer> {
             "COMMIT",
             "SNAPSHOT",
             "LOG",
-            "LEADER");
+            "LEADER",
+            FollowerLagColumns.MATCH,
+            FollowerLagColumns.LAG);
+    FollowerLagColumns lag = lagColumns(leader);
     for (NodeStatus n : nodes) {
+      String id = n.peer().id();
       NodeInfo info = n.info();
       if (n.reachable()) {
         table.row(
@@ -128,13 +140,27 @@ final class StatusCommand implements Callable<Integer> {
             Long.toString(info.getCommitIndex()),
             info.getSnapshotIndex() < 0 ? "-" : Long.toString(info.getSnapshotIndex()),
             bytes(info.getLogSizeBytes()),
-            info.getLeaderId().isEmpty() ? "-" : info.getLeaderId());
+            info.getLeaderId().isEmpty() ? "-" : info.getLeaderId(),
+            lag.match(id),
+            lag.lag(id));
       } else {
         table.row(
-            n.peer().id(), n.peer().address(), "-", UNREACHABLE, "-", "-", "-", "-", "-", "-");
+            id,
+            n.peer().address(),
+            "-",
+            UNREACHABLE,
+            "-",
+            "-",
+            "-",
+            "-",
+            "-",
+            "-",
+            lag.match(id),
+            lag.lag(id));
       }
     }
     table.lines().forEach(context.out()::println);
+    lag.laggingLines().forEach(context.out()::println);
     for (NodeStatus n : nodes) {
       if (!n.reachable()) {
         context.out().println(n.peer().id() + " " + UNREACHABLE + ": " + n.error());
@@ -142,6 +168,11 @@ final class StatusCommand implements Callable<Integer> {
     }
     context.out().println(leader.map(l -> "leader " + l.peer().id()).orElse("no leader known"));
     context.out().flush();
+  }
+
+  /** The leader's view of its followers; every cell {@code -} when no leader answered. */
+  private static FollowerLagColumns lagColumns(Optional<NodeStatus> leader) {
+    return new FollowerLagColumns(leader.map(NodeStatus::info).orElse(null));
   }
 
   /** Bytes in binary units with one decimal: 512B, 4.0KiB, 12.5MiB, 1.2GiB. */

@@ -76,13 +76,14 @@ class AdminVerbsTest {
     }
     List<String> lines = table.out().lines().toList();
     assertThat(lines.get(0))
-        .matches("ID +ADDRESS +PID +ROLE +TERM +APPLIED +COMMIT +SNAPSHOT +LOG +LEADER");
+        .matches(
+            "ID +ADDRESS +PID +ROLE +TERM +APPLIED +COMMIT +SNAPSHOT +LOG +LEADER +MATCH +LAG");
     assertThat(lines.subList(1, 4))
         .allMatch(
             l ->
                 l.matches(
                     "n[123] +127\\.0\\.0\\.1:\\d+ +\\d+ +(LEADER|FOLLOWER) +\\d+ +\\d+ +\\d+ +\\d+"
-                        + " +[\\d.]+(B|KiB|MiB|GiB) +n[123]"));
+                        + " +[\\d.]+(B|KiB|MiB|GiB) +n[123] +(-|\\d+) +(-|\\d+/[\\d.]+s)"));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -105,7 +106,7 @@ class AdminVerbsTest {
     assertThat(table.exitCode()).isZero();
     List<String> lines = table.out().lines().toList();
     assertThat(lines).hasSize(5);
-    assertThat(lines.get(0)).matches("ID +ADDRESS");
+    assertThat(lines.get(0)).matches("ID +ADDRESS +MATCH +LAG");
     assertThat(lines.subList(1, 4)).filteredOn(l -> l.endsWith("leader")).hasSize(1);
     assertThat(lines.get(4)).isEqualTo("peers=" + cluster.peersWithIds());
   }

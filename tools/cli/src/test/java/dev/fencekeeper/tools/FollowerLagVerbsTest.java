@@ -1,0 +1,93 @@
+package dev.fencekeeper.tools;
+
+import static dev.fencekeeper.tools.CliRun.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.fencekeeper.client.FencingClient;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.stream.StreamSupport;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A follower that stopped while the leader's log grew shows as lagging in {@code status} and {@code
+ * members list}, and {@code leader transfer --to} it is refused at once. Its own cluster: the test
+ * stops a node.
+ */
+@Timeout(180)
+class FollowerLagVerbsTest {
+  @RegisterExtension static final InProcessCluster cluster = InProcessCluster.perClass();
+
+  private static JsonNode node(JsonNode array, String id) {
+    return StreamSupport.stream(array.spliterator(), false)
+        .filter(n -> n.get("id").asText().equals(id))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  // Guarantee: once the leader counts a stopped follower as lagging (health.max-follower-lag, 10 s
+  // by default), status shows its match index and lag in the table and names it below it, --json
+  // has matchIndex/lagEntries/lagSeconds/lagging and the top-level "lagging" list; members list
+  // the same; and leader transfer --to it exits 11 (UNAVAILABLE) within seconds, saying it lags,
+  // with the leader unchanged.
+  @Test
+  void laggingFollowerIsShownAndTransferToItRefused() throws IOException {
+    JsonNode before = json(cluster.cli("status", "--json"));
+    String leader = before.get("leader").asText();
+    String follower =
+        StreamSupport.stream(before.get("nodes").spliterator(), false)
+            .map(n -> n.get("id").asText())
+            .filter(id -> !id.equals(leader))
+            .findFirst()
+            .orElseThrow();
+    JsonNode healthy = node(before.get("nodes"), follower);
+    assertThat(healthy.get("lagging").asBoolean()).isFalse();
+    assertThat(healthy.has("matchIndex")).isTrue();
+    assertThat(node(before.get("nodes"), leader).has("matchIndex")).isFalse();
+
+    cluster.stopNode(follower);
+    try (FencingClient client = FencingClient.connect(cluster.config())) {
+      for (int i = 0; i < 5; i++) {
+        client.acquire("lag-cli-" + i, Duration.ofSeconds(30));
+      }
+    }
+
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(500))
+        .untilAsserted(
+            () -> {
+              JsonNode status = json(cluster.cli("status", "--json"));
+              JsonNode lagging = node(status.get("nodes"), follower);
+              assertThat(lagging.get("lagging").asBoolean()).isTrue();
+              assertThat(lagging.get("lagEntries").asLong()).isGreaterThanOrEqualTo(5);
+              assertThat(lagging.get("lagSeconds").asDouble()).isGreaterThan(10.0);
+              assertThat(status.get("lagging").toString()).isEqualTo("[\"" + follower + "\"]");
+            });
+    CliRun table = cluster.cli("status");
+    assertThat(table.out())
+        .containsPattern(follower + " .* \\d+ +\\d+/[\\d.]+s\\n")
+        .contains(follower + " lagging: ");
+
+    JsonNode members = json(cluster.cli("members", "list", "--json"));
+    assertThat(node(members.get("members"), follower).get("lagging").asBoolean()).isTrue();
+    assertThat(members.get("lagging").toString()).isEqualTo("[\"" + follower + "\"]");
+    CliRun membersTable = cluster.cli("members", "list");
+    assertThat(membersTable.out().lines().findFirst().orElseThrow())
+        .matches("ID +ADDRESS +MATCH +LAG");
+    assertThat(membersTable.out()).contains(follower + " lagging: ");
+
+    long asked = System.nanoTime();
+    CliRun transfer = cluster.cli("leader", "transfer", "--to", follower);
+    Duration took = Duration.ofNanos(System.nanoTime() - asked);
+    assertThat(transfer.exitCode()).as(transfer.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
+    assertThat(transfer.out() + transfer.err())
+        .contains("refusing to transfer leadership to " + follower + ": it lags");
+    assertThat(took).isLessThan(Duration.ofSeconds(8));
+    assertThat(json(cluster.cli("status", "--json")).get("leader").asText()).isEqualTo(leader);
+  }
+}
