@@ -501,7 +501,7 @@ public final class FencingAdmin implements AutoCloseable {
             .setParameters(config.ratisParameters())
             .setRetryPolicy(
                 event ->
-                    deniedByNode(event.getCause()) != null
+                    refusedByNode(event.getCause()) != null
                         ? RetryPolicy.NO_RETRY_ACTION
                         : retry.handleAttemptFailure(event));
     if (leader != null) {
@@ -517,21 +517,23 @@ public final class FencingAdmin implements AutoCloseable {
     if (e instanceof FencingException f) {
       return f;
     }
-    // A node's own refusal (PERMISSION_DENIED) is an answer, not an outage.
-    Status denied = deniedByNode(e);
-    return denied != null
-        ? failure(ResultCode.PERMISSION_DENIED, denied.getDescription(), e)
-        : unavailable(what + " failed: " + describe(e), e);
+    // A node's own refusal is an answer, not an outage: PERMISSION_DENIED for an identity not in
+    // authz.admins, FAILED_PRECONDITION for a transfer to a follower the leader counts as lagging.
+    Status refused = refusedByNode(e);
+    if (refused == null) {
+      return unavailable(what + " failed: " + describe(e), e);
+    }
+    return refused.getCode() == Status.Code.PERMISSION_DENIED
+        ? failure(ResultCode.PERMISSION_DENIED, refused.getDescription(), e)
+        : unavailable(what + " refused: " + refused.getDescription(), e);
   }
 
-  /**
-   * The status a node's gate refused the call with, when it did: an identity not in {@code
-   * authz.admins} asked for an operation Ratis serves itself. Null for any other failure.
-   */
-  private static Status deniedByNode(Throwable error) {
+  /** The status a node refused the call with, when it did; null for any other failure. */
+  private static Status refusedByNode(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof StatusRuntimeException refused
-          && refused.getStatus().getCode() == Status.Code.PERMISSION_DENIED) {
+          && (refused.getStatus().getCode() == Status.Code.PERMISSION_DENIED
+              || refused.getStatus().getCode() == Status.Code.FAILED_PRECONDITION)) {
         return refused.getStatus();
       }
     }

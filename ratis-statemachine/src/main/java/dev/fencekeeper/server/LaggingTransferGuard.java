@@ -1,9 +1,6 @@
 package dev.fencekeeper.server;
 
-import dev.fencekeeper.client.wire.LeaderRejection;
 import dev.fencekeeper.metrics.FollowerLag;
-import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -24,9 +21,10 @@ import org.apache.ratis.thirdparty.io.grpc.Status;
  * follower that stopped advancing may never catch up, so the clients would stall for the whole wait
  * and the transfer fail anyway.
  *
- * <p>The refusal is an UNAVAILABLE {@link Response} carried in the status, as {@link CallerGate}
- * carries its refusals, so the admin client reports it as an answer and does not retry. On a node
- * that does not lead the view is empty and the request passes; Ratis redirects it to the leader.
+ * <p>The refusal is gRPC's FAILED_PRECONDITION with the reason as its description, as {@link
+ * CallerGate} refuses with PERMISSION_DENIED, so the admin client reports it as an answer
+ * (UNAVAILABLE, with the reason) and does not retry. On a node that does not lead the view is empty
+ * and the request passes; Ratis redirects it to the leader.
  */
 final class LaggingTransferGuard implements ServerInterceptor {
   private final Supplier<List<FollowerLag>> followers;
@@ -59,11 +57,9 @@ final class LaggingTransferGuard implements ServerInterceptor {
           return;
         }
         refused = true;
-        Response response =
-            Response.newBuilder().setCode(ResultCode.UNAVAILABLE).setMessage(why).build();
-        call.close(
-            Status.FAILED_PRECONDITION.withDescription(LeaderRejection.encode(response)),
-            new Metadata());
+        // gRPC's own status says it is a refusal; FencingAdmin reports it as UNAVAILABLE with this
+        // description.
+        call.close(Status.FAILED_PRECONDITION.withDescription(why), new Metadata());
       }
 
       @Override

@@ -23,7 +23,8 @@ class GatewayReferenceTest {
     for (Route route : Route.ALL.values()) {
       assertThat(page)
           .as(route.path())
-          .containsPattern("curl [^\\n]*\\$GW" + Pattern.quote(route.path()) + "\\b");
+          // $GW, or a shell default that falls back to it (${LEADER_GW:-$GW}).
+          .containsPattern("curl [^\\n]*\\$GW}?" + Pattern.quote(route.path()) + "\\b");
       assertThat(page).as(route.path()).contains("`POST " + route.path());
     }
     Matcher table = Pattern.compile("^\\| `POST (/v1/[a-z/-]+)`", Pattern.MULTILINE).matcher(page);

@@ -38,7 +38,8 @@ import picocli.CommandLine.Option;
  * -XX:ArchiveClassesAtExit}, so that every later node and command JVM maps the classes it needs
  * from that archive instead of loading and verifying them from the jar. A node JVM spends about a
  * quarter of its start-up CPU on that (2 of 7.5 CPU-seconds when it restarts with 1,000,000 keys;
- * docs/performance-notes.md), and on a two-core machine three nodes starting together share those cores.
+ * docs/performance-notes.md), and on a two-core machine three nodes starting together share those
+ * cores.
  *
  * <p>The training is real use: three nodes in this JVM on free loopback ports, data in a temp dir,
  * and the README's tour of client verbs against them. Whatever the training does not touch still

@@ -29,8 +29,9 @@ public final class NodeProcesses {
   /**
    * Transparent huge pages for the heap (Linux, in `madvise` mode as most distributions ship it): a
    * node that loads a large state faults its heap in 2 MiB pages instead of 4 KiB ones. Restarting
-   * with 1,000,000 keys took 5.7-5.9 CPU-seconds without and 4.9-5.1 with (docs/performance-notes.md);
-   * where the kernel has no THP the JVM notes it in the node log and carries on.
+   * with 1,000,000 keys took 5.7-5.9 CPU-seconds without and 4.9-5.1 with
+   * (docs/performance-notes.md); where the kernel has no THP the JVM notes it in the node log and
+   * carries on.
    */
   private static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
 
@@ -39,8 +40,8 @@ public final class NodeProcesses {
    * start (a third to a half of the three nodes' CPU for the first two minutes of load), so C1
    * alone looks faster at first; but once C2 has settled, after four to five minutes of load, its
    * code needs about a third less CPU per write and W2 at 64 workers did 6,200-8,400 writes/s
-   * against 4,500-5,300 with C1 only (docs/performance-notes.md, JIT). A node runs for days; its first
-   * minutes should not decide its code.
+   * against 4,500-5,300 with C1 only (docs/performance-notes.md, JIT). A node runs for days; its
+   * first minutes should not decide its code.
    */
   public static List<String> nodeJvmFlags() {
     return List.of(HUGE_PAGES, EXIT_ON_OUT_OF_MEMORY);
