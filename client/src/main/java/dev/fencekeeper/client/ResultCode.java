@@ -56,9 +56,6 @@ public enum ResultCode {
   OVERLOADED;
 
   /**
-   * The code of a wire answer; one this client does not know (a newer node) is {@link #INTERNAL}.
-   */
-  /**
    * True when the call did as asked, or a query was answered with what it found: GRANTED, RENEWED,
    * RELEASED, ACCEPTED, FOUND, NOT_FOUND, CURRENT and REVOKED. False for every refusal, for WAITING
    * (queued, not granted), for a validate's STALE and EXPIRED (the token may not be used) and when
@@ -71,6 +68,9 @@ public enum ResultCode {
     };
   }
 
+  /**
+   * The code of a wire answer; one this client does not know (a newer node) is {@link #INTERNAL}.
+   */
   static ResultCode of(dev.fencekeeper.proto.ResultCode wire) {
     return switch (wire) {
       case RESULT_CODE_UNSPECIFIED, UNRECOGNIZED, BATCH_ANSWERED -> INTERNAL;

@@ -71,12 +71,12 @@ public final class ClusterConfig {
     this.values = Collections.unmodifiableMap(checked);
     List<PeerAddress> peers = peers();
     if (peers == null) {
-      throw new ConfigException(missingPeers());
+      throw new ConfigException(ConfigReader.missingPeers());
     }
     String nodeId = value(Keys.NODE_ID);
     if (nodeId != null && peers.stream().noneMatch(peer -> peer.id().equals(nodeId))) {
       throw new ConfigException(
-          Keys.NODE_ID + ": '" + nodeId + "' is not one of the peers " + peerIds(peers));
+          Keys.NODE_ID + ": '" + nodeId + "' is not one of the peers " + PeerAddress.ids(peers));
     }
     // Ratis randomises each election timeout within [min, max); an empty range means colliding
     // candidates keep splitting the vote.
@@ -91,29 +91,11 @@ public final class ClusterConfig {
               + Durations.describe(electionTimeoutMin())
               + "'");
     }
-    checkMetricsPortIsFree(metricsPort(), nodeId, peers);
-    checkClientPort(value(Keys.CLIENT_PORT), metricsPort(), nodeId, peers);
-    checkHttpPortIsFree(nodeId, peers);
-    this.limits =
-        new Limits(
-            value(Keys.LEASE_TTL_MIN),
-            value(Keys.LEASE_TTL_MAX),
-            value(Keys.LEASE_TAKEOVER_GRACE),
-            value(Keys.RESOURCE_NAME_MAX_BYTES),
-            value(Keys.KEY_MAX_BYTES),
-            value(Keys.OWNER_MAX_BYTES),
-            value(Keys.VALUE_MAX_BYTES),
-            value(Keys.KEYS_PER_WRITE_MAX),
-            value(Keys.REQUEST_ID_MAX_BYTES),
-            value(Keys.REQUEST_IDS_PER_LEASE_MAX),
-            value(Keys.RESOURCES_IDLE_TIMEOUT),
-            value(Keys.LEASE_WAITER_LIVENESS),
-            value(Keys.WAITERS_PER_RESOURCE_MAX),
-            value(Keys.KEYS_PER_RESOURCE_MAX),
-            value(Keys.RESOURCES_MAX),
-            value(Keys.WATCHES_PER_CLIENT_MAX),
-            value(Keys.REQUESTS_PER_BATCH_MAX));
-    this.security = securityOf(values);
+    if (nodeId != null) {
+      PortRules.check(self(), peers, metricsPort(), clientPort(), httpPort());
+    }
+    this.limits = Limits.of(values);
+    this.security = Security.of(values);
     this.overload =
         new Overload(
             value(Keys.OVERLOAD_PENDING_WRITES_MAX), value(Keys.OVERLOAD_PENDING_READS_MAX));
@@ -126,24 +108,6 @@ public final class ClusterConfig {
 
   private <T> T value(ConfigKey<T> key) {
     return key.valueIn(values);
-  }
-
-  /** TLS files (all three or none) and identities from key values. */
-  static Security securityOf(Map<ConfigKey<?>, Object> values) {
-    Path cert = Keys.TLS_CERT.valueIn(values);
-    Path key = Keys.TLS_KEY.valueIn(values);
-    Path trust = Keys.TLS_TRUST.valueIn(values);
-    Security.TlsFiles tls =
-        cert != null || key != null || trust != null
-            ? new Security.TlsFiles(cert, key, trust)
-            : null;
-    return new Security(tls, Keys.AUTHZ_ADMINS.valueIn(values), Keys.AUTHZ_NODES.valueIn(values));
-  }
-
-  static String missingPeers() {
-    return Keys.PEERS
-        + ": missing; list every member as id@host:port, e.g. "
-        + PeerAddress.LIST_EXAMPLE;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -172,8 +136,7 @@ public final class ClusterConfig {
    * and {@code limits.value.max-bytes} is {@code FENCEKEEPER_LIMITS_VALUE_MAX_BYTES}.
    */
   public static String environmentVariable(String key) {
-    return ENVIRONMENT_PREFIX
-        + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+    return ConfigEnvironment.variable(key);
   }
 
   /** Every key's environment variable, in {@link #store} order. */
@@ -190,43 +153,7 @@ public final class ClusterConfig {
    * @throws ConfigException naming the file and the variables used, and the key and value at fault
    */
   public static ClusterConfig load(Path file, Map<String, String> env) {
-    Properties fromEnv = new Properties();
-    List<String> used = new ArrayList<>();
-    for (String key : Keys.NAMES) {
-      String variable = environmentVariable(key);
-      String value = env.get(variable);
-      if (value != null) {
-        fromEnv.setProperty(key, value);
-        used.add(variable);
-      }
-    }
-    if (file == null && used.isEmpty()) {
-      throw new ConfigException(
-          "no config: give a properties file, or set "
-              + environmentVariable(Keys.PEERS.name())
-              + " and "
-              + environmentVariable(Keys.NODE_ID.name())
-              + " (every key has a FENCEKEEPER_ variable)");
-    }
-    if (used.isEmpty()) {
-      return load(file);
-    }
-    Properties p = new Properties();
-    if (file != null) {
-      p.putAll(ConfigFiles.read(file));
-    }
-    p.putAll(fromEnv);
-    try {
-      return fromProperties(p);
-    } catch (ConfigException e) {
-      throw new ConfigException(
-          (file == null ? "" : file + " with ")
-              + "environment "
-              + String.join(", ", used)
-              + ": "
-              + e.getMessage(),
-          e);
-    }
+    return ConfigEnvironment.load(file, env);
   }
 
   /**
@@ -302,7 +229,7 @@ public final class ClusterConfig {
       throw new ConfigException(
           Keys.NODE_ID
               + ": missing; set it to the peer this process runs as, one of "
-              + peerIds(peers()));
+              + PeerAddress.ids(peers()));
     }
     return peers().stream().filter(peer -> peer.id().equals(nodeId)).findFirst().orElseThrow();
   }
@@ -452,17 +379,7 @@ public final class ClusterConfig {
 
   /** The client port {@code peer} has by the default rule. */
   public static int defaultClientPort(PeerAddress peer) {
-    int port = peer.port() + CLIENT_PORT_OFFSET;
-    if (port > 65535) {
-      throw new ConfigException(
-          Keys.CLIENT_PORT
-              + ": peer "
-              + peer
-              + " has no default client port (Raft port + "
-              + CLIENT_PORT_OFFSET
-              + " > 65535); give its Raft port a lower number, or its client port explicitly");
-    }
-    return port;
+    return PortRules.defaultClientPort(peer);
   }
 
   /**
@@ -568,7 +485,8 @@ public final class ClusterConfig {
   /** This config as seen by member {@code id}; the derived storage dir moves with it. */
   public ClusterConfig withNodeId(String id) {
     if (id == null) {
-      throw new ConfigException(Keys.NODE_ID + ": missing; expected one of " + peerIds(peers()));
+      throw new ConfigException(
+          Keys.NODE_ID + ": missing; expected one of " + PeerAddress.ids(peers()));
     }
     return with(Keys.NODE_ID, id);
   }
@@ -604,27 +522,16 @@ public final class ClusterConfig {
 
   /** This config with other TLS files or admins (e.g. a client's own certificate). */
   public ClusterConfig withSecurity(Security newSecurity) {
-    Objects.requireNonNull(newSecurity, "security");
-    Security.TlsFiles tls = newSecurity.tls();
     Map<ConfigKey<?>, Object> copy = new HashMap<>(values);
-    copy.put(Keys.AUTHZ_ADMINS, newSecurity.admins());
-    copy.put(Keys.AUTHZ_NODES, newSecurity.nodes());
-    copy.remove(Keys.TLS_CERT);
-    copy.remove(Keys.TLS_KEY);
-    copy.remove(Keys.TLS_TRUST);
-    if (tls != null) {
-      copy.put(Keys.TLS_CERT, tls.cert());
-      copy.put(Keys.TLS_KEY, tls.key());
-      copy.put(Keys.TLS_TRUST, tls.trust());
-    }
+    Objects.requireNonNull(newSecurity, "security").putInto(copy);
     return new ClusterConfig(copy);
   }
 
   /** This config with other overload bounds. */
   public ClusterConfig withOverload(Overload newOverload) {
-    Objects.requireNonNull(newOverload, "overload");
     Map<ConfigKey<?>, Object> copy = new HashMap<>(values);
-    copy.put(Keys.OVERLOAD_PENDING_WRITES_MAX, newOverload.maxPendingWrites());
+    copy.put(
+        Keys.OVERLOAD_PENDING_WRITES_MAX, Objects.requireNonNull(newOverload).maxPendingWrites());
     copy.put(Keys.OVERLOAD_PENDING_READS_MAX, newOverload.maxPendingReads());
     return new ClusterConfig(copy);
   }
@@ -684,98 +591,5 @@ public final class ClusterConfig {
     return Keys.ALL.stream()
         .map(key -> key + "=" + (values.containsKey(key) ? formatted(key) : key.defaultDoc()))
         .collect(Collectors.joining(", ", "ClusterConfig{", "}"));
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Checks
-
-  /**
-   * The gateway port must not be a Raft port on this node's host, nor its metrics or client port.
-   */
-  private void checkHttpPortIsFree(String nodeId, List<PeerAddress> peers) {
-    if (nodeId == null) {
-      return;
-    }
-    int port = httpPort();
-    if (port == 0) {
-      return;
-    }
-    PeerAddress self = self();
-    for (PeerAddress peer : peers) {
-      if (peer.port() == port && peer.host().equalsIgnoreCase(self.host())) {
-        throw new ConfigException(
-            Keys.HTTP_PORT
-                + ": '"
-                + port
-                + "' is already the Raft port of peer "
-                + peer.id()
-                + " ("
-                + peer.address()
-                + ")");
-      }
-    }
-    if (port == metricsPort()) {
-      throw new ConfigException(
-          Keys.HTTP_PORT + ": '" + port + "' is already " + Keys.METRICS_PORT);
-    }
-    if (port == clientPort()) {
-      throw new ConfigException(Keys.HTTP_PORT + ": '" + port + "' is already " + Keys.CLIENT_PORT);
-    }
-  }
-
-  private static void checkMetricsPortIsFree(int port, String nodeId, List<PeerAddress> peers) {
-    if (port != 0 && nodeId != null) {
-      // Two listeners on one host:port: whichever starts second fails, at startup rather than here.
-      PeerAddress self =
-          peers.stream().filter(peer -> peer.id().equals(nodeId)).findFirst().orElseThrow();
-      for (PeerAddress peer : peers) {
-        if (peer.port() == port && peer.host().equalsIgnoreCase(self.host())) {
-          throw new ConfigException(
-              Keys.METRICS_PORT
-                  + ": '"
-                  + port
-                  + "' is already the Raft port of peer "
-                  + peer.id()
-                  + " ("
-                  + peer.address()
-                  + ")");
-        }
-      }
-    }
-  }
-
-  /**
-   * The client port a node would listen on must be a port: derivable, and not one of its host's
-   * Raft ports or its metrics port.
-   */
-  private static void checkClientPort(
-      Integer explicit, int metricsPort, String nodeId, List<PeerAddress> peers) {
-    if (nodeId == null) {
-      return;
-    }
-    PeerAddress self =
-        peers.stream().filter(peer -> peer.id().equals(nodeId)).findFirst().orElseThrow();
-    int port = explicit != null ? explicit : defaultClientPort(self);
-    for (PeerAddress peer : peers) {
-      if (peer.port() == port && peer.host().equalsIgnoreCase(self.host())) {
-        throw new ConfigException(
-            Keys.CLIENT_PORT
-                + ": '"
-                + port
-                + "' is already the Raft port of peer "
-                + peer.id()
-                + " ("
-                + peer.address()
-                + ")");
-      }
-    }
-    if (port == metricsPort) {
-      throw new ConfigException(
-          Keys.CLIENT_PORT + ": '" + port + "' is already " + Keys.METRICS_PORT);
-    }
-  }
-
-  private static String peerIds(List<PeerAddress> peers) {
-    return peers.stream().map(PeerAddress::id).collect(Collectors.joining(", ", "(", ")"));
   }
 }

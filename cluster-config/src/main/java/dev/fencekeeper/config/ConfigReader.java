@@ -51,12 +51,12 @@ final class ConfigReader {
       }
     }
     if (p.getProperty(Keys.PEERS.name()) == null) {
-      problems.add(ClusterConfig.missingPeers());
+      problems.add(missingPeers());
     }
     if (!problems.isEmpty()) {
       // Checked with the keys, so that one run also reports a TLS file that is missing.
       try {
-        ClusterConfig.securityOf(values);
+        Security.of(values);
       } catch (ConfigException e) {
         problems.add(e.getMessage());
       }
@@ -118,5 +118,11 @@ final class ConfigReader {
       cur = t;
     }
     return prev[b.length()];
+  }
+
+  static String missingPeers() {
+    return Keys.PEERS
+        + ": missing; list every member as id@host:port, e.g. "
+        + PeerAddress.LIST_EXAMPLE;
   }
 }

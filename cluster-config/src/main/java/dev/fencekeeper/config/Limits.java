@@ -216,6 +216,28 @@ public record Limits(
     return (int) Math.min(Integer.MAX_VALUE, (long) maxValueBytes + MESSAGE_OVERHEAD_BYTES);
   }
 
+  /** The limits a configuration's values set (each key's default where none is given). */
+  static Limits of(java.util.Map<ConfigKey<?>, Object> values) {
+    return new Limits(
+        Keys.LEASE_TTL_MIN.valueIn(values),
+        Keys.LEASE_TTL_MAX.valueIn(values),
+        Keys.LEASE_TAKEOVER_GRACE.valueIn(values),
+        Keys.RESOURCE_NAME_MAX_BYTES.valueIn(values),
+        Keys.KEY_MAX_BYTES.valueIn(values),
+        Keys.OWNER_MAX_BYTES.valueIn(values),
+        Keys.VALUE_MAX_BYTES.valueIn(values),
+        Keys.KEYS_PER_WRITE_MAX.valueIn(values),
+        Keys.REQUEST_ID_MAX_BYTES.valueIn(values),
+        Keys.REQUEST_IDS_PER_LEASE_MAX.valueIn(values),
+        Keys.RESOURCES_IDLE_TIMEOUT.valueIn(values),
+        Keys.LEASE_WAITER_LIVENESS.valueIn(values),
+        Keys.WAITERS_PER_RESOURCE_MAX.valueIn(values),
+        Keys.KEYS_PER_RESOURCE_MAX.valueIn(values),
+        Keys.RESOURCES_MAX.valueIn(values),
+        Keys.WATCHES_PER_CLIENT_MAX.valueIn(values),
+        Keys.REQUESTS_PER_BATCH_MAX.valueIn(values));
+  }
+
   /** Every limit at its key's default (docs/configuration.md). */
   public static Limits defaults() {
     return builder().build();

@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * One cluster member: its Raft peer id and the host and port its gRPC server listens on. Written
@@ -200,5 +201,10 @@ public record PeerAddress(String id, String host, int port) {
   /** Case-folded {@code host:port}, for spotting two peers configured on the same endpoint. */
   String endpointKey() {
     return address().toLowerCase(Locale.ROOT);
+  }
+
+  /** The ids of {@code peers} as {@code (n1, n2, n3)}, for messages. */
+  static String ids(List<PeerAddress> peers) {
+    return peers.stream().map(PeerAddress::id).collect(Collectors.joining(", ", "(", ")"));
   }
 }

@@ -174,4 +174,30 @@ public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes) {
           + "`";
     }
   }
+
+  /** TLS files (all three or none) and identities from key values. */
+  static Security of(java.util.Map<ConfigKey<?>, Object> values) {
+    Path cert = Keys.TLS_CERT.valueIn(values);
+    Path key = Keys.TLS_KEY.valueIn(values);
+    Path trust = Keys.TLS_TRUST.valueIn(values);
+    Security.TlsFiles tls =
+        cert != null || key != null || trust != null
+            ? new Security.TlsFiles(cert, key, trust)
+            : null;
+    return new Security(tls, Keys.AUTHZ_ADMINS.valueIn(values), Keys.AUTHZ_NODES.valueIn(values));
+  }
+
+  /** Sets the keys {@link #of} reads to this security's values (TLS files left out when none). */
+  void putInto(java.util.Map<ConfigKey<?>, Object> values) {
+    values.put(Keys.AUTHZ_ADMINS, admins);
+    values.put(Keys.AUTHZ_NODES, nodes);
+    values.remove(Keys.TLS_CERT);
+    values.remove(Keys.TLS_KEY);
+    values.remove(Keys.TLS_TRUST);
+    if (tls != null) {
+      values.put(Keys.TLS_CERT, tls.cert());
+      values.put(Keys.TLS_KEY, tls.key());
+      values.put(Keys.TLS_TRUST, tls.trust());
+    }
+  }
 }
