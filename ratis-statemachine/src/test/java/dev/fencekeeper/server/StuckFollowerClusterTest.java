@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.client.wire.Wire;
+import dev.fencekeeper.proto.FollowerProgress;
 import dev.fencekeeper.replication.RecoveringLogAppender;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
@@ -60,7 +62,56 @@ class StuckFollowerClusterTest {
       }
       // Detection: the leader said why it started the follower's appender over.
       assertThat(RecoveringLogAppender.restartsBy(leader)).isGreaterThan(restartsBefore);
+      // And its view of the follower shows it caught up, not lagging.
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(
+              () -> {
+                FollowerProgress seen = progressOf(client, leader, wiped);
+                assertThat(seen.getLagging()).as("%s", seen).isFalse();
+                assertThat(seen.getLagEntries()).as("%s", seen).isZero();
+              });
     }
+  }
+
+  // Guarantee: a wiped member that Ratis's own appender leaves behind (the workaround switched off)
+  // shows on the leader as lagging within seconds, so the fault is seen even where the workaround
+  // does not act; with the workaround on, the test above shows the same member catch up.
+  @Test
+  void aMemberLeftBehindShowsAsLaggingOnTheLeader() throws Exception {
+    Properties p = new Properties();
+    p.setProperty("raft.stuck-follower.restart-after", "0");
+    p.setProperty("health.max-follower-lag", "2s");
+    try (TestCluster cluster = TestCluster.start(dataDir, p)) {
+      String leader = cluster.awaitLeader();
+      FencingClient client = cluster.newClient("writer");
+      writeRounds(client, "before", 40);
+      String wiped = follower(cluster, leader);
+      awaitApplied(cluster, wiped, cluster.lastApplied(leader));
+
+      cluster.stopNode(wiped);
+      deleteTree(dataDir.resolve(wiped));
+      writeRounds(client, "while-down", 10);
+      cluster.startNode(wiped);
+      try (Writer writer = Writer.start(client, "after")) {
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .pollInterval(Duration.ofMillis(200))
+            .untilAsserted(
+                () -> {
+                  FollowerProgress seen = progressOf(client, leader, wiped);
+                  assertThat(seen.getLagging()).as("%s", seen).isTrue();
+                  assertThat(seen.getLagEntries()).as("%s", seen).isPositive();
+                });
+      }
+    }
+  }
+
+  private static FollowerProgress progressOf(FencingClient client, String leader, String follower) {
+    return Wire.nodeInfo(client, leader, Duration.ofSeconds(5)).getFollowersList().stream()
+        .filter(f -> f.getId().equals(follower))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError(leader + " reports no follower " + follower));
   }
 
   // Guarantee: the same, on an idle cluster: no new entry arrives after the wiped member is back.
