@@ -31,8 +31,6 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.retry.RetryPolicy;
-import org.apache.ratis.thirdparty.io.grpc.Status;
-import org.apache.ratis.thirdparty.io.grpc.StatusRuntimeException;
 import org.apache.ratis.util.TimeDuration;
 
 /**
@@ -117,7 +115,7 @@ public final class FencingAdmin implements AutoCloseable {
       }
     }
     if (first == null) {
-      throw unavailable("no member of the cluster answered:" + failures, null);
+      throw AdminFailures.unavailable("no member of the cluster answered:" + failures, null);
     }
     String leader = first.membership.leaderId();
     if (leader.isEmpty() || leader.equals(first.membership.reportedBy())) {
@@ -145,7 +143,7 @@ public final class FencingAdmin implements AutoCloseable {
   public Membership addMember(PeerAddress peer) {
     Membership current = membership();
     if (current.member(peer.id()).isPresent()) {
-      throw invalid(
+      throw AdminFailures.invalid(
           "member "
               + peer.id()
               + " is already in the configuration ("
@@ -154,7 +152,7 @@ public final class FencingAdmin implements AutoCloseable {
     }
     for (PeerAddress m : current.members()) {
       if (m.address().equalsIgnoreCase(peer.address())) {
-        throw invalid(peer.address() + " is already the address of member " + m.id());
+        throw AdminFailures.invalid(peer.address() + " is already the address of member " + m.id());
       }
     }
     List<PeerAddress> next = new ArrayList<>(current.members());
@@ -165,7 +163,7 @@ public final class FencingAdmin implements AutoCloseable {
       RaftClientReply reply =
           toNewPeer.getGroupManagementApi(RaftPeerId.valueOf(peer.id())).add(group);
       if (!reply.isSuccess()) {
-        throw unavailable(
+        throw AdminFailures.unavailable(
             "creating the group on " + peer + " failed: " + reply.getException(),
             reply.getException());
       }
@@ -177,11 +175,11 @@ public final class FencingAdmin implements AutoCloseable {
       if (e instanceof FencingException f) {
         throw f;
       }
-      throw unavailable(
+      throw AdminFailures.unavailable(
           "cannot reach new member "
               + peer
               + " (is it running with `server --join`?): "
-              + describe(e),
+              + AdminFailures.describe(e),
           e);
     }
     setConfiguration(current, next, "adding " + peer.id());
@@ -196,15 +194,44 @@ public final class FencingAdmin implements AutoCloseable {
   public Membership removeMember(String id) {
     Membership current = membership();
     if (current.member(id).isEmpty()) {
-      throw notFound("no member " + id + " in the configuration (" + current.peersProperty() + ")");
+      throw AdminFailures.notFound(
+          "no member " + id + " in the configuration (" + current.peersProperty() + ")");
     }
     List<PeerAddress> next = new ArrayList<>(current.members());
     next.removeIf(p -> p.id().equals(id));
     if (next.isEmpty()) {
-      throw invalid("cannot remove the last member");
+      throw AdminFailures.invalid("cannot remove the last member");
+    }
+    if (id.equals(current.leaderId())) {
+      current = moveLeadershipOff(id, next);
     }
     setConfiguration(current, next, "removing " + id);
     return awaitMembership(next);
+  }
+
+  /**
+   * Hands leadership from {@code id}, about to be removed, to a member that stays, before the
+   * configuration change. A Ratis 3.3.0 leader that commits a configuration without itself can
+   * leave the change unanswered and the remaining members without a leader; an ordinary transfer
+   * first avoids that path. Members are tried in order: one that lags is refused by the leader.
+   */
+  private Membership moveLeadershipOff(String id, List<PeerAddress> staying) {
+    FencingException last = null;
+    for (PeerAddress candidate : staying) {
+      try {
+        transferLeadership(candidate.id());
+        Membership now = membership();
+        if (!id.equals(now.leaderId())) {
+          return now;
+        }
+      } catch (FencingException e) {
+        last = e;
+      }
+    }
+    throw last != null
+        ? last
+        : AdminFailures.unavailable(
+            "removing " + id + ": leadership could not be moved to another member", null);
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -220,7 +247,8 @@ public final class FencingAdmin implements AutoCloseable {
     String what = to == null ? "stepping down" : "transferring leadership to " + to;
     Membership current = membership();
     if (to != null && current.member(to).isEmpty()) {
-      throw notFound("no member " + to + " in the configuration (" + current.peersProperty() + ")");
+      throw AdminFailures.notFound(
+          "no member " + to + " in the configuration (" + current.peersProperty() + ")");
     }
     String previous = current.leaderId();
     for (int attempt = 1; ; attempt++) {
@@ -228,11 +256,11 @@ public final class FencingAdmin implements AutoCloseable {
         return to;
       }
       try (RaftClient raft = adminClient(current)) {
-        check(
+        AdminFailures.check(
             raft.admin().transferLeadership(to == null ? null : RaftPeerId.valueOf(to), timeoutMs),
             what);
       } catch (IOException | RuntimeException e) {
-        throw failed(what, e);
+        throw AdminFailures.failed(what, e);
       }
       Duration wait = to == null || attempt == TRANSFER_ATTEMPTS ? LEADER_WAIT : TRANSFER_SETTLE;
       String leader = awaitLeader(to, wait);
@@ -247,7 +275,7 @@ public final class FencingAdmin implements AutoCloseable {
       }
       current = membership();
     }
-    throw unavailable(
+    throw AdminFailures.unavailable(
         "no leader"
             + (to == null ? "" : " " + to)
             + " known "
@@ -267,10 +295,10 @@ public final class FencingAdmin implements AutoCloseable {
   public String transferLeadershipToAnother() {
     Membership current = membership();
     if (current.leaderId().isEmpty()) {
-      throw unavailable("no leader is known; nothing to move", null);
+      throw AdminFailures.unavailable("no leader is known; nothing to move", null);
     }
     if (current.members().size() < 2) {
-      throw invalid("the cluster has a single member; there is no other to lead");
+      throw AdminFailures.invalid("the cluster has a single member; there is no other to lead");
     }
     return transferLeadership(pickSuccessor(current));
   }
@@ -320,17 +348,17 @@ public final class FencingAdmin implements AutoCloseable {
   public long snapshot(String peerId, Duration timeout) {
     Membership current = membership();
     if (current.member(peerId).isEmpty()) {
-      throw notFound(
+      throw AdminFailures.notFound(
           "no member " + peerId + " in the configuration (" + current.peersProperty() + ")");
     }
     try (RaftClient raft = adminClient(current)) {
       RaftClientReply reply =
           raft.getSnapshotManagementApi(RaftPeerId.valueOf(peerId))
               .create(true, timeout.toMillis());
-      check(reply, "snapshot on " + peerId);
+      AdminFailures.check(reply, "snapshot on " + peerId);
       return reply.getLogIndex();
     } catch (IOException | RuntimeException e) {
-      throw failed("snapshot on " + peerId, e);
+      throw AdminFailures.failed("snapshot on " + peerId, e);
     }
   }
 
@@ -345,7 +373,7 @@ public final class FencingAdmin implements AutoCloseable {
     try (RaftClient probe = client(peers, null, RetryPolicies.noRetry(), config.requestTimeout())) {
       GroupInfoReply reply = probe.getGroupManagementApi(peer).info(config.groupId());
       if (!reply.isSuccess()) {
-        throw unavailable(
+        throw AdminFailures.unavailable(
             "group info from " + peer + " failed: " + reply.getException(), reply.getException());
       }
       return new Answer(reply, toMembership(reply));
@@ -353,7 +381,7 @@ public final class FencingAdmin implements AutoCloseable {
       if (e instanceof FencingException f) {
         throw f;
       }
-      throw unavailable(describe(e), e);
+      throw AdminFailures.unavailable(AdminFailures.describe(e), e);
     }
   }
 
@@ -405,9 +433,9 @@ public final class FencingAdmin implements AutoCloseable {
     try (RaftClient raft = adminClient(current)) {
       // The List overload: the array overload of 3.3.0 never sets the servers (docs/design.md,
       // Ratis facts).
-      check(raft.admin().setConfiguration(raftPeers(next)), what);
+      AdminFailures.check(raft.admin().setConfiguration(raftPeers(next)), what);
     } catch (IOException | RuntimeException e) {
-      throw failed(what, e);
+      throw AdminFailures.failed(what, e);
     }
   }
 
@@ -432,7 +460,8 @@ public final class FencingAdmin implements AutoCloseable {
     if (seen != null) {
       return seen; // committed (Raft said so); the view just has not settled yet
     }
-    throw unavailable("the configuration changed, but no member answered afterwards", null);
+    throw AdminFailures.unavailable(
+        "the configuration changed, but no member answered afterwards", null);
   }
 
   /**
@@ -463,7 +492,7 @@ public final class FencingAdmin implements AutoCloseable {
       Thread.sleep(POLL_MS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw unavailable("interrupted", e);
+      throw AdminFailures.unavailable("interrupted", e);
     }
   }
 
@@ -501,84 +530,13 @@ public final class FencingAdmin implements AutoCloseable {
             .setParameters(config.ratisParameters())
             .setRetryPolicy(
                 event ->
-                    refusedByNode(event.getCause()) != null
+                    AdminFailures.refusedByNode(event.getCause()) != null
                         ? RetryPolicy.NO_RETRY_ACTION
                         : retry.handleAttemptFailure(event));
     if (leader != null) {
       builder.setLeaderId(leader);
     }
     return builder.build();
-  }
-
-  /**
-   * {@code e} as UNAVAILABLE, unless it already is a FencingException (thrown by a check inside).
-   */
-  private static FencingException failed(String what, Exception e) {
-    if (e instanceof FencingException f) {
-      return f;
-    }
-    // A node's own refusal is an answer, not an outage: PERMISSION_DENIED for an identity not in
-    // authz.admins, FAILED_PRECONDITION for a transfer to a follower the leader counts as lagging.
-    Status refused = refusedByNode(e);
-    if (refused == null) {
-      return unavailable(what + " failed: " + describe(e), e);
-    }
-    return refused.getCode() == Status.Code.PERMISSION_DENIED
-        ? failure(ResultCode.PERMISSION_DENIED, refused.getDescription(), e)
-        : unavailable(what + " refused: " + refused.getDescription(), e);
-  }
-
-  /** The status a node refused the call with, when it did; null for any other failure. */
-  private static Status refusedByNode(Throwable error) {
-    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof StatusRuntimeException refused
-          && (refused.getStatus().getCode() == Status.Code.PERMISSION_DENIED
-              || refused.getStatus().getCode() == Status.Code.FAILED_PRECONDITION)) {
-        return refused.getStatus();
-      }
-    }
-    return null;
-  }
-
-  /**
-   * The exception's message and its root cause's: gRPC's own says only "UNAVAILABLE: io exception".
-   */
-  private static String describe(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    String message = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-    if (root != e) {
-      message +=
-          " ("
-              + (root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName())
-              + ")";
-    }
-    return message;
-  }
-
-  private static void check(RaftClientReply reply, String what) {
-    if (!reply.isSuccess()) {
-      throw unavailable(what + " failed: " + reply.getException(), reply.getException());
-    }
-  }
-
-  private static FencingException invalid(String message) {
-    return failure(ResultCode.INVALID_ARGUMENT, message, null);
-  }
-
-  private static FencingException notFound(String message) {
-    return failure(ResultCode.NOT_FOUND, message, null);
-  }
-
-  private static FencingException unavailable(String message, Throwable cause) {
-    return failure(ResultCode.UNAVAILABLE, message, cause);
-  }
-
-  private static FencingException failure(ResultCode code, String message, Throwable cause) {
-    Result result = new Result(Response.newBuilder().setCode(code).setMessage(message).build());
-    return cause == null ? new FencingException(result) : new FencingException(result, cause);
   }
 
   /** Nothing is held between calls: every operation opens and closes its own Raft clients. */

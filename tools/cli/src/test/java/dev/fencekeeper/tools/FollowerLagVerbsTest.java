@@ -36,7 +36,18 @@ class FollowerLagVerbsTest {
   // with the leader unchanged.
   @Test
   void laggingFollowerIsShownAndTransferToItRefused() throws IOException {
-    JsonNode before = json(cluster.cli("status", "--json"));
+    // The leader reports its followers once its first sample of them is in (every 200 ms).
+    JsonNode before =
+        Awaitility.await()
+            .atMost(Duration.ofSeconds(30))
+            .until(
+                () -> json(cluster.cli("status", "--json")),
+                status ->
+                    StreamSupport.stream(status.get("nodes").spliterator(), false)
+                        .allMatch(
+                            n ->
+                                n.get("id").asText().equals(status.get("leader").asText())
+                                    || n.has("lagging")));
     String leader = before.get("leader").asText();
     String follower =
         StreamSupport.stream(before.get("nodes").spliterator(), false)
