@@ -2,11 +2,12 @@ package dev.fencekeeper.gateway;
 
 import dev.fencekeeper.proto.ResultCode;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf;
 import org.apache.ratis.thirdparty.io.netty.buffer.Unpooled;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelFutureListener;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
+import org.apache.ratis.thirdparty.io.netty.channel.socket.DuplexChannel;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.http.DefaultFullHttpResponse;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.http.FullHttpResponse;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpContent;
@@ -180,7 +181,24 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
       ctx.writeAndFlush(response);
     } else {
       response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-      ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+      ctx.writeAndFlush(response).addListener(written -> closeAfterTheClient(ctx));
     }
   }
+
+  /**
+   * Ends a connection whose answer has been sent, letting the client finish first. Closed at once
+   * while the client is still sending a body it was refused, the connection would be reset and the
+   * reset could destroy the answer before the client reads it; so this side stops writing, goes on
+   * reading (and dropping) what still arrives, and closes when the client does or after a bound.
+   */
+  private static void closeAfterTheClient(ChannelHandlerContext ctx) {
+    if (ctx.channel() instanceof DuplexChannel duplex && duplex.isActive()) {
+      duplex.shutdownOutput();
+      ctx.executor().schedule(() -> ctx.close(), LINGER_MS, TimeUnit.MILLISECONDS);
+    } else {
+      ctx.close();
+    }
+  }
+
+  private static final long LINGER_MS = 2_000;
 }

@@ -47,12 +47,7 @@ class StuckFollowerClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir, settings())) {
       String leader = cluster.awaitLeader();
       FencingClient client = cluster.newClient("writer");
-      writeRounds(client, "before", 40);
-      String wiped = follower(cluster, leader);
-      awaitApplied(cluster, wiped, cluster.lastApplied(leader));
-
-      cluster.stopNode(wiped);
-      deleteTree(dataDir.resolve(wiped));
+      String wiped = stopAndWipeAFollower(cluster, leader, client);
       writeRounds(client, "while-down", 10);
       long restartsBefore = RecoveringLogAppender.restartsBy(leader);
       cluster.startNode(wiped);
@@ -85,12 +80,7 @@ class StuckFollowerClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir, p)) {
       String leader = cluster.awaitLeader();
       FencingClient client = cluster.newClient("writer");
-      writeRounds(client, "before", 40);
-      String wiped = follower(cluster, leader);
-      awaitApplied(cluster, wiped, cluster.lastApplied(leader));
-
-      cluster.stopNode(wiped);
-      deleteTree(dataDir.resolve(wiped));
+      String wiped = stopAndWipeAFollower(cluster, leader, client);
       writeRounds(client, "while-down", 10);
       cluster.startNode(wiped);
       try (Writer writer = Writer.start(client, "after")) {
@@ -120,12 +110,7 @@ class StuckFollowerClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir, settings())) {
       String leader = cluster.awaitLeader();
       FencingClient client = cluster.newClient("writer");
-      writeRounds(client, "before", 40);
-      String wiped = follower(cluster, leader);
-      awaitApplied(cluster, wiped, cluster.lastApplied(leader));
-
-      cluster.stopNode(wiped);
-      deleteTree(dataDir.resolve(wiped));
+      String wiped = stopAndWipeAFollower(cluster, leader, client);
       cluster.startNode(wiped);
       awaitCaughtUp(cluster, leader, wiped);
     }
@@ -166,6 +151,19 @@ class StuckFollowerClusterTest {
       p.setProperty("raft.stuck-follower.restart-after", restartAfter);
     }
     return p;
+  }
+
+  /**
+   * After some writes, stops a follower that holds them all and deletes its storage; returns its
+   * id.
+   */
+  private String stopAndWipeAFollower(TestCluster cluster, String leader, FencingClient client) {
+    writeRounds(client, "before", 40);
+    String wiped = follower(cluster, leader);
+    awaitApplied(cluster, wiped, cluster.lastApplied(leader));
+    cluster.stopNode(wiped);
+    deleteTree(dataDir.resolve(wiped));
+    return wiped;
   }
 
   private static String follower(TestCluster cluster, String leader) {

@@ -81,7 +81,7 @@ class ConservativeLocalViewClusterTest {
   void whileRenewalsStall() throws Exception {
     try (TestCluster cluster = TestCluster.start(dataDir)) {
       View view = View.start(cluster);
-      Thread.sleep(2_000);
+      Thread.sleep(4_000); // past the first renewal (a third of the TTL)
       String leader = cluster.awaitLeader();
       List<String> others =
           cluster.running().keySet().stream().filter(id -> !id.equals(leader)).toList();
@@ -89,7 +89,7 @@ class ConservativeLocalViewClusterTest {
       Thread.sleep(3_000);
       others.forEach(cluster::startNode);
       cluster.awaitLeader();
-      Thread.sleep(4_000);
+      Thread.sleep(8_000); // at least two renewal periods with the quorum back
       view.finish(1);
     }
   }
