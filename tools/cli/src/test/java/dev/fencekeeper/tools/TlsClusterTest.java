@@ -188,7 +188,9 @@ class TlsClusterTest {
       Duration took = Duration.ofNanos(System.nanoTime() - started);
       assertThat(r.code()).isEqualTo(dev.fencekeeper.client.ResultCode.UNAVAILABLE);
       assertThat(r.message()).contains("this client has no certificate");
-      assertThat(took).as(r.message()).isLessThan(Duration.ofSeconds(5));
+      // The unreachable bound (3 s) and the retries' pacing, well inside the call's 30 s; a loaded
+      // machine stretches the attempts.
+      assertThat(took).as(r.message()).isLessThan(Duration.ofSeconds(15));
     }
   }
 
