@@ -6,8 +6,9 @@ import dev.fencekeeper.proto.Response;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Downloads a backup ({@link FencingClient#backup}): the first call freezes the state on the node
- * that answers it, and every further chunk is asked of that node.
+ * Downloads a backup ({@link FencingClient#backup}): the first call freezes the state on the
+ * leader, after a read index, so the backup holds every write acknowledged before it; every further
+ * chunk is asked of that node.
  */
 final class BackupDownload {
   private BackupDownload() {}
@@ -16,7 +17,6 @@ final class BackupDownload {
   static Result to(ClusterCalls calls, java.nio.file.Path file) {
     java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
     try (java.io.OutputStream out = dev.fencekeeper.config.PrivateFiles.newOutputStream(tmp)) {
-      // The first call freezes the state on the node that answers it; every chunk comes from there.
       String[] frozenAt = new String[1];
       Result first =
           sendBackup(
@@ -61,7 +61,7 @@ final class BackupDownload {
   }
 
   /**
-   * One backup call: through the client port at the node {@code frozenAt[0]} names (any node for
+   * One backup call: through the client port at the node {@code frozenAt[0]} names (the leader for
    * the first call, which records the node that answered).
    */
   private static Result sendBackup(ClusterCalls calls, Request request, String[] frozenAt) {

@@ -247,7 +247,8 @@ final class ClientPortTransport implements AutoCloseable {
 
   private static boolean leaderOnly(Request request) {
     return switch (request.getCommandCase()) {
-      case NODE_INFO, BACKUP, WATCH -> false;
+      case NODE_INFO, WATCH -> false;
+      case BACKUP -> request.getBackup().getBackupId().isEmpty();
       case READ -> request.getRead().getConsistencyValue() == 0;
       case LEASE -> request.getLease().getConsistencyValue() == 0;
       case VALIDATE -> request.getValidate().getConsistencyValue() == 0;

@@ -285,15 +285,18 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
   }
 
   /**
-   * Served by the node that receives it, from what it has applied: send every call of one backup to
-   * the same node (the leader, to include everything acknowledged).
+   * The first call freezes the state on the leader once a read index confirmed it, so the backup
+   * holds every write acknowledged before the call (a follower may not have applied them yet); the
+   * chunks of a frozen backup are served by the node that froze it, which holds the copy.
    */
   @Override
   public void backup(BackupRequest request, StreamObserver<Response> out) {
     if (!refusedGroup(request.getGroup(), out)) {
       query(
           Request.newBuilder().setBackup(request).setCaller(caller()).build(),
-          Consistency.CONSISTENCY_STALE,
+          request.getBackupId().isEmpty()
+              ? Consistency.CONSISTENCY_LINEARIZABLE
+              : Consistency.CONSISTENCY_STALE,
           out);
     }
   }
