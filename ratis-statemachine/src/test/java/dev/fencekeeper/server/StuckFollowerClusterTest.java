@@ -80,26 +80,9 @@ class StuckFollowerClusterTest {
   // does not act; with the workaround on, the test above shows the same member catch up.
   @Test
   void aMemberLeftBehindShowsAsLaggingOnTheLeader() throws Exception {
-    Properties p = new Properties();
-    p.setProperty("raft.stuck-follower.restart-after", "0");
-    p.setProperty("health.max-follower-lag", "2s");
-    try (TestCluster cluster = TestCluster.start(dataDir, p)) {
+    try (TestCluster cluster = TestCluster.start(dataDir, leavingMembersBehind())) {
       String leader = cluster.awaitLeader();
-      FencingClient client = cluster.newClient("writer");
-      String wiped = stopAndWipeAFollower(cluster, leader, client);
-      writeRounds(client, "while-down", 10);
-      cluster.startNode(wiped);
-      try (Writer writer = Writer.start(client, "after")) {
-        await()
-            .atMost(Duration.ofSeconds(20))
-            .pollInterval(Duration.ofMillis(200))
-            .untilAsserted(
-                () -> {
-                  FollowerProgress seen = progressOf(client, leader, wiped);
-                  assertThat(seen.getLagging()).as("%s", seen).isTrue();
-                  assertThat(seen.getLagEntries()).as("%s", seen).isPositive();
-                });
-      }
+      leaveAFollowerBehind(cluster, leader, cluster.newClient("writer"));
     }
   }
 
@@ -109,33 +92,61 @@ class StuckFollowerClusterTest {
   // sends the first call to the leader, which freezes the copy after a read index.
   @Test
   void aBackupAskedOfAMemberLeftBehindHoldsEveryAcknowledgedWrite() throws Exception {
-    Properties p = new Properties();
-    p.setProperty("raft.stuck-follower.restart-after", "0");
-    try (TestCluster cluster = TestCluster.start(dataDir, p)) {
+    try (TestCluster cluster = TestCluster.start(dataDir, leavingMembersBehind())) {
       String leader = cluster.awaitLeader();
       FencingClient client = cluster.newClient("writer");
-      String wiped = stopAndWipeAFollower(cluster, leader, client);
-      cluster.startNode(wiped);
+      String behind = leaveAFollowerBehind(cluster, leader, client);
       Result grant = client.acquireToken("backed-up", Duration.ofMinutes(1), "w");
       Result written =
           client.write("backed-up", grant.token(), List.of(KeyChange.put("k", "v")), null);
       assertThat(written.code()).as(written.toString()).isEqualTo(ResultCode.ACCEPTED);
       long acknowledgedAt = cluster.lastApplied(leader);
 
-      Path backup = dataDir.resolve("through-" + wiped + ".backup");
-      PeerAddress behind =
-          cluster.config().peers().stream().filter(a -> a.id().equals(wiped)).findFirst().get();
-      try (FencingClient viaBehind = FencingClient.builder().peers(behind.toString()).build()) {
+      Path backup = dataDir.resolve("through-" + behind + ".backup");
+      PeerAddress member =
+          cluster.config().peers().stream().filter(a -> a.id().equals(behind)).findFirst().get();
+      try (FencingClient viaBehind = FencingClient.builder().peers(member.toString()).build()) {
         Result backedUp = viaBehind.backup(backup);
         assertThat(backedUp.code()).as(backedUp.toString()).isEqualTo(ResultCode.FOUND);
       }
       // The member asked was still behind the write when the backup was taken.
-      assertThat(cluster.lastApplied(wiped)).isLessThan(acknowledgedAt);
+      assertThat(cluster.lastApplied(behind)).isLessThan(acknowledgedAt);
       FencingState copy = RestoreSeed.read(backup, Limits.defaults());
       assertThat(new String(copy.read("backed-up", "k").value(), UTF_8))
           .as("the backed-up value of k")
           .isEqualTo("v");
     }
+  }
+
+  /** Ratis's own appender, which leaves a wiped member behind, and lag reported after 2 s. */
+  private static Properties leavingMembersBehind() {
+    Properties p = new Properties();
+    p.setProperty("raft.stuck-follower.restart-after", "0");
+    p.setProperty("health.max-follower-lag", "2s");
+    return p;
+  }
+
+  /**
+   * Wipes a follower and starts it again while the leader writes, under {@link
+   * #leavingMembersBehind}: returns its id once the leader reports it lagging.
+   */
+  private String leaveAFollowerBehind(TestCluster cluster, String leader, FencingClient client)
+      throws Exception {
+    String wiped = stopAndWipeAFollower(cluster, leader, client);
+    writeRounds(client, "while-down", 10);
+    cluster.startNode(wiped);
+    try (Writer writer = Writer.start(client, "after")) {
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(200))
+          .untilAsserted(
+              () -> {
+                FollowerProgress seen = progressOf(client, leader, wiped);
+                assertThat(seen.getLagging()).as("%s", seen).isTrue();
+                assertThat(seen.getLagEntries()).as("%s", seen).isPositive();
+              });
+    }
+    return wiped;
   }
 
   private static FollowerProgress progressOf(FencingClient client, String leader, String follower) {
