@@ -26,20 +26,5 @@ public enum Code {
   UNKNOWN_TOKEN,
   INVALID_ARGUMENT,
   PERMISSION_DENIED,
-  OVERLOADED;
-
-  /**
-   * True when the command did as asked, or the query was answered with what it found (NOT_FOUND
-   * included); false for every refusal, for WAITING (queued, not granted) and for a validate's
-   * STALE and EXPIRED (the token may not be used). OK, the answer to the leader's internal
-   * commands, is a success too. This is the rule of the client's {@code ResultCode.isSuccess},
-   * stated on the core's codes (the core cannot see the wire's); {@code CodeMappingTest} holds the
-   * two together.
-   */
-  public boolean isSuccess() {
-    return switch (this) {
-      case GRANTED, RENEWED, RELEASED, ACCEPTED, FOUND, NOT_FOUND, CURRENT, REVOKED, OK -> true;
-      default -> false;
-    };
-  }
+  OVERLOADED
 }

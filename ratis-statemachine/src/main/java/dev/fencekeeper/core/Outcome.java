@@ -66,10 +66,6 @@ public final class Outcome {
     return code;
   }
 
-  public boolean isSuccess() {
-    return code.isSuccess();
-  }
-
   public String message() {
     return message;
   }

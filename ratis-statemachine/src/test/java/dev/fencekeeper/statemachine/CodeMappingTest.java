@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The rules the core states on its own types and the client states on the wire's, held together:
- * the codes and what counts as success, and which requests are queries or may be batched.
+ * the codes, and which requests are queries or may be batched.
  */
 class CodeMappingTest {
   // Guarantee: every core code has its own wire code, and the client reads it back under the same
@@ -33,21 +33,6 @@ class CodeMappingTest {
             .isEqualTo(code.name());
       }
     }
-  }
-
-  // Guarantee: the core's success is the client's, code for code.
-  @Test
-  void successMeansTheSameOnBothSides() {
-    for (Code code : Code.values()) {
-      if (code == Code.OK) {
-        continue;
-      }
-      assertThat(code.isSuccess())
-          .as("%s", code)
-          .isEqualTo(dev.fencekeeper.client.ResultCode.valueOf(code.name()).isSuccess());
-    }
-    assertThat(Code.STALE.isSuccess()).isFalse();
-    assertThat(Code.NOT_FOUND.isSuccess()).isTrue();
   }
 
   // Guarantee: a request is a query exactly when the node finds no command in it, and a command
