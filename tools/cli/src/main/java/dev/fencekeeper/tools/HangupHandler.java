@@ -13,6 +13,10 @@ import java.util.Optional;
  * JDK's {@code jdk.unsupported} module, through reflection so that the build does not depend on it.
  * Where it is missing, SIGHUP keeps the JVM's meaning. {@link #close} puts the previous handler
  * back.
+ *
+ * <p>A process started with SIGHUP ignored (under {@code nohup}, or by a parent that ignores it)
+ * keeps it ignored: the JVM does not install a handler for a shutdown signal that was ignored when
+ * it started, and reports the previous handler as {@code SIG_IGN}; {@link #receivesSignal} tells.
  */
 final class HangupHandler implements AutoCloseable {
   private static final String SIGNAL = "sun.misc.Signal";
@@ -21,11 +25,21 @@ final class HangupHandler implements AutoCloseable {
   private final Object signal;
   private final Object previous;
   private final Method handle;
+  private final boolean receivesSignal;
 
-  private HangupHandler(Object signal, Object previous, Method handle) {
+  private HangupHandler(Object signal, Object previous, Method handle, boolean receivesSignal) {
     this.signal = signal;
     this.previous = previous;
     this.handle = handle;
+    this.receivesSignal = receivesSignal;
+  }
+
+  /**
+   * False when this process was started with SIGHUP ignored: the action then never runs, and SIGHUP
+   * stays ignored.
+   */
+  boolean receivesSignal() {
+    return receivesSignal;
   }
 
   /**
@@ -60,7 +74,8 @@ final class HangupHandler implements AutoCloseable {
               });
       Method handle = signalClass.getMethod("handle", signalClass, handlerClass);
       Object previous = handle.invoke(null, hup, handler);
-      return Optional.of(new HangupHandler(hup, previous, handle));
+      Object ignored = handlerClass.getField("SIG_IGN").get(null);
+      return Optional.of(new HangupHandler(hup, previous, handle, previous != ignored));
     } catch (ReflectiveOperationException | IllegalArgumentException | LinkageError e) {
       return Optional.empty();
     }

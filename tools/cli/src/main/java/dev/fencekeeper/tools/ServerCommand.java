@@ -116,6 +116,13 @@ final class ServerCommand implements Callable<Integer> {
                 reloadCertificates(running, id);
               }
             });
+    if (config.security().tlsEnabled() && hangup.filter(h -> !h.receivesSignal()).isPresent()) {
+      LOG.warn(
+          "SIGHUP: node {} was started with SIGHUP ignored (under nohup, or by a parent that"
+              + " ignores it), so SIGHUP cannot reload its TLS files: restart the node to load new"
+              + " ones, or start it without ignoring SIGHUP",
+          id);
+    }
     FencekeeperServer server;
     try {
       server = FencekeeperServer.start(config, join, stateMachines);

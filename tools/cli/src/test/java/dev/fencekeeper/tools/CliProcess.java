@@ -31,20 +31,33 @@ final class CliProcess implements AutoCloseable {
    * {@code .err}.
    */
   static CliProcess start(Path dir, String name, String... args) throws IOException {
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m",
-                "-XX:TieredStopAtLevel=1",
-                "-XX:+UseSerialGC",
-                // The logging the jar ships with, not this module's logback-test.xml (which
-                // silences Ratis and gRPC):
-                // what lands on stderr is part of what these tests check.
-                "-Dlogback.configurationFile=logback.xml",
-                "-cp",
-                System.getProperty("java.class.path"),
-                FencekeeperCli.class.getName()));
+    // SIGHUP as a supervisor leaves it, whatever this test's JVM inherited (a build run under
+    // nohup ignores it, and an ignored SIGHUP stays ignored in every child).
+    return start(List.of("env", "--default-signal=HUP"), dir, name, args);
+  }
+
+  /** As {@link #start}, the process started with SIGHUP ignored, as {@code nohup} starts it. */
+  static CliProcess startWithHangupIgnored(Path dir, String name, String... args)
+      throws IOException {
+    return start(List.of("env", "--ignore-signal=HUP"), dir, name, args);
+  }
+
+  private static CliProcess start(List<String> prefix, Path dir, String name, String... args)
+      throws IOException {
+    List<String> command = new ArrayList<>(prefix);
+    command.addAll(
+        List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx256m",
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
+            // The logging the jar ships with, not this module's logback-test.xml (which
+            // silences Ratis and gRPC):
+            // what lands on stderr is part of what these tests check.
+            "-Dlogback.configurationFile=logback.xml",
+            "-cp",
+            System.getProperty("java.class.path"),
+            FencekeeperCli.class.getName()));
     command.addAll(List.of(args));
     Path out = dir.resolve(name + ".out");
     Path err = dir.resolve(name + ".err");

@@ -29,18 +29,10 @@ class ServerProcessTest {
   // Restart=on-failure would leave it down); SIGTERM then stops it with exit 0.
   @Test
   void aNodeLogsToLogDirAndSurvivesSighup() throws Exception {
-    Path certs = dir.resolve("certs");
-    Certificates.writeLocalSet(certs, Duration.ofDays(1));
     Path storage = Files.createDirectories(dir.resolve("data"));
     Files.setPosixFilePermissions(storage, PosixFilePermissions.fromString("rwxr-xr-x"));
     Path logs = dir.resolve("logs");
-    Path config =
-        config(
-            "storage.dir=" + storage,
-            "log.dir=" + logs,
-            "tls.cert=" + certs.resolve("node.crt"),
-            "tls.key=" + certs.resolve("node.key"),
-            "tls.trust=" + certs.resolve("ca.crt"));
+    Path config = tlsConfig(storage, logs);
     try (CliProcess node = CliProcess.start(dir, "n1", "server", "--config", config.toString())) {
       Path log = logs.resolve("fencekeeper.log");
       await()
@@ -68,6 +60,30 @@ class ServerProcessTest {
     }
   }
 
+  // Guarantee: a TLS node started with SIGHUP ignored (as under nohup), which the JVM then cannot
+  // handle, says at start that SIGHUP cannot reload its TLS files, instead of leaving an operator
+  // to wonder why a reload logs nothing; a SIGHUP leaves it running.
+  @Test
+  void aNodeStartedWithSighupIgnoredSaysItCannotReload() throws Exception {
+    Path logs = dir.resolve("logs");
+    Path config = tlsConfig(dir.resolve("data"), logs);
+    try (CliProcess node =
+        CliProcess.startWithHangupIgnored(dir, "n1", "server", "--config", config.toString())) {
+      Path log = logs.resolve("fencekeeper.log");
+      await()
+          .atMost(START)
+          .until(() -> Files.exists(log) && Files.readString(log).contains("serving on"));
+      assertThat(Files.readString(log))
+          .contains("node n1 was started with SIGHUP ignored")
+          .contains("restart the node to load new ones");
+
+      new ProcessBuilder("kill", "-HUP", Long.toString(node.pid())).start().waitFor();
+      Thread.sleep(1000);
+      assertThat(node.isAlive()).as(node.describe()).isTrue();
+      assertThat(Files.readString(log)).doesNotContain("reloaded its TLS");
+    }
+  }
+
   // Guarantee: without log.dir a node logs to stderr, and writes no log file of its own anywhere
   // (storage.dir holds Raft data only).
   @Test
@@ -83,6 +99,18 @@ class ServerProcessTest {
       node.terminate();
       assertThat(node.awaitExit(Duration.ofSeconds(60))).as(node.describe()).isZero();
     }
+  }
+
+  /** A TLS node's config, its certificates written under {@code dir/certs}. */
+  private Path tlsConfig(Path storage, Path logs) throws IOException {
+    Path certs = dir.resolve("certs");
+    Certificates.writeLocalSet(certs, Duration.ofDays(1));
+    return config(
+        "storage.dir=" + storage,
+        "log.dir=" + logs,
+        "tls.cert=" + certs.resolve("node.crt"),
+        "tls.key=" + certs.resolve("node.key"),
+        "tls.trust=" + certs.resolve("ca.crt"));
   }
 
   private Path config(String... lines) throws IOException {
