@@ -75,13 +75,16 @@ class ConservativeLocalViewClusterTest {
     }
   }
 
-  // Guarantee: renewals that find no quorum for a while (two of three nodes down for 3 s of a 10 s
-  // lease) leave the holder's view no longer than the cluster's, before and after.
+  // Guarantee: renewals that find no quorum for a while (two of three nodes down for 3 s of a 20 s
+  // lease) leave the holder's view no longer than the cluster's, before and after. The lease is
+  // longer than the others here so that it outlives the outage, the nodes' restart and the
+  // elections after it on a loaded machine: the test needs it renewed on both sides of the outage.
   @Test
   void whileRenewalsStall() throws Exception {
+    Duration ttl = Duration.ofSeconds(20);
     try (TestCluster cluster = TestCluster.start(dataDir)) {
-      View view = View.start(cluster);
-      Thread.sleep(4_000); // past the first renewal (a third of the TTL)
+      View view = View.start(cluster, ttl);
+      Thread.sleep(8_000); // past the first renewal (a third of the TTL)
       String leader = cluster.awaitLeader();
       List<String> others =
           cluster.running().keySet().stream().filter(id -> !id.equals(leader)).toList();
@@ -89,7 +92,7 @@ class ConservativeLocalViewClusterTest {
       Thread.sleep(3_000);
       others.forEach(cluster::startNode);
       cluster.awaitLeader();
-      Thread.sleep(8_000); // at least two renewal periods with the quorum back
+      Thread.sleep(15_000); // at least two renewal periods with the quorum back
       view.finish(1);
     }
   }
@@ -146,17 +149,21 @@ class ConservativeLocalViewClusterTest {
     private final List<Long> expiries = new CopyOnWriteArrayList<>();
     private final Thread sampler;
 
-    private View(TestCluster cluster) {
+    private View(TestCluster cluster, Duration ttl) {
       this.cluster = cluster;
       this.observer = cluster.newClient("observer");
-      this.lease = cluster.newClient("holder").acquire(RESOURCE, TTL);
+      this.lease = cluster.newClient("holder").acquire(RESOURCE, ttl);
       this.sampler = new Thread(this::sampleUntilFinished, "view-sampler");
       sampler.setDaemon(true);
       sampler.start();
     }
 
     static View start(TestCluster cluster) {
-      return new View(cluster);
+      return start(cluster, TTL);
+    }
+
+    static View start(TestCluster cluster, Duration ttl) {
+      return new View(cluster, ttl);
     }
 
     private void sampleUntilFinished() {
