@@ -473,7 +473,8 @@ class ReadmeTourIT {
           new TourStep(
               "\\./fencekeeper status",
               0,
-              "(?s)ID +ADDRESS +PID +ROLE +TERM +APPLIED +COMMIT +SNAPSHOT +LOG +LEADER +MATCH +LAG\\n"
+              "(?s)ID +ADDRESS +PID +ROLE +TERM +APPLIED +COMMIT +SNAPSHOT +LOG +LEADER +MATCH"
+                  + " +LAG\\n"
                   + ".*LEADER.*\\n"
                   + "leader n\\d"));
     }
