@@ -71,11 +71,11 @@ class LocalClusterProcessTest {
             .stopGrace(Duration.ofSeconds(3))
             .start();
     List<ProcessHandle> nodes = new ArrayList<>();
+    for (String id : cluster.nodeIds()) {
+      nodes.add(ProcessHandle.of(cluster.pid(id).orElseThrow()).orElseThrow());
+    }
     try {
       cluster.awaitLeader(Duration.ofSeconds(90));
-      for (String id : cluster.nodeIds()) {
-        nodes.add(ProcessHandle.of(cluster.pid(id).orElseThrow()).orElseThrow());
-      }
 
       cluster.close();
 
