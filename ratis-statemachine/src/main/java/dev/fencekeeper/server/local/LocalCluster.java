@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Properties;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
@@ -60,8 +61,18 @@ public final class LocalCluster implements AutoCloseable {
    */
   private record Member(ClusterConfig config, Path configFile, Path logFile) {}
 
+  /** A node's own settings, left out of the cluster as a client sees it. */
+  private static final List<String> NODE_KEYS =
+      List.of(
+          "node.id",
+          "storage.dir",
+          "log.dir",
+          "metrics.port",
+          "client.port",
+          "http.port",
+          "clock.offset");
+
   private final Flavour flavour;
-  private final ClusterConfig config;
   private final Path dataDir;
   private final Function<String, Path> logFiles;
   private final InProcessStarter starter;
@@ -69,17 +80,16 @@ public final class LocalCluster implements AutoCloseable {
   private final Duration stopGrace;
   private final Map<String, Member> members = new LinkedHashMap<>();
   private final Map<String, LaunchedNode> launched = new LinkedHashMap<>();
+  private ClusterConfig config;
 
   LocalCluster(
       Flavour flavour,
-      ClusterConfig config,
       Path dataDir,
       Function<String, Path> logFiles,
       InProcessStarter starter,
       Function<String, NodeCommand> commands,
       Duration stopGrace) {
     this.flavour = flavour;
-    this.config = config;
     this.dataDir = dataDir;
     this.logFiles = logFiles;
     this.starter = starter;
@@ -96,8 +106,16 @@ public final class LocalCluster implements AutoCloseable {
     return flavour;
   }
 
-  /** The cluster as a client sees it: every initial member, no node id. */
-  public ClusterConfig config() {
+  /**
+   * The cluster as a client sees it: every defined node, with the settings of the first one but
+   * none of its own (node id, storage, ports, clock offset).
+   *
+   * @throws IllegalStateException if no node is defined
+   */
+  public synchronized ClusterConfig config() {
+    if (config == null) {
+      throw new IllegalStateException("no node is defined under " + dataDir);
+    }
     return config;
   }
 
@@ -130,9 +148,9 @@ public final class LocalCluster implements AutoCloseable {
     return nodeConfig(id).clientAddress().address();
   }
 
-  /** Every initial member's client address, in node order. */
+  /** Every defined node's client address, in node order. */
   public List<String> clientAddresses() {
-    return config.clientAddresses().stream().map(PeerAddress::address).toList();
+    return config().clientAddresses().stream().map(PeerAddress::address).toList();
   }
 
   /**
@@ -164,6 +182,21 @@ public final class LocalCluster implements AutoCloseable {
       throw new IllegalArgumentException("node " + id + " is defined already");
     }
     members.put(id, new Member(nodeConfig, configFile, logFiles.apply(id)));
+    config = clusterView();
+  }
+
+  private ClusterConfig clusterView() {
+    if (members.isEmpty()) {
+      return null;
+    }
+    Properties p = members.values().iterator().next().config().toProperties();
+    NODE_KEYS.forEach(p::remove);
+    p.setProperty(
+        "peers",
+        members.values().stream()
+            .map(m -> m.config().self().toString())
+            .collect(Collectors.joining(",")));
+    return ClusterConfig.fromProperties(p);
   }
 
   /** Forgets a node that is not running (one removed from the group). */
@@ -173,6 +206,7 @@ public final class LocalCluster implements AutoCloseable {
     }
     members.remove(id);
     launched.remove(id);
+    config = clusterView();
   }
 
   /** Starts every defined node; if one fails to start, stops the others again and says why. */
@@ -357,7 +391,7 @@ public final class LocalCluster implements AutoCloseable {
 
   /** The node a running node reports as leader, asking each once; empty during an election. */
   public Optional<String> leader() {
-    try (FencingClient client = FencingClient.connect(config, "local-cluster-probe")) {
+    try (FencingClient client = FencingClient.connect(config(), "local-cluster-probe")) {
       return leader(client);
     }
   }
@@ -383,7 +417,7 @@ public final class LocalCluster implements AutoCloseable {
    */
   public String awaitLeader(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    try (FencingClient client = FencingClient.connect(config, "local-cluster-probe")) {
+    try (FencingClient client = FencingClient.connect(config(), "local-cluster-probe")) {
       while (System.nanoTime() < deadline && !runningIds().isEmpty()) {
         Optional<String> leader = leader(client);
         if (leader.isPresent()) {

@@ -45,10 +45,10 @@ public final class LocalClusterBuilder {
     this.logFiles = id -> storageDirs.apply(id).resolve("node.log");
   }
 
-  /** How many nodes, {@code n1..nN}. */
+  /** How many nodes, {@code n1..nN}; none for a cluster whose nodes are added later. */
   public LocalClusterBuilder nodes(int count) {
-    if (count < 1) {
-      throw new IllegalArgumentException("nodes: " + count + " must be at least 1");
+    if (count < 0) {
+      throw new IllegalArgumentException("nodes: " + count + " must not be negative");
     }
     this.nodes = count;
     return this;
@@ -138,16 +138,14 @@ public final class LocalClusterBuilder {
 
   /** The cluster, no node started yet. */
   public LocalCluster build() {
-    ClusterConfig cluster =
-        preparedConfigs.isEmpty() ? generatedConfig() : withoutNodeId(preparedConfigs.get(0));
-    LocalCluster built =
-        new LocalCluster(flavour, cluster, dataDir, logFiles, starter, commands, stopGrace);
-    if (!preparedConfigs.isEmpty()) {
+    LocalCluster built = new LocalCluster(flavour, dataDir, logFiles, starter, commands, stopGrace);
+    if (!preparedConfigs.isEmpty() || nodes == 0) {
       for (int i = 0; i < preparedConfigs.size(); i++) {
         built.define(preparedConfigs.get(i), preparedFiles.get(i));
       }
       return built;
     }
+    ClusterConfig cluster = generatedConfig();
     Set<Integer> taken = new HashSet<>();
     cluster
         .peers()
@@ -207,11 +205,5 @@ public final class LocalClusterBuilder {
         return port;
       }
     }
-  }
-
-  private static ClusterConfig withoutNodeId(ClusterConfig node) {
-    Properties p = node.toProperties();
-    p.remove("node.id");
-    return ClusterConfig.fromProperties(p);
   }
 }

@@ -36,6 +36,8 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
   private final boolean withMetrics;
   private final boolean ownsDataDir;
   private LocalCluster cluster;
+  // The three members it started with; a node started to join is not one until it is added.
+  private ClusterConfig config;
   private Path dataDir;
 
   private InProcessCluster(boolean withMetrics, boolean ownsDataDir) {
@@ -84,6 +86,7 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
   private void startNodes(Path dataDir) {
     this.dataDir = dataDir;
     this.cluster = LocalCluster.builder(dataDir).metricsPorts(withMetrics).start();
+    this.config = cluster.config();
     try {
       awaitLeader();
     } catch (RuntimeException e) {
@@ -99,16 +102,16 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
 
   /** The --peers value that reaches this cluster. */
   String peers() {
-    return config().peers().stream().map(PeerAddress::address).collect(Collectors.joining(","));
+    return config.peers().stream().map(PeerAddress::address).collect(Collectors.joining(","));
   }
 
   ClusterConfig config() {
-    return cluster.config();
+    return config;
   }
 
   /** The --peers value naming every member with its id: {@code n1@127.0.0.1:p1,...}. */
   String peersWithIds() {
-    return cluster.peers();
+    return config.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
   }
 
   /**
@@ -133,7 +136,6 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
   }
 
   private void awaitLeader() {
-    ClusterConfig config = cluster.config();
     try (FencingClient client = FencingClient.connect(config)) {
       Awaitility.await()
           .atMost(Duration.ofSeconds(60))
