@@ -113,8 +113,11 @@ public final class LocalCluster implements AutoCloseable {
    * @throws IllegalStateException if no node is defined
    */
   public synchronized ClusterConfig config() {
-    if (config == null) {
+    if (members.isEmpty()) {
       throw new IllegalStateException("no node is defined under " + dataDir);
+    }
+    if (config == null) {
+      config = clusterView();
     }
     return config;
   }
@@ -157,7 +160,7 @@ public final class LocalCluster implements AutoCloseable {
    * The {@code --peers} value naming every initial member with its id: {@code n1@host:port,...}.
    */
   public String peers() {
-    return config.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
+    return config().peers().stream().map(PeerAddress::toString).collect(Collectors.joining(","));
   }
 
   /**
@@ -182,13 +185,11 @@ public final class LocalCluster implements AutoCloseable {
       throw new IllegalArgumentException("node " + id + " is defined already");
     }
     members.put(id, new Member(nodeConfig, configFile, logFiles.apply(id)));
-    config = clusterView();
+    // Derived on first use, so a launcher that never asks (up, the drills) never depends on it.
+    config = null;
   }
 
   private ClusterConfig clusterView() {
-    if (members.isEmpty()) {
-      return null;
-    }
     Properties p = members.values().iterator().next().config().toProperties();
     NODE_KEYS.forEach(p::remove);
     p.setProperty(
@@ -206,7 +207,7 @@ public final class LocalCluster implements AutoCloseable {
     }
     members.remove(id);
     launched.remove(id);
-    config = clusterView();
+    config = null;
   }
 
   /** Starts every defined node; if one fails to start, stops the others again and says why. */
