@@ -4,12 +4,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
-import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.local.LocalCluster;
 import dev.fencekeeper.statemachine.RestoreSeed;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,21 +24,19 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 
 /**
- * Three real Ratis nodes in this JVM on loopback ports picked here, with data under a directory the
- * test owns. Each node serves the client protocol on its client port ({@link #clientAddress}).
- * Always close it: it stops every node and client it started.
+ * Three real Ratis nodes in this JVM ({@link LocalCluster}'s in-process flavour) on loopback ports
+ * picked free, with data under a directory the test owns. Each node serves the client protocol on
+ * its client port ({@link #clientAddress}). Always close it: it stops every node and client it
+ * started.
  */
 public final class TestCluster implements AutoCloseable {
-  private final ClusterConfig config;
-  private final Path dataDir;
-  private final Map<String, FencekeeperServer> running = new LinkedHashMap<>();
+  private final LocalCluster cluster;
+  private final boolean withMetrics;
   private final List<FencingClient> clients = new ArrayList<>();
-  // Per-node HTTP metrics ports; empty unless started with startWithMetrics.
-  private final Map<String, Integer> metricsPorts = new LinkedHashMap<>();
 
-  private TestCluster(ClusterConfig config, Path dataDir) {
-    this.config = config;
-    this.dataDir = dataDir;
+  private TestCluster(LocalCluster cluster, boolean withMetrics) {
+    this.cluster = cluster;
+    this.withMetrics = withMetrics;
   }
 
   /** Starts three nodes; {@code extra} overrides cluster properties (limits, timeouts). */
@@ -68,44 +65,22 @@ public final class TestCluster implements AutoCloseable {
 
   private static TestCluster start(
       Path dataDir, Properties extra, boolean withMetrics, Path backup) {
-    Properties p = new Properties();
-    StringBuilder peers = new StringBuilder();
-    for (int i = 1; i <= 3; i++) {
-      if (i > 1) {
-        peers.append(',');
-      }
-      peers.append("n").append(i).append("@127.0.0.1:").append(LocalPorts.freeNodePort());
-    }
-    p.setProperty("peers", peers.toString());
-    p.setProperty("cluster.name", "test-" + dataDir.getFileName());
-    p.putAll(extra);
-    TestCluster cluster = new TestCluster(ClusterConfig.fromProperties(p), dataDir);
-    if (withMetrics) {
-      List<Integer> taken = new ArrayList<>();
-      cluster.config.peers().forEach(peer -> taken.add(peer.port()));
-      cluster.config.clientAddresses().forEach(client -> taken.add(client.port()));
-      for (int i = 1; i <= 3; i++) {
-        int port = freePort();
-        while (taken.contains(port)) {
-          port = freePort();
-        }
-        taken.add(port);
-        cluster.metricsPorts.put("n" + i, port);
-      }
-    }
+    LocalCluster cluster =
+        LocalCluster.builder(dataDir)
+            .property("cluster.name", "test-" + dataDir.getFileName())
+            .properties(extra)
+            .metricsPorts(withMetrics)
+            .build();
     if (backup != null) {
-      for (int i = 1; i <= 3; i++) {
+      for (String id : cluster.nodeIds()) {
         try {
-          RestoreSeed.seed(backup, dataDir.resolve("n" + i), cluster.config.limits());
+          RestoreSeed.seed(backup, dataDir.resolve(id), cluster.config().limits());
         } catch (IOException e) {
           throw new UncheckedIOException(e);
         }
       }
     }
-    for (int i = 1; i <= 3; i++) {
-      cluster.startNode("n" + i);
-    }
-    return cluster;
+    return new TestCluster(cluster.startAll(), withMetrics);
   }
 
   public static TestCluster start(Path dataDir) {
@@ -113,7 +88,7 @@ public final class TestCluster implements AutoCloseable {
   }
 
   public ClusterConfig config() {
-    return config;
+    return cluster.config();
   }
 
   /**
@@ -121,22 +96,16 @@ public final class TestCluster implements AutoCloseable {
    * ClusterConfig#CLIENT_PORT_OFFSET}, as {@link ClusterConfig#clientAddresses()} derives it.
    */
   public String clientAddress(String id) {
-    return config.clientAddresses().stream()
-        .filter(a -> a.id().equals(id))
-        .findFirst()
-        .orElseThrow(() -> new IllegalArgumentException("no node " + id))
-        .address();
+    return cluster.clientAddress(id);
   }
 
   /** Every node's client address, in node order (n1, n2, n3). */
   public List<String> clientAddresses() {
-    return config.clientAddresses().stream().map(a -> a.address()).toList();
+    return cluster.clientAddresses();
   }
 
   public ClusterConfig nodeConfig(String id) {
-    ClusterConfig node = config.withNodeId(id).withStorageDir(dataDir.resolve(id));
-    Integer metricsPort = metricsPorts.get(id);
-    return metricsPort == null ? node : node.withMetricsPort(metricsPort);
+    return cluster.nodeConfig(id);
   }
 
   /**
@@ -144,12 +113,11 @@ public final class TestCluster implements AutoCloseable {
    * #startWithMetrics}.
    */
   public int metricsPort(String id) {
-    Integer port = metricsPorts.get(id);
-    if (port == null) {
+    if (!withMetrics) {
       throw new IllegalStateException(
           "node " + id + " has no metrics port: start the cluster with startWithMetrics");
     }
-    return port;
+    return cluster.nodeConfig(id).metricsPort();
   }
 
   public FencekeeperServer startNode(String id) {
@@ -158,51 +126,45 @@ public final class TestCluster implements AutoCloseable {
 
   /** Starts node {@code id} with its configuration changed by {@code adjust} (a clock offset). */
   public FencekeeperServer startNode(String id, UnaryOperator<ClusterConfig> adjust) {
-    try {
-      FencekeeperServer server = FencekeeperServer.start(adjust.apply(nodeConfig(id)));
-      running.put(id, server);
-      return server;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    cluster.start(id, false, adjust);
+    return node(id);
   }
 
   public void stopNode(String id) {
-    FencekeeperServer server = running.remove(id);
-    if (server != null) {
-      try {
-        server.close();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
+    cluster.stop(id);
   }
 
   public void stopAll() {
-    for (String id : List.copyOf(running.keySet())) {
+    for (String id : cluster.runningIds()) {
       stopNode(id);
     }
   }
 
+  /** Node {@code id}'s server while it runs; null when it does not. */
   public FencekeeperServer node(String id) {
-    return running.get(id);
+    return cluster.server(id).orElse(null);
   }
 
+  /** The servers running now, by node id. */
   public Map<String, FencekeeperServer> running() {
+    Map<String, FencekeeperServer> running = new LinkedHashMap<>();
+    for (String id : cluster.runningIds()) {
+      cluster.server(id).ifPresent(server -> running.put(id, server));
+    }
     return running;
   }
 
   public FencingClient newClient(String owner) {
-    FencingClient client = FencingClient.connect(config, owner);
+    FencingClient client = FencingClient.connect(config(), owner);
     clients.add(client);
     return client;
   }
 
   /** The id of the node that currently believes it leads with its leadership ready, if any. */
   public Optional<String> leader() {
-    for (Map.Entry<String, FencekeeperServer> e : running.entrySet()) {
+    for (Map.Entry<String, FencekeeperServer> e : running().entrySet()) {
       try {
-        RaftServer.Division d = e.getValue().raftServer().getDivision(config.groupId());
+        RaftServer.Division d = e.getValue().raftServer().getDivision(config().groupId());
         if (d.getInfo().isLeader() && d.getInfo().isLeaderReady()) {
           return Optional.of(e.getKey());
         }
@@ -222,12 +184,7 @@ public final class TestCluster implements AutoCloseable {
 
   public long lastApplied(String id) {
     try {
-      return running
-          .get(id)
-          .raftServer()
-          .getDivision(config.groupId())
-          .getInfo()
-          .getLastAppliedIndex();
+      return node(id).raftServer().getDivision(config().groupId()).getInfo().getLastAppliedIndex();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -237,8 +194,8 @@ public final class TestCluster implements AutoCloseable {
   public void transferLeadership(String to) {
     try (RaftClient admin =
         RaftClient.newBuilder()
-            .setRaftGroup(config.raftGroup())
-            .setProperties(config.clientProperties())
+            .setRaftGroup(config().raftGroup())
+            .setProperties(config().clientProperties())
             .build()) {
       RaftClientReply reply = admin.admin().transferLeadership(RaftPeerId.valueOf(to), 10_000);
       if (!reply.isSuccess()) {
@@ -256,24 +213,16 @@ public final class TestCluster implements AutoCloseable {
    */
   public Map<String, Long> snapshotAll() {
     Map<String, Long> indexes = new LinkedHashMap<>();
-    running.forEach(
-        (id, s) -> {
-          try {
-            indexes.put(id, s.stateMachine().takeSnapshot());
-          } catch (IOException e) {
-            throw new UncheckedIOException(e);
-          }
-        });
+    running()
+        .forEach(
+            (id, s) -> {
+              try {
+                indexes.put(id, s.stateMachine().takeSnapshot());
+              } catch (IOException e) {
+                throw new UncheckedIOException(e);
+              }
+            });
     return indexes;
-  }
-
-  private static int freePort() {
-    try (ServerSocket s = new ServerSocket(0)) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 
   @Override
@@ -281,6 +230,6 @@ public final class TestCluster implements AutoCloseable {
     for (FencingClient c : clients) {
       c.close();
     }
-    stopAll();
+    cluster.close();
   }
 }

@@ -3,17 +3,12 @@ package dev.fencekeeper.tools;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.WriteResult;
-import dev.fencekeeper.config.ClusterConfig;
-import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.local.LocalCluster;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -78,23 +73,13 @@ final class ClassArchiveTraining implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     Path dir = Files.createTempDirectory("fencekeeper-class-archive-");
-    List<FencekeeperServer> servers = new ArrayList<>();
+    LocalCluster cluster = null;
     try {
-      ClusterConfig cluster =
-          ClusterConfig.forPeers(
-              List.of(freeNodePort(), freeNodePort(), freeNodePort()).stream()
-                  .map(port -> "127.0.0.1:" + port)
-                  .collect(Collectors.joining(",")));
-      for (PeerAddress peer : cluster.peers()) {
-        servers.add(
-            FencekeeperServer.start(
-                cluster
-                    .withNodeId(peer.id())
-                    .withStorageDir(dir.resolve(peer.id()))
-                    .withMetricsPort(freePort())));
-      }
+      cluster = LocalCluster.builder(dir).metricsPorts(true).start();
       String peers =
-          cluster.peers().stream().map(PeerAddress::address).collect(Collectors.joining(","));
+          cluster.config().peers().stream()
+              .map(PeerAddress::address)
+              .collect(Collectors.joining(","));
       String token =
           verb(peers, "lease", "acquire", RESOURCE, "--ttl", "30s", "--owner", "trainer", "-q")
               .trim();
@@ -109,19 +94,18 @@ final class ClassArchiveTraining implements Callable<Integer> {
       // A restart from a snapshot: the classes that read one are most of what a big node's restart
       // loads.
       verb(peers, "snapshot", "create", "--all");
-      FencekeeperServer first = servers.remove(0);
-      first.close();
-      servers.add(FencekeeperServer.start(first.config()));
+      cluster.stop("n1");
+      cluster.start("n1");
       verb(peers, "read", RESOURCE, "key");
       if (!load.isZero()) {
         runLoad(peers);
       }
       return ExitCode.SUCCESS.code();
     } finally {
-      for (FencekeeperServer server : servers) {
+      if (cluster != null) {
         try {
-          server.close();
-        } catch (IOException | RuntimeException e) {
+          cluster.close();
+        } catch (RuntimeException e) {
           context.err().println("fencekeeper: closing a training node: " + e);
         }
       }
@@ -206,17 +190,5 @@ final class ClassArchiveTraining implements Callable<Integer> {
           "training verb " + String.join(" ", args) + " exited " + code + ": " + printed);
     }
     return printed;
-  }
-
-  private static int freeNodePort() {
-    return LocalPorts.freeNodePort();
-  }
-
-  private static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

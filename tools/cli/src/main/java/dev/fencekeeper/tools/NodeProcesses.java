@@ -1,10 +1,13 @@
 package dev.fencekeeper.tools;
 
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.server.local.LocalCluster;
+import dev.fencekeeper.server.local.LocalClusterBuilder;
+import dev.fencekeeper.server.local.NodeCommand;
 import dev.fencekeeper.tools.LocalClusterLayout.Node;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,12 +15,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The node processes of {@code up}: one JVM per node running {@code fencekeeper server}, output
- * appended to its node.log. Reports each node that exits on its own, and stops them all on request.
+ * The node processes of {@code up}: one JVM per node running {@code fencekeeper server} (the
+ * process flavour of {@link LocalCluster}), output appended to its node.log. Reports each node that
+ * exits on its own, and stops them all on request.
  */
 public final class NodeProcesses {
   /**
@@ -85,8 +88,63 @@ public final class NodeProcesses {
         + (nodeJavaHome == null || nodeJavaHome.isBlank() ? "" : " (JDK " + nodeJavaHome + ")");
   }
 
+  /**
+   * The command that runs a node of this JVM's cluster: {@code verb} (which takes {@code --config}
+   * and {@code --parent-pid} as {@code server} does) of the command line, on this JVM's class path
+   * (the command line's jar, which is all a node needs, and for the bench's baseline nodes the
+   * bench's jar after it), with {@link #nodeJvmFlags}, {@link #extraNodeJvmFlags} and the log
+   * settings given to this JVM.
+   */
+  public static NodeCommand nodeCommand(List<String> verb) {
+    String java;
+    List<String> flags = new ArrayList<>();
+    String nodeJavaHome = System.getenv(NODE_JAVA_HOME_VARIABLE);
+    if (nodeJavaHome != null && !nodeJavaHome.isBlank()) {
+      // Another JDK: this JVM's class archive belongs to this JDK and would not map there.
+      java = Path.of(nodeJavaHome, "bin", "java").toString();
+    } else {
+      java = NodeCommand.thisJava();
+      flags.addAll(ClassArchive.childJvmFlags());
+    }
+    flags.addAll(nodeJvmFlags());
+    flags.addAll(extraNodeJvmFlags());
+    for (String property : FORWARDED_PROPERTIES) {
+      String value = System.getProperty(property);
+      if (value != null) {
+        flags.add("-D" + property + "=" + value);
+      }
+    }
+    return new NodeCommand(
+        List.of(),
+        java,
+        flags,
+        System.getProperty("java.class.path"),
+        FencekeeperCli.class.getName(),
+        verb);
+  }
+
+  /**
+   * The cluster of {@code nodes} as {@link LocalClusterLayout} prepared them, each run by {@link
+   * #nodeCommand} with {@code verb}, its output appended to its node.log; no node started yet.
+   */
+  public static LocalCluster localCluster(List<Node> nodes, List<String> verb) {
+    if (nodes.isEmpty()) {
+      throw new IllegalArgumentException("no nodes");
+    }
+    Map<String, Path> logFiles = new LinkedHashMap<>();
+    LocalClusterBuilder builder =
+        LocalCluster.builder(nodes.get(0).configFile().toAbsolutePath().getParent())
+            .processes(nodeCommand(verb))
+            .logFiles(logFiles::get);
+    for (Node node : nodes) {
+      logFiles.put(node.id(), node.logFile());
+      builder.node(ClusterConfig.load(node.configFile()), node.configFile());
+    }
+    return builder.build();
+  }
+
   private final PrintStream out;
-  private final List<String> verb;
+  private final LocalCluster cluster;
   private final Map<Node, Long> pids = new LinkedHashMap<>();
   private final Map<Node, Process> running = new LinkedHashMap<>();
   private final List<Node> exited = new ArrayList<>();
@@ -95,7 +153,7 @@ public final class NodeProcesses {
 
   private NodeProcesses(List<Node> nodes, PrintStream out, List<String> verb) {
     this.out = out;
-    this.verb = List.copyOf(verb);
+    this.cluster = localCluster(nodes, verb);
     this.allExited = new CountDownLatch(nodes.size());
   }
 
@@ -118,63 +176,24 @@ public final class NodeProcesses {
       for (Node node : nodes) {
         processes.launch(node);
       }
-    } catch (IOException | RuntimeException e) {
+    } catch (UncheckedIOException e) {
+      processes.stopAll(Duration.ofSeconds(10));
+      throw e.getCause();
+    } catch (RuntimeException e) {
       processes.stopAll(Duration.ofSeconds(10));
       throw e;
     }
     return processes;
   }
 
-  private void launch(Node node) throws IOException {
-    Files.createDirectories(node.storageDir());
-    List<String> command = new ArrayList<>();
-    String nodeJavaHome = System.getenv(NODE_JAVA_HOME_VARIABLE);
-    if (nodeJavaHome != null && !nodeJavaHome.isBlank()) {
-      // Another JDK: this JVM's class archive belongs to this JDK and would not map there.
-      command.add(Path.of(nodeJavaHome, "bin", "java").toString());
-    } else {
-      command.add(javaBinary());
-      command.addAll(ClassArchive.childJvmFlags());
-    }
-    command.addAll(nodeJvmFlags());
-    command.addAll(extraNodeJvmFlags());
-    for (String property : FORWARDED_PROPERTIES) {
-      String value = System.getProperty(property);
-      if (value != null) {
-        command.add("-D" + property + "=" + value);
-      }
-    }
-    // This JVM's class path: the command line's jar, which is all a node needs (and, for the
-    // bench's baseline nodes, the bench's jar after it).
-    command.addAll(
-        List.of("-cp", System.getProperty("java.class.path"), FencekeeperCli.class.getName()));
-    command.addAll(verb);
-    command.addAll(
-        List.of(
-            "--config",
-            node.configFile().toString(),
-            "--parent-pid",
-            Long.toString(ProcessHandle.current().pid())));
-    ProcessBuilder builder =
-        new ProcessBuilder(command)
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
-    // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell
-    // (FENCEKEEPER_PEERS for the client verbs, say) must not override it in the node.
-    builder.environment().keySet().removeAll(ClusterConfig.environmentVariables());
-    Process process = builder.start();
+  private void launch(Node node) {
+    cluster.start(node.id());
+    Process process = cluster.process(node.id()).orElseThrow();
     synchronized (this) {
       pids.put(node, process.pid());
       running.put(node, process);
     }
     process.onExit().thenRun(() -> onExit(node, process));
-  }
-
-  private static String javaBinary() {
-    return ProcessHandle.current()
-        .info()
-        .command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
   }
 
   /** The pid the node was started with, whether or not it is still running. */
@@ -242,25 +261,11 @@ public final class NodeProcesses {
    */
   public void stopAll(Duration grace) {
     stopping = true;
-    Map<Node, Process> toStop = running();
-    toStop.values().forEach(Process::destroy);
-    long deadline = System.nanoTime() + grace.toNanos();
-    for (Process p : toStop.values()) {
-      waitFor(p, deadline - System.nanoTime());
-    }
-    for (Process p : toStop.values()) {
-      if (p.isAlive()) {
-        p.destroyForcibly();
-        waitFor(p, TimeUnit.SECONDS.toNanos(5));
-      }
-    }
-  }
-
-  private static void waitFor(Process p, long nanos) {
     try {
-      p.waitFor(Math.max(0, nanos), TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      cluster.close(grace);
+    } catch (RuntimeException e) {
+      out.println("not every node stopped: " + e.getMessage());
+      out.flush();
     }
   }
 }

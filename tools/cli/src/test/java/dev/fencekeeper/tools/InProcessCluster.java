@@ -4,7 +4,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.local.LocalCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -22,8 +22,9 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Three real nodes in the test JVM on free loopback ports. The cluster keeps the default name, so
- * the CLI's {@code --peers} (which cannot name a cluster) reaches it.
+ * Three real nodes in the test JVM on free loopback ports ({@link LocalCluster}'s in-process
+ * flavour). The cluster keeps the default name, so the CLI's {@code --peers} (which cannot name a
+ * cluster) reaches it.
  *
  * <p>The verb tests share one per test class: {@code @RegisterExtension static final
  * InProcessCluster cluster = InProcessCluster.perClass();} starts it before the class's first test,
@@ -34,9 +35,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
   private final boolean withMetrics;
   private final boolean ownsDataDir;
+  private LocalCluster cluster;
+  // The three members it started with; a node started to join is not one until it is added.
   private ClusterConfig config;
   private Path dataDir;
-  private final List<FencekeeperServer> servers = new ArrayList<>();
 
   private InProcessCluster(boolean withMetrics, boolean ownsDataDir) {
     this.withMetrics = withMetrics;
@@ -81,22 +83,13 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
     }
   }
 
-  private void startNodes(Path dataDir) throws IOException {
-    String peers =
-        List.of(LocalPorts.freeNodePort(), LocalPorts.freeNodePort(), LocalPorts.freeNodePort())
-            .stream()
-            .map(port -> "127.0.0.1:" + port)
-            .collect(Collectors.joining(","));
-    this.config = ClusterConfig.forPeers(peers);
+  private void startNodes(Path dataDir) {
     this.dataDir = dataDir;
+    this.cluster = LocalCluster.builder(dataDir).metricsPorts(withMetrics).start();
+    this.config = cluster.config();
     try {
-      for (PeerAddress peer : config.peers()) {
-        ClusterConfig node =
-            config.withNodeId(peer.id()).withStorageDir(dataDir.resolve(peer.id()));
-        servers.add(FencekeeperServer.start(withMetrics ? node.withMetricsPort(freePort()) : node));
-      }
       awaitLeader();
-    } catch (IOException | RuntimeException e) {
+    } catch (RuntimeException e) {
       close();
       throw e;
     }
@@ -127,19 +120,14 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
    */
   PeerAddress startJoining(String id) throws IOException {
     PeerAddress peer = new PeerAddress(id, "127.0.0.1", LocalPorts.freeNodePort());
-    ClusterConfig node = joiningConfig(peer).withStorageDir(dataDir.resolve(id));
-    servers.add(FencekeeperServer.join(node));
+    cluster.add(joiningConfig(peer).withStorageDir(dataDir.resolve(id)));
+    cluster.start(id, true);
     return peer;
   }
 
   /** Stops node {@code id} (one this cluster started), as a crash or shutdown would. */
   void stopNode(String id) throws IOException {
-    for (FencekeeperServer server : List.copyOf(servers)) {
-      if (server.config().self().id().equals(id)) {
-        servers.remove(server);
-        server.close();
-      }
-    }
+    cluster.stop(id);
   }
 
   /** The config of new member {@code peer}: this cluster's peers plus it, with its node id set. */
@@ -169,15 +157,15 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
 
   @Override
   public void close() {
-    for (FencekeeperServer server : servers) {
-      try {
-        server.close();
-      } catch (IOException | RuntimeException e) {
-        // Keep closing the others; a node that fails to stop must not leave the rest running.
-        System.err.println("closing a test node failed: " + e);
-      }
+    if (cluster == null) {
+      return;
     }
-    servers.clear();
+    try {
+      cluster.close();
+    } catch (RuntimeException e) {
+      // Every other node is stopped already; the test's own outcome is what matters.
+      System.err.println("closing a test node failed: " + e);
+    }
   }
 
   /** Runs a CLI verb against this cluster (its {@code --peers} appended), in the data directory. */

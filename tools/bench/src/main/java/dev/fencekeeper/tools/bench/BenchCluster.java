@@ -5,13 +5,13 @@ import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.server.local.LocalCluster;
 import dev.fencekeeper.tools.Directories;
 import dev.fencekeeper.tools.LocalClusterLayout;
 import dev.fencekeeper.tools.LocalClusterLayout.Node;
 import dev.fencekeeper.tools.NodeProcesses;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,12 +24,12 @@ import java.util.Properties;
 
 /**
  * The cluster a bench runs against: three node processes it starts under a temp dir (fencekeeper
- * nodes, or the baseline's counter nodes) and can kill -9 and restart one by one; or, with {@code
- * --peers}, a running cluster it only talks to.
+ * nodes, or the baseline's counter nodes, with {@code up}'s JVM flags: {@link
+ * NodeProcesses#localCluster}) and can kill -9 and restart one by one; or, with {@code --peers}, a
+ * running cluster it only talks to.
  */
 final class BenchCluster implements AutoCloseable {
   private static final Duration STOP_GRACE = Duration.ofSeconds(10);
-  private static final PrintStream DISCARD = new PrintStream(OutputStream.nullOutputStream());
 
   enum Kind {
     FENCEKEEPER(List.of("server")),
@@ -46,7 +46,7 @@ final class BenchCluster implements AutoCloseable {
   private final ClusterConfig config;
   private final Path dataDir; // null for an external cluster
   private final Map<String, Node> nodes = new LinkedHashMap<>();
-  private final Map<String, NodeProcesses> processes = new LinkedHashMap<>();
+  private LocalCluster processes; // null for an external cluster
 
   private BenchCluster(Kind kind, ClusterConfig config, Path dataDir) {
     this.kind = kind;
@@ -81,9 +81,14 @@ final class BenchCluster implements AutoCloseable {
       for (Node node : LocalClusterLayout.prepare(dir, basePort)) {
         applySettings(node, nodeSettings);
         cluster.nodes.put(node.id(), node);
-        cluster.launch(node.id());
       }
-    } catch (IOException | RuntimeException e) {
+      cluster.processes =
+          NodeProcesses.localCluster(List.copyOf(cluster.nodes.values()), kind.verb);
+      cluster.processes.startAll();
+    } catch (UncheckedIOException e) {
+      cluster.close();
+      throw e.getCause();
+    } catch (RuntimeException e) {
       cluster.close();
       throw e;
     }
@@ -110,10 +115,6 @@ final class BenchCluster implements AutoCloseable {
     return LocalPorts.freeBasePort(3, LocalClusterLayout.METRICS_PORT_OFFSET);
   }
 
-  private void launch(String id) throws IOException {
-    processes.put(id, NodeProcesses.start(List.of(nodes.get(id)), DISCARD, kind.verb));
-  }
-
   ClusterConfig config() {
     return config;
   }
@@ -130,7 +131,7 @@ final class BenchCluster implements AutoCloseable {
   List<Long> serverPids(FencingClient client) {
     if (isLocal()) {
       List<Long> pids = new ArrayList<>();
-      processes.forEach((id, p) -> p.running().values().forEach(proc -> pids.add(proc.pid())));
+      processes.runningIds().forEach(id -> processes.pid(id).ifPresent(pids::add));
       return pids;
     }
     List<Long> pids = new ArrayList<>();
@@ -194,19 +195,15 @@ final class BenchCluster implements AutoCloseable {
 
   /** kill -9 of node {@code id}; returns once the process is gone. */
   void kill(String id) {
-    NodeProcesses p = processes.get(id);
-    for (Process process : p.running().values()) {
-      process.destroyForcibly(); // SIGKILL: no shutdown hook, no clean close
-      try {
-        process.onExit().get();
-      } catch (Exception e) {
-        throw new IllegalStateException("node " + id + " did not die: " + e, e);
-      }
-    }
+    processes.kill(id); // SIGKILL: no shutdown hook, no clean close
   }
 
   void restart(String id) throws IOException {
-    launch(id);
+    try {
+      processes.start(id);
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
   }
 
   /** The ids of the nodes, in start order. */
@@ -216,10 +213,7 @@ final class BenchCluster implements AutoCloseable {
 
   /** The pid of node {@code id} while it runs; empty when it does not. */
   Optional<Long> pid(String id) {
-    NodeProcesses p = processes.get(id);
-    return p == null
-        ? Optional.empty()
-        : p.running().values().stream().map(Process::pid).findFirst();
+    return processes == null ? Optional.empty() : processes.pid(id);
   }
 
   /** Where node {@code id} keeps its Raft log and snapshots. */
@@ -229,9 +223,14 @@ final class BenchCluster implements AutoCloseable {
 
   @Override
   public void close() {
-    processes.values().forEach(p -> p.stopAll(STOP_GRACE));
-    if (dataDir != null) {
-      Directories.deleteTree(dataDir);
+    try {
+      if (processes != null) {
+        processes.close(STOP_GRACE);
+      }
+    } finally {
+      if (dataDir != null) {
+        Directories.deleteTree(dataDir);
+      }
     }
   }
 }

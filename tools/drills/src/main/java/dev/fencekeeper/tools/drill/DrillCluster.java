@@ -7,6 +7,8 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.local.LocalCluster;
+import dev.fencekeeper.server.local.NodeCommand;
 import dev.fencekeeper.tools.ClassArchive;
 import dev.fencekeeper.tools.FencekeeperCli;
 import java.io.IOException;
@@ -19,13 +21,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The drill's own cluster: one JVM per node under a temp dir, which the drill kills, pauses and
- * restarts. Every node gets a bounded heap (the drills run on small machines beside builds) and the
+ * The drill's own cluster: one JVM per node under a temp dir ({@link LocalCluster}'s process
+ * flavour), which the drill kills, pauses and restarts, each node in its network namespace if it
+ * has one. Every node gets a bounded heap (the drills run on small machines beside builds) and the
  * controller's pid, so a node never outlives a controller that was itself killed.
  */
 public final class DrillCluster implements AutoCloseable {
@@ -56,7 +59,7 @@ public final class DrillCluster implements AutoCloseable {
 
   private final Path root;
   private final Map<String, Node> nodes = new LinkedHashMap<>();
-  private final Map<String, Process> processes = new LinkedHashMap<>();
+  private final LocalCluster processes;
   private final Map<String, Boolean> paused = new LinkedHashMap<>();
   private final DrillLog log;
   private final String nodeMain;
@@ -74,6 +77,12 @@ public final class DrillCluster implements AutoCloseable {
     this.root = root;
     this.log = log;
     this.nodeMain = nodeMain;
+    this.processes =
+        LocalCluster.builder(root)
+            .nodes(0)
+            .processes(this::nodeCommand)
+            .logFiles(id -> root.resolve(id).resolve("node.log"))
+            .build();
   }
 
   Path root() {
@@ -95,9 +104,11 @@ public final class DrillCluster implements AutoCloseable {
             .withNodeId(peer.id())
             .withStorageDir(dir.resolve("raft"))
             .withClockOffsetMs(clockOffsetMs);
-    Path file = root.resolve(peer.id() + ".properties");
-    config.store(file);
-    Node node = new Node(peer, file, dir, netns, clockOffsetMs);
+    if (processes.nodeIds().contains(peer.id())) {
+      processes.remove(peer.id());
+    }
+    processes.add(config);
+    Node node = new Node(peer, processes.configFile(peer.id()), dir, netns, clockOffsetMs);
     nodes.put(peer.id(), node);
     return node;
   }
@@ -141,6 +152,7 @@ public final class DrillCluster implements AutoCloseable {
 
   synchronized void forget(String id) {
     nodes.remove(id);
+    processes.remove(id);
   }
 
   /**
@@ -180,101 +192,80 @@ public final class DrillCluster implements AutoCloseable {
   }
 
   void start(String id, boolean join) {
-    Node node = node(id);
-    List<String> command = new ArrayList<>();
-    if (node.netns() != null) {
-      command.addAll(List.of("ip", "netns", "exec", node.netns()));
+    node(id);
+    try {
+      processes.start(id, join);
+    } catch (UncheckedIOException e) {
+      throw new UncheckedIOException("cannot start node " + id, e.getCause());
     }
-    command.add(javaBinary());
-    command.addAll(NODE_JVM_FLAGS);
-    command.addAll(ClassArchive.childJvmFlags());
+    long pid = processes.process(id).orElseThrow().pid();
+    synchronized (this) {
+      paused.put(id, false);
+    }
+    log.info("started " + id + " (pid " + pid + ")" + (join ? " to join" : ""));
+  }
+
+  /**
+   * How node {@code id} runs, decided when it starts: in its network namespace if it has one, with
+   * the drill's JVM flags, and following clock steps once they are enabled.
+   */
+  private NodeCommand nodeCommand(String id) {
+    Node node = node(id);
+    List<String> flags = new ArrayList<>(NODE_JVM_FLAGS);
+    flags.addAll(ClassArchive.childJvmFlags());
     for (String property : FORWARDED_PROPERTIES) {
       String value = System.getProperty(property);
       if (value != null) {
-        command.add("-D" + property + "=" + value);
+        flags.add("-D" + property + "=" + value);
       }
     }
     if (clockSteps) {
-      command.add(
+      flags.add(
           "-D"
               + FencekeeperServer.CLOCK_STEP_FILE_PROPERTY
               + "="
               + node.dir().resolve("clock-step"));
     }
-    command.addAll(
-        List.of(
-            "-cp",
-            System.getProperty("java.class.path"),
-            nodeMain,
-            "server",
-            "--config",
-            node.configFile().toString(),
-            "--parent-pid",
-            Long.toString(ProcessHandle.current().pid())));
-    if (join) {
-      command.add("--join");
-    }
-    try {
-      ProcessBuilder builder =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()));
-      // The node's config file is complete: a FENCEKEEPER_<KEY> variable of this shell
-      // (FENCEKEEPER_PEERS for the client verbs, say) must not override it in the node.
-      builder.environment().keySet().removeAll(ClusterConfig.environmentVariables());
-      Process process = builder.start();
-      synchronized (this) {
-        processes.put(id, process);
-        paused.put(id, false);
-      }
-      log.info("started " + id + " (pid " + process.pid() + ")" + (join ? " to join" : ""));
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot start node " + id, e);
-    }
+    return new NodeCommand(
+        node.netns() == null ? List.of() : List.of("ip", "netns", "exec", node.netns()),
+        javaBinary(),
+        flags,
+        System.getProperty("java.class.path"),
+        nodeMain,
+        List.of("server"));
   }
 
   static String javaBinary() {
-    return ProcessHandle.current()
-        .info()
-        .command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    return NodeCommand.thisJava();
   }
 
-  synchronized Optional<Long> pid(String id) {
-    Process p = processes.get(id);
-    return p == null || !p.isAlive() ? Optional.empty() : Optional.of(p.pid());
+  Optional<Long> pid(String id) {
+    return processes.pid(id);
   }
 
   /**
    * The exit code of node {@code id}'s process once it has ended by itself; empty while it runs.
    */
-  synchronized Optional<Integer> exitCode(String id) {
-    Process p = processes.get(id);
-    return p == null || p.isAlive() ? Optional.empty() : Optional.of(p.exitValue());
+  Optional<Integer> exitCode(String id) {
+    OptionalInt code = processes.exitCode(id);
+    return code.isPresent() ? Optional.of(code.getAsInt()) : Optional.empty();
   }
 
   synchronized boolean isServing(String id) {
-    Process p = processes.get(id);
-    return p != null && p.isAlive() && !paused.getOrDefault(id, false);
+    return processes.isRunning(id) && !paused.getOrDefault(id, false);
   }
 
   /** kill -9: no shutdown hook, no flush beyond what Raft already synced. */
   void kill(String id) {
-    Process p;
+    Optional<Process> process = processes.process(id);
     synchronized (this) {
-      p = processes.remove(id);
       paused.remove(id);
     }
-    if (p == null) {
+    if (process.isEmpty()) {
       return;
     }
-    p.destroyForcibly();
-    try {
-      p.waitFor(10, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    log.info("killed " + id + " (kill -9, pid " + p.pid() + ")");
+    processes.kill(id);
+    log.info("killed " + id + " (kill -9, pid " + process.get().pid() + ")");
   }
 
   /**
@@ -282,15 +273,15 @@ public final class DrillCluster implements AutoCloseable {
    * exits.
    */
   void stop(String id, Duration timeout) throws InterruptedException {
-    Process p;
-    synchronized (this) {
-      p = processes.get(id);
-    }
-    if (p == null) {
+    Optional<Process> process = processes.process(id);
+    if (process.isEmpty()) {
       return;
     }
-    p.destroy();
-    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+    OptionalInt exit = processes.stop(id, timeout);
+    if (Thread.interrupted()) {
+      throw new InterruptedException("stopping " + id);
+    }
+    if (exit.isEmpty()) {
       throw new DrillException(
           id
               + " did not stop within "
@@ -299,13 +290,23 @@ public final class DrillCluster implements AutoCloseable {
               + node(id).logFile());
     }
     synchronized (this) {
-      processes.remove(id);
       paused.remove(id);
     }
-    log.info("stopped " + id + " (SIGTERM, pid " + p.pid() + ", exit " + p.exitValue() + ")");
-    if (p.exitValue() != 0) {
+    log.info(
+        "stopped "
+            + id
+            + " (SIGTERM, pid "
+            + process.get().pid()
+            + ", exit "
+            + exit.getAsInt()
+            + ")");
+    if (exit.getAsInt() != 0) {
       throw new DrillException(
-          id + " exited " + p.exitValue() + " on SIGTERM (expected 0); see " + node(id).logFile());
+          id
+              + " exited "
+              + exit.getAsInt()
+              + " on SIGTERM (expected 0); see "
+              + node(id).logFile());
     }
   }
 
@@ -432,17 +433,25 @@ public final class DrillCluster implements AutoCloseable {
     throw new DrillException(peer + " did not start listening within " + timeout.toSeconds() + "s");
   }
 
-  /** Resumes paused nodes and kills every node this drill started. */
+  /**
+   * Resumes paused nodes and kills every node this drill started, each one even when another does
+   * not die.
+   */
   @Override
   public void close() {
-    List<String> ids;
+    Map<String, Process> started = new LinkedHashMap<>();
+    for (String id : processes.nodeIds()) {
+      processes.process(id).ifPresent(p -> started.put(id, p));
+    }
+    started.values().forEach(p -> Signals.sendQuietly("CONT", p.pid()));
+    try {
+      processes.close(Duration.ZERO);
+    } catch (RuntimeException e) {
+      log.info("not every node stopped: " + e.getMessage());
+    }
     synchronized (this) {
-      ids = new ArrayList<>(processes.keySet());
+      paused.clear();
     }
-    for (String id : ids) {
-      Optional<Long> pid = pid(id);
-      pid.ifPresent(p -> Signals.sendQuietly("CONT", p));
-      kill(id);
-    }
+    started.forEach((id, p) -> log.info("killed " + id + " (kill -9, pid " + p.pid() + ")"));
   }
 }
