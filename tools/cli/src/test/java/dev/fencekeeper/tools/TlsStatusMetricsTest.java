@@ -15,9 +15,11 @@ import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.ratis.server.RaftServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -57,7 +59,21 @@ class TlsStatusMetricsTest {
     p.setProperty("authz.nodes", Certificates.NODE_CN);
     ClusterConfig cluster = ClusterConfig.fromProperties(p);
     peers = String.join(",", cluster.peers().stream().map(PeerAddress::toString).toList());
+    // A node's ports are bound only when it starts: a metrics port picked free before then must
+    // not be one of them.
+    Set<Integer> taken = new HashSet<>();
     for (PeerAddress peer : cluster.peers()) {
+      taken.addAll(
+          List.of(
+              peer.port(),
+              peer.port() + ClusterConfig.CLIENT_PORT_OFFSET,
+              peer.port() + ClusterConfig.HTTP_PORT_OFFSET));
+    }
+    for (PeerAddress peer : cluster.peers()) {
+      int metricsPort;
+      do {
+        metricsPort = LocalPorts.freePort();
+      } while (!taken.add(metricsPort));
       ClusterConfig node =
           cluster
               .withSecurity(
@@ -66,7 +82,7 @@ class TlsStatusMetricsTest {
                       .withTls(Security.TlsFiles.inDirectory(certs, Certificates.NODE)))
               .withNodeId(peer.id())
               .withStorageDir(dir.resolve(peer.id()))
-              .withMetricsPort(LocalPorts.freePort());
+              .withMetricsPort(metricsPort);
       servers.add(FencekeeperServer.start(node));
     }
     await().atMost(Duration.ofSeconds(60)).until(() -> servers.stream().anyMatch(this::leads));
