@@ -2,6 +2,7 @@ package dev.fencekeeper.server.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
@@ -32,8 +33,15 @@ class LocalClusterInProcessTest {
         assertThat(cluster.server(id)).isPresent();
         assertThat(cluster.nodeConfig(id).storageDir()).isEqualTo(dir.resolve(id));
       }
+      // On a loaded machine leadership may move between two calls: ask the leader of the moment.
       try (FencingClient client = FencingClient.connect(cluster.config(), "t")) {
-        assertThat(client.nodeStatus(leader, Duration.ofSeconds(5)).isLeader()).isTrue();
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .untilAsserted(
+                () -> {
+                  String now = cluster.awaitLeader(Duration.ofSeconds(60));
+                  assertThat(client.nodeStatus(now, Duration.ofSeconds(5)).isLeader()).isTrue();
+                });
       }
     }
   }

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -24,7 +26,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Every drill, short, through {@code ./fencekeeper drill} as a user runs it: real node processes,
  * real faults (partition: real network namespaces; CI runs as root), and the checker's verdict.
  * Plus the deliberately broken build, which must fail.
+ *
+ * <p>Two drills run at a time (the parallelism is in this module's failsafe configuration): a drill
+ * mostly waits out its faults, each picks its own ports, data directory and namespaces, and its
+ * checker judges safety, which load does not excuse.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class DrillsIT {
   /**
    * How long a drill injects its faults. The drills that repeat their fault while the duration
