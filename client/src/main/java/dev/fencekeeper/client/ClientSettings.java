@@ -2,6 +2,7 @@ package dev.fencekeeper.client;
 
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
+import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.config.Security;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,10 +37,10 @@ final class ClientSettings {
     if (requestTimeout != null || clusterName != null) {
       java.util.Properties p = base.toProperties();
       if (requestTimeout != null) {
-        p.setProperty("client.request.timeout", requestTimeout.toMillis() + "ms");
+        p.setProperty(PropertyNames.CLIENT_REQUEST_TIMEOUT, requestTimeout.toMillis() + "ms");
       }
       if (clusterName != null) {
-        p.setProperty("cluster.name", clusterName);
+        p.setProperty(PropertyNames.CLUSTER_NAME, clusterName);
       }
       base = ClusterConfig.fromProperties(p);
     }

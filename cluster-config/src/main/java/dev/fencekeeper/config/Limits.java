@@ -61,7 +61,12 @@ public record Limits(
   public static final int DEFAULT_MAX_REQUESTS_PER_BATCH =
       Keys.REQUESTS_PER_BATCH_MAX.defaultValue();
 
-  /** Limits with the default batch size. */
+  /**
+   * Limits with the default batch size.
+   *
+   * @deprecated name each limit on {@link #builder()}, which starts from the defaults
+   */
+  @Deprecated(since = "0.1.0", forRemoval = true)
   public Limits(
       Duration minTtl,
       Duration maxTtl,
@@ -99,7 +104,12 @@ public record Limits(
         DEFAULT_MAX_REQUESTS_PER_BATCH);
   }
 
-  /** Limits with the default key, resource and watch counts. */
+  /**
+   * Limits with the default key, resource and watch counts.
+   *
+   * @deprecated name each limit on {@link #builder()}, which starts from the defaults
+   */
+  @Deprecated(since = "0.1.0", forRemoval = true)
   public Limits(
       Duration minTtl,
       Duration maxTtl,
@@ -133,7 +143,12 @@ public record Limits(
         DEFAULT_MAX_WATCHES_PER_CLIENT);
   }
 
-  /** Limits with the default idle timeout, waiter liveness and waiter count. */
+  /**
+   * Limits with the default idle timeout, waiter liveness and waiter count.
+   *
+   * @deprecated name each limit on {@link #builder()}, which starts from the defaults
+   */
+  @Deprecated(since = "0.1.0", forRemoval = true)
   public Limits(
       Duration minTtl,
       Duration maxTtl,

@@ -129,17 +129,18 @@ class ClusterConfigTest {
     assertThat(c.storageDir()).isEqualTo(Path.of("/var/lib/fencekeeper"));
     assertThat(c.limits())
         .isEqualTo(
-            new Limits(
-                Duration.ofMillis(250),
-                Duration.ofMinutes(10),
-                Duration.ofMillis(1500),
-                100,
-                1024,
-                64,
-                4 << 20,
-                8,
-                36,
-                16));
+            Limits.builder()
+                .minTtl(Duration.ofMillis(250))
+                .maxTtl(Duration.ofMinutes(10))
+                .takeoverGrace(Duration.ofMillis(1500))
+                .maxResourceBytes(100)
+                .maxKeyBytes(1024)
+                .maxOwnerBytes(64)
+                .maxValueBytes(4 << 20)
+                .maxKeysPerWrite(8)
+                .maxRequestIdBytes(36)
+                .maxRequestIdsPerLease(16)
+                .build());
     assertThat(c.snapshotAutoTriggerEntries()).isEqualTo(500);
     assertThat(c.electionTimeoutMin()).isEqualTo(Duration.ofSeconds(1));
     assertThat(c.electionTimeoutMax()).isEqualTo(Duration.ofSeconds(2));

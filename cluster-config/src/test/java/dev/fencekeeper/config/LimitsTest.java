@@ -11,19 +11,18 @@ class LimitsTest {
   // The defaults are the documented values other modules rely on.
   @Test
   void defaultsAreTheDocumentedValues() {
-    assertThat(Limits.defaults())
-        .isEqualTo(
-            new Limits(
-                Duration.ofMillis(100),
-                Duration.ofHours(1),
-                Duration.ofSeconds(2),
-                256,
-                512,
-                256,
-                1_048_576,
-                64,
-                128,
-                1024));
+    Limits limits = Limits.defaults();
+
+    assertThat(limits.minTtl()).isEqualTo(Duration.ofMillis(100));
+    assertThat(limits.maxTtl()).isEqualTo(Duration.ofHours(1));
+    assertThat(limits.takeoverGrace()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(limits.maxResourceBytes()).isEqualTo(256);
+    assertThat(limits.maxKeyBytes()).isEqualTo(512);
+    assertThat(limits.maxOwnerBytes()).isEqualTo(256);
+    assertThat(limits.maxValueBytes()).isEqualTo(1_048_576);
+    assertThat(limits.maxKeysPerWrite()).isEqualTo(64);
+    assertThat(limits.maxRequestIdBytes()).isEqualTo(128);
+    assertThat(limits.maxRequestIdsPerLease()).isEqualTo(1024);
   }
 
   // minTtl above maxTtl is refused, naming the key and both values.
@@ -31,17 +30,10 @@ class LimitsTest {
   void rejectsMinTtlAboveMax() {
     assertThatThrownBy(
             () ->
-                new Limits(
-                    Duration.ofSeconds(5),
-                    Duration.ofSeconds(1),
-                    Duration.ofSeconds(2),
-                    256,
-                    512,
-                    256,
-                    1024,
-                    64,
-                    128,
-                    1024))
+                Limits.builder()
+                    .minTtl(Duration.ofSeconds(5))
+                    .maxTtl(Duration.ofSeconds(1))
+                    .build())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("lease.ttl.min")
         .hasMessageContaining("'5s'")
@@ -51,35 +43,11 @@ class LimitsTest {
   // Zero or negative sizes and counts are refused under their config key.
   @Test
   void rejectsNonPositiveNumbers() {
-    assertThatThrownBy(
-            () ->
-                new Limits(
-                    Duration.ofMillis(100),
-                    Duration.ofHours(1),
-                    Duration.ofSeconds(2),
-                    256,
-                    512,
-                    256,
-                    0,
-                    64,
-                    128,
-                    1024))
+    assertThatThrownBy(() -> Limits.builder().maxValueBytes(0).build())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("limits.value.max-bytes")
         .hasMessageContaining("'0'");
-    assertThatThrownBy(
-            () ->
-                new Limits(
-                    Duration.ofMillis(100),
-                    Duration.ofHours(1),
-                    Duration.ofSeconds(2),
-                    256,
-                    512,
-                    256,
-                    1024,
-                    64,
-                    128,
-                    -5))
+    assertThatThrownBy(() -> Limits.builder().maxRequestIdsPerLease(-5).build())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("limits.request-ids-per-lease.max")
         .hasMessageContaining("'-5'");
@@ -88,50 +56,14 @@ class LimitsTest {
   // Durations must be positive whole milliseconds, so every Limits can be stored and read back.
   @Test
   void rejectsDurationsAFileCouldNotHold() {
-    assertThatThrownBy(
-            () ->
-                new Limits(
-                    Duration.ZERO,
-                    Duration.ofHours(1),
-                    Duration.ofSeconds(2),
-                    256,
-                    512,
-                    256,
-                    1024,
-                    64,
-                    128,
-                    1024))
+    assertThatThrownBy(() -> Limits.builder().minTtl(Duration.ZERO).build())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("lease.ttl.min")
         .hasMessageContaining("'0ms'");
-    assertThatThrownBy(
-            () ->
-                new Limits(
-                    Duration.ofMillis(100),
-                    Duration.ofHours(1),
-                    Duration.ofNanos(1_500_000),
-                    256,
-                    512,
-                    256,
-                    1024,
-                    64,
-                    128,
-                    1024))
+    assertThatThrownBy(() -> Limits.builder().takeoverGrace(Duration.ofNanos(1_500_000)).build())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("lease.takeover-grace");
-    assertThatThrownBy(
-            () ->
-                new Limits(
-                    Duration.ofMillis(100),
-                    null,
-                    Duration.ofSeconds(2),
-                    256,
-                    512,
-                    256,
-                    1024,
-                    64,
-                    128,
-                    1024))
+    assertThatThrownBy(() -> Limits.builder().maxTtl(null).build())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("lease.ttl.max");
   }

@@ -64,23 +64,24 @@ class HostileInputPropertiesTest {
   private static final long T0 = 1_700_000_000_000L;
   // Small enough that generated values cross every bound.
   private static final Limits LIMITS =
-      new Limits(
-          Duration.ofMillis(100),
-          Duration.ofSeconds(60),
-          Duration.ofSeconds(2),
-          32,
-          32,
-          32,
-          256,
-          4,
-          16,
-          4,
-          Duration.ofMinutes(10),
-          Duration.ofSeconds(30),
-          3,
-          6,
-          20,
-          2);
+      Limits.builder()
+          .minTtl(Duration.ofMillis(100))
+          .maxTtl(Duration.ofSeconds(60))
+          .takeoverGrace(Duration.ofSeconds(2))
+          .maxResourceBytes(32)
+          .maxKeyBytes(32)
+          .maxOwnerBytes(32)
+          .maxValueBytes(256)
+          .maxKeysPerWrite(4)
+          .maxRequestIdBytes(16)
+          .maxRequestIdsPerLease(4)
+          .idleTimeout(Duration.ofMinutes(10))
+          .waiterLiveness(Duration.ofSeconds(30))
+          .maxWaitersPerResource(3)
+          .maxKeysPerResource(6)
+          .maxResources(20)
+          .maxWatchesPerClient(2)
+          .build();
   private static final List<String> CALLERS = List.of("", "alice", "bob", "fencekeeper-admin");
   private static final List<String> NAMES = List.of("r1", "r2", "r3", "", "k1");
   private final RaftGroupId group = RaftGroupId.randomId();

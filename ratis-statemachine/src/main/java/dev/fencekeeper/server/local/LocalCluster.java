@@ -4,6 +4,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.NodeStatus;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.local.LaunchedNode.InProcess;
 import dev.fencekeeper.server.local.LaunchedNode.OwnProcess;
@@ -64,13 +65,13 @@ public final class LocalCluster implements AutoCloseable {
   /** A node's own settings, left out of the cluster as a client sees it. */
   private static final List<String> NODE_KEYS =
       List.of(
-          "node.id",
-          "storage.dir",
-          "log.dir",
-          "metrics.port",
-          "client.port",
-          "http.port",
-          "clock.offset");
+          PropertyNames.NODE_ID,
+          PropertyNames.STORAGE_DIR,
+          PropertyNames.LOG_DIR,
+          PropertyNames.METRICS_PORT,
+          PropertyNames.CLIENT_PORT,
+          PropertyNames.HTTP_PORT,
+          PropertyNames.CLOCK_OFFSET);
 
   private final Flavour flavour;
   private final Path dataDir;
@@ -193,7 +194,7 @@ public final class LocalCluster implements AutoCloseable {
     Properties p = members.values().iterator().next().config().toProperties();
     NODE_KEYS.forEach(p::remove);
     p.setProperty(
-        "peers",
+        PropertyNames.PEERS,
         members.values().stream()
             .map(m -> m.config().self().toString())
             .collect(Collectors.joining(",")));

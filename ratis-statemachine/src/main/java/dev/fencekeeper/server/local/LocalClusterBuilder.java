@@ -2,6 +2,7 @@ package dev.fencekeeper.server.local;
 
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
+import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.server.local.LocalCluster.Flavour;
 import dev.fencekeeper.server.local.LocalCluster.InProcessStarter;
 import java.nio.file.Path;
@@ -179,7 +180,7 @@ public final class LocalClusterBuilder {
       peers.append(i > 1 ? "," : "").append("n").append(i).append("@127.0.0.1:").append(port);
     }
     Properties p = new Properties();
-    p.setProperty("peers", peers.toString());
+    p.setProperty(PropertyNames.PEERS, peers.toString());
     p.putAll(properties);
     return ClusterConfig.fromProperties(p);
   }

@@ -4,6 +4,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
 import dev.fencekeeper.tools.LocalClusterLayout.Node;
@@ -193,7 +194,7 @@ final class UpCommand implements Callable<Integer> {
    * addresses clients connect to, each named by its node id. The one place {@code up} says them.
    */
   static String applicationPeersLine(ClusterConfig cluster) {
-    return "fencekeeper.peers=" + cluster.toProperties().getProperty("peers");
+    return "fencekeeper.peers=" + cluster.toProperties().getProperty(PropertyNames.PEERS);
   }
 
   /** Polls every node until one says it leads; reports once if that takes unusually long. */

@@ -5,6 +5,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.tools.Json;
 import dev.fencekeeper.tools.bench.Runner.Measurement;
 import dev.fencekeeper.tools.bench.Workload.Worker;
@@ -45,7 +46,7 @@ final class SnapshotLoad {
   /** The first cluster's threshold: no snapshot falls within a window of any sensible length. */
   static final long FAR_APART_ENTRIES = 1_000_000_000L;
 
-  private static final String AUTO_TRIGGER_KEY = "snapshot.auto-trigger.entries";
+  private static final String AUTO_TRIGGER_KEY = PropertyNames.SNAPSHOT_AUTO_TRIGGER_ENTRIES;
   private static final Duration POLL_EVERY = Duration.ofMillis(100);
   private static final Duration SERVE_TIMEOUT = Duration.ofSeconds(120);
 

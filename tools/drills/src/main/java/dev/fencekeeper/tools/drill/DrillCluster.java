@@ -5,6 +5,7 @@ import dev.fencekeeper.client.NodeStatus;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.local.LocalCluster;
@@ -164,7 +165,7 @@ public final class DrillCluster implements AutoCloseable {
         ClusterConfig.forPeers(
                 members.stream().map(PeerAddress::toString).collect(Collectors.joining(",")))
             .toProperties();
-    p.setProperty("client.request.timeout", "1s");
+    p.setProperty(PropertyNames.CLIENT_REQUEST_TIMEOUT, "1s");
     return ClusterConfig.fromProperties(p);
   }
 
@@ -179,7 +180,7 @@ public final class DrillCluster implements AutoCloseable {
                     .map(n -> n.peer().toString())
                     .collect(Collectors.joining(",")))
             .toProperties();
-    p.setProperty("client.request.timeout", "5s");
+    p.setProperty(PropertyNames.CLIENT_REQUEST_TIMEOUT, "5s");
     return ClusterConfig.fromProperties(p);
   }
 

@@ -3,6 +3,7 @@ package dev.fencekeeper.spring.boot;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.Durations;
+import dev.fencekeeper.config.PropertyNames;
 import java.util.Properties;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -41,22 +42,23 @@ public class FencekeeperAutoConfiguration {
   static Properties clusterProperties(FencekeeperProperties properties) {
     Properties p = new Properties();
     properties.getCluster().forEach(p::setProperty);
-    p.setProperty("peers", properties.getPeers());
+    p.setProperty(PropertyNames.PEERS, properties.getPeers());
     if (properties.getClusterName() != null) {
-      p.setProperty("cluster.name", properties.getClusterName());
+      p.setProperty(PropertyNames.CLUSTER_NAME, properties.getClusterName());
     }
     if (properties.getRequestTimeout() != null) {
-      p.setProperty("client.request.timeout", Durations.format(properties.getRequestTimeout()));
+      p.setProperty(
+          PropertyNames.CLIENT_REQUEST_TIMEOUT, Durations.format(properties.getRequestTimeout()));
     }
     FencekeeperProperties.Tls tls = properties.getTls();
     if (tls.getCert() != null) {
-      p.setProperty("tls.cert", tls.getCert().toString());
+      p.setProperty(PropertyNames.TLS_CERT, tls.getCert().toString());
     }
     if (tls.getKey() != null) {
-      p.setProperty("tls.key", tls.getKey().toString());
+      p.setProperty(PropertyNames.TLS_KEY, tls.getKey().toString());
     }
     if (tls.getTrust() != null) {
-      p.setProperty("tls.trust", tls.getTrust().toString());
+      p.setProperty(PropertyNames.TLS_TRUST, tls.getTrust().toString());
     }
     return p;
   }
