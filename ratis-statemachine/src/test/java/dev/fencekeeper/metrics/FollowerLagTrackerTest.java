@@ -48,8 +48,7 @@ class FollowerLagTrackerTest {
   }
 
   // Guarantee: a follower that sat caught up on an idle log for a long time and then stops counts
-  // its lag from the last sample that found it caught up, not from when its match index last
-  // moved.
+  // its lag from the last sample that found it caught up, not from when its match index moved.
   @Test
   void idleCaughtUpFollowerCountsFromWhenItWasLastCaughtUp() {
     tracker.sample(0, "n2", 10, 10);

@@ -39,12 +39,10 @@ class LeaderClockStepTest {
   private long index;
   private long callId;
 
-  // Guarantee: a wall-clock step of +30 s and then -60 s on the leader while a holder renews its 10
-  // s lease moves no stamp off the monotonic time line by more than the slew bound: every renewal
-  // is
-  // RENEWED, each deadline is the renewal's stamp plus the TTL, and the expiry ticker's clock sees
-  // no
-  // lease due early.
+  // Guarantee: a wall-clock step of +30 s and then -60 s on the leader while a holder renews its
+  // 10 s lease moves no stamp off the monotonic time line by more than the slew bound: every
+  // renewal is RENEWED, each deadline is the renewal's stamp plus the TTL, and the expiry ticker's
+  // clock sees no lease due early.
   @Test
   void wallClockStepsOnTheLeaderMoveNoDeadline() {
     leader.notifyLeaderReady();
