@@ -169,23 +169,28 @@ class OverloadClusterTest {
       for (int c = 0; c < CLIENTS; c++) {
         clients.add(cluster.newClient("reader-" + c));
       }
-      List<CompletableFuture<ReadResult>> sent = new ArrayList<>();
-      for (int i = 0; i < READS_PER_CLIENT; i++) {
-        for (FencingClient client : clients) {
-          ReadConsistency consistency =
-              i % 5 == 0 ? ReadConsistency.STALE : ReadConsistency.LINEARIZABLE;
-          sent.add(client.readAsync("read-flood", "k", consistency));
-        }
-      }
+      // A flood overlaps on a node only if the node is slower than the senders; on a starved
+      // machine one flood may not, so up to five are sent, and the first with refusals is checked.
       Map<ResultCode, Integer> counts = new EnumMap<>(ResultCode.class);
-      for (CompletableFuture<ReadResult> future : sent) {
-        ReadResult r = future.join();
-        counts.merge(r.code(), 1, Integer::sum);
-        if (r.code() == ResultCode.OVERLOADED) {
-          assertThat(r.message()).contains("overload.pending-reads.max");
-        } else {
-          assertThat(r.code()).as("%s: %s", r.code(), r.message()).isEqualTo(ResultCode.FOUND);
-          assertThat(r.valueAsString()).isEqualTo("v");
+      for (int flood = 0; flood < 5 && !counts.containsKey(ResultCode.OVERLOADED); flood++) {
+        counts.clear();
+        List<CompletableFuture<ReadResult>> sent = new ArrayList<>();
+        for (int i = 0; i < READS_PER_CLIENT; i++) {
+          for (FencingClient client : clients) {
+            ReadConsistency consistency =
+                i % 5 == 0 ? ReadConsistency.STALE : ReadConsistency.LINEARIZABLE;
+            sent.add(client.readAsync("read-flood", "k", consistency));
+          }
+        }
+        for (CompletableFuture<ReadResult> future : sent) {
+          ReadResult r = future.join();
+          counts.merge(r.code(), 1, Integer::sum);
+          if (r.code() == ResultCode.OVERLOADED) {
+            assertThat(r.message()).contains("overload.pending-reads.max");
+          } else {
+            assertThat(r.code()).as("%s: %s", r.code(), r.message()).isEqualTo(ResultCode.FOUND);
+            assertThat(r.valueAsString()).isEqualTo("v");
+          }
         }
       }
       sampling.set(false);
