@@ -2,9 +2,8 @@ package dev.fencekeeper.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencekeeper.config.LocalPorts;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -78,7 +77,7 @@ class DistributionIT {
 
     // The shipped example, with this machine's loopback ports and directories in place of the three
     // hosts.
-    int[] ports = {freePort(), freePort(), freePort()};
+    int[] ports = {LocalPorts.freeNodePort(), LocalPorts.freeNodePort(), LocalPorts.freeNodePort()};
     peers = "n1@127.0.0.1:" + ports[0] + ",n2@127.0.0.1:" + ports[1] + ",n3@127.0.0.1:" + ports[2];
     for (int i = 1; i <= 3; i++) {
       String config =
@@ -87,7 +86,7 @@ class DistributionIT {
               .replace("peers=n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301", "peers=" + peers)
               .replace(
                   "storage.dir=/var/lib/fencekeeper", "storage.dir=" + dir.resolve("data/n" + i))
-              .replace("metrics.port=9301", "metrics.port=" + freePort());
+              .replace("metrics.port=9301", "metrics.port=" + LocalPorts.freeNodePort());
       Path file = dir.resolve("n" + i + ".properties");
       Files.writeString(file, config);
       nodes.add(
@@ -246,14 +245,6 @@ class DistributionIT {
       return Files.readString(dir.resolve("n" + (node + 1) + ".log"));
     } catch (IOException e) {
       return e.toString();
-    }
-  }
-
-  private static int freePort() {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
   }
 }

@@ -3,10 +3,9 @@ package dev.fencekeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,8 +30,8 @@ class ListenAddressTest {
   // from `peers` (here 127.0.0.1), never on every interface.
   @Test
   void listensOnlyOnItsOwnHostByDefault() throws Exception {
-    int raftPort = freePort();
-    int metricsPort = freePort();
+    int raftPort = LocalPorts.freeNodePort();
+    int metricsPort = LocalPorts.freeNodePort();
     try (FencekeeperServer node =
         FencekeeperServer.start(singleNode(raftPort, metricsPort, new Properties()))) {
       assertThat(listeningAddresses(raftPort)).containsExactly("127.0.0.1");
@@ -44,8 +43,8 @@ class ListenAddressTest {
   // metrics port follows it unless `metrics.bind` says otherwise.
   @Test
   void explicitBindKeysChooseTheAddresses() throws Exception {
-    int raftPort = freePort();
-    int metricsPort = freePort();
+    int raftPort = LocalPorts.freeNodePort();
+    int metricsPort = LocalPorts.freeNodePort();
     Properties everywhere = new Properties();
     everywhere.setProperty("bind", "0.0.0.0");
     try (FencekeeperServer node =
@@ -108,13 +107,5 @@ class ListenAddressTest {
     }
     InetAddress address = InetAddress.getByAddress(bytes); // maps ::ffff:a.b.c.d to Inet4Address
     return address.isAnyLocalAddress() ? "*" : address.getHostAddress();
-  }
-
-  private static int freePort() {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

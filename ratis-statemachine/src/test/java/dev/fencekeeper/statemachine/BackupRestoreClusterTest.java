@@ -12,13 +12,12 @@ import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.Limits;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -140,7 +139,7 @@ class BackupRestoreClusterTest {
       FencingClient client = restored.newClient("new");
       long issued = client.acquireToken("fresh", Duration.ofMinutes(5), "new").token();
 
-      PeerAddress unseededPeer = new PeerAddress("n4", "127.0.0.1", freePort());
+      PeerAddress unseededPeer = new PeerAddress("n4", "127.0.0.1", LocalPorts.freeNodePort());
       try (FencekeeperServer unseeded =
           FencekeeperServer.join(joinerConfig(restored, unseededPeer))) {
         // The add may fail (the joiner never catches up) or commit a member that is down; either
@@ -177,7 +176,7 @@ class BackupRestoreClusterTest {
       assertThat(next.code()).isEqualTo(ResultCode.GRANTED);
       assertThat(next.token()).isGreaterThan(issued);
 
-      PeerAddress seededPeer = new PeerAddress("n5", "127.0.0.1", freePort());
+      PeerAddress seededPeer = new PeerAddress("n5", "127.0.0.1", LocalPorts.freeNodePort());
       ClusterConfig seededConfig = joinerConfig(restored, seededPeer);
       RestoreSeed.seed(backup, seededConfig.storageDir(), Limits.defaults());
       try (FencekeeperServer seeded = FencekeeperServer.join(seededConfig)) {
@@ -206,11 +205,5 @@ class BackupRestoreClusterTest {
     p.setProperty("node.id", joiner.id());
     p.setProperty("storage.dir", scratch.resolve(joiner.id()).toString());
     return ClusterConfig.fromProperties(p);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 }

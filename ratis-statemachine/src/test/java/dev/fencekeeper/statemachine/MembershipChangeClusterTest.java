@@ -12,12 +12,10 @@ import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.testing.TestCluster;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -64,8 +62,8 @@ class MembershipChangeClusterTest {
     try (TestCluster cluster = TestCluster.start(dataDir)) {
       cluster.awaitLeader();
       ClusterConfig original = cluster.config();
-      PeerAddress n4 = new PeerAddress("n4", "127.0.0.1", freePort());
-      PeerAddress n5 = new PeerAddress("n5", "127.0.0.1", freePort());
+      PeerAddress n4 = new PeerAddress("n4", "127.0.0.1", LocalPorts.freeNodePort());
+      PeerAddress n5 = new PeerAddress("n5", "127.0.0.1", LocalPorts.freeNodePort());
       List<PeerAddress> five = new ArrayList<>(original.peers());
       five.addAll(List.of(n4, n5));
 
@@ -329,13 +327,5 @@ class MembershipChangeClusterTest {
     p.remove("node.id");
     p.remove("storage.dir");
     return ClusterConfig.fromProperties(p);
-  }
-
-  private static int freePort() {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -159,7 +160,7 @@ class AdminVerbsTest {
     CliRun malformed = cli("members", "add", "n5");
     assertThat(malformed.exitCode()).isEqualTo(ExitCode.USAGE.code());
     assertThat(malformed.err()).contains("<id>=<host:port>");
-    CliRun absent = cli("members", "add", "n5=127.0.0.1:" + InProcessCluster.freePort());
+    CliRun absent = cli("members", "add", "n5=127.0.0.1:" + LocalPorts.freeNodePort());
     assertThat(absent.exitCode()).as(absent.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
     assertThat(absent.out()).startsWith("UNAVAILABLE: cannot reach new member n5");
   }
@@ -168,7 +169,7 @@ class AdminVerbsTest {
   // member, and it stops cleanly (exit 0) when its parent process ends.
   @Test
   void serverJoinRunsANodeThatCanBeAdded() throws Exception {
-    PeerAddress n5 = new PeerAddress("n5", "127.0.0.1", InProcessCluster.freePort());
+    PeerAddress n5 = new PeerAddress("n5", "127.0.0.1", LocalPorts.freeNodePort());
     Path config = cluster.dataDir().resolve("n5.properties");
     cluster.joiningConfig(n5).withStorageDir(cluster.dataDir().resolve("n5")).store(config);
     Process parent = new ProcessBuilder("sleep", "120").start();
@@ -217,7 +218,7 @@ class AdminVerbsTest {
     try (InProcessCluster fresh = InProcessCluster.start(dir.resolve("cluster"))) {
       Path backup = dir.resolve("other.backup");
       assertThat(fresh.cli("backup", backup.toString()).exitCode()).isZero();
-      PeerAddress n6 = new PeerAddress("n6", "127.0.0.1", InProcessCluster.freePort());
+      PeerAddress n6 = new PeerAddress("n6", "127.0.0.1", LocalPorts.freeNodePort());
       Path config = dir.resolve("n6.properties");
       fresh.joiningConfig(n6).withStorageDir(dir.resolve("n6")).store(config);
       CliRun seeded =
@@ -486,7 +487,7 @@ class AdminVerbsTest {
                     cluster.dataDir(),
                     "metrics",
                     "--url",
-                    "http://127.0.0.1:" + InProcessCluster.freePort() + "/metrics")
+                    "http://127.0.0.1:" + LocalPorts.freeNodePort() + "/metrics")
                 .exitCode())
         .isEqualTo(ExitCode.UNAVAILABLE.code());
   }

@@ -7,12 +7,12 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.NodeMetric;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
@@ -55,7 +55,7 @@ class CertificateReloadTest {
   void aReloadedCertificateServesNewConnections() throws Exception {
     Path certs = dir.resolve("certs");
     Certificates ca = Certificates.writeLocalSet(certs, Duration.ofDays(10));
-    int port = freePort();
+    int port = LocalPorts.freeNodePort();
     Properties p = new Properties();
     p.setProperty("peers", "n1@127.0.0.1:" + port);
     p.setProperty("node.id", "n1");
@@ -170,12 +170,6 @@ class CertificateReloadTest {
       return d.getInfo().isLeader() && d.getInfo().isLeaderReady();
     } catch (IOException e) {
       return false;
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
     }
   }
 }

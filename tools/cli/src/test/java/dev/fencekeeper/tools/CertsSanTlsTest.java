@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
@@ -107,7 +108,7 @@ class CertsSanTlsTest {
    * its --peers.
    */
   private String startSingleNode(String id, Path certs, String name) throws IOException {
-    String peers = HOST + ":" + InProcessCluster.freePort();
+    String peers = HOST + ":" + LocalPorts.freeNodePort();
     Properties p = new Properties();
     p.setProperty("peers", "n1@" + peers);
     p.setProperty("authz.admins", Certificates.ADMIN_CN);

@@ -80,6 +80,24 @@ final class CliProcess implements AutoCloseable {
     return process.exitValue();
   }
 
+  /**
+   * Waits until the process has written {@code text} to stderr; fails the test with both outputs
+   * when the process exits first or {@code timeout} passes.
+   */
+  void awaitErr(String text, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!err().contains(text)) {
+      if (!process.isAlive()) {
+        throw new AssertionError(
+            "exited (" + process.exitValue() + ") before writing \"" + text + "\"\n" + describe());
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("no \"" + text + "\" after " + timeout + "\n" + describe());
+      }
+      Thread.sleep(50);
+    }
+  }
+
   /** Sends SIGTERM, as a supervisor stopping it would. */
   void terminate() {
     process.destroy();

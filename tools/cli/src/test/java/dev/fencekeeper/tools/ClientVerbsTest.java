@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.config.LocalPorts;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -329,10 +330,10 @@ class ClientVerbsTest {
   // Guarantee: with no node reachable, status says so per node and exits 11 within a few seconds.
   @Test
   void statusWithoutNodesIsUnavailable() throws IOException {
-    int first = InProcessCluster.freePort();
-    int second = InProcessCluster.freePort();
+    int first = LocalPorts.freeNodePort();
+    int second = LocalPorts.freeNodePort();
     while (second == first) { // the kernel may hand the port it just freed out again
-      second = InProcessCluster.freePort();
+      second = LocalPorts.freeNodePort();
     }
     String nowhere = "127.0.0.1:" + first + ",127.0.0.1:" + second;
     CliRun run = CliRun.run(cluster.dataDir(), "status", "--json", "--peers", nowhere);

@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencekeeper.config.LocalPorts;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -19,11 +20,11 @@ class DeadClusterVerbsTest {
   void verbAgainstDeadPortsFailsFastWithOneLine() {
     String nowhere =
         "127.0.0.1:"
-            + InProcessCluster.freePort()
+            + LocalPorts.freeNodePort()
             + ",127.0.0.1:"
-            + InProcessCluster.freePort()
+            + LocalPorts.freeNodePort()
             + ",127.0.0.1:"
-            + InProcessCluster.freePort();
+            + LocalPorts.freeNodePort();
     long start = System.nanoTime();
     CliRun run = CliRun.run(dir, "lease", "acquire", "nowhere", "--ttl", "5s", "--peers", nowhere);
     Duration took = Duration.ofNanos(System.nanoTime() - start);

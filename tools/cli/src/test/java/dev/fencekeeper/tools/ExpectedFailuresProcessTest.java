@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencekeeper.config.LocalPorts;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,7 @@ class ExpectedFailuresProcessTest {
                 "--token",
                 "1",
                 "--peers",
-                "127.0.0.1:" + InProcessCluster.freePort())) {
+                "127.0.0.1:" + LocalPorts.freeNodePort())) {
       int unknownHostExit = unknownHost.awaitExit(Duration.ofSeconds(120));
       int unreachableExit = unreachable.awaitExit(Duration.ofSeconds(120));
 

@@ -6,8 +6,6 @@ import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.local.LocalCluster;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -144,14 +142,6 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
               () ->
                   ClusterProbe.leader(ClusterProbe.probe(client, config, Duration.ofSeconds(1)))
                       .isPresent());
-    }
-  }
-
-  static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
   }
 

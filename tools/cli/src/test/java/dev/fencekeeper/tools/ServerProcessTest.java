@@ -3,8 +3,8 @@ package dev.fencekeeper.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencekeeper.config.LocalPorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -91,7 +91,7 @@ class ServerProcessTest {
     Path storage = dir.resolve("data");
     Path config = config("storage.dir=" + storage);
     try (CliProcess node = CliProcess.start(dir, "n1", "server", "--config", config.toString())) {
-      await().atMost(START).until(() -> node.err().contains("serving on"));
+      node.awaitErr("serving on", START);
       assertThat(storage.resolve("logs")).doesNotExist();
       try (var files = Files.walk(dir)) {
         assertThat(files.filter(p -> p.getFileName().toString().endsWith(".log"))).isEmpty();
@@ -115,7 +115,8 @@ class ServerProcessTest {
 
   private Path config(String... lines) throws IOException {
     Path file = dir.resolve("n1.properties");
-    StringBuilder text = new StringBuilder("node.id=n1\npeers=n1@127.0.0.1:" + freePort() + "\n");
+    StringBuilder text =
+        new StringBuilder("node.id=n1\npeers=n1@127.0.0.1:" + LocalPorts.freeNodePort() + "\n");
     for (String line : lines) {
       text.append(line).append('\n');
     }
@@ -125,11 +126,5 @@ class ServerProcessTest {
 
   private static String mode(Path path) throws IOException {
     return PosixFilePermissions.toString(Files.getPosixFilePermissions(path));
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 }

@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencekeeper.config.LocalPorts;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -146,7 +147,7 @@ class UsageTest {
   // UNAVAILABLE.
   @Test
   void inputWrongOnItsFaceIsAUsageErrorWhateverTheFlag() {
-    String nowhere = "127.0.0.1:" + InProcessCluster.freePort();
+    String nowhere = "127.0.0.1:" + LocalPorts.freeNodePort();
     List<CliRun> runs =
         List.of(
             CliRun.run(
