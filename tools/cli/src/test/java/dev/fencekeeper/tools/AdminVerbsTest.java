@@ -135,19 +135,27 @@ class AdminVerbsTest {
     // The new member has caught up: it reports the same leader and applies what the cluster
     // commits.
     String allFour = cluster.peersWithIds() + "," + n4;
-    Awaitility.await()
-        .atMost(Duration.ofSeconds(30))
-        .pollInterval(Duration.ofMillis(200))
-        .untilAsserted(
-            () -> {
-              JsonNode status =
-                  json(CliRun.run(cluster.dataDir(), "status", "--json", "--peers", allFour));
-              JsonNode n4Status = status.get("nodes").get(3);
-              assertThat(n4Status.get("id").asText()).isEqualTo("n4");
-              assertThat(n4Status.get("role").asText()).isIn("FOLLOWER", "LEADER");
-              assertThat(n4Status.get("leaderId").asText())
-                  .isEqualTo(status.get("leader").asText());
-            });
+    try {
+      // Up to a stuck appender's restart (raft.stuck-follower.restart-after, 20 s) and more.
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(200))
+          .untilAsserted(
+              () -> {
+                JsonNode status =
+                    json(CliRun.run(cluster.dataDir(), "status", "--json", "--peers", allFour));
+                JsonNode n4Status = status.get("nodes").get(3);
+                assertThat(n4Status.get("id").asText()).isEqualTo("n4");
+                assertThat(n4Status.get("role").asText()).isIn("FOLLOWER", "LEADER");
+                assertThat(n4Status.get("leaderId").asText())
+                    .isEqualTo(status.get("leader").asText());
+              });
+    } catch (AssertionError | RuntimeException notCaughtUp) {
+      // The class shares one cluster: leave it with the three members the other tests expect.
+      cli("members", "remove", "n4");
+      cluster.stopNode("n4");
+      throw notCaughtUp;
+    }
 
     JsonNode removed = okJson(cli("members", "remove", "n4", "--json"));
     CliRun unknown = cli("members", "remove", "n4", "--json");
