@@ -30,6 +30,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -87,9 +88,8 @@ class StuckFollowerClusterTest {
   }
 
   // Guarantee: a backup holds every write acknowledged before it was asked for, even when the
-  // client
-  // asks a member that has not applied them: the member left behind (here by Ratis's own appender)
-  // sends the first call to the leader, which freezes the copy after a read index.
+  // client asks a member that has not applied them: the member left behind (here by Ratis's own
+  // appender) sends the first call to the leader, which freezes the copy after a read index.
   @Test
   void aBackupAskedOfAMemberLeftBehindHoldsEveryAcknowledgedWrite() throws Exception {
     try (TestCluster cluster = TestCluster.start(dataDir, leavingMembersBehind())) {
@@ -128,25 +128,33 @@ class StuckFollowerClusterTest {
 
   /**
    * Wipes a follower and starts it again while the leader writes, under {@link
-   * #leavingMembersBehind}: returns its id once the leader reports it lagging.
+   * #leavingMembersBehind}: returns its id once the leader reports it lagging. Ratis's appender
+   * leaves such a member behind most times, not every time; when the member catches up instead, the
+   * fault is made again, up to three times.
    */
   private String leaveAFollowerBehind(TestCluster cluster, String leader, FencingClient client)
       throws Exception {
-    String wiped = stopAndWipeAFollower(cluster, leader, client);
-    writeRounds(client, "while-down", 10);
-    cluster.startNode(wiped);
-    try (Writer writer = Writer.start(client, "after")) {
-      await()
-          .atMost(Duration.ofSeconds(20))
-          .pollInterval(Duration.ofMillis(200))
-          .untilAsserted(
-              () -> {
-                FollowerProgress seen = progressOf(client, leader, wiped);
-                assertThat(seen.getLagging()).as("%s", seen).isTrue();
-                assertThat(seen.getLagEntries()).as("%s", seen).isPositive();
-              });
+    for (int attempt = 1; ; attempt++) {
+      String wiped = stopAndWipeAFollower(cluster, leader, client);
+      writeRounds(client, "while-down", 10);
+      cluster.startNode(wiped);
+      try (Writer writer = Writer.start(client, "after")) {
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .pollInterval(Duration.ofMillis(200))
+            .untilAsserted(
+                () -> {
+                  FollowerProgress seen = progressOf(client, leader, wiped);
+                  assertThat(seen.getLagging()).as("%s", seen).isTrue();
+                  assertThat(seen.getLagEntries()).as("%s", seen).isPositive();
+                });
+        return wiped;
+      } catch (ConditionTimeoutException caughtUp) {
+        if (attempt == 3) {
+          throw caughtUp;
+        }
+      }
     }
-    return wiped;
   }
 
   private static FollowerProgress progressOf(FencingClient client, String leader, String follower) {
