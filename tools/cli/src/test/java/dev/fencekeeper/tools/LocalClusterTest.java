@@ -113,35 +113,15 @@ class LocalClusterTest {
   }
 
   /**
-   * A bound port whose cluster neighbours (the other Raft ports and every node's metrics, client
-   * and gateway ports) are free as far as can be seen now, so that {@code up} reports this port and
-   * not another process's.
+   * n2's Raft port of a base whose other ports {@code up} binds (Raft, metrics, client, gateway)
+   * are free as far as can be seen now, bound, so that {@code up} reports this port and not another
+   * process's.
    */
   private static ServerSocket portWhoseNeighboursAreFree() throws IOException {
-    for (int attempt = 0; ; attempt++) {
-      ServerSocket taken = new ServerSocket();
-      taken.bind(new InetSocketAddress(0));
-      int base = taken.getLocalPort() - 1;
-      boolean free = base + 2 + ClusterConfig.HTTP_PORT_OFFSET <= 65535;
-      for (int node = 0; node < 3 && free; node++) {
-        int raft = base + node;
-        int[] ports = {
-          raft,
-          raft + LocalClusterLayout.METRICS_PORT_OFFSET,
-          raft + ClusterConfig.CLIENT_PORT_OFFSET,
-          raft + ClusterConfig.HTTP_PORT_OFFSET
-        };
-        for (int port : ports) {
-          if (port != taken.getLocalPort() && !LocalPorts.isFree(port)) {
-            free = false;
-          }
-        }
-      }
-      if (free || attempt == 20) {
-        return taken;
-      }
-      taken.close();
-    }
+    int base = LocalPorts.freeBasePort(3, LocalClusterLayout.METRICS_PORT_OFFSET);
+    ServerSocket taken = new ServerSocket();
+    taken.bind(new InetSocketAddress(base + 1));
+    return taken;
   }
 
   // Guarantee: relative paths resolve against the user's directory; env variables supply defaults
