@@ -7,9 +7,8 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.ReadResult;
 import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.testing.RefusingPorts;
 import dev.fencekeeper.testing.TestCluster;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -21,21 +20,12 @@ import org.junit.jupiter.api.io.TempDir;
 class UnreachableClusterClientTest {
   @TempDir Path dataDir;
 
-  private static int deadPort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort(); // closed again: connecting to it is refused
-    }
-  }
-
-  private static String deadPeers() throws IOException {
-    return "127.0.0.1:" + deadPort() + ",127.0.0.1:" + deadPort() + ",127.0.0.1:" + deadPort();
-  }
-
   // Guarantee: with every peer refusing the connection, a read is answered UNAVAILABLE within the
   // default bound (about 3 s, not the 15 s call timeout), in one line that says why.
   @Test
-  void readFailsFastWhenEveryPeerRefuses() throws IOException {
-    try (FencingClient client = FencingClient.builder().peers(deadPeers()).build()) {
+  void readFailsFastWhenEveryPeerRefuses() {
+    try (RefusingPorts dead = RefusingPorts.open(3);
+        FencingClient client = FencingClient.builder().peers(dead.peers()).build()) {
       long start = System.nanoTime();
       ReadResult r = client.read("r", "k");
       Duration took = Duration.ofNanos(System.nanoTime() - start);
@@ -51,12 +41,13 @@ class UnreachableClusterClientTest {
   // Guarantee: the same for a command, an acquire: it throws FencingException with UNAVAILABLE in
   // time.
   @Test
-  void acquireFailsFastWhenEveryPeerRefuses() throws IOException {
-    try (FencingClient client =
-        FencingClient.builder()
-            .peers(deadPeers())
-            .unreachableTimeout(Duration.ofSeconds(1))
-            .build()) {
+  void acquireFailsFastWhenEveryPeerRefuses() {
+    try (RefusingPorts dead = RefusingPorts.open(3);
+        FencingClient client =
+            FencingClient.builder()
+                .peers(dead.peers())
+                .unreachableTimeout(Duration.ofSeconds(1))
+                .build()) {
       long start = System.nanoTime();
       FencingException e =
           catchThrowableOfType(

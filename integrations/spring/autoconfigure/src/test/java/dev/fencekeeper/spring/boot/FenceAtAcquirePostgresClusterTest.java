@@ -12,11 +12,11 @@ import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.jdbc.StaleFenceTokenException;
 import dev.fencekeeper.shedlock.FencekeeperLock;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
+import dev.fencekeeper.testing.RefusingPorts;
 import dev.fencekeeper.testing.TestCluster;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -192,27 +192,23 @@ class FenceAtAcquirePostgresClusterTest {
   // stack trace (no LockException for the scheduler to print), and is counted.
   @Test
   void anUnreachableClusterSkipsTheRunQuietlyAndIsCounted() throws Exception {
-    String deadPeers =
-        "n1@127.0.0.1:"
-            + closedPort()
-            + ",n2@127.0.0.1:"
-            + closedPort()
-            + ",n3@127.0.0.1:"
-            + closedPort();
-    app("app-a", newDatabase())
-        .withPropertyValues("fencekeeper.peers=" + deadPeers, "fencekeeper.request-timeout=1s")
-        .run(
-            a -> {
-              ListAppender<ILoggingEvent> log = capture(FencekeeperLockProvider.class);
-              LockProvider provider = a.getBean(LockProvider.class);
-              assertThat(provider.lock(config("unreachable", Duration.ofSeconds(10)))).isEmpty();
-              assertThat(skipped(a.getBean(MeterRegistry.class), "shedlock", "unavailable"))
-                  .isEqualTo(1);
-              assertThat(log.list).hasSize(1);
-              assertThat(log.list.get(0).getFormattedMessage())
-                  .contains("unreachable", "run skipped", "UNAVAILABLE");
-              assertThat(log.list.get(0).getThrowableProxy()).isNull();
-            });
+    try (RefusingPorts refusing = RefusingPorts.open(3)) {
+      String deadPeers = refusing.peersWithIds();
+      app("app-a", newDatabase())
+          .withPropertyValues("fencekeeper.peers=" + deadPeers, "fencekeeper.request-timeout=1s")
+          .run(
+              a -> {
+                ListAppender<ILoggingEvent> log = capture(FencekeeperLockProvider.class);
+                LockProvider provider = a.getBean(LockProvider.class);
+                assertThat(provider.lock(config("unreachable", Duration.ofSeconds(10)))).isEmpty();
+                assertThat(skipped(a.getBean(MeterRegistry.class), "shedlock", "unavailable"))
+                    .isEqualTo(1);
+                assertThat(log.list).hasSize(1);
+                assertThat(log.list.get(0).getFormattedMessage())
+                    .contains("unreachable", "run skipped", "UNAVAILABLE");
+                assertThat(log.list.get(0).getThrowableProxy()).isNull();
+              });
+    }
   }
 
   private static long lockAndLetExpire(LockProvider provider, String name) {
@@ -299,12 +295,6 @@ class FenceAtAcquirePostgresClusterTest {
     ds.setDatabaseName(name);
     ds.setUser("postgres");
     return ds;
-  }
-
-  private static int closedPort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 
   /**

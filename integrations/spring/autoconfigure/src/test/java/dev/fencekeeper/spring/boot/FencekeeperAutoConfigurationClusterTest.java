@@ -17,11 +17,11 @@ import dev.fencekeeper.spring.health.FencekeeperHealthIndicator;
 import dev.fencekeeper.spring.integration.FencedLock;
 import dev.fencekeeper.spring.integration.FencekeeperLockRegistry;
 import dev.fencekeeper.spring.metrics.FencingClientMetrics;
+import dev.fencekeeper.testing.RefusingPorts;
 import dev.fencekeeper.testing.TestCluster;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -423,23 +423,19 @@ class FencekeeperAutoConfigurationClusterTest {
                   .describedAs("Spring Boot 3's indicator stays out where Boot 4's health is")
                   .doesNotHaveBean(FencekeeperBoot3HealthIndicator.class);
             });
-    String deadPeers =
-        "n1@127.0.0.1:"
-            + closedPort()
-            + ",n2@127.0.0.1:"
-            + closedPort()
-            + ",n3@127.0.0.1:"
-            + closedPort();
-    runner()
-        .withPropertyValues("fencekeeper.peers=" + deadPeers, "fencekeeper.health.timeout=500ms")
-        .run(
-            context -> {
-              Health health = context.getBean(FencekeeperHealthIndicator.class).health(true);
-              assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-              assertThat(health.getDetails()).containsEntry("state", "UNREACHABLE");
-              assertThat(health.getDetails().get("reason").toString())
-                  .contains("no node answered within 500ms");
-            });
+    try (RefusingPorts refusing = RefusingPorts.open(3)) {
+      String deadPeers = refusing.peersWithIds();
+      runner()
+          .withPropertyValues("fencekeeper.peers=" + deadPeers, "fencekeeper.health.timeout=500ms")
+          .run(
+              context -> {
+                Health health = context.getBean(FencekeeperHealthIndicator.class).health(true);
+                assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+                assertThat(health.getDetails()).containsEntry("state", "UNREACHABLE");
+                assertThat(health.getDetails().get("reason").toString())
+                    .contains("no node answered within 500ms");
+              });
+    }
     connected("app-1")
         .withPropertyValues("management.health.fencekeeper.enabled=false")
         .run(context -> assertThat(context).doesNotHaveBean(FencekeeperHealthIndicator.class));
@@ -467,12 +463,6 @@ class FencekeeperAutoConfigurationClusterTest {
             "\"name\": \"fencekeeper.shedlock.keep-alive\"",
             "\"name\": \"management.health.fencekeeper.enabled\"");
     assertThat(metadata).contains("The cluster's nodes as id@host:port");
-  }
-
-  private static int closedPort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 
   @Configuration(proxyBeanMethods = false)
