@@ -1,9 +1,11 @@
 // Runs every test that needs a real cluster and a real PostgreSQL — the Node client's, the node-report
 // example's, the Python example's and the JSON gateway reference's — against one cluster started by the
 // project's launcher and one PostgreSQL, both started here and stopped at the end, whatever happened.
-// `npm run test:cluster`; Maven runs it in the integration-test phase.
+// `npm run test:cluster` (which compiles the package first when its sources changed); Maven runs it in the
+// integration-test phase.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { buildIfStale } from '../../scripts/build-if-stale.mjs';
 import { startCluster, repoRoot } from '../support/cluster.mjs';
 import { startPostgres } from '../support/postgres.mjs';
 
@@ -22,6 +24,8 @@ const FILES = [
 
 const only = process.argv.slice(2);
 const files = only.length > 0 ? FILES.filter((f) => only.some((o) => f.includes(o))) : FILES;
+
+buildIfStale();
 
 let cluster;
 let postgres;
