@@ -1,8 +1,10 @@
 // What Maven runs for this package (clients/node/pom.xml): `unit` in the test phase, `cluster` in the
 // integration-test phase. Each first installs the dependencies from the committed lockfiles when they are
-// missing or older than the lockfile (`npm ci`, as .ci/run does) and compiles the package, so a plain
-// `./mvnw -B verify` runs everything; `-DskipTests -DskipITs` (the launcher's build) runs none of it, so
-// starting a cluster never needs Node.js.
+// missing or older than the lockfile (`npm ci`, as .ci/run does); the tests compile the package when its
+// sources changed (scripts/build-if-stale.mjs), so a plain `./mvnw -B verify` runs everything and
+// compiles once; `-DskipTests -DskipITs` (the launcher's build) runs none of it, so starting a cluster
+// never needs Node.js. `npm test` runs its five files at once (`--test-concurrency`; node's default is
+// one less than the cores, one at a time on two): they mostly wait, on timers and on PostgreSQL.
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -31,7 +33,6 @@ function installIfNeeded(dir) {
 
 const what = process.argv[2];
 installIfNeeded(packageDir);
-run('npm', ['run', 'build'], packageDir);
 if (what === 'unit') {
   run('npm', ['test'], packageDir);
 } else if (what === 'cluster') {

@@ -1,27 +1,93 @@
 // Runs every test that needs a real cluster and a real PostgreSQL — the Node client's, the node-report
 // example's, the Python example's and the JSON gateway reference's — against one cluster started by the
 // project's launcher and one PostgreSQL, both started here and stopped at the end, whatever happened.
-// `npm run test:cluster`; Maven runs it in the integration-test phase.
+// `npm run test:cluster` (which compiles the package first when its sources changed); Maven runs it in the
+// integration-test phase.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { buildIfStale } from '../../scripts/build-if-stale.mjs';
 import { startCluster, repoRoot } from '../support/cluster.mjs';
 import { startPostgres } from '../support/postgres.mjs';
 
 const packageDir = path.join(repoRoot, 'clients', 'node');
 
-/** In this order: the survival tests stop and restart the cluster, so they come last. */
-const FILES = [
-  path.join(packageDir, 'test', 'cluster', 'client.test.mjs'),
-  path.join(packageDir, 'test', 'cluster', 'readme.test.mjs'),
-  path.join(packageDir, 'test', 'cluster', 'bench.test.mjs'),
-  path.join(packageDir, 'test', 'cluster', 'gateway-doc.test.mjs'),
-  path.join(repoRoot, 'examples', 'python', 'python.test.mjs'),
-  path.join(repoRoot, 'examples', 'node-report', 'test', 'report.test.mjs'),
-  path.join(packageDir, 'test', 'cluster', 'survival.test.mjs'),
+const here = (file) => path.join(packageDir, 'test', 'cluster', file);
+const example = (...file) => path.join(repoRoot, 'examples', ...file);
+
+/**
+ * The test files in lanes that run at the same time; the files of a lane run one after another. The
+ * README's example, the gateway page's curl session and the node-report workers all take the resource
+ * `daily-sales-report` and expect to be alone on it, so they share a lane; the other files use names of
+ * their own.
+ */
+const LANES = [
+  [here('gateway-doc.test.mjs'), here('readme.test.mjs'), example('node-report', 'test', 'report.test.mjs')],
+  [here('client.test.mjs'), here('bench.test.mjs'), example('python', 'python.test.mjs')],
 ];
+/** The survival tests stop and restart the cluster: they run alone, after every lane. */
+const ALONE = [here('survival.test.mjs')];
 
 const only = process.argv.slice(2);
-const files = only.length > 0 ? FILES.filter((f) => only.some((o) => f.includes(o))) : FILES;
+const chosen = (files) => (only.length > 0 ? files.filter((f) => only.some((o) => f.includes(o))) : files);
+const lanes = LANES.map(chosen).filter((files) => files.length > 0);
+const alone = chosen(ALONE);
+
+/** `node --test` on `files`, one at a time, its report written to `out`; resolves with its exit code. */
+function runFiles(files, env, out) {
+  // Into a pipe, `node --test` reports TAP: on a terminal, the report and colours it would have given it.
+  const terminal = process.stdout.isTTY;
+  const reporter = terminal ? ['--test-reporter=spec'] : [];
+  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', ...reporter, ...files], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: terminal ? { ...env, FORCE_COLOR: '1' } : env,
+  });
+  child.stdout.on('data', (chunk) => out.write(chunk));
+  child.stderr.on('data', (chunk) => out.write(chunk));
+  return new Promise((resolve) => {
+    child.on('close', (c, signal) => {
+      out.end();
+      resolve(c ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+/**
+ * Reports of lanes that run at the same time, printed one lane after another: the first as it comes, each
+ * next one held back until the lanes before it have ended.
+ */
+class InOrder {
+  constructor() {
+    this.lanes = [];
+  }
+
+  lane() {
+    const lane = { held: [], ended: false };
+    this.lanes.push(lane);
+    return {
+      write: (chunk) => {
+        lane.held.push(chunk);
+        this.flush();
+      },
+      end: () => {
+        lane.ended = true;
+        this.flush();
+      },
+    };
+  }
+
+  flush() {
+    for (const lane of this.lanes) {
+      for (const chunk of lane.held.splice(0)) {
+        process.stdout.write(chunk);
+      }
+      if (!lane.ended) {
+        return;
+      }
+    }
+  }
+}
+
+buildIfStale();
 
 let cluster;
 let postgres;
@@ -43,15 +109,17 @@ try {
       throw failed;
     }
   });
-  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', ...files], {
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      FENCEKEEPER_TEST_CLUSTER: cluster.state.stateFile,
-      FENCEKEEPER_TEST_POSTGRES: JSON.stringify(postgres.connectionConfig),
-    },
-  });
-  code = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+  const env = {
+    ...process.env,
+    FENCEKEEPER_TEST_CLUSTER: cluster.state.stateFile,
+    FENCEKEEPER_TEST_POSTGRES: JSON.stringify(postgres.connectionConfig),
+  };
+  const output = new InOrder();
+  const codes = await Promise.all(lanes.map((files) => runFiles(files, env, output.lane())));
+  if (alone.length > 0) {
+    codes.push(await runFiles(alone, env, output.lane()));
+  }
+  code = codes.find((c) => c !== 0) ?? 0;
 } catch (e) {
   console.error(`cluster tests could not run: ${e.stack ?? e}`);
 } finally {

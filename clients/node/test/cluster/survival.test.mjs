@@ -53,14 +53,27 @@ function track(lease) {
 }
 
 test('leases stay held through a leader kill', { timeout: 120_000 }, async () => {
-  const lease = await worker.acquire(unique('through-failover'), { ttlMs: 6000 });
+  const ttlMs = 6000;
+  const lease = await worker.acquire(unique('through-failover'), { ttlMs });
   const lost = track(lease);
   await lease.write('before', 'v1');
   const leader = await leaderId();
+  const killedAt = Date.now();
   cluster.kill(leader);
-  // Two TTLs: the session must have re-opened on the new leader and renewed through it.
-  await sleep(12_000);
+  // The lease's local deadline is the TTL from when its last renewal that was answered was sent: it passes
+  // killedAt + TTL only through renewals sent after the kill, so answered by another node; without them
+  // the lease is lost within a TTL. Two of them: the session re-opened on the new leader, and then its
+  // keep-alives (a third of a TTL apart) renewed through it.
+  const deadlines = [];
+  for (let waited = 0; deadlines.length < 2 && lost.length === 0 && waited < 60_000; waited += 50) {
+    const deadline = lease.deadlineMs;
+    if (deadline > killedAt + ttlMs && (deadlines.length === 0 || deadline >= deadlines[0] + ttlMs / 6)) {
+      deadlines.push(deadline);
+    }
+    await sleep(50);
+  }
   assert.deepEqual(lost, []);
+  assert.equal(deadlines.length, 2, `renewals after the kill moved the deadline to ${deadlines.map((d) => d - killedAt)} ms after it`);
   assert.equal(lease.isValid(), true);
   assert.equal((await lease.write('after', 'v2')).status, 'ACCEPTED');
   assert.equal(await worker.validate(lease.resource, lease.token), 'CURRENT');
@@ -74,7 +87,11 @@ test('through a restart of the whole cluster, a live lease stays held and a lost
   const shortLost = track(short);
 
   await cluster.stop();
-  await sleep(3000); // longer than the short lease's TTL: nobody renews it
+  // Down until the client gave the short lease up: nobody renewed it for its TTL.
+  for (let i = 0; i < 100 && shortLost.length === 0; i++) {
+    await sleep(100);
+  }
+  assert.equal(shortLost.length, 1, 'the short lease is lost while the cluster is down');
   await cluster.up();
 
   // The session comes back by itself; the kept lease is renewed through it.

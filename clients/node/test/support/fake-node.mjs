@@ -9,6 +9,14 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const { PROTO_FILE, LOADER_OPTIONS } = require('../../dist/wire.js');
 
+let serviceDefinition;
+
+/** The service, parsed once per process: parsing blocks the event loop, which the tests' timers share. */
+function fencekeeperService() {
+  serviceDefinition ??= grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, LOADER_OPTIONS)).fencekeeper.v1.Fencekeeper.service;
+  return serviceDefinition;
+}
+
 export class FakeNode {
   constructor() {
     this.calls = [];
@@ -23,8 +31,6 @@ export class FakeNode {
   }
 
   async start() {
-    const definition = protoLoader.loadSync(PROTO_FILE, LOADER_OPTIONS);
-    const { Fencekeeper } = grpc.loadPackageDefinition(definition).fencekeeper.v1;
     this.server = new grpc.Server();
     const unary = (name, answer) => (call, callback) => {
       this.calls.push({ name, request: call.request });
@@ -34,7 +40,7 @@ export class FakeNode {
       }
       callback(null, answer(call.request));
     };
-    this.server.addService(Fencekeeper.service, {
+    this.server.addService(fencekeeperService(), {
       Acquire: unary('Acquire', (r) => {
         const token = String(++this.nextToken);
         this.leases.set(r.resource, token);
