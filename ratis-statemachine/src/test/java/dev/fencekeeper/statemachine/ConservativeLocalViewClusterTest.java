@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -69,32 +70,41 @@ class ConservativeLocalViewClusterTest {
             .atMost(Duration.ofSeconds(30))
             .until(() -> cluster.lastApplied(skewed) >= cluster.lastApplied(leader));
         cluster.transferLeadership(skewed);
-        Thread.sleep(4_000);
+        view.awaitRenewalSentAfter(System.nanoTime());
       }
       view.finish(2);
     }
   }
 
-  // Guarantee: renewals that find no quorum for a while (two of three nodes down for 3 s of a 20 s
-  // lease) leave the holder's view no longer than the cluster's, before and after. The lease is
-  // longer than the others here so that it outlives the outage, the nodes' restart and the
-  // elections after it on a loaded machine: the test needs it renewed on both sides of the outage.
+  // Guarantee: renewals that find no quorum for a while (two of three nodes down from half a
+  // renewal period before a renewal until a second after it, of a 24 s lease) leave the holder's
+  // view no longer than the cluster's, before and after. The lease is longer than the others here
+  // so that it outlives the outage, the nodes' restart and the elections after it on a loaded
+  // machine: the test needs it renewed on both sides of the outage.
   @Test
   void whileRenewalsStall() throws Exception {
-    Duration ttl = Duration.ofSeconds(20);
+    Duration ttl = Duration.ofSeconds(24);
+    long period = ttl.toNanos() / 3; // the session's renewal period
     try (TestCluster cluster = TestCluster.start(dataDir)) {
       View view = View.start(cluster, ttl);
-      Thread.sleep(8_000); // past the first renewal (a third of the TTL)
+      long renewedAt = view.awaitRenewalSentAfter(System.nanoTime());
+      sleepUntil(renewedAt + period / 2);
       String leader = cluster.awaitLeader();
       List<String> others =
           cluster.running().keySet().stream().filter(id -> !id.equals(leader)).toList();
       others.forEach(cluster::stopNode);
-      Thread.sleep(3_000);
+      sleepUntil(renewedAt + period + TimeUnit.SECONDS.toNanos(1)); // the next renewal stalls
       others.forEach(cluster::startNode);
       cluster.awaitLeader();
-      Thread.sleep(15_000); // at least two renewal periods with the quorum back
+      long back = System.nanoTime();
+      view.awaitRenewalSentAfter(back);
+      view.awaitRenewalSentAfter(back + period); // sampled for a renewal period with the quorum
       view.finish(1);
     }
+  }
+
+  private static void sleepUntil(long nanos) throws InterruptedException {
+    TimeUnit.NANOSECONDS.sleep(Math.max(0, nanos - System.nanoTime()));
   }
 
   // Guarantee: a leader that refuses excess commands as OVERLOADED, the holder's renewals among
@@ -110,8 +120,16 @@ class ConservativeLocalViewClusterTest {
         load.add(cluster.newClient("load-" + c));
       }
       int overloaded = 0;
-      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(12);
-      for (int round = 0; System.nanoTime() < until; round++) {
+      // Bursts until some were refused and a renewal sent a renewal period after they began came
+      // through, so the keep-alive before it went out among them too.
+      long renewalsAmongThemFrom = System.nanoTime() + TTL.toNanos() / 3;
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      for (int round = 0;
+          overloaded == 0 || !view.renewedBySendAfter(renewalsAmongThemFrom);
+          round++) {
+        assertThat(System.nanoTime() - until)
+            .as("time to see an OVERLOADED answer and a renewal among the bursts")
+            .isNegative();
         List<CompletableFuture<Result>> burst = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
           burst.add(
@@ -125,6 +143,7 @@ class ConservativeLocalViewClusterTest {
         }
       }
       assertThat(overloaded).as("commands refused as OVERLOADED").isPositive();
+      view.awaitRenewalSentAfter(renewalsAmongThemFrom);
       view.finish(1);
     }
   }
@@ -147,10 +166,13 @@ class ConservativeLocalViewClusterTest {
     private final AtomicBoolean sampling = new AtomicBoolean(true);
     private final List<String> violations = new CopyOnWriteArrayList<>();
     private final List<Long> expiries = new CopyOnWriteArrayList<>();
+    private final AtomicInteger compared = new AtomicInteger();
+    private final Duration ttl;
     private final Thread sampler;
 
     private View(TestCluster cluster, Duration ttl) {
       this.cluster = cluster;
+      this.ttl = ttl;
       this.observer = cluster.newClient("observer");
       this.lease = cluster.newClient("holder").acquire(RESOURCE, ttl);
       this.sampler = new Thread(this::sampleUntilFinished, "view-sampler");
@@ -212,6 +234,7 @@ class ConservativeLocalViewClusterTest {
       long lineAheadOfWallMs = node.stateMachine().leaderTimeMs() - System.currentTimeMillis();
       long clusterExpiryWallMs = shown.expiresAtMs() - lineAheadOfWallMs;
       expiries.add(shown.expiresAtMs());
+      compared.incrementAndGet();
       if (holderDeadlineWallMs > clusterExpiryWallMs) {
         violations.add(
             "holder's view ends at "
@@ -226,6 +249,30 @@ class ConservativeLocalViewClusterTest {
                 + leader
                 + ")");
       }
+    }
+
+    /**
+     * Whether the holder's deadline shows a renewal sent after {@code sinceNanos}. The client
+     * counts a TTL from a renewal's send, less a margin, so a renewal sent earlier leaves the
+     * deadline short of {@code sinceNanos} + TTL.
+     */
+    boolean renewedBySendAfter(long sinceNanos) {
+      long now = System.nanoTime(); // read first: the deadline comes out no later than it is
+      return now + lease.remaining().toNanos() - (sinceNanos + ttl.toNanos()) >= 0;
+    }
+
+    /**
+     * Waits until a renewal sent after {@code sinceNanos} has come through and the sampler has
+     * compared the views a few times since; returns about when the latest renewal was sent (the
+     * session's next one is due a third of the TTL later).
+     */
+    long awaitRenewalSentAfter(long sinceNanos) {
+      await().atMost(Duration.ofSeconds(30)).until(() -> renewedBySendAfter(sinceNanos));
+      long now = System.nanoTime();
+      long sentAt = now + lease.remaining().toNanos() - ttl.toNanos() + ttl.toNanos() / 1_000;
+      int target = compared.get() + 25;
+      await().atMost(Duration.ofSeconds(30)).until(() -> compared.get() >= target);
+      return sentAt;
     }
 
     /** Stops sampling and checks: no violation, and the lease renewed through it all. */
