@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Properties;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
   private final boolean withMetrics;
   private final boolean ownsDataDir;
+  private final Properties properties = new Properties();
   private LocalCluster cluster;
   // The three members it started with; a node started to join is not one until it is added.
   private ClusterConfig config;
@@ -55,6 +57,13 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
    */
   static InProcessCluster perClass() {
     return new InProcessCluster(false, true);
+  }
+
+  /** As {@link #perClass()}, every node's config with {@code key=value} over the defaults. */
+  static InProcessCluster perClassWith(String key, String value) {
+    InProcessCluster cluster = new InProcessCluster(false, true);
+    cluster.properties.setProperty(key, value);
+    return cluster;
   }
 
   /** As {@link #perClass()}, each node also serving {@code /metrics} on a free port of its own. */
@@ -83,7 +92,8 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
 
   private void startNodes(Path dataDir) {
     this.dataDir = dataDir;
-    this.cluster = LocalCluster.builder(dataDir).metricsPorts(withMetrics).start();
+    this.cluster =
+        LocalCluster.builder(dataDir).metricsPorts(withMetrics).properties(properties).start();
     this.config = cluster.config();
     try {
       awaitLeader();

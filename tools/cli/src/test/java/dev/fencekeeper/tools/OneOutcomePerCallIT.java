@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -81,6 +82,7 @@ class OneOutcomePerCallIT {
 
     AtomicBoolean stop = new AtomicBoolean();
     List<Call> calls = new ArrayList<>();
+    AtomicInteger answered = new AtomicInteger();
     CompletableFuture<Void> writer =
         CompletableFuture.runAsync(
             () -> {
@@ -97,15 +99,19 @@ class OneOutcomePerCallIT {
                             "--token",
                             Long.toString(token),
                             "--json")));
+                answered.incrementAndGet();
                 calls.add(
                     call(
                         n,
                         "acquire",
                         cli("lease", "acquire", "job-" + n, "--ttl", "1h", "--json")));
+                answered.incrementAndGet();
               }
             });
     try {
-      Thread.sleep(2000);
+      // Each step waits until the cluster as it left it has answered a few calls, so that every
+      // configuration serves some, before the next step changes it.
+      awaitCalls(answered, writer);
       // Rolling restart, the leader last; then leadership moved to each node in turn.
       List<String> order = new ArrayList<>(ids);
       String leader = leader();
@@ -117,12 +123,12 @@ class OneOutcomePerCallIT {
         assertThat(node.awaitExit(Duration.ofSeconds(60))).as(node.describe()).isZero();
         start(id);
         awaitReady(id);
-        Thread.sleep(1000);
+        awaitCalls(answered, writer);
       }
       for (String id : List.of("n1", "n2", "n3", "n1")) {
         CliRun transfer = cli("leader", "transfer", "--to", id);
         assertThat(transfer.exitCode()).as(transfer.toString()).isIn(0, 11);
-        Thread.sleep(1500);
+        awaitCalls(answered, writer);
       }
     } finally {
       stop.set(true);
@@ -131,6 +137,13 @@ class OneOutcomePerCallIT {
 
     long writes = calls.stream().filter(c -> c.verb().equals("write")).count();
     assertThat(writes).isGreaterThan(5);
+    // Each resource's live lease, from one listing rather than a `lease show` per acquire.
+    Map<String, JsonNode> leases = new LinkedHashMap<>();
+    CliRun listed = cli("leases", "list", "--prefix", "job-", "--json");
+    assertThat(listed.exitCode()).as(listed.toString()).isZero();
+    for (JsonNode listing : CliRun.json(listed).get("leases")) {
+      leases.put(listing.get("resource").asText(), listing);
+    }
     for (Call c : calls) {
       assertThat(c.run().exitCode()).as(c.verb() + " " + c.n() + ": " + c.run()).isZero();
       if (c.verb().equals("write")) {
@@ -139,9 +152,11 @@ class OneOutcomePerCallIT {
         assertThat(c.json().get("version").asLong()).as(c.run().toString()).isEqualTo(c.n());
       } else {
         assertThat(c.json().get("status").asText()).isEqualTo("GRANTED");
-        CliRun shown = cli("lease", "show", "job-" + c.n(), "--json");
-        assertThat(CliRun.json(shown).get("token").asLong())
-            .as("job-" + c.n() + ": " + shown)
+        JsonNode live = leases.get("job-" + c.n());
+        assertThat(live).as("job-" + c.n() + " in " + listed).isNotNull();
+        assertThat(live.get("live").asBoolean()).as("job-" + c.n() + ": " + live).isTrue();
+        assertThat(live.get("token").asLong())
+            .as("job-" + c.n() + ": " + live)
             .isEqualTo(c.json().get("token").asLong());
       }
     }
@@ -149,6 +164,20 @@ class OneOutcomePerCallIT {
     JsonNode value = CliRun.json(read);
     assertThat(value.get("version").asLong()).isEqualTo(writes);
     assertThat(value.get("value").asText()).isEqualTo("v" + writes);
+  }
+
+  /**
+   * Waits until the writer has had 4 more calls answered (two writes, two acquires); fails at once
+   * should the writer have ended.
+   */
+  private static void awaitCalls(AtomicInteger answered, CompletableFuture<Void> writer) {
+    int from = answered.get();
+    // Four calls of at most their --timeout each.
+    await()
+        .atMost(Duration.ofSeconds(150))
+        .pollInterval(Duration.ofMillis(50))
+        .failFast("the writer ended", writer::isDone)
+        .until(() -> answered.get() >= from + 4);
   }
 
   private static Call call(int n, String verb, CliRun run) {
