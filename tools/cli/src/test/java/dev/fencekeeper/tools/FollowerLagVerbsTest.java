@@ -78,6 +78,8 @@ class FollowerLagVerbsTest {
         .untilAsserted(
             () -> {
               JsonNode status = json(cluster.cli("status", "--json", "--timeout", "1s"));
+              // A status that heard from no node within its second has no node list: poll again.
+              assertThat(status.has("nodes")).as("status --json: %s", status).isTrue();
               JsonNode lagging = node(status.get("nodes"), follower);
               assertThat(lagging.get("lagging").asBoolean()).isTrue();
               assertThat(lagging.get("lagEntries").asLong()).isGreaterThanOrEqualTo(5);
