@@ -20,11 +20,21 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const client = await connect({ peers: process.env.FENCEKEEPER_PEERS, owner: worker });
 const db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
 try {
-  await migrate(db); // the guard-row table fencekeeper-jdbc uses too
-  await db.query(
-    `CREATE TABLE IF NOT EXISTS daily_report (
-       day TEXT PRIMARY KEY, body TEXT NOT NULL, generated_by TEXT NOT NULL, token BIGINT NOT NULL)`,
-  );
+  // The workers start together, and two CREATE TABLE IF NOT EXISTS of one table at the same moment can
+  // fail (a duplicate key in PostgreSQL's catalog): one worker at a time makes the tables, under a lock.
+  const setup = await db.connect();
+  try {
+    await setup.query('BEGIN');
+    await setup.query("SELECT pg_advisory_xact_lock(hashtext('daily_report tables'))");
+    await migrate(setup); // the guard-row table fencekeeper-jdbc uses too
+    await setup.query(
+      `CREATE TABLE IF NOT EXISTS daily_report (
+         day TEXT PRIMARY KEY, body TEXT NOT NULL, generated_by TEXT NOT NULL, token BIGINT NOT NULL)`,
+    );
+    await setup.query('COMMIT');
+  } finally {
+    setup.release();
+  }
 
   const lease = await client.acquire(RESOURCE, { ttlMs, waitMs: 60_000 });
   log(`acquired ${RESOURCE} token ${lease.token}`);

@@ -53,7 +53,8 @@ function track(lease) {
 }
 
 test('leases stay held through a leader kill', { timeout: 120_000 }, async () => {
-  const ttlMs = 6000;
+  // Long enough for an election on a busy machine: the lease must outlast the time without a leader.
+  const ttlMs = 10_000;
   const lease = await worker.acquire(unique('through-failover'), { ttlMs });
   const lost = track(lease);
   await lease.write('before', 'v1');

@@ -103,7 +103,20 @@ export class Cluster {
       return READY.exec(text)?.[1] ?? (await this.leaderViaGateway());
     }, START_TIMEOUT_MS, `\`fencekeeper up\` on base port ${this.basePort}`);
     this.save();
-    return leader;
+    // The leader can know it leads before the others have heard from it; until they have, a follower's
+    // gateway answers NOT_LEADER instead of redirecting, which a doc test's curl would take as its answer.
+    return waitFor(() => this.leaderKnownByAll(), START_TIMEOUT_MS, `every node of base port ${this.basePort} to know the leader`);
+  }
+
+  /** The id of the leader when every node's gateway names the same one, else undefined. */
+  async leaderKnownByAll() {
+    const known = await Promise.all(
+      this.httpUrls.map(async (url) => {
+        const status = await (await fetch(`${url}/v1/node/status`, { signal: AbortSignal.timeout(2000) })).json();
+        return status.node?.leaderId;
+      }),
+    );
+    return known[0] && known.every((id) => id === known[0]) ? known[0] : undefined;
   }
 
   /** The id of the node whose gateway says it leads and whose leadership answers a command. */
