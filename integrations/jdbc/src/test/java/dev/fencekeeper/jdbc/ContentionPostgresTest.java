@@ -33,6 +33,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -43,8 +45,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  * transaction committed whose token had been superseded in the database before its fencing step
  * began. The same run with the guard removed, or turned into the cluster's validate-then-write,
  * must be caught by the same checks.
+ *
+ * <p>The three variants run at the same time, each with a database, resources and workers of its
+ * own: most of a run is waiting, on the workers' start and on the pauses.
  */
 @Timeout(240)
+@Execution(ExecutionMode.CONCURRENT)
 class ContentionPostgresTest {
   private static final int PROCESSES = 3;
   private static final int THREADS_PER_PROCESS = 2;

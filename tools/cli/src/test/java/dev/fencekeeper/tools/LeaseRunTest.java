@@ -10,15 +10,25 @@ import java.nio.file.Path;
 import java.time.Duration;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * {@code lease run} as a real process with a real child (a shell script) against three real nodes:
  * the child runs under the lease, learns its token, and is stopped when the lease is lost.
+ *
+ * <p>The tests run side by side: each has a resource, processes and marker files of its own, named
+ * after the test, and most of their time goes to waiting on those processes.
  */
+@Execution(ExecutionMode.CONCURRENT)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LeaseRunTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration EXIT_WITHIN = Duration.ofSeconds(90);
@@ -30,27 +40,24 @@ class LeaseRunTest {
 
   /**
    * A child whose `lease run` failed to stop it (the bug these tests look for) has been re-parented
-   * and is out of CliProcess's reach: end every child that recorded its pid, so no failed run
-   * leaves one behind.
+   * and is out of CliProcess's reach: end this test's child if it recorded its pid, so no failed
+   * run leaves one behind. Only this test's: the others' may still be running.
    */
   @AfterEach
-  void killRecordedChildren() throws IOException {
-    try (var files = Files.list(scratch)) {
-      for (Path file : files.filter(f -> f.toString().endsWith(".started")).toList()) {
-        String text = Files.readString(file).strip();
-        if (text.matches("\\d+")) {
-          // Only if the pid still names one of these shells, not a process that reused the number.
-          ProcessHandle.of(Long.parseLong(text))
-              .filter(
-                  child ->
-                      child.info().commandLine().orElse("").contains(file.getFileName().toString()))
-              .ifPresent(
-                  child -> {
-                    child.descendants().forEach(ProcessHandle::destroyForcibly);
-                    child.destroyForcibly();
-                  });
-        }
-      }
+  void killRecordedChild(TestInfo test) throws IOException {
+    Path file = scratch.resolve(resource(test) + ".started");
+    String text = Files.exists(file) ? Files.readString(file).strip() : "";
+    if (text.matches("\\d+")) {
+      // Only if the pid still names the shell, not a process that reused the number.
+      ProcessHandle.of(Long.parseLong(text))
+          .filter(
+              child ->
+                  child.info().commandLine().orElse("").contains(file.getFileName().toString()))
+          .ifPresent(
+              child -> {
+                child.descendants().forEach(ProcessHandle::destroyForcibly);
+                child.destroyForcibly();
+              });
     }
   }
 
@@ -63,13 +70,19 @@ class LeaseRunTest {
    */
   private static CliProcess leaseRun(String resource, String script, String... flags)
       throws IOException {
+    return leaseRunNamed(resource, resource, script, flags);
+  }
+
+  /** As {@link #leaseRun}, its output in files called {@code name}. */
+  private static CliProcess leaseRunNamed(
+      String name, String resource, String script, String... flags) throws IOException {
     java.util.List<String> args =
         new java.util.ArrayList<>(
             java.util.List.of(
                 "lease", "run", resource, "--peers", cluster.peers(), "--owner", "runner"));
     args.addAll(java.util.List.of(flags));
     args.addAll(java.util.List.of("--", "sh", "-c", script));
-    return CliProcess.start(scratch, resource, args.toArray(String[]::new));
+    return CliProcess.start(scratch, name, args.toArray(String[]::new));
   }
 
   private static JsonNode leaseShow(String resource) throws IOException {
@@ -153,7 +166,10 @@ class LeaseRunTest {
 
   // Guarantee: SIGTERM to `lease run` itself (a supervisor stopping it) is passed on to the child;
   // when the child has exited the lease is released and `lease run` exits with the child's code.
+  // Started first: it takes the longest (`lease run` exits some 15 s after the SIGTERM), and the
+  // others run beside it.
   @Test
+  @Order(1)
   void sigtermToLeaseRunStopsTheChildAndReleases(TestInfo test) throws Exception {
     String resource = resource(test);
     Path started = scratch.resolve(resource + ".started");
@@ -217,36 +233,43 @@ class LeaseRunTest {
     Path ran = scratch.resolve(resource + ".ran");
     String missingResource = resource + "-missing";
 
+    // The three runs do not depend on each other: side by side.
     int heldExit;
-    try (CliProcess run = leaseRun(resource, "touch '" + ran + "'", "--ttl", "10s")) {
-      heldExit = run.awaitExit(EXIT_WITHIN);
-      assertThat(run.err()).as(run.describe()).startsWith("HELD: ");
-    }
     int timedOutExit;
-    try (CliProcess run =
-        leaseRun(
-            resource, "touch '" + ran + "'", "--ttl", "10s", "--wait", "5m", "--timeout", "2s")) {
-      timedOutExit = run.awaitExit(EXIT_WITHIN);
-      assertThat(run.err())
-          .as(run.describe())
-          .contains("UNAVAILABLE: not granted within 2s (--timeout)");
-    }
     int missingExit;
-    try (CliProcess run =
-        CliProcess.start(
-            scratch,
-            missingResource,
-            "lease",
-            "run",
-            missingResource,
-            "--ttl",
-            "10s",
-            "--peers",
-            cluster.peers(),
-            "--",
-            "/nonexistent/command")) {
-      missingExit = run.awaitExit(EXIT_WITHIN);
-      assertThat(run.err()).as(run.describe()).contains("cannot run /nonexistent/command");
+    try (CliProcess held = leaseRun(resource, "touch '" + ran + "'", "--ttl", "10s");
+        CliProcess timedOut =
+            leaseRunNamed(
+                resource + "-timed-out",
+                resource,
+                "touch '" + ran + "'",
+                "--ttl",
+                "10s",
+                "--wait",
+                "5m",
+                "--timeout",
+                "2s");
+        CliProcess missing =
+            CliProcess.start(
+                scratch,
+                missingResource,
+                "lease",
+                "run",
+                missingResource,
+                "--ttl",
+                "10s",
+                "--peers",
+                cluster.peers(),
+                "--",
+                "/nonexistent/command")) {
+      heldExit = held.awaitExit(EXIT_WITHIN);
+      assertThat(held.err()).as(held.describe()).startsWith("HELD: ");
+      timedOutExit = timedOut.awaitExit(EXIT_WITHIN);
+      assertThat(timedOut.err())
+          .as(timedOut.describe())
+          .contains("UNAVAILABLE: not granted within 2s (--timeout)");
+      missingExit = missing.awaitExit(EXIT_WITHIN);
+      assertThat(missing.err()).as(missing.describe()).contains("cannot run /nonexistent/command");
     }
 
     assertThat(holder.exitCode()).isZero();

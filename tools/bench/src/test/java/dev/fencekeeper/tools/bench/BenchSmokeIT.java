@@ -64,8 +64,10 @@ class BenchSmokeIT {
                 "2",
                 "--duration",
                 "1s",
+                // The figures are not checked: no more load before each window than it takes to
+                // start the workers.
                 "--warmup",
-                "500ms",
+                "200ms",
                 "--leases",
                 "20",
                 "--failover-trials",
@@ -75,7 +77,7 @@ class BenchSmokeIT {
                 "--phases",
                 "cold,settled",
                 "--cold-warmup",
-                "500ms",
+                "200ms",
                 "--baseline",
                 "ratis",
                 "--state-keys",
