@@ -157,12 +157,19 @@ final class Acquisitions {
    * left held, or renewed, by nobody.
    */
   void deliver(CompletableFuture<Object> result, Lease lease, Object value) {
+    // The lease joins the session before the caller can see it: a caller that abandons it in a
+    // callback run by complete() must find it there to take out, or keep-alives would renew a lease
+    // nobody holds for as long as the client lives.
     held.add(lease);
+    session.add(lease);
+    if (lease.state() == Lease.State.LOST || lease.state() == Lease.State.CLOSED) {
+      // Its local deadline passed before it joined (a grant after a long wait): forget() found
+      // nothing to take out then.
+      forget(lease, false);
+    }
     if (closing || !result.complete(value)) {
       LOG.debug("Releasing {}: granted after its caller gave up", lease);
       track(lease.closeAsync());
-    } else {
-      session.add(lease);
     }
   }
 

@@ -102,6 +102,28 @@ class SessionClusterTest {
     }
   }
 
+  // Guarantee: a lease abandoned by a callback that runs as its acquire completes (before the
+  // client's own bookkeeping after the hand-over) is not renewed by the session: it ends by its
+  // TTL and a waiter on another client gets it.
+  @Test
+  void aLeaseAbandonedAsItIsHandedOverEndsByItsTtl() {
+    try (FencingClient holder = newClient("let-go");
+        FencingClient waiter = newClient("after-let-go")) {
+      Lease abandoned =
+          holder
+              .acquireAsync("let-go", Duration.ofSeconds(1))
+              .thenApply(
+                  lease -> {
+                    lease.abandon();
+                    return lease;
+                  })
+              .join();
+      Lease next = waiter.acquire("let-go", Duration.ofSeconds(5), Duration.ofSeconds(10));
+      assertThat(next.token()).isGreaterThan(abandoned.token());
+      next.close();
+    }
+  }
+
   // Guarantee: a revoke reaches the holder's onLost within about a second, through the session's
   // events (its next keep-alive would be ten seconds away).
   @Test
