@@ -4,7 +4,8 @@
 // sources changed (scripts/build-if-stale.mjs), so a plain `./mvnw -B verify` runs everything and
 // compiles once; `-DskipTests -DskipITs` (the launcher's build) runs none of it, so starting a cluster
 // never needs Node.js. `npm test` runs its five files at once (`--test-concurrency`; node's default is
-// one less than the cores, one at a time on two): they mostly wait, on timers and on PostgreSQL.
+// one less than the cores, one at a time on two): they mostly wait, on timers and on PostgreSQL. A file
+// that hangs fails after five minutes (`--test-timeout`, per file here) instead of holding the build.
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';

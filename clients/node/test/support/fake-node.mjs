@@ -113,7 +113,15 @@ export class FakeNode {
   }
 
   async stop() {
-    await new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+    // A graceful shutdown waits for every call to end: a client that failed to close its stream would keep
+    // it waiting for ever.
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, 5000);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
     this.server.forceShutdown();
   }
 }
