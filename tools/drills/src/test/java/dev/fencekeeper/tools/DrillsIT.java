@@ -124,18 +124,19 @@ class DrillsIT {
   /**
    * Each drill alone, except the two that restart nodes the most: rolling-restart and disk-full run
    * one after the other. Side by side, each one's restarted nodes took three times as long to catch
-   * up, and the two drills about 100 s each instead of 43 s and 31 s alone.
+   * up, and the two drills about 100 s each instead of 43 s and 31 s alone. The pair is listed
+   * first so that it starts first: it is the longest run.
    */
   static Stream<List<String>> drills() {
     return Stream.of(
+        List.of("rolling-restart", "disk-full"),
         List.of("stale-writer"),
         List.of("leader-kill"),
         List.of("leader-pause"),
         List.of("restart-all"),
         List.of("clock-skew"),
         List.of("membership"),
-        List.of("partition"),
-        List.of("rolling-restart", "disk-full"));
+        List.of("partition"));
   }
 
   // Guarantee: under each drill's faults the history checker finds no violation, and the drill
