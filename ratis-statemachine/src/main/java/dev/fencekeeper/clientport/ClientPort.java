@@ -6,6 +6,8 @@ import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.statemachine.FencingStateMachine;
+import dev.fencekeeper.statemachine.proto.InternalRequest;
+import dev.fencekeeper.statemachine.proto.Tick;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
@@ -19,6 +21,8 @@ import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.thirdparty.io.grpc.Server;
 import org.apache.ratis.thirdparty.io.grpc.ServerInterceptors;
 import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
@@ -101,6 +105,17 @@ public final class ClientPort implements AutoCloseable {
           new LocalRaft(raftServer, config.groupId(), RaftPeerId.valueOf(nodeId), clientId);
       Redirects redirects =
           new Redirects(raft, stateMachine::leaderAnnouncement, config.clientAddresses());
+      ClientId barrierId = ClientId.randomId();
+      LocalRaft barrierRaft =
+          new LocalRaft(raftServer, config.groupId(), RaftPeerId.valueOf(nodeId), barrierId);
+      ByteString tick =
+          UnsafeByteOperations.unsafeWrap(
+              InternalRequest.newBuilder()
+                  .setTick(Tick.getDefaultInstance())
+                  .build()
+                  .toByteArray());
+      ReadBarrier barrier = new ReadBarrier(() -> barrierRaft.write(tick));
+      stateMachine.setReadBarrier(barrierId, barrier::pass);
       CommandQueue commands =
           new CommandQueue(
               raft,
@@ -120,6 +135,7 @@ public final class ClientPort implements AutoCloseable {
           new FencekeeperService(
               stateMachine,
               raft,
+              barrier,
               redirects,
               commands,
               config.security(),

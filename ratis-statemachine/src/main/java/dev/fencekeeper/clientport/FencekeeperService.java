@@ -31,7 +31,6 @@ import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.WireCodec;
 import java.util.concurrent.CompletableFuture;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
-import org.apache.ratis.util.JavaUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,11 +40,11 @@ import org.slf4j.LoggerFactory;
  * <p>Every request is stamped with its caller (the client certificate's CN, from {@link
  * CallerIdentity}) before anything reads it, overwriting whatever the client put in {@code caller}.
  * Commands are answered by the leader through its {@link CommandQueue}; a follower answers
- * NOT_LEADER naming the leader. Linearizable queries are answered by the leader after a read-index
- * round ({@link LocalRaft#readIndex}); stale ones by whichever node receives them. What is refused
- * before the log (a group this node does not serve, a request that is no command, a revoke by a
- * non-admin, too many pending commands or reads) is an ordinary {@link Response} with its result
- * code, never a gRPC error.
+ * NOT_LEADER naming the leader. Linearizable queries are answered by the leader once a barrier
+ * entry it proposed after them is applied ({@link ReadBarrier}); stale ones by whichever node
+ * receives them. What is refused before the log (a group this node does not serve, a request that
+ * is no command, a revoke by a non-admin, too many pending commands or reads) is an ordinary {@link
+ * Response} with its result code, never a gRPC error.
  *
  * <p>Handlers run on the transport's threads and never block: everything that waits (Raft, a read
  * index, a queued acquire) completes a future that answers the call.
@@ -55,6 +54,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
 
   private final FencingStateMachine stateMachine;
   private final LocalRaft raft;
+  private final ReadBarrier barrier;
   private final Redirects redirects;
   private final CommandQueue commands;
   private final Security security;
@@ -67,6 +67,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
   FencekeeperService(
       FencingStateMachine stateMachine,
       LocalRaft raft,
+      ReadBarrier barrier,
       Redirects redirects,
       CommandQueue commands,
       Security security,
@@ -77,6 +78,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
       Streams streams) {
     this.stateMachine = stateMachine;
     this.raft = raft;
+    this.barrier = barrier;
     this.redirects = redirects;
     this.commands = commands;
     this.security = security;
@@ -285,7 +287,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
   }
 
   /**
-   * The first call freezes the state on the leader once a read index confirmed it, so the backup
+   * The first call freezes the state on the leader once a read barrier confirmed it, so the backup
    * holds every write acknowledged before the call (a follower may not have applied them yet); the
    * chunks of a frozen backup are served by the node that froze it, which holds the copy.
    */
@@ -303,7 +305,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
 
   /**
    * Answers a query: a stale one at once from this node's state, a linearizable one on the leader
-   * once a read index confirmed it still leads and everything acknowledged before is applied here.
+   * once a barrier entry it proposed after the query arrived is applied here ({@link ReadBarrier}).
    * Each holds one of the node's read slots until answered.
    */
   private void query(Request stamped, Consistency consistency, StreamObserver<Response> out) {
@@ -323,13 +325,13 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
     CompletableFuture<Response> answer;
     if (linearizable) {
       answer =
-          raft.readIndex()
+          barrier
+              .pass()
               .thenCompose(
-                  r ->
-                      r.isSuccess()
+                  passed ->
+                      passed
                           ? stateMachine.answerQuery(stamped)
-                          : CompletableFuture.completedFuture(redirects.notLeader()))
-              .exceptionally(e -> readIndexFailed(e));
+                          : CompletableFuture.completedFuture(notConfirmed()));
     } else {
       answer = stateMachine.answerQuery(stamped);
     }
@@ -340,14 +342,12 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
         });
   }
 
-  private Response readIndexFailed(Throwable e) {
-    LOG.debug("Read index failed", e);
+  private Response notConfirmed() {
     return redirects
         .redirect(
             ResultCode.NOT_LEADER,
-            "could not confirm leadership for a linearizable read ("
-                + JavaUtils.unwrapCompletionException(e)
-                + ")")
+            "could not confirm leadership for a linearizable read: this node could not commit a"
+                + " barrier entry")
         .build();
   }
 

@@ -3,7 +3,6 @@ package dev.fencekeeper.clientport;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.ratis.client.impl.OrderedAsync;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -72,22 +71,13 @@ final class LocalRaft {
   }
 
   /**
-   * Appends {@code content} (a serialized {@code Request}) to the log through this node, which must
-   * lead. The reply's message is the encoded {@code Response}; a reply that is already complete
-   * when this returns was answered before anything was appended.
+   * Appends {@code content} (a serialized {@code Request}; from the read barrier's client id, an
+   * {@code InternalRequest}) to the log through this node, which must lead. The reply's message is
+   * the encoded {@code Response}; a reply that is already complete when this returns was answered
+   * before anything was appended.
    */
   CompletableFuture<RaftClientReply> write(ByteString content) {
     return submit(Message.valueOf(content), RaftClientRequest.writeRequestType());
-  }
-
-  /**
-   * Completes once this node has applied everything committed before the call, as confirmed by a
-   * majority (Ratis's read index): the state it then holds reflects every command acknowledged
-   * before. Nothing is queried through Ratis (the content is its own probe, which it answers
-   * without the state machine); the caller reads the state itself.
-   */
-  CompletableFuture<RaftClientReply> readIndex() {
-    return submit(OrderedAsync.DUMMY, RaftClientRequest.readRequestType());
   }
 
   private CompletableFuture<RaftClientReply> submit(Message message, RaftClientRequest.Type type) {

@@ -38,6 +38,7 @@ final class Admission {
   private final StateReader state;
   private volatile ClientId internalClientId;
   private volatile ClientId clientPortId;
+  private volatile ClientId readBarrierClientId;
   private volatile String clientAddress = "";
   private volatile Security security = Security.none();
   private volatile PendingSlots pendingSlots =
@@ -61,6 +62,14 @@ final class Admission {
    */
   void setClientPortId(ClientId id) {
     this.clientPortId = id;
+  }
+
+  /**
+   * Requests from this client id are the client port's read barriers: ticks it proposes through
+   * this node so that a read waits for an entry committed after it arrived.
+   */
+  void setReadBarrierClientId(ClientId id) {
+    this.readBarrierClientId = id;
   }
 
   /** This node's client address, written into its takeover entries for followers' redirects. */
@@ -177,7 +186,8 @@ final class Admission {
           null,
           0);
     }
-    if (internalClientId != null && internalClientId.equals(request.getClientId())) {
+    if (request.getClientId().equals(internalClientId)
+        || request.getClientId().equals(readBarrierClientId)) {
       InternalRequest internal = parseInternal(content);
       switch (internal.getBodyCase()) {
         // Stamped with this leader's lineage and client address here, as the time is: the proposer

@@ -8,6 +8,7 @@ import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
+import dev.fencekeeper.proto.ResultCode;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
@@ -16,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -52,6 +54,10 @@ public class FencingStateMachine extends BaseStateMachine {
   private final EventLog eventLog = new EventLog(EventLog.DEFAULT_CAPACITY);
   private final CompletableFuture<ReplicaDivergedException> diverged = new CompletableFuture<>();
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
+  // Replaced by the client port's as the node starts; a state machine run without one (in tests of
+  // it alone) has only Ratis's read index.
+  private volatile Supplier<CompletableFuture<Boolean>> readBarrier =
+      () -> CompletableFuture.completedFuture(true);
   private final Admission admission;
   private final EntryApplier applier = new EntryApplier(diverged, eventLog);
   private final QueryService queries;
@@ -105,6 +111,17 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   /**
+   * The client port's read barrier: {@code pass} completes true once an entry proposed after the
+   * call has been applied here, false if this node could not commit one; {@code proposer} is the
+   * client id its entries (ticks) carry. Linearizable reads through Ratis's client wait for it too.
+   * Set before start.
+   */
+  public void setReadBarrier(ClientId proposer, Supplier<CompletableFuture<Boolean>> pass) {
+    admission.setReadBarrierClientId(proposer);
+    this.readBarrier = pass;
+  }
+
+  /**
    * This node's client address: announced in its takeover entries and reported by {@code
    * NodeStatus}. Set before start.
    */
@@ -121,7 +138,7 @@ public class FencingStateMachine extends BaseStateMachine {
   /**
    * The answer to a query ({@code RequestKinds.isQuery}) whose caller the node stamped, from the
    * state this replica has applied, under the read lock; watches long-poll. Never fails. A
-   * linearizable read calls it once Ratis's read index has been applied here.
+   * linearizable read calls it once its read barrier has been applied here.
    */
   public CompletableFuture<Response> answerQuery(Request request) {
     return queries.query(request);
@@ -319,10 +336,32 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   // -----------------------------------------------------------------------------------------------
-  // Reads: linearizable through Ratis's read index, or stale from whichever node is asked.
+  // Reads: linearizable through Ratis's read index and the client port's read barrier, or stale
+  // from whichever node is asked.
 
+  /**
+   * A linearizable read through Ratis's client, after Ratis's read index: that alone may pass on a
+   * leader that has been replaced, so the read also waits for the read barrier.
+   */
   @Override
   public CompletableFuture<Message> query(Message request) {
+    return readBarrier
+        .get()
+        .thenCompose(
+            passed ->
+                passed
+                    ? answerNow(request)
+                    : CompletableFuture.completedFuture(
+                        toMessage(
+                            Response.newBuilder()
+                                .setCode(ResultCode.NOT_LEADER)
+                                .setMessage(
+                                    "could not confirm leadership for a linearizable read: this"
+                                        + " node could not commit a barrier entry")
+                                .build())));
+  }
+
+  private CompletableFuture<Message> answerNow(Message request) {
     return queries
         .query(request.getContent().asReadOnlyByteBuffer())
         .thenApply(FencingStateMachine::toMessage);
@@ -334,7 +373,7 @@ public class FencingStateMachine extends BaseStateMachine {
    */
   @Override
   public CompletableFuture<Message> queryStale(Message request, long minIndex) {
-    return query(request);
+    return answerNow(request);
   }
 
   private static Message toMessage(Response response) {
