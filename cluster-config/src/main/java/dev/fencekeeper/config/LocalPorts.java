@@ -1,8 +1,6 @@
 package dev.fencekeeper.config;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.util.concurrent.ThreadLocalRandom;
@@ -15,15 +13,22 @@ import java.util.concurrent.ThreadLocalRandom;
  * another process may take a port before the node binds it.
  */
 public final class LocalPorts {
+  // Ports are drawn below 32768, where Linux (ip_local_port_range 32768-60999) and other systems
+  // (49152 and up) never hand one to an outgoing connection: a port from the ephemeral range that
+  // was free when checked can be taken by any connection before the node binds it, and the node
+  // then fails to start.
+  private static final int LOWEST = 10_000;
+  private static final int BELOW_EPHEMERAL = 32_768;
+
   private LocalPorts() {}
 
   /** A loopback port that is free, and whose client and gateway ports are free too. */
   public static int freeNodePort() {
     for (int attempt = 0; attempt < 200; attempt++) {
-      int port = freePort();
-      int client = port + ClusterConfig.CLIENT_PORT_OFFSET;
-      int http = port + ClusterConfig.HTTP_PORT_OFFSET;
-      if (http <= 65535 && isFree(client) && isFree(http)) {
+      int port = randomPort(ClusterConfig.HTTP_PORT_OFFSET);
+      if (isFree(port)
+          && isFree(port + ClusterConfig.CLIENT_PORT_OFFSET)
+          && isFree(port + ClusterConfig.HTTP_PORT_OFFSET)) {
         return port;
       }
     }
@@ -37,7 +42,11 @@ public final class LocalPorts {
    */
   public static int freeBasePort(int nodes, int... offsets) {
     for (int attempt = 0; attempt < 200; attempt++) {
-      int base = ThreadLocalRandom.current().nextInt(20_000, 40_000);
+      int highestOffset = ClusterConfig.HTTP_PORT_OFFSET;
+      for (int offset : offsets) {
+        highestOffset = Math.max(highestOffset, offset);
+      }
+      int base = randomPort(nodes - 1 + highestOffset);
       boolean free = true;
       for (int i = 0; i < nodes && free; i++) {
         free =
@@ -57,11 +66,18 @@ public final class LocalPorts {
 
   /** A loopback port nothing listens on now. */
   public static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    for (int attempt = 0; attempt < 200; attempt++) {
+      int port = randomPort(0);
+      if (isFree(port)) {
+        return port;
+      }
     }
+    throw new IllegalStateException("no free loopback port after 200 tries");
+  }
+
+  /** A port below the ephemeral range that leaves room for {@code above} more ports over it. */
+  private static int randomPort(int above) {
+    return ThreadLocalRandom.current().nextInt(LOWEST, BELOW_EPHEMERAL - above);
   }
 
   /**
