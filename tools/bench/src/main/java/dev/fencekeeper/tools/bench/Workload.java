@@ -42,7 +42,8 @@ enum Workload {
       ClientApi.RAW),
   W4(
       "linearizable reads",
-      "each worker reads its own key through the leader's read index (`client.read`, no lease)",
+      "each worker reads its own key, linearizable: on the leader after its read barrier"
+          + " (`client.read`, no lease)",
       "reads",
       ClientApi.RAW),
   W5(
