@@ -134,9 +134,9 @@ final class DiskFullDrill implements Drill {
       fail(
           ctx,
           FULL_NODE
-              + " stopped with "
+              + " is not running (exit "
               + ctx.cluster.exitCode(FULL_NODE).get()
-              + " MiB above its reserve");
+              + ") with 8 MiB free above its reserve");
       return;
     }
     ctx.fault(
