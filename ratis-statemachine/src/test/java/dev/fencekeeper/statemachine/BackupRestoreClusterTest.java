@@ -135,7 +135,21 @@ class BackupRestoreClusterTest {
 
     try (TestCluster restored = TestCluster.startRestored(newData, backup);
         FencingAdmin admin = FencingAdmin.connect(restored.config())) {
-      restored.awaitLeader();
+      String first = restored.awaitLeader();
+      // The leader proposes its takeover entry only once it is ready, and takes client commands
+      // from
+      // then on: a command may precede the takeover in the log, and a joiner applies it before it
+      // reaches the takeover and stops. What this test checks starts at the takeover.
+      long term =
+          restored
+              .node(first)
+              .raftServer()
+              .getDivision(restored.config().groupId())
+              .getInfo()
+              .getCurrentTerm();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> restored.node(first).stateMachine().leaderAnnouncement().term() == term);
       FencingClient client = restored.newClient("new");
       long issued = client.acquireToken("fresh", Duration.ofMinutes(5), "new").token();
 
