@@ -527,17 +527,6 @@ public final class ClusterConfig {
     return new ClusterConfig(copy);
   }
 
-  /**
-   * This config with other election timeouts ({@code raft.election.timeout.min} and {@code .max};
-   * the max greater than the min).
-   */
-  public ClusterConfig withElectionTimeouts(Duration min, Duration max) {
-    Map<ConfigKey<?>, Object> copy = new HashMap<>(values);
-    copy.put(Keys.ELECTION_TIMEOUT_MIN, Objects.requireNonNull(min, "min"));
-    copy.put(Keys.ELECTION_TIMEOUT_MAX, Objects.requireNonNull(max, "max"));
-    return new ClusterConfig(copy);
-  }
-
   /** This config with other overload bounds. */
   public ClusterConfig withOverload(Overload newOverload) {
     Map<ConfigKey<?>, Object> copy = new HashMap<>(values);

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -65,8 +66,7 @@ class DeposedLeaderReadClusterTest {
       String old = "n1";
       cluster.awaitLeader();
       cluster.stopNode(old);
-      cluster.startNode(
-          old, c -> c.withElectionTimeouts(Duration.ofMillis(200), Duration.ofSeconds(6)));
+      cluster.startNode(old, c -> withElectionTimeoutMax(c, "6s"));
       String leader = cluster.awaitLeader();
       long applied = cluster.lastApplied(leader);
       await().atMost(Duration.ofSeconds(30)).until(() -> cluster.lastApplied(old) >= applied);
@@ -112,22 +112,21 @@ class DeposedLeaderReadClusterTest {
    * request it would receive, as a network partition would; clients still reach every node.
    */
   private static void cutOff(String leader) {
-    CodeInjectionForTesting.put(
-        APPEND_ENTRIES,
+    CodeInjectionForTesting.Code dropped =
         (local, remote, args) -> {
           if (leader.equals(local.toString()) || leader.equals(remote.toString())) {
             throw new IllegalStateException("partitioned from " + leader);
           }
           return false;
-        });
-    CodeInjectionForTesting.put(
-        REQUEST_VOTE,
-        (local, remote, args) -> {
-          if (leader.equals(local.toString()) || leader.equals(remote.toString())) {
-            throw new IllegalStateException("partitioned from " + leader);
-          }
-          return false;
-        });
+        };
+    CodeInjectionForTesting.put(APPEND_ENTRIES, dropped);
+    CodeInjectionForTesting.put(REQUEST_VOTE, dropped);
+  }
+
+  private static ClusterConfig withElectionTimeoutMax(ClusterConfig config, String max) {
+    Properties p = config.toProperties();
+    p.setProperty("raft.election.timeout.max", max);
+    return ClusterConfig.fromProperties(p);
   }
 
   private static boolean leads(TestCluster cluster, String id) throws IOException {
