@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * Response} with its result code, never a gRPC error.
  *
  * <p>Handlers run on the transport's threads and never block: everything that waits (Raft, a read
- * index, a queued acquire) completes a future that answers the call.
+ * barrier, a queued acquire) completes a future that answers the call.
  */
 public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBase {
   private static final Logger LOG = LoggerFactory.getLogger(FencekeeperService.class);
