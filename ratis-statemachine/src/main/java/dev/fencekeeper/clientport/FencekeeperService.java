@@ -344,10 +344,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
 
   private Response notConfirmed() {
     return redirects
-        .redirect(
-            ResultCode.NOT_LEADER,
-            "could not confirm leadership for a linearizable read: this node could not commit a"
-                + " barrier entry")
+        .redirect(ResultCode.NOT_LEADER, FencingStateMachine.READ_NOT_CONFIRMED)
         .build();
   }
 

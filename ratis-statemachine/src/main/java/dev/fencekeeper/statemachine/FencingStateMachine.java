@@ -45,6 +45,11 @@ import org.apache.ratis.util.LifeCycle;
  * Tokens: derived from the entry's log index inside the core.
  */
 public class FencingStateMachine extends BaseStateMachine {
+  /** Why a linearizable read was answered NOT_LEADER: its read barrier did not commit here. */
+  public static final String READ_NOT_CONFIRMED =
+      "could not confirm leadership for a linearizable read: this node could not commit a barrier"
+          + " entry";
+
   private final LeaderClock leaderClock;
   private final ReplicaSnapshots snapshots;
   // Apply mutates under the write lock; queries and snapshots read under the read lock.
@@ -355,9 +360,7 @@ public class FencingStateMachine extends BaseStateMachine {
                         toMessage(
                             Response.newBuilder()
                                 .setCode(ResultCode.NOT_LEADER)
-                                .setMessage(
-                                    "could not confirm leadership for a linearizable read: this"
-                                        + " node could not commit a barrier entry")
+                                .setMessage(READ_NOT_CONFIRMED)
                                 .build())));
   }
 
