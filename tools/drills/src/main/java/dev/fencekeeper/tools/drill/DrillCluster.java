@@ -315,12 +315,19 @@ public final class DrillCluster implements AutoCloseable {
    * Waits until node {@code id} follows a leader and has applied what that leader had committed
    * when the wait began: the node is back in service, as an operator checks before restarting the
    * next one.
+   *
+   * @throws DrillException if the node's process exits meanwhile, or it does not catch up in time
    */
   void awaitCaughtUp(String id, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     try (FencingClient client = FencingClient.connect(clientConfig(), "drill-catch-up")) {
       long target = -1;
       while (System.nanoTime() < deadline) {
+        Optional<Integer> exit = exitCode(id);
+        if (exit.isPresent()) {
+          throw new DrillException(
+              id + " exited with code " + exit.get() + "; see " + node(id).logFile());
+        }
         try {
           if (target < 0) {
             String leader = awaitLeader(Duration.ofSeconds(30));

@@ -69,6 +69,13 @@ final class DrillRunner {
       try (FencingClient admin = FencingClient.connect(config, "drill-controller")) {
         String leader =
             settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
+        if (settings.peers() == null) {
+          // Every node, not just a majority: a drill on fewer nodes than it started tests less than
+          // it says (a node whose port another process took exits right after it starts).
+          for (DrillCluster.Node node : cluster.nodes()) {
+            cluster.awaitCaughtUp(node.id(), LEADER_TIMEOUT);
+          }
+        }
         log.info("cluster ready, leader " + leader + "; data under " + root);
         String suffix =
             settings.peers() != null ? "-" + Long.toHexString(System.currentTimeMillis()) : "";
