@@ -8,11 +8,9 @@ import dev.fencekeeper.server.local.LocalCluster.InProcessStarter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
-import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -147,20 +145,11 @@ public final class LocalClusterBuilder {
       return built;
     }
     ClusterConfig cluster = generatedConfig();
-    Set<Integer> taken = new HashSet<>();
-    cluster
-        .peers()
-        .forEach(
-            peer -> {
-              taken.add(peer.port());
-              taken.add(peer.port() + ClusterConfig.CLIENT_PORT_OFFSET);
-              taken.add(peer.port() + ClusterConfig.HTTP_PORT_OFFSET);
-            });
     for (int i = 1; i <= nodes; i++) {
       String id = "n" + i;
       ClusterConfig node = cluster.withNodeId(id).withStorageDir(storageDirs.apply(id));
       if (metricsPorts) {
-        node = node.withMetricsPort(basePort > 0 ? basePort + i - 1 + 100 : freePort(taken));
+        node = node.withMetricsPort(basePort > 0 ? basePort + i - 1 + 100 : LocalPorts.freePort());
       }
       built.add(node);
     }
@@ -174,37 +163,13 @@ public final class LocalClusterBuilder {
 
   private ClusterConfig generatedConfig() {
     StringBuilder peers = new StringBuilder();
-    Set<Integer> taken = new HashSet<>();
     for (int i = 1; i <= nodes; i++) {
-      int port = basePort > 0 ? basePort + i - 1 : freeNodePort(taken);
+      int port = basePort > 0 ? basePort + i - 1 : LocalPorts.freeNodePort();
       peers.append(i > 1 ? "," : "").append("n").append(i).append("@127.0.0.1:").append(port);
     }
     Properties p = new Properties();
     p.setProperty(PropertyNames.PEERS, peers.toString());
     p.putAll(properties);
     return ClusterConfig.fromProperties(p);
-  }
-
-  /** A free node port none of whose own ports another node of this cluster was given already. */
-  private static int freeNodePort(Set<Integer> taken) {
-    while (true) {
-      int port = LocalPorts.freeNodePort();
-      List<Integer> own =
-          List.of(
-              port, port + ClusterConfig.CLIENT_PORT_OFFSET, port + ClusterConfig.HTTP_PORT_OFFSET);
-      if (own.stream().noneMatch(taken::contains)) {
-        taken.addAll(own);
-        return port;
-      }
-    }
-  }
-
-  private static int freePort(Set<Integer> taken) {
-    while (true) {
-      int port = LocalPorts.freePort();
-      if (taken.add(port)) {
-        return port;
-      }
-    }
   }
 }

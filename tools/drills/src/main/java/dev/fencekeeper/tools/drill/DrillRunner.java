@@ -10,7 +10,6 @@ import dev.fencekeeper.tools.drill.check.Verdict;
 import dev.fencekeeper.tools.drill.history.History;
 import dev.fencekeeper.tools.drill.history.HistoryRecorder;
 import dev.fencekeeper.tools.drill.history.Op;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -220,17 +219,11 @@ final class DrillRunner {
     }
   }
 
-  static List<PeerAddress> freeLoopbackPeers(int count) throws IOException {
+  /** Nodes on loopback ports no other node, cluster or process picking through LocalPorts has. */
+  static List<PeerAddress> freeLoopbackPeers(int count) {
     List<PeerAddress> peers = new ArrayList<>();
-    java.util.Set<Integer> taken = new java.util.HashSet<>();
-    while (peers.size() < count) {
-      int port = LocalPorts.freeNodePort();
-      // Distinct, and none of them the client or gateway port of another (Raft port + 200, + 300).
-      if (taken.add(port)
-          && taken.add(port + ClusterConfig.CLIENT_PORT_OFFSET)
-          && taken.add(port + ClusterConfig.HTTP_PORT_OFFSET)) {
-        peers.add(new PeerAddress("n" + (peers.size() + 1), "127.0.0.1", port));
-      }
+    for (int i = 1; i <= count; i++) {
+      peers.add(new PeerAddress("n" + i, "127.0.0.1", LocalPorts.freeNodePort()));
     }
     return peers;
   }
