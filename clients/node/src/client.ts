@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { toLeaseInfo, toStoredValue } from './convert';
+import { jsonable, toLeaseInfo, toStoredValue, toWriteResult } from './convert';
 import { FencekeeperError } from './errors';
-import { Lease } from './lease';
+import { Lease, type LeaseHost } from './lease';
 import { Session } from './session';
-import { Nodes, credentials, parsePeers } from './transport';
+import { Nodes, checkSignal, credentials, parseEndpoints, raceSignal, throwIfAborted } from './transport';
 import type {
   AcquireOptions,
   ConnectOptions,
   Consistency,
   LeaseInfo,
   ReadOptions,
+  RevokeResult,
   StoredValue,
   ValidateStatus,
   WatchOptions,
@@ -18,7 +19,7 @@ import type {
   WriteResult,
 } from './types';
 import { Watch } from './watch';
-import type { WireResponse } from './wire';
+import type { WireResponse, WireServerLimits } from './wire';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 3000;
 const DEFAULT_CALL_TIMEOUT_MS = 15000;
@@ -26,16 +27,51 @@ const CLOSE_TIMEOUT_MS = 5000;
 
 /**
  * Connects to a fencekeeper cluster through its client ports, and resolves once a node answered.
- * Rejects with UNAVAILABLE when none did within the call timeout, INVALID_ARGUMENT for bad options.
+ * Rejects with UNAVAILABLE when none did within the call timeout (at once when every endpoint refused
+ * the connection or the TLS handshake), INVALID_ARGUMENT for bad options, the signal's reason when
+ * `options.signal` aborts.
  */
-export async function connect(options: ConnectOptions): Promise<FencekeeperClient> {
+export async function connect(options: ConnectOptions = {}): Promise<FencekeeperClient> {
   const client = new FencekeeperClient(options);
   try {
-    await client.ping();
+    await client.ping(checkSignal(options?.signal));
     return client;
   } catch (e) {
     await client.close();
     throw e;
+  }
+}
+
+let warnedPeers = false;
+
+/** The endpoints to dial: the option, else FENCEKEEPER_ENDPOINTS, else the deprecated spellings. */
+function endpointsOf(options: ConnectOptions): string[] {
+  if (options.endpoints !== undefined) {
+    return parseEndpoints(options.endpoints);
+  }
+  if (options.peers !== undefined) {
+    deprecated('the connect option `peers` is deprecated: name the client ports as `endpoints`');
+    return parseEndpoints(options.peers, 'peers');
+  }
+  const env = process.env.FENCEKEEPER_ENDPOINTS;
+  if (env !== undefined && env.trim() !== '') {
+    return parseEndpoints(env, 'FENCEKEEPER_ENDPOINTS');
+  }
+  const legacy = process.env.FENCEKEEPER_PEERS;
+  if (legacy !== undefined && legacy.trim() !== '') {
+    deprecated('FENCEKEEPER_PEERS is deprecated for clients: set FENCEKEEPER_ENDPOINTS (host:port of client ports)');
+    return parseEndpoints(legacy, 'FENCEKEEPER_PEERS');
+  }
+  throw new FencekeeperError(
+    'INVALID_ARGUMENT',
+    "connect: pass { endpoints: 'host:port,...' } (the nodes' client ports) or set FENCEKEEPER_ENDPOINTS",
+  );
+}
+
+function deprecated(message: string): void {
+  if (!warnedPeers) {
+    warnedPeers = true;
+    process.emitWarning(message, { type: 'DeprecationWarning', code: 'FENCEKEEPER_PEERS' });
   }
 }
 
@@ -50,19 +86,42 @@ export class FencekeeperClient {
   private readonly nodes: Nodes;
   private readonly session: Session;
   private readonly leases = new Set<Lease>();
+  /** What a lease may ask of this client; not part of the client's own API. */
+  private readonly host: LeaseHost;
+  /** What the nodes said they accept, from the first answer to NodeStatus. */
+  private limits: WireServerLimits | undefined;
   private readonly requestIdPrefix = randomBytes(9).toString('base64url');
   private requestCounter = 0;
   private closing: Promise<void> | undefined;
 
   constructor(options: ConnectOptions) {
     if (!options || typeof options !== 'object') {
-      throw new FencekeeperError('INVALID_ARGUMENT', 'connect: pass { peers, tls? }');
+      throw new FencekeeperError('INVALID_ARGUMENT', 'connect: pass { endpoints, tls? }');
     }
-    const requestTimeoutMs = positiveInt(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeoutMs');
     const callTimeoutMs = positiveInt(options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, 'callTimeoutMs');
+    // One attempt never outlasts the call: a call timeout below the default request timeout shortens it.
+    const requestTimeoutMs = positiveInt(
+      options.requestTimeoutMs ?? Math.min(DEFAULT_REQUEST_TIMEOUT_MS, callTimeoutMs),
+      'requestTimeoutMs',
+    );
     this.owner = options.owner ?? `${hostname()}:${process.pid}`;
-    this.nodes = new Nodes(parsePeers(options.peers), credentials(options.tls), requestTimeoutMs, callTimeoutMs);
+    this.nodes = new Nodes(endpointsOf(options), credentials(options.tls), requestTimeoutMs, callTimeoutMs);
     this.session = new Session(this.nodes, this.owner);
+    this.host = {
+      write: (resource, token, key, value, writeOptions) => this.write(resource, token, key, value, writeOptions),
+      delete: (resource, token, key, writeOptions) => this.delete(resource, token, key, writeOptions),
+      read: (resource, key, readOptions) => this.read(resource, key, readOptions),
+      release: (resource, token) => this.releaseToken(resource, token),
+      forget: (lease) => {
+        this.leases.delete(lease);
+        this.session.remove(lease);
+      },
+    };
+  }
+
+  /** The client endpoints it dials, host:port. */
+  get endpoints(): readonly string[] {
+    return this.nodes.peers;
   }
 
   /** The id of this client's session: every lease it acquires carries it. */
@@ -74,7 +133,8 @@ export class FencekeeperClient {
    * Takes a lease on `resource`: with `waitMs`, waits in line (FIFO) up to that long. Resolves with a
    * {@link Lease} the session keeps alive; rejects with HELD (another live lease; `holderOwner`,
    * `expiresAtMs`), WAITING (still queued when the wait ended), LOCK_DELAYED, INVALID_ARGUMENT,
-   * PERMISSION_DENIED, OVERLOADED or UNAVAILABLE.
+   * PERMISSION_DENIED, OVERLOADED or UNAVAILABLE; with the signal's reason when `options.signal`
+   * aborts (a queued wait is cancelled; a grant that raced the abort is released).
    */
   async acquire(resource: string, options: AcquireOptions): Promise<Lease> {
     checkName(resource, 'resource');
@@ -86,8 +146,10 @@ export class FencekeeperClient {
     const lockDelayMs = nonNegativeInt(options.lockDelayMs ?? 0, 'lockDelayMs');
     const owner = options.owner ?? this.owner;
     const requestId = options.requestId ?? this.newRequestId();
+    const signal = checkSignal(options.signal);
     this.checkOpen();
-    await this.session.ensureOpen();
+    throwIfAborted(signal);
+    await raceSignal(this.session.ensureOpen(), signal);
     const waitUntil = Date.now() + waitMs;
     let sentAt = Date.now();
     let response: WireResponse;
@@ -106,10 +168,14 @@ export class FencekeeperClient {
             sessionId: this.session.id,
           };
         },
-        { attemptTimeoutMs: waitMs + this.nodes.requestTimeoutMs, callTimeoutMs: waitMs + this.nodes.callTimeoutMs },
+        {
+          attemptTimeoutMs: waitMs + this.nodes.requestTimeoutMs,
+          callTimeoutMs: waitMs + this.nodes.callTimeoutMs,
+          signal,
+        },
       );
     } catch (e) {
-      if (waitMs > 0) {
+      if (waitMs > 0 || signal?.aborted) {
         // A grant that comes after this client gave up must not be left to expire.
         this.cancelWait(resource, requestId).catch(() => {});
       }
@@ -125,10 +191,15 @@ export class FencekeeperClient {
     // grant made while queued started before this attempt, so only that much is certain.
     const left = Number(response.expiresAtMs) - Number(response.nowMs);
     const validFrom = sentAt - (ttl - Math.min(left > 0 ? left : ttl, ttl));
-    const lease = new Lease(this, resource, token, ttl, owner, validFrom, receivedAt);
+    const lease = new Lease(this.host, resource, token, ttl, owner, validFrom, receivedAt);
     if (this.closing) {
       lease.release().catch(() => {});
       throw new FencekeeperError('UNAVAILABLE', 'the client is closed');
+    }
+    if (signal?.aborted) {
+      // Aborted while the grant was on its way: the caller no longer wants it.
+      lease.release().catch(() => {});
+      throw signal.reason;
     }
     this.leases.add(lease);
     this.session.add(lease);
@@ -139,7 +210,13 @@ export class FencekeeperClient {
     return lease;
   }
 
-  /** A fenced write of one key with a token obtained elsewhere (`lease.write` carries its own). */
+  /**
+   * A fenced write of one key with a token obtained elsewhere (`lease.write` carries its own). Resolves
+   * with what the cluster answered: `status` ACCEPTED, or STALE_TOKEN (a newer token exists: stop, a
+   * retry with this token never succeeds) or LEASE_EXPIRED (no newer token, but the lease has ended),
+   * as the Java client's `WriteResult`. Rejects for the rest (INVALID_ARGUMENT, UNKNOWN_TOKEN,
+   * UNAVAILABLE, the signal's reason).
+   */
   async write(
     resource: string,
     token: bigint | number | string,
@@ -167,7 +244,7 @@ export class FencekeeperClient {
     const response = await this.nodes.call(
       'Read',
       { resource, key, consistency: consistency(options.consistency) },
-      { anyNode: options.consistency === 'STALE' },
+      { anyNode: options.consistency === 'STALE', signal: checkSignal(options.signal) },
     );
     if (response.code === 'FOUND') {
       return toStoredValue(response);
@@ -178,7 +255,11 @@ export class FencekeeperClient {
     throw FencekeeperError.fromResponse(response);
   }
 
-  /** CURRENT, STALE or EXPIRED for a token: for services that fence their own stores. */
+  /**
+   * CURRENT, STALE (a newer token was issued), EXPIRED (the lease ended, no newer token) or
+   * UNKNOWN_TOKEN (never issued for the resource: a resource without leases answers this), for services
+   * that fence their own stores.
+   */
   async validate(
     resource: string,
     token: bigint | number | string,
@@ -188,34 +269,45 @@ export class FencekeeperClient {
     const response = await this.nodes.call(
       'Validate',
       { resource, token: tokenText(token), consistency: consistency(options.consistency) },
-      { anyNode: options.consistency === 'STALE' },
+      { anyNode: options.consistency === 'STALE', signal: checkSignal(options.signal) },
     );
-    if (response.code === 'CURRENT' || response.code === 'STALE' || response.code === 'EXPIRED') {
+    if (
+      response.code === 'CURRENT' ||
+      response.code === 'STALE' ||
+      response.code === 'EXPIRED' ||
+      response.code === 'UNKNOWN_TOKEN'
+    ) {
       return response.code;
     }
     throw FencekeeperError.fromResponse(response);
   }
 
-  /** A resource's live lease and newest token. */
-  async getLease(resource: string, options: ReadOptions = {}): Promise<LeaseInfo> {
+  /**
+   * A resource's lease and newest token (`live` says whether the lease is held now), or null when the
+   * cluster knows no lease of it, as `read` answers null for a missing key.
+   */
+  async getLease(resource: string, options: ReadOptions = {}): Promise<LeaseInfo | null> {
     checkName(resource, 'resource');
     const response = await this.nodes.call(
       'GetLease',
       { resource, consistency: consistency(options.consistency) },
-      { anyNode: options.consistency === 'STALE' },
+      { anyNode: options.consistency === 'STALE', signal: checkSignal(options.signal) },
     );
-    if (response.code === 'FOUND' || response.code === 'NOT_FOUND') {
+    if (response.code === 'FOUND') {
       return toLeaseInfo(response);
+    }
+    if (response.code === 'NOT_FOUND') {
+      return null;
     }
     throw FencekeeperError.fromResponse(response);
   }
 
   /** Ends the live lease of `resource`, whoever holds it (admin identities only on a TLS cluster). */
-  async revoke(resource: string, reason = ''): Promise<{ token: bigint }> {
+  async revoke(resource: string, reason = ''): Promise<RevokeResult> {
     checkName(resource, 'resource');
     const response = await this.nodes.call('Revoke', { resource, reason });
     if (response.code === 'REVOKED') {
-      return { token: BigInt(response.token || '0') };
+      return jsonable({ status: 'REVOKED' as const, token: BigInt(response.token || '0') });
     }
     throw FencekeeperError.fromResponse(response);
   }
@@ -228,6 +320,7 @@ export class FencekeeperClient {
     if (!(options.prefix && name === '')) {
       checkName(name, 'name');
     }
+    checkSignal(options.signal);
     this.checkOpen();
     return new Watch(this.nodes, name, options);
   }
@@ -255,13 +348,18 @@ export class FencekeeperClient {
     return this.closing;
   }
 
-  /** @internal Answered by any node: whether one is reachable. */
-  async ping(): Promise<void> {
-    await this.nodes.call('NodeStatus', {}, { anyNode: true });
+  /** `await using client = await connect(...)`: closes the client at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
-  /** @internal */
-  async releaseToken(resource: string, token: bigint): Promise<{ alreadyEnded: boolean }> {
+  /** @internal Answered by any node: whether one is reachable; learns the nodes' limits. */
+  async ping(signal?: AbortSignal): Promise<void> {
+    const response = await this.nodes.call('NodeStatus', {}, { anyNode: true, signal, failWhenAllRefuse: true });
+    this.limits = response.node?.limits ?? this.limits;
+  }
+
+  private async releaseToken(resource: string, token: bigint): Promise<{ alreadyEnded: boolean }> {
     const response = await this.nodes.call('Release', { resource, token: String(token) });
     if (response.code === 'RELEASED') {
       return { alreadyEnded: response.alreadyEnded };
@@ -270,12 +368,6 @@ export class FencekeeperClient {
       return { alreadyEnded: true };
     }
     throw FencekeeperError.fromResponse(response);
-  }
-
-  /** @internal The lease no longer needs keeping alive. */
-  forget(lease: Lease): void {
-    this.leases.delete(lease);
-    this.session.remove(lease);
   }
 
   private async cancelWait(resource: string, requestId: string): Promise<void> {
@@ -291,16 +383,42 @@ export class FencekeeperClient {
   ): Promise<WriteResult> {
     checkName(resource, 'resource');
     checkName(key, 'key');
-    const response = await this.nodes.call('Write', {
-      resource,
-      token: tokenText(token),
-      writes: [{ key, ...write }],
-      requestId: options.requestId ?? this.newRequestId(),
-    });
-    if (response.code === 'ACCEPTED') {
-      return { status: 'ACCEPTED', version: Number(response.version), acceptedToken: BigInt(response.acceptedToken) };
+    const sent = tokenText(token);
+    const signal = checkSignal(options.signal);
+    this.checkLimits(resource, key, write.value);
+    const response = await this.nodes.call(
+      'Write',
+      {
+        resource,
+        token: sent,
+        writes: [{ key, ...write }],
+        requestId: options.requestId ?? this.newRequestId(),
+      },
+      { signal },
+    );
+    if (response.code === 'ACCEPTED' || response.code === 'STALE_TOKEN' || response.code === 'LEASE_EXPIRED') {
+      return toWriteResult(response, BigInt(sent));
     }
     throw FencekeeperError.fromResponse(response);
+  }
+
+  /** Refuses what the nodes would refuse for its size, before the transport's own limit can. */
+  private checkLimits(resource: string, key: string, value: Buffer): void {
+    const limits = this.limits;
+    if (!limits) {
+      return;
+    }
+    const over = (what: string, bytes: number, limit: number, setting: string): void => {
+      if (limit > 0 && bytes > limit) {
+        throw new FencekeeperError(
+          'INVALID_ARGUMENT',
+          `${what}: ${bytes} bytes exceed the cluster's ${setting} (${limit}); nothing was sent`,
+        );
+      }
+    };
+    over('resource', Buffer.byteLength(resource, 'utf8'), limits.maxResourceBytes, 'limits.resource-name.max-bytes');
+    over('key', Buffer.byteLength(key, 'utf8'), limits.maxKeyBytes, 'limits.key.max-bytes');
+    over(`value of key '${key}'`, value.byteLength, limits.maxValueBytes, 'limits.value.max-bytes');
   }
 
   private newRequestId(): string {

@@ -24,15 +24,18 @@ export interface RejectionDetails {
  */
 export class FencekeeperError extends Error implements RejectionDetails {
   readonly code: ResultCode;
-  readonly currentToken?: bigint;
-  readonly sentToken?: bigint;
-  readonly holderOwner?: string;
-  readonly expiresAtMs?: number;
-  readonly key?: string;
-  readonly position?: number;
+  // Declared, not defined: only the details that apply become properties, so that `console.log(err)`
+  // shows what the cluster said and no field without a value.
+  declare readonly currentToken?: bigint;
+  declare readonly sentToken?: bigint;
+  declare readonly holderOwner?: string;
+  declare readonly expiresAtMs?: number;
+  declare readonly key?: string;
+  declare readonly position?: number;
 
-  constructor(code: ResultCode, message: string, details: RejectionDetails = {}) {
-    super(message ? `${code}: ${message}` : code);
+  /** `options.cause`: what the error came from (a gRPC error, a signal's reason), as `err.cause`. */
+  constructor(code: ResultCode, message: string, details: RejectionDetails = {}, options?: { cause?: unknown }) {
+    super(message ? `${code}: ${message}` : code, options);
     this.name = 'FencekeeperError';
     this.code = code;
     Object.assign(this, definedOnly(details));

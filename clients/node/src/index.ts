@@ -3,7 +3,7 @@
  * (`fencing.proto`, shipped in this package), kept alive by one session stream per client.
  *
  * ```ts
- * const client = await connect({ peers: '10.0.0.1:7501,10.0.0.2:7501,10.0.0.3:7501' });
+ * const client = await connect({ endpoints: '10.0.0.1:7501,10.0.0.2:7501,10.0.0.3:7501' });
  * const lease = await client.acquire('daily-sales-report', { ttlMs: 30_000, waitMs: 10_000 });
  * lease.onLost(() => stopWorking());
  * await lease.write('2026-11-29', report);   // carries lease.token; refused once a newer token exists

@@ -1,8 +1,18 @@
-import type { FencekeeperClient } from './client';
+import { FencekeeperError } from './errors';
 import type { SessionLease } from './session';
 import type { LeaseEvent, LostReason, ReadOptions, StoredValue, WriteOptions, WriteResult } from './types';
 
 export type LeaseState = 'HELD' | 'LOST' | 'RELEASED';
+
+/** @internal What a lease needs of the client that acquired it: its calls, and to be let go. */
+export interface LeaseHost {
+  write(resource: string, token: bigint, key: string, value: string | Uint8Array, options?: WriteOptions): Promise<WriteResult>;
+  delete(resource: string, token: bigint, key: string, options?: WriteOptions): Promise<WriteResult>;
+  read(resource: string, key: string, options?: ReadOptions): Promise<StoredValue | null>;
+  release(resource: string, token: bigint): Promise<{ alreadyEnded: boolean }>;
+  /** The lease no longer needs keeping alive. */
+  forget(lease: Lease): void;
+}
 
 /**
  * A lease the client holds: its fencing `token`, kept alive by the client's session until `release()`
@@ -22,7 +32,7 @@ export class Lease implements SessionLease {
 
   /** @internal */
   constructor(
-    private readonly client: FencekeeperClient,
+    private readonly client: LeaseHost,
     readonly resource: string,
     readonly token: bigint,
     readonly ttlMs: number,
@@ -50,14 +60,20 @@ export class Lease implements SessionLease {
     return this.deadline;
   }
 
-  /** A fenced write of one key of the lease's resource, carrying the token. */
+  /**
+   * A fenced write of one key of the lease's resource, carrying the token; resolves with the cluster's
+   * answer (ACCEPTED, STALE_TOKEN or LEASE_EXPIRED: see {@link WriteResult}). Once the lease is lost or
+   * released it rejects at once with LEASE_LOST, sending nothing.
+   */
   write(key: string, value: string | Uint8Array, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.client.write(this.resource, this.token, key, value, options);
+    const ended = this.endedError();
+    return ended ? Promise.reject(ended) : this.client.write(this.resource, this.token, key, value, options);
   }
 
-  /** A fenced delete of one key of the lease's resource. */
+  /** A fenced delete of one key of the lease's resource; as `write`. */
   delete(key: string, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.client.delete(this.resource, this.token, key, options);
+    const ended = this.endedError();
+    return ended ? Promise.reject(ended) : this.client.delete(this.resource, this.token, key, options);
   }
 
   /** A protected value of the lease's resource, or null when the key has none. */
@@ -95,7 +111,29 @@ export class Lease implements SessionLease {
     if (wasLost) {
       return { alreadyEnded: true };
     }
-    return this.client.releaseToken(this.resource, this.token);
+    return this.client.release(this.resource, this.token);
+  }
+
+  /**
+   * `await using lease = await client.acquire(...)`: releases the lease at the end of the block. A
+   * release the cluster could not be reached for is not thrown: the lease then ends by expiry.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.state === 'HELD') {
+      await this.release().catch(() => {});
+    }
+  }
+
+  /** For logs and JSON: the token as a string. */
+  toJSON(): Record<string, unknown> {
+    return {
+      resource: this.resource,
+      token: this.token.toString(),
+      ttlMs: this.ttlMs,
+      owner: this.owner,
+      state: this.state,
+      deadlineMs: this.deadline,
+    };
   }
 
   /** @internal A keep-alive sent at `sentAt` renewed the lease. */
@@ -123,6 +161,19 @@ export class Lease implements SessionLease {
 
   toString(): string {
     return `Lease(${this.resource}, token ${this.token}, ${this.state})`;
+  }
+
+  /** Why a write may not be sent any more, or undefined while the lease is held. */
+  private endedError(): FencekeeperError | undefined {
+    if (this.state === 'HELD') {
+      return undefined;
+    }
+    const why = this.state === 'RELEASED' ? 'was released' : `was lost (${this.lostReason?.reason ?? 'LEASE_LOST'})`;
+    return new FencekeeperError(
+      'LEASE_LOST',
+      `the lease on '${this.resource}' (token ${this.token}) ${why}; nothing was sent`,
+      { sentToken: this.token },
+    );
   }
 
   private lose(reason: LostReason): void {
@@ -155,7 +206,7 @@ export class Lease implements SessionLease {
     }
     this.lose({ reason: 'DEADLINE_PASSED' });
     // The session would keep renewing it once the cluster answers again; nobody holds it any more.
-    this.client.releaseToken(this.resource, this.token).catch(() => {});
+    this.client.release(this.resource, this.token).catch(() => {});
   }
 }
 

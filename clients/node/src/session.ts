@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { isAfter, toEvent, type Position } from './convert';
 import { FencekeeperError } from './errors';
-import { backgroundSleep, sleep, type Nodes } from './transport';
+import { backgroundSleep, isFinal, sleep, tlsError, tlsFailure, type Nodes } from './transport';
 import type { LeaseEvent } from './types';
 import type { WireSessionResponse } from './wire';
 
@@ -109,7 +109,7 @@ export class Session {
         await this.openAt(address, Math.min(this.nodes.requestTimeoutMs, Math.max(deadline - Date.now(), 1)));
         return;
       } catch (e) {
-        if (e instanceof FencekeeperError && e.code !== 'NOT_LEADER' && e.code !== 'UNAVAILABLE') {
+        if (isFinal(e) || (e instanceof FencekeeperError && e.code !== 'NOT_LEADER' && e.code !== 'UNAVAILABLE')) {
           throw e;
         }
         last = (e as Error).message;
@@ -172,7 +172,13 @@ export class Session {
       });
       stream.on('error', (error: grpc.ServiceError) => {
         this.nodes.failed(address);
-        fail(new FencekeeperError('UNAVAILABLE', `${address}: ${error.details || error.message}`));
+        const details = error.details || error.message;
+        const tls = tlsFailure(details);
+        fail(
+          tls !== undefined
+            ? tlsError(address, tls, error)
+            : new FencekeeperError('UNAVAILABLE', `${address}: ${details}`, {}, { cause: error }),
+        );
       });
       stream.on('end', () => fail(new FencekeeperError('UNAVAILABLE', `${address} ended the session stream`)));
       stream.write({
@@ -269,9 +275,9 @@ export class Session {
           try {
             await this.ensureOpen();
           } catch (e) {
-            if (e instanceof FencekeeperError && e.code !== 'UNAVAILABLE') {
-              // Refused for good (PERMISSION_DENIED, INVALID_ARGUMENT): the leases can no longer be
-              // renewed; their deadlines will pass.
+            if (isFinal(e) || (e instanceof FencekeeperError && e.code !== 'UNAVAILABLE')) {
+              // Refused for good (PERMISSION_DENIED, INVALID_ARGUMENT, a refused TLS handshake): the leases
+              // can no longer be renewed; their deadlines will pass.
               return;
             }
             await backgroundSleep(Math.min(100 * 2 ** Math.min(attempt, 3), 1000));

@@ -30,24 +30,154 @@ const RETRYABLE = new Set<grpc.status>([
 ]);
 
 export interface CallOptions {
-  /** Per attempt; the request timeout unless longer (a waiting acquire). */
+  /** Per attempt (default the request timeout); a waiting acquire's attempt lasts its wait and more. */
   attemptTimeoutMs?: number;
-  /** The call in all. */
+  /** The call in all (default the call timeout). No attempt outlasts it. */
   callTimeoutMs?: number;
   /** Sent to any node rather than the leader (stale queries): still follows NOT_LEADER. */
   anyNode?: boolean;
+  /** Ends the call: it rejects with the signal's reason, and an attempt in flight is cancelled. */
+  signal?: AbortSignal;
+  /**
+   * Give up as soon as every endpoint refused the connection (nothing listens there): connecting, where
+   * a wrong address is the likely cause, rather than a cluster restarting under a running client.
+   */
+  failWhenAllRefuse?: boolean;
 }
 
-export function parsePeers(peers: string[] | string | undefined): string[] {
-  const list = (Array.isArray(peers) ? peers : String(peers ?? '').split(','))
-    .map((p) => p.trim())
+/** What an aborted call rejects with: the signal's reason, as `fetch` and `timers/promises` do. */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** Settles as `promise` does, or rejects with the signal's reason once `signal` aborts first. */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) {
+    return promise;
+  }
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** The error of a refused TLS handshake: final, nothing reached a node. */
+export function tlsError(address: string, reason: string, cause: unknown): FencekeeperError {
+  const error = new FencekeeperError(
+    'UNAVAILABLE',
+    `TLS handshake with ${address} failed: ${reason}; the call reached no node, nothing was applied`,
+    {},
+    { cause },
+  );
+  FINAL.add(error);
+  return error;
+}
+
+const FINAL = new WeakSet<object>();
+
+/** Whether retrying cannot change `error` (a refused TLS handshake). */
+export function isFinal(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && FINAL.has(error);
+}
+
+/** Rejects at once when `signal` is already aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    throw abortReason(signal);
+  }
+}
+
+/** Checks an AbortSignal option: an object with `aborted` and `addEventListener`, or nothing. */
+export function checkSignal(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined) {
+    return undefined;
+  }
+  if (!(signal instanceof AbortSignal)) {
+    throw new FencekeeperError('INVALID_ARGUMENT', 'signal: must be an AbortSignal');
+  }
+  return signal;
+}
+
+/**
+ * Why a handshake failed, in the words an operator acts on, when a gRPC error's details are a TLS
+ * failure; undefined otherwise. A refused handshake is final: no attempt reached fencekeeper, and
+ * another attempt with the same certificates is refused the same way.
+ */
+export function tlsFailure(details: string): string | undefined {
+  const m = details.toLowerCase();
+  if (m.includes('certificate required') || m.includes('certificate_required')) {
+    return `the node requires a client certificate and this client sent none (${details})`;
+  }
+  if (m.includes('certificate expired') || m.includes('certificate has expired')) {
+    return m.includes('alert')
+      ? `the node refused this client's certificate: it has expired (${details})`
+      : `the node's certificate has expired (${details})`;
+  }
+  if (m.includes("does not match certificate's altnames") || m.includes('err_tls_cert_altname_invalid')) {
+    return `the node's certificate does not name the host this client dialled (name mismatch: ${details})`;
+  }
+  if (
+    m.includes('unable to verify the first certificate') ||
+    m.includes('self-signed certificate') ||
+    m.includes('self signed certificate') ||
+    m.includes('unable to get local issuer certificate') ||
+    m.includes('unable to get issuer certificate')
+  ) {
+    return `the node's certificate is not signed by a CA this client trusts (unknown CA: ${details})`;
+  }
+  if (m.includes('alert unknown ca') || m.includes('alert bad certificate') || m.includes('alert certificate unknown')) {
+    return `the node refused this client's certificate: not issued by a CA it trusts, or expired (${details})`;
+  }
+  if (m.includes('alert internal error') || m.includes('alert handshake failure')) {
+    return `the node refused this client's certificate or could not verify it (${details})`;
+  }
+  if (m.includes('ssl routines') || m.includes('wrong version number') || m.includes('tls handshake')) {
+    return details;
+  }
+  return undefined;
+}
+
+/** The default distance of a node's client port from its Raft port (`client.port`, docs/configuration.md). */
+export const CLIENT_PORT_OFFSET = 200;
+
+/**
+ * The client endpoints, `host:port` of the nodes' client ports, as an array or a comma-separated string.
+ * A Raft member address (`n1@host:port`, what a node's `peers` setting lists) is refused at once with
+ * the client port to use instead: dialled, a Raft port would never answer the client protocol.
+ */
+export function parseEndpoints(endpoints: string[] | string | undefined, what = 'endpoints'): string[] {
+  const list = (Array.isArray(endpoints) ? endpoints : String(endpoints ?? '').split(','))
+    .map((p) => String(p).trim())
     .filter((p) => p.length > 0);
   if (list.length === 0) {
-    throw new FencekeeperError('INVALID_ARGUMENT', 'peers: name at least one node as host:port');
+    throw new FencekeeperError('INVALID_ARGUMENT', `${what}: name at least one node's client port as host:port`);
   }
-  for (const peer of list) {
-    if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(peer) || Number(peer.split(':').pop()) > 65535) {
-      throw new FencekeeperError('INVALID_ARGUMENT', `peers: '${peer}' is not host:port`);
+  for (const endpoint of list) {
+    const member = /^[^@,\s]+@(.+):(\d{1,5})$/.exec(endpoint);
+    if (member) {
+      const clientPort = Number(member[2]) + CLIENT_PORT_OFFSET;
+      throw new FencekeeperError(
+        'INVALID_ARGUMENT',
+        `${what}: '${endpoint}' is a Raft member address; give the node's client port instead: ` +
+          `${member[1]}:${clientPort} (client.port, by default the Raft port + ${CLIENT_PORT_OFFSET})`,
+      );
+    }
+    if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(endpoint) || Number(endpoint.split(':').pop()) > 65535) {
+      throw new FencekeeperError('INVALID_ARGUMENT', `${what}: '${endpoint}' is not host:port`);
     }
   }
   return [...new Set(list)];
@@ -79,8 +209,23 @@ export function credentials(tls: TlsOptions | undefined): grpc.ChannelCredential
   return grpc.credentials.createSsl(ca ?? null, key ?? null, cert ?? null);
 }
 
-/** A pause inside a call someone awaits: it keeps the process alive, as the call does. */
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** A pause inside a call someone awaits: it keeps the process alive, as the call does; `signal` ends it. */
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(abortReason(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 
 /** A pause of the client's own background work (re-opening the session): it keeps no process alive. */
 export const backgroundSleep = (ms: number): Promise<void> =>
@@ -142,14 +287,18 @@ export class Nodes {
   }
 
   /**
-   * Sends one request (or the request `request()` makes for each attempt) until a node that may answer it does (the leader, or any node for `anyNode`),
-   * or the call's time is up (then UNAVAILABLE). Every answer that reached fencekeeper, rejections
-   * included, is returned as it is; only NOT_LEADER is followed.
+   * Sends one request (or the request `request()` makes for each attempt) until a node that may answer
+   * it does (the leader, or any node for `anyNode`), or the call's time is up (then UNAVAILABLE). Every
+   * answer that reached fencekeeper, rejections included, is returned as it is; only NOT_LEADER is
+   * followed. A refused TLS handshake ends the call at once.
    */
   async call(method: UnaryMethod, request: object | (() => object), options: CallOptions = {}): Promise<WireResponse> {
-    const attemptTimeout = Math.max(options.attemptTimeoutMs ?? 0, this.requestTimeoutMs);
-    const callTimeout = Math.max(options.callTimeoutMs ?? this.callTimeoutMs, attemptTimeout);
+    const { signal } = options;
+    throwIfAborted(signal);
+    const callTimeout = options.callTimeoutMs ?? this.callTimeoutMs;
+    const attemptTimeout = options.attemptTimeoutMs ?? this.requestTimeoutMs;
     const deadline = Date.now() + callTimeout;
+    const refused = new Set<string>();
     let lastProblem = 'no node tried';
     let lastResponse: WireResponse | undefined;
     for (let attempt = 0; ; attempt++) {
@@ -161,7 +310,8 @@ export class Nodes {
       let redirectedElsewhere = false;
       try {
         const body = typeof request === 'function' ? request() : request;
-        const response = await this.once(address, method, body, Math.min(attemptTimeout, Math.max(left, 1)));
+        const response = await this.once(address, method, body, Math.max(Math.min(attemptTimeout, left), 1), signal);
+        refused.delete(address);
         switch (response.code) {
           case 'NOT_LEADER':
           case 'UNAVAILABLE':
@@ -183,15 +333,35 @@ export class Nodes {
             return response;
         }
       } catch (e) {
+        throwIfAborted(signal);
         const error = e as grpc.ServiceError;
         if (typeof error.code !== 'number') {
           throw e;
+        }
+        const details = error.details || grpc.status[error.code];
+        const tls = tlsFailure(details);
+        if (tls !== undefined) {
+          throw tlsError(address, tls, error);
         }
         if (!RETRYABLE.has(error.code)) {
           throw transportError(error, address);
         }
         this.failed(address);
-        lastProblem = `${address}: ${error.details || grpc.status[error.code]}`;
+        lastProblem = `${address}: ${details}`;
+        if (/ECONNREFUSED/.test(details)) {
+          refused.add(address);
+          if (options.failWhenAllRefuse && this.peers.every((p) => refused.has(p))) {
+            throw new FencekeeperError(
+              'UNAVAILABLE',
+              `nothing listens at ${this.peers.join(',')} (connection refused by every endpoint): are these ` +
+                `the nodes' client ports (client.port, by default the Raft port + ${CLIENT_PORT_OFFSET})?`,
+              {},
+              { cause: error },
+            );
+          }
+        } else {
+          refused.delete(address);
+        }
       }
       const pause = redirectedElsewhere ? 0 : Math.min(50 * 2 ** Math.min(attempt, 4), 500);
       if (Date.now() + pause >= deadline) {
@@ -204,21 +374,30 @@ export class Nodes {
         );
       }
       if (pause > 0) {
-        await sleep(pause);
+        await sleep(pause, signal);
       }
     }
   }
 
-  private once(address: string, method: UnaryMethod, request: object, timeoutMs: number): Promise<WireResponse> {
+  private once(
+    address: string,
+    method: UnaryMethod,
+    request: object,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<WireResponse> {
     const stub = unaryStub(this.stub(address), method);
     return new Promise((resolve, reject) => {
-      stub(request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (error, response) => {
+      const onAbort = (): void => call.cancel();
+      const call = stub(request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (error, response) => {
+        signal?.removeEventListener('abort', onAbort);
         if (error) {
           reject(error);
         } else {
           resolve(response as WireResponse);
         }
       });
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
@@ -234,15 +413,16 @@ export class Nodes {
 /** A gRPC status that no retry can change, as the result code it stands for. */
 export function transportError(error: grpc.ServiceError, address: string): FencekeeperError {
   const detail = `${address}: ${error.details || grpc.status[error.code]}`;
+  const cause = { cause: error };
   switch (error.code) {
     case grpc.status.PERMISSION_DENIED:
     case grpc.status.UNAUTHENTICATED:
-      return new FencekeeperError('PERMISSION_DENIED', detail);
+      return new FencekeeperError('PERMISSION_DENIED', detail, {}, cause);
     case grpc.status.RESOURCE_EXHAUSTED:
     case grpc.status.INVALID_ARGUMENT:
     case grpc.status.OUT_OF_RANGE:
-      return new FencekeeperError('INVALID_ARGUMENT', detail);
+      return new FencekeeperError('INVALID_ARGUMENT', detail, {}, cause);
     default:
-      return new FencekeeperError('INTERNAL', detail);
+      return new FencekeeperError('INTERNAL', detail, {}, cause);
   }
 }

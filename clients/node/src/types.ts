@@ -15,21 +15,41 @@ export interface TlsOptions {
 
 export interface ConnectOptions {
   /**
-   * The nodes' client addresses (`client.port` of each node, by default its Raft port + 200), as an
-   * array or a comma-separated string of `host:port`.
+   * The nodes' client endpoints (`client.port` of each node, by default its Raft port + 200), as an
+   * array or a comma-separated string of `host:port`. Default: the FENCEKEEPER_ENDPOINTS environment
+   * variable. A Raft member address (`n1@host:port`) is refused at once, naming the client port to use.
    */
-  peers: string[] | string;
+  endpoints?: string[] | string;
+  /**
+   * @deprecated The same as `endpoints` (warns once); the FENCEKEEPER_PEERS environment variable is read,
+   * with the same warning, when neither is given and FENCEKEEPER_ENDPOINTS is not set.
+   */
+  peers?: string[] | string;
+  /** Stops connecting: `connect` rejects with the signal's reason. */
+  signal?: AbortSignal;
   /** Mutual TLS, as the nodes' `tls.*` settings require; omit for a plaintext cluster. */
   tls?: TlsOptions;
   /** Owner label of this client's leases (default `host:pid`). */
   owner?: string;
-  /** How long one attempt at one node may take, in ms (default 3000). */
+  /** How long one attempt at one node may take, in ms (default 3000, or the call timeout if shorter). */
   requestTimeoutMs?: number;
-  /** How long one call may take in all, retries through an election included (default 15000). */
+  /**
+   * How long one call may take in all, retries through an election included (default 15000). Exactly
+   * this long: no attempt outlasts it. A waiting acquire adds its `waitMs`.
+   */
   callTimeoutMs?: number;
 }
 
-export interface AcquireOptions {
+/** Cancellation of one call: it rejects with the signal's reason (an `AbortError` unless you gave one). */
+export interface Abortable {
+  /**
+   * Ends the call when it aborts. A command (acquire, write) may or may not have been applied then, as
+   * with UNAVAILABLE; an acquire that was granted meanwhile is released.
+   */
+  signal?: AbortSignal;
+}
+
+export interface AcquireOptions extends Abortable {
   /** The lease's time to live, in ms; the client keeps it alive until `release()` or loss. */
   ttlMs: number;
   /** Wait in line (FIFO) up to this long for the resource, in ms (default 0: answer HELD at once). */
@@ -44,13 +64,21 @@ export interface AcquireOptions {
 
 export type Consistency = 'LINEARIZABLE' | 'STALE';
 
-export interface ReadOptions {
+export interface ReadOptions extends Abortable {
   /** LINEARIZABLE (default) is answered by the leader; STALE by any node, from what it has applied. */
   consistency?: Consistency;
 }
 
+/**
+ * Every result serializes to JSON as the command line's `--json` prints it: `JSON.stringify(result)`
+ * gives tokens as decimal strings and bytes as base64 (its `toJSON`, which `console.log` does not show).
+ */
+export interface Jsonable {
+  toJSON(): Record<string, unknown>;
+}
+
 /** A protected value and the token that wrote it. */
-export interface StoredValue {
+export interface StoredValue extends Jsonable {
   value: Buffer;
   /** The highest token whose write the key accepted. */
   acceptedToken: bigint;
@@ -60,22 +88,47 @@ export interface StoredValue {
   writtenAtMs: number;
 }
 
-export interface WriteResult {
-  status: 'ACCEPTED';
-  /** The key's count of accepted writes, after this one. */
+/**
+ * What the cluster answered a fenced write, as the Java client's `WriteResult`: a refusal because of
+ * the token is an answer, not an error.
+ */
+export interface WriteResult extends Jsonable {
+  /**
+   * ACCEPTED: every key changed. STALE_TOKEN: a newer token exists, someone else owns the resource now;
+   * stop, retrying with this token never succeeds. LEASE_EXPIRED: no newer token, but the lease ended.
+   */
+  status: 'ACCEPTED' | 'STALE_TOKEN' | 'LEASE_EXPIRED';
+  /** The token the write carried. */
+  sentToken: bigint;
+  /** ACCEPTED: the key's count of accepted writes, after this one (0 otherwise). */
   version: number;
+  /** ACCEPTED: the token now recorded for the key (0n otherwise). */
   acceptedToken: bigint;
+  /** STALE_TOKEN, LEASE_EXPIRED: the newest token issued for the resource, when the cluster said. */
+  currentToken?: bigint;
+  /** STALE_TOKEN: the key whose check failed, when one did. */
+  key?: string;
+  /** The cluster's words for a refusal. */
+  message?: string;
 }
 
-export interface WriteOptions {
+export interface WriteOptions extends Abortable {
   /** A retry with the same id under the same lease is applied once (default: a fresh id per call). */
   requestId?: string;
 }
 
-export type ValidateStatus = 'CURRENT' | 'STALE' | 'EXPIRED';
+/** A validate's answer; UNKNOWN_TOKEN: the token was never issued for the resource. */
+export type ValidateStatus = 'CURRENT' | 'STALE' | 'EXPIRED' | 'UNKNOWN_TOKEN';
 
-export interface LeaseInfo {
-  status: 'FOUND' | 'NOT_FOUND';
+/** What `revoke` ended. */
+export interface RevokeResult extends Jsonable {
+  status: 'REVOKED';
+  /** The token of the lease it ended. */
+  token: bigint;
+}
+
+export interface LeaseInfo extends Jsonable {
+  status: 'FOUND';
   live: boolean;
   /** The live lease's token (0n when none). */
   token: bigint;
@@ -89,7 +142,7 @@ export interface LeaseInfo {
 export type LeaseEventType = 'ACQUIRED' | 'RENEWED' | 'RELEASED' | 'EXPIRED' | 'REVOKED';
 
 /** One lease event, in commit order; `(index, seq)` is its position, to resume a watch from. */
-export interface LeaseEvent {
+export interface LeaseEvent extends Jsonable {
   index: number;
   seq: number;
   type: LeaseEventType;
@@ -103,6 +156,8 @@ export interface LeaseEvent {
 }
 
 export interface WatchOptions {
+  /** Ends the watch when it aborts: the stream is closed and iteration throws the signal's reason. */
+  signal?: AbortSignal;
   /** Watch every resource whose name starts with `name` (default: exactly `name`). */
   prefix?: boolean;
   /**

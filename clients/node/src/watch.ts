@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { isAfter, toEvent, type Position } from './convert';
 import { FencekeeperError } from './errors';
-import { sleep, type Nodes } from './transport';
+import { abortReason, sleep, type Nodes } from './transport';
 import type { LeaseEvent, WatchOptions } from './types';
 import type { WireResponse } from './wire';
 
@@ -20,7 +20,7 @@ const FINAL = new Set<string>(['COMPACTED', 'INVALID_ARGUMENT', 'PERMISSION_DENI
 export class Watch implements AsyncIterable<LeaseEvent> {
   private readonly queue: LeaseEvent[] = [];
   private waiter: { resolve: () => void } | undefined;
-  private failure: FencekeeperError | undefined;
+  private failure: unknown;
   private done = false;
   private call: grpc.ClientReadableStream<WireResponse> | undefined;
   private position: Position;
@@ -32,6 +32,18 @@ export class Watch implements AsyncIterable<LeaseEvent> {
     private readonly options: WatchOptions,
   ) {
     this.position = { index: options.afterIndex ?? 0, seq: options.afterSeq ?? 0 };
+    const signal = options.signal;
+    if (signal?.aborted) {
+      this.failure = abortReason(signal);
+      this.done = true;
+      return;
+    }
+    signal?.addEventListener('abort', () => {
+      if (!this.done) {
+        this.failure = abortReason(signal);
+        this.close();
+      }
+    }, { once: true });
     void this.start(options.afterIndex === undefined);
   }
 
@@ -46,6 +58,12 @@ export class Watch implements AsyncIterable<LeaseEvent> {
     this.wake();
   }
 
+  /** `using watch = client.watch(...)` / `await using`: closes the watch at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    this.close();
+    return Promise.resolve();
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<LeaseEvent> {
     try {
       for (;;) {
@@ -54,7 +72,7 @@ export class Watch implements AsyncIterable<LeaseEvent> {
           yield next;
           continue;
         }
-        if (this.failure) {
+        if (this.failure !== undefined) {
           throw this.failure;
         }
         if (this.done) {

@@ -48,6 +48,17 @@ export interface WireListEntry {
   writtenAtMs: string;
 }
 
+export interface WireServerLimits {
+  maxResourceBytes: number;
+  maxKeyBytes: number;
+  maxOwnerBytes: number;
+  maxValueBytes: number;
+  maxRequestsPerBatch: number;
+  minTtlMs: string;
+  maxTtlMs: string;
+  maxMessageBytes: number;
+}
+
 export interface WireNodeInfo {
   id: string;
   address: string;
@@ -57,6 +68,7 @@ export interface WireNodeInfo {
   lastAppliedIndex: string;
   commitIndex: string;
   leaderId: string;
+  limits: WireServerLimits | null;
   clientAddress: string;
 }
 
