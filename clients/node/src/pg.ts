@@ -2,9 +2,13 @@
  * Fencing tokens enforced by your own PostgreSQL, through node-postgres (`pg`): the guard row of
  * fencekeeper-jdbc, from Node. A fence table holds one row per resource with the newest token the
  * database has accepted; every fenced transaction first advances that row to its token only if the
- * row's token is not newer. If that changes no row, a newer lease holder has already committed here,
- * and the transaction is rolled back with a {@link StaleFenceTokenError}: the stale writer is refused by
+ * row's token is not newer. If that changes no row, a newer token has already been accepted here, and
+ * the transaction is rolled back with a {@link StaleFenceTokenError}: the stale writer is refused by
  * PostgreSQL itself, inside its own transaction, however long it was paused.
+ *
+ * The row learns of a newer token when that token's holder guards a transaction, or when it calls
+ * {@link advance} — which is why a holder calls `advance` right after acquiring: from then on every
+ * transaction of an older token is refused, also before the new holder has written anything.
  *
  * The table is the one fencekeeper-jdbc's migration creates (this package ships the same file:
  * {@link MIGRATION_FILE}); Java and Node workers can fence the same resources in one database.
@@ -28,6 +32,8 @@ const MAX_RESOURCE_LENGTH = 512;
 /** What the helper needs of a `pg.Client`, `pg.PoolClient` or `pg.Pool`. */
 export interface Queryable {
   query(text: string, values?: unknown[]): Promise<{ rowCount: number | null; rows: Array<Record<string, unknown>> }>;
+  /** node-postgres 8.12 and later: 'I' idle, 'T' in a transaction, 'E' in a failed one. */
+  getTransactionStatus?(): string | null;
 }
 
 /** What the helper needs of a `pg.Pool`. */
@@ -46,6 +52,18 @@ export interface FenceOptions {
   /** The fence table, optionally schema-qualified (default `fencekeeper_fence`). */
   table?: string;
 }
+
+export interface AdvanceOptions extends FenceOptions {
+  /**
+   * How long `advance` waits for an older holder's open transaction to release the guard row, in ms
+   * (default 5000, as fencekeeper-jdbc's `advanceLockWait`): an older holder paused inside its
+   * transaction must not stall the newer one's start. Past it, PostgreSQL's lock timeout (SQLState
+   * 55P03) is thrown and nothing changed.
+   */
+  lockWaitMs?: number;
+}
+
+const DEFAULT_ADVANCE_LOCK_WAIT_MS = 5000;
 
 /**
  * The transaction's token is older than one this database has already accepted for the resource: the
@@ -90,14 +108,58 @@ export async function fencedTransaction<T>(
   if (typeof work !== 'function') {
     throw new FencekeeperError('INVALID_ARGUMENT', 'work: must be a function (client) => Promise');
   }
+  return inOwnTransaction(db, 'fencedTransaction', async (client) => {
+    await guardRow(client, table, resource, token);
+    return work(client);
+  });
+}
+
+/**
+ * Raises `fence.resource`'s guard row to `fence.token` in a short transaction of its own: from its
+ * commit on, every transaction guarded with an older token is refused, also before this token's holder
+ * writes anything. Call it right after acquiring the lease, before the work: without it the database
+ * learns of the new token only at the new holder's first fenced transaction, and an older holder that
+ * resumes before then still commits.
+ *
+ * Rejects with {@link StaleFenceTokenError} when the database has already accepted a newer token (this
+ * lease is stale already), with PostgreSQL's lock timeout (SQLState 55P03) when an older holder's open
+ * transaction kept the row locked longer than `lockWaitMs`, and with the driver's error when the
+ * database cannot be reached. `db` is as for {@link fencedTransaction}.
+ */
+export async function advance(db: PoolLike | Queryable, fence: Fence, options: AdvanceOptions = {}): Promise<void> {
+  const { resource, token } = checkFence(fence);
+  const table = checkTable(options.table);
+  const lockWaitMs = options.lockWaitMs ?? DEFAULT_ADVANCE_LOCK_WAIT_MS;
+  if (typeof lockWaitMs !== 'number' || !Number.isSafeInteger(lockWaitMs) || lockWaitMs < 1) {
+    throw new FencekeeperError('INVALID_ARGUMENT', `lockWaitMs: ${String(lockWaitMs)} is not a whole number of ms >= 1`);
+  }
+  await inOwnTransaction(db, 'advance', async (client) => {
+    // SET LOCAL: the timeout ends with this transaction, the connection goes back to the pool as it came.
+    await client.query(`SET LOCAL lock_timeout = ${lockWaitMs}`);
+    await guardRow(client, table, resource, token);
+  });
+}
+
+/** BEGIN, `body`, COMMIT on a connection of the pool (or the client given); ROLLBACK when anything throws. */
+async function inOwnTransaction<T>(
+  db: PoolLike | Queryable,
+  what: string,
+  body: (client: Queryable) => Promise<T>,
+): Promise<T> {
   const pooled = isPool(db) ? await db.connect() : undefined;
   const client: Queryable = pooled ?? db;
   let broken: Error | undefined;
   try {
+    if (!pooled && inTransaction(client) === true) {
+      // Its COMMIT would commit the caller's transaction: the caller wants guard().
+      throw new FencekeeperError(
+        'INVALID_ARGUMENT',
+        `${what}: the client is inside a transaction already; use guard(client, fence) inside your own transaction`,
+      );
+    }
     await client.query('BEGIN');
     try {
-      await guardRow(client, table, resource, token);
-      const result = await work(client);
+      const result = await body(client);
       await client.query('COMMIT');
       return result;
     } catch (e) {
@@ -123,7 +185,46 @@ export async function fencedTransaction<T>(
  */
 export async function guard(client: Queryable, fence: Fence, options: FenceOptions = {}): Promise<void> {
   const { resource, token } = checkFence(fence);
-  await guardRow(client, checkTable(options.table), resource, token);
+  const table = checkTable(options.table);
+  if (isPool(client as PoolLike | Queryable) || !(await insideTransaction(client))) {
+    // In autocommit the guard would commit at once and release its row lock: the writes after it would
+    // not be fenced, and a stale token's writes could not be rolled back.
+    throw new FencekeeperError(
+      'INVALID_ARGUMENT',
+      `guard: refusing to guard '${resource}' outside a transaction (${isPool(client as PoolLike) ? 'a pg.Pool runs each query on any of its clients' : 'the client is not inside BEGIN'}): ` +
+        `the guard row's lock would be released at once and the writes after it would not be fenced; ` +
+        `call it after BEGIN on the client the transaction runs on, or use fencedTransaction`,
+    );
+  }
+  await guardRow(client, table, resource, token);
+}
+
+/** What node-postgres knows of the connection's transaction: true, false, or undefined (older pg). */
+function inTransaction(client: Queryable): boolean | undefined {
+  if (typeof client.getTransactionStatus !== 'function') {
+    return undefined;
+  }
+  const status = client.getTransactionStatus();
+  return status === null ? undefined : status !== 'I';
+}
+
+/** Whether `client` is inside a transaction block; asks PostgreSQL when the driver does not say. */
+async function insideTransaction(client: Queryable): Promise<boolean> {
+  const known = inTransaction(client);
+  if (known !== undefined) {
+    return known;
+  }
+  // A savepoint exists only inside a transaction block: outside one PostgreSQL refuses it (25P01).
+  try {
+    await client.query('SAVEPOINT fencekeeper_guard_check');
+  } catch (e) {
+    if ((e as { code?: string }).code === '25P01') {
+      return false;
+    }
+    throw e;
+  }
+  await client.query('RELEASE SAVEPOINT fencekeeper_guard_check');
+  return true;
 }
 
 /** The newest token the database has accepted for `resource`, or null if none. */

@@ -7,7 +7,7 @@ import { postgres } from './support/postgres.mjs';
 
 const require = createRequire(import.meta.url);
 const pg = require('pg');
-const { fencedTransaction, guard, migrate, acceptedToken, StaleFenceTokenError } = require('../dist/pg.js');
+const { advance, fencedTransaction, guard, migrate, acceptedToken, StaleFenceTokenError } = require('../dist/pg.js');
 
 let server;
 let pool;
@@ -153,6 +153,82 @@ test('a pg.Client works as well as a pool, and bad input changes nothing', async
     assert.equal(await acceptedToken(db, 'r'), 5n);
   } finally {
     await client.end();
+    await db.end();
+  }
+});
+
+test('advance right after acquiring refuses the older holder before the newer one has written anything', async () => {
+  // The ordering of a paused worker: A (token 111) acquired and was paused before its transaction; B
+  // acquired 113 and advanced, but has not written yet; A resumes and runs its transaction.
+  const db = await freshDatabase();
+  try {
+    await advance(db, { resource: 'daily-sales-report', token: 113n });
+    assert.equal(await acceptedToken(db, 'daily-sales-report'), 113n);
+    let ran = false;
+    await assert.rejects(
+      fencedTransaction(db, { resource: 'daily-sales-report', token: 111n }, async (c) => {
+        ran = true;
+        await writeReport('late by A', 111)(c);
+      }),
+      (e) => e instanceof StaleFenceTokenError && e.sentToken === 111n && e.newerToken === 113n,
+    );
+    assert.equal(ran, false);
+    assert.deepEqual(await report(db), []);
+    // The newer holder's own transactions, and a second advance of its token, go through.
+    await advance(db, { resource: 'daily-sales-report', token: 113n });
+    await fencedTransaction(db, { resource: 'daily-sales-report', token: 113n }, writeReport('by B', 113));
+    assert.deepEqual(await report(db), [{ body: 'by B', token: '113' }]);
+    // An advance of a token older than the row's is refused and changes nothing.
+    await assert.rejects(advance(db, { resource: 'daily-sales-report', token: 112n }), StaleFenceTokenError);
+    assert.equal(await acceptedToken(db, 'daily-sales-report'), 113n);
+  } finally {
+    await db.end();
+  }
+});
+
+test('advance waits for an older holder inside its transaction only lockWaitMs, then fails and changes nothing', async () => {
+  const db = await freshDatabase();
+  const older = await db.connect();
+  try {
+    await older.query('BEGIN');
+    await guard(older, { resource: 'r', token: 4n });
+    const started = Date.now();
+    await assert.rejects(advance(db, { resource: 'r', token: 5n }, { lockWaitMs: 300 }), (e) => e.code === '55P03');
+    const waited = Date.now() - started;
+    assert.ok(waited >= 250 && waited < 5000, `advance waited ${waited} ms`);
+    await older.query('COMMIT');
+    assert.equal(await acceptedToken(db, 'r'), 4n);
+    // The connection went back to the pool without the lock timeout.
+    const setting = await db.query('SHOW lock_timeout');
+    assert.equal(setting.rows[0].lock_timeout, '0');
+    await assert.rejects(advance(db, { resource: 'r', token: 5n }, { lockWaitMs: 0 }), (e) => e.code === 'INVALID_ARGUMENT');
+  } finally {
+    older.release();
+    await db.end();
+  }
+});
+
+test('guard outside a transaction is refused and changes nothing: on a pool, a client in autocommit, an older driver', async () => {
+  const db = await freshDatabase();
+  const client = await db.connect();
+  try {
+    const outside = (e) => e.code === 'INVALID_ARGUMENT' && /outside a transaction/.test(e.message);
+    await assert.rejects(guard(db, { resource: 'r', token: 3n }), outside);
+    await assert.rejects(guard(client, { resource: 'r', token: 3n }), outside);
+    // A driver that cannot tell the transaction status: PostgreSQL is asked.
+    const olderDriver = { query: (text, values) => client.query(text, values) };
+    await assert.rejects(guard(olderDriver, { resource: 'r', token: 3n }), outside);
+    assert.equal(await acceptedToken(db, 'r'), null);
+    await olderDriver.query('BEGIN');
+    await guard(olderDriver, { resource: 'r', token: 3n });
+    await olderDriver.query('COMMIT');
+    assert.equal(await acceptedToken(db, 'r'), 3n);
+    // fencedTransaction and advance on a client inside a transaction would commit the caller's: refused.
+    await client.query('BEGIN');
+    await assert.rejects(advance(client, { resource: 'r', token: 4n }), (e) => e.code === 'INVALID_ARGUMENT');
+    await client.query('ROLLBACK');
+  } finally {
+    client.release();
     await db.end();
   }
 });
