@@ -1,7 +1,9 @@
 // The paused-worker scenario for real: three worker processes, a three-node cluster started by the
 // project's launcher, a real PostgreSQL. The first holder is SIGSTOPped while it generates the report,
-// its lease expires, another worker writes the report; the first is resumed, and its late write is
-// refused by PostgreSQL. The newer report is intact.
+// its lease expires, another worker acquires and advances the database to its token and is itself
+// SIGSTOPped before writing anything; the first is resumed, and its late transaction is refused by
+// PostgreSQL (without the worker's `advance` it would commit: nothing newer has been written yet). The
+// report that ends up written is a newer holder's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -40,7 +42,8 @@ function startWorker(name) {
     env: {
       ...process.env,
       WORKER: name,
-      FENCEKEEPER_PEERS: cluster.clientPeers.join(','),
+      FENCEKEEPER_ENDPOINTS: cluster.clientPeers.join(','),
+      FENCEKEEPER_PEERS: '',
       DATABASE_URL: `postgres://${server.connectionConfig.user}@${server.connectionConfig.host}:${server.connectionConfig.port}/${database}`,
       LEASE_TTL_MS: String(TTL_MS),
       STEP_MS: '300',
@@ -88,7 +91,7 @@ function within(ms, promise, what) {
   ]);
 }
 
-test('a worker paused past its lease is refused by PostgreSQL when it resumes; the newer report stays', { timeout: 120_000 }, async () => {
+test('a worker paused past its lease is refused by PostgreSQL when it resumes, before the newer holder has written', { timeout: 120_000 }, async () => {
   const workers = ['worker-a', 'worker-b', 'worker-c'].map(startWorker);
   try {
     // Whoever acquires first is paused in the middle of generating the report.
@@ -101,18 +104,23 @@ test('a worker paused past its lease is refused by PostgreSQL when it resumes; t
     first.child.kill('SIGSTOP');
     const pausedToken = BigInt(first.lines.find((l) => /acquired/.test(l)).match(/token (\d+)/)[1]);
 
-    // Its lease expires; a waiting worker takes over with a newer token and writes the report.
+    // Its lease expires; a waiting worker takes over with a newer token, advances the database to it,
+    // and is paused at once, before it can write anything.
     const others = workers.filter((w) => w !== first);
-    const writer = await within(
+    const second = await within(
       60_000,
-      Promise.race(others.map((w) => lineOf(w, /wrote the report with token \d+/).then(() => w))),
-      'another worker to write the report',
+      Promise.race(others.map((w) => lineOf(w, /advanced the database to token \d+/).then(() => w))),
+      'another worker to acquire and advance',
     );
-    const writerToken = BigInt(writer.lines.find((l) => /wrote the report/.test(l)).match(/token (\d+)/)[1]);
-    assert.ok(writerToken > pausedToken, `the new holder's token ${writerToken} must exceed ${pausedToken}`);
+    second.child.kill('SIGSTOP');
+    const secondToken = BigInt(second.lines.find((l) => /advanced the database/.test(l)).match(/token (\d+)/)[1]);
+    assert.ok(secondToken > pausedToken, `the new holder's token ${secondToken} must exceed ${pausedToken}`);
+    assert.ok(!second.lines.some((l) => /wrote the report/.test(l)), `${second.name} must not have written yet`);
 
-    // The paused worker wakes up and writes as if it still held the lease.
+    // The first worker wakes up and writes as if it still held the lease: nothing newer is written yet.
     first.child.kill('SIGCONT');
+    await within(30_000, first.exited, `${first.name} to finish`);
+    second.child.kill('SIGCONT');
     const codes = await within(60_000, Promise.all(workers.map((w) => w.exited)), 'the workers to finish');
     const output = workers.map((w) => `${w.lines.join('\n')}\n${w.stderr}`).join('\n---\n');
     assert.deepEqual(codes, [0, 0, 0], output);
@@ -121,6 +129,11 @@ test('a worker paused past its lease is refused by PostgreSQL when it resumes; t
     assert.ok(refusal, `${first.name} must be refused:\n${output}`);
     assert.match(refusal, new RegExp(`STALE_TOKEN: resource 'daily-sales-report' sent token ${pausedToken} but the database has accepted token \\d+`));
     assert.ok(!first.lines.some((l) => /wrote the report/.test(l)), output);
+
+    const writer = workers.find((w) => w.lines.some((l) => /wrote the report/.test(l)));
+    assert.ok(writer && writer !== first, `a newer holder must write the report:\n${output}`);
+    const writerToken = BigInt(writer.lines.find((l) => /wrote the report/.test(l)).match(/token (\d+)/)[1]);
+    assert.ok(writerToken >= secondToken, output);
 
     const db = new pg.Client({ ...server.connectionConfig, database });
     await db.connect();

@@ -20,9 +20,20 @@ const READY = /cluster ready, leader (n\d+)/;
 const NODE_LINE = /^(n\d+)\s+\S+\s+pid (\d+)/gm;
 const START_TIMEOUT_MS = 300_000;
 
-async function freeBasePort() {
+/**
+ * Ports are drawn as the Java tests' LocalPorts draws them: from 10000 up to below 32768, where Linux
+ * (ip_local_port_range 32768-60999) and other systems (49152 and up) never hand one to an outgoing
+ * connection, so a busy machine's own connections cannot take a node's port between the check and the
+ * node's bind.
+ */
+export const LOWEST_PORT = 10_000;
+export const BELOW_EPHEMERAL = 32_768;
+
+/** A base port whose three nodes' ports, at every offset of PORTS, are free now and below the ephemeral range. */
+export async function freeBasePort() {
+  const highest = Math.max(...Object.values(PORTS)) + 2;
   for (let attempt = 0; attempt < 100; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const base = LOWEST_PORT + Math.floor(Math.random() * (BELOW_EPHEMERAL - highest - LOWEST_PORT));
     let free = true;
     for (const offset of Object.values(PORTS)) {
       for (let i = 0; i < 3 && free; i++) {

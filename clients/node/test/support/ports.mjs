@@ -9,16 +9,15 @@ export function isFree(port) {
   });
 }
 
-/** A port the OS says is free now. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host: '127.0.0.1' }, () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+/** A port free now, below the ephemeral range (as the cluster's ports: support/cluster.mjs). */
+export async function freePort() {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (32_768 - 10_000));
+    if (await isFree(port)) {
+      return port;
+    }
+  }
+  throw new Error('no free loopback port below 32768 after 200 tries');
 }
 
 /** Polls `check` until it returns something truthy, or fails after `timeoutMs` naming `what`. */
