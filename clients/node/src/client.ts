@@ -4,7 +4,7 @@ import { jsonable, toLeaseInfo, toStoredValue, toWriteResult } from './convert';
 import { FencekeeperError } from './errors';
 import { Lease, type LeaseHost } from './lease';
 import { Session } from './session';
-import { Nodes, checkSignal, credentials, parseEndpoints, raceSignal, throwIfAborted } from './transport';
+import { Nodes, checkSignal, parseEndpoints, raceSignal, throwIfAborted, tlsMaterial } from './transport';
 import type {
   AcquireOptions,
   ConnectOptions,
@@ -105,7 +105,7 @@ export class FencekeeperClient {
       'requestTimeoutMs',
     );
     this.owner = options.owner ?? `${hostname()}:${process.pid}`;
-    this.nodes = new Nodes(endpointsOf(options), credentials(options.tls), requestTimeoutMs, callTimeoutMs);
+    this.nodes = new Nodes(endpointsOf(options), tlsMaterial(options.tls), requestTimeoutMs, callTimeoutMs);
     this.session = new Session(this.nodes, this.owner);
     this.host = {
       write: (resource, token, key, value, writeOptions) => this.write(resource, token, key, value, writeOptions),

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { isAfter, toEvent, type Position } from './convert';
 import { FencekeeperError } from './errors';
-import { backgroundSleep, isFinal, sleep, tlsError, tlsFailure, type Nodes } from './transport';
+import { backgroundSleep, isFinal, sleep, type Nodes } from './transport';
 import type { LeaseEvent } from './types';
 import type { WireSessionResponse } from './wire';
 
@@ -173,11 +173,8 @@ export class Session {
       stream.on('error', (error: grpc.ServiceError) => {
         this.nodes.failed(address);
         const details = error.details || error.message;
-        const tls = tlsFailure(details);
-        fail(
-          tls !== undefined
-            ? tlsError(address, tls, error)
-            : new FencekeeperError('UNAVAILABLE', `${address}: ${details}`, {}, { cause: error }),
+        void this.nodes.tlsRefusal(address, details, error).then((refusal) =>
+          fail(refusal ?? new FencekeeperError('UNAVAILABLE', `${address}: ${details}`, {}, { cause: error })),
         );
       });
       stream.on('end', () => fail(new FencekeeperError('UNAVAILABLE', `${address} ended the session stream`)));

@@ -3,7 +3,10 @@
  * leader as the last NOT_LEADER answer named it, and retries through elections and dead nodes until the
  * call's time is up. Internal to the package.
  */
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { FencekeeperError } from './errors';
 import type { TlsOptions } from './types';
@@ -75,6 +78,12 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefin
   });
 }
 
+/** The cause in a grpc-js connection failure's details, without its wrapping and time stamp. */
+function gist(details: string): string {
+  const m = /Last error: ([\s\S]*?)\s*(?:\(\d{4}-\d\d-\d\dT[^)]*\))?\.?\s*(?:Resolution note:[\s\S]*)?$/.exec(details);
+  return (m ? m[1] : details).replace(/^Error(?: \[[A-Z_]+\])?: /, '').trim();
+}
+
 /** The error of a refused TLS handshake: final, nothing reached a node. */
 export function tlsError(address: string, reason: string, cause: unknown): FencekeeperError {
   const error = new FencekeeperError(
@@ -117,7 +126,8 @@ export function checkSignal(signal: unknown): AbortSignal | undefined {
  * failure; undefined otherwise. A refused handshake is final: no attempt reached fencekeeper, and
  * another attempt with the same certificates is refused the same way.
  */
-export function tlsFailure(details: string): string | undefined {
+export function tlsFailure(text: string): string | undefined {
+  const details = gist(text);
   const m = details.toLowerCase();
   if (m.includes('certificate required') || m.includes('certificate_required')) {
     return `the node requires a client certificate and this client sent none (${details})`;
@@ -183,9 +193,24 @@ export function parseEndpoints(endpoints: string[] | string | undefined, what = 
   return [...new Set(list)];
 }
 
+/** The PEM contents of the TLS options, read once. */
+export interface TlsMaterial {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
 export function credentials(tls: TlsOptions | undefined): grpc.ChannelCredentials {
-  if (!tls) {
+  const material = tlsMaterial(tls);
+  if (!material) {
     return grpc.credentials.createInsecure();
+  }
+  return grpc.credentials.createSsl(material.ca ?? null, material.key ?? null, material.cert ?? null);
+}
+
+export function tlsMaterial(tls: TlsOptions | undefined): TlsMaterial | undefined {
+  if (!tls) {
+    return undefined;
   }
   const read = (pem: string | Buffer | undefined, file: string | undefined, what: string): Buffer | undefined => {
     if (pem !== undefined) {
@@ -206,7 +231,78 @@ export function credentials(tls: TlsOptions | undefined): grpc.ChannelCredential
   if ((cert === undefined) !== (key === undefined)) {
     throw new FencekeeperError('INVALID_ARGUMENT', 'tls: cert and key go together');
   }
-  return grpc.credentials.createSsl(ca ?? null, key ?? null, cert ?? null);
+  return { ca, cert, key };
+}
+
+/**
+ * Why `address` refuses this client's TLS handshake, or undefined when it does not (or cannot be
+ * reached). gRPC reports a node that ends the connection right after the handshake only as "Failed to
+ * connect": with TLS 1.3 the node judges the client's certificate after the client has finished its
+ * part, and may close without an alert. This one handshake of its own, with the same certificates,
+ * tells a refusal (an alert, or the connection closed before the node says anything) from a node that
+ * is down (refused or no connection) or answers (its HTTP/2 settings arrive).
+ */
+export function probeTls(address: string, material: TlsMaterial, timeoutMs = 1000): Promise<string | undefined> {
+  const at = address.lastIndexOf(':');
+  const host = address.slice(0, at).replace(/^\[|\]$/g, '');
+  const port = Number(address.slice(at + 1));
+  return new Promise((resolve) => {
+    let handshaken = false;
+    let settled = false;
+    const socket = tls.connect({
+      host,
+      port,
+      ca: material.ca,
+      cert: material.cert,
+      key: material.key,
+      ALPNProtocols: ['h2'],
+      servername: isIP(host) ? undefined : host,
+    });
+    const done = (reason: string | undefined): void => {
+      if (!settled) {
+        settled = true;
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(reason);
+      }
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    socket.on('secureConnect', () => {
+      handshaken = true;
+      // The HTTP/2 preface: a node that accepted the certificate answers it with its settings.
+      socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+    });
+    socket.on('data', () => done(undefined));
+    socket.on('error', (e: NodeJS.ErrnoException) => {
+      const known = tlsFailure(e.message);
+      done(known ?? (handshaken ? refusedCertificate(material) : undefined));
+    });
+    socket.on('close', () => done(handshaken ? refusedCertificate(material) : undefined));
+  });
+}
+
+/** What a node that closed the connection right after the handshake refused, judged from this side. */
+function refusedCertificate(material: TlsMaterial): string {
+  if (!material.cert) {
+    return 'the node ended the connection after the handshake: it requires a client certificate and this client sent none';
+  }
+  let certificate: X509Certificate | undefined;
+  try {
+    certificate = new X509Certificate(material.cert);
+  } catch {
+    certificate = undefined;
+  }
+  const now = Date.now();
+  if (certificate && Date.parse(certificate.validTo) < now) {
+    return `the node refused this client's certificate: it has expired (valid until ${certificate.validTo})`;
+  }
+  if (certificate && Date.parse(certificate.validFrom) > now) {
+    return `the node refused this client's certificate: it is not valid yet (valid from ${certificate.validFrom})`;
+  }
+  return (
+    "the node refused this client's certificate (it ended the connection right after the handshake): " +
+    `not issued by a CA the node trusts${certificate ? ` (issuer: ${certificate.issuer.replace(/\n/g, ', ')})` : ''}`
+  );
 }
 
 /** A pause inside a call someone awaits: it keeps the process alive, as the call does; `signal` ends it. */
@@ -237,12 +333,37 @@ export class Nodes {
   private next = 0;
   private closed = false;
 
+  private readonly creds: grpc.ChannelCredentials;
+
   constructor(
     readonly peers: readonly string[],
-    private readonly creds: grpc.ChannelCredentials,
+    /** The TLS certificates, when the cluster speaks TLS. */
+    readonly tls: TlsMaterial | undefined,
     readonly requestTimeoutMs: number,
     readonly callTimeoutMs: number,
-  ) {}
+  ) {
+    this.creds = tls
+      ? grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null)
+      : grpc.credentials.createInsecure();
+  }
+
+  /**
+   * The refused TLS handshake `details` (a gRPC error's) stand for, as a final error; undefined when
+   * they are not one. Asks the node itself (probeTls) when gRPC could only say it failed to connect.
+   */
+  async tlsRefusal(address: string, details: string, cause: unknown): Promise<FencekeeperError | undefined> {
+    const known = tlsFailure(details);
+    if (known !== undefined) {
+      return tlsError(address, known, cause);
+    }
+    if (this.tls && /Failed to connect/i.test(details)) {
+      const probed = await probeTls(address, this.tls);
+      if (probed !== undefined) {
+        return tlsError(address, probed, cause);
+      }
+    }
+    return undefined;
+  }
 
   stub(address: string): ServiceStub {
     let stub = this.stubs.get(address);
@@ -339,9 +460,9 @@ export class Nodes {
           throw e;
         }
         const details = error.details || grpc.status[error.code];
-        const tls = tlsFailure(details);
-        if (tls !== undefined) {
-          throw tlsError(address, tls, error);
+        const refusal = error.code === grpc.status.UNAVAILABLE ? await this.tlsRefusal(address, details, error) : undefined;
+        if (refusal) {
+          throw refusal;
         }
         if (!RETRYABLE.has(error.code)) {
           throw transportError(error, address);

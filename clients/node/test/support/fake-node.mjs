@@ -28,17 +28,24 @@ export class FakeNode {
     this.onOpen = undefined; // (open, session) => SessionResponse to answer with, instead of opened
     this.leases = new Map(); // resource -> token (live)
     this.renewedCount = undefined; // what keep-alive answers say they renewed (default: the live leases)
+    this.silent = new Set(); // names of calls it never answers (a node that hangs)
+    this.answers = {}; // name -> (request) => answer, instead of the default one
+    this.limits = { maxResourceBytes: 256, maxKeyBytes: 512, maxOwnerBytes: 256, maxValueBytes: 1048576 };
   }
 
-  async start() {
+  /** `tls`: { key, cert, ca, requireClientCert } (PEM) for a node that speaks TLS only. */
+  async start(tls) {
     this.server = new grpc.Server();
     const unary = (name, answer) => (call, callback) => {
       this.calls.push({ name, request: call.request });
+      if (this.silent.has(name)) {
+        return;
+      }
       if (this.notLeader !== undefined) {
         callback(null, { code: 'NOT_LEADER', leaderAddress: this.notLeader });
         return;
       }
-      callback(null, answer(call.request));
+      callback(null, (this.answers[name] ?? answer)(call.request));
     };
     this.server.addService(fencekeeperService(), {
       Acquire: unary('Acquire', (r) => {
@@ -54,8 +61,15 @@ export class FakeNode {
         const token = this.leases.get(r.resource);
         return token ? { code: 'FOUND', live: true, token, currentToken: token } : { code: 'NOT_FOUND' };
       }),
-      NodeStatus: unary('NodeStatus', () => ({ code: 'FOUND', node: { id: 'n1', role: 'LEADER' } })),
+      NodeStatus: unary('NodeStatus', () => ({ code: 'FOUND', node: { id: 'n1', role: 'LEADER', limits: this.limits } })),
       Write: unary('Write', (r) => ({ code: 'ACCEPTED', version: '1', acceptedToken: r.token })),
+      Read: unary('Read', () => ({ code: 'NOT_FOUND' })),
+      Validate: unary('Validate', () => ({ code: 'UNKNOWN_TOKEN', message: 'token never issued' })),
+      CancelWait: unary('CancelWait', () => ({ code: 'RELEASED' })),
+      Watch: (call) => {
+        this.calls.push({ name: 'Watch', request: call.request });
+        call.on('cancelled', () => {});
+      },
       Session: (call) => {
         const session = { call, opens: [], keepAlives: [] };
         this.sessions.push(session);
@@ -87,8 +101,15 @@ export class FakeNode {
         call.on('end', () => call.end());
       },
     });
+    const credentials = tls
+      ? grpc.ServerCredentials.createSsl(
+          tls.ca ?? null,
+          [{ private_key: Buffer.from(tls.key), cert_chain: Buffer.from(tls.cert) }],
+          tls.requireClientCert ?? false,
+        )
+      : grpc.ServerCredentials.createInsecure();
     this.port = await new Promise((resolve, reject) =>
-      this.server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) => (e ? reject(e) : resolve(port))),
+      this.server.bindAsync('127.0.0.1:0', credentials, (e, port) => (e ? reject(e) : resolve(port))),
     );
     this.address = `127.0.0.1:${this.port}`;
     return this;
