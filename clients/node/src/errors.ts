@@ -36,7 +36,6 @@ export class FencekeeperError extends Error implements RejectionDetails {
   /** `options.cause`: what the error came from (a gRPC error, a signal's reason), as `err.cause`. */
   constructor(code: ResultCode, message: string, details: RejectionDetails = {}, options?: { cause?: unknown }) {
     super(message ? `${code}: ${message}` : code, options);
-    this.name = 'FencekeeperError';
     this.code = code;
     Object.assign(this, definedOnly(details));
   }
@@ -66,6 +65,9 @@ export class FencekeeperError extends Error implements RejectionDetails {
     return out;
   }
 }
+
+// On the prototype rather than each error: printed errors show their name once, in the stack's first line.
+Object.defineProperty(FencekeeperError.prototype, 'name', { value: 'FencekeeperError', writable: true, configurable: true });
 
 function definedOnly<T extends object>(details: T): Partial<T> {
   return Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -80,11 +80,16 @@ export class StaleFenceTokenError extends FencekeeperError {
       `resource '${resource}' sent token ${sentToken} but the database has accepted token ${newerToken}; the transaction was rolled back`,
       { sentToken, currentToken: newerToken },
     );
-    this.name = 'StaleFenceTokenError';
     this.resource = resource;
     this.newerToken = newerToken;
   }
 }
+
+Object.defineProperty(StaleFenceTokenError.prototype, 'name', {
+  value: 'StaleFenceTokenError',
+  writable: true,
+  configurable: true,
+});
 
 /** Runs the shipped migration (idempotent: `CREATE TABLE IF NOT EXISTS`). */
 export async function migrate(db: Queryable): Promise<void> {
