@@ -19,7 +19,7 @@ import type {
   WriteResult,
 } from './types';
 import { Watch } from './watch';
-import type { WireResponse, WireServerLimits } from './wire';
+import type { WireConsistency, WireResponse, WireServerLimits } from './wire';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 3000;
 const DEFAULT_CALL_TIMEOUT_MS = 15000;
@@ -86,8 +86,8 @@ export class FencekeeperClient {
   private readonly nodes: Nodes;
   private readonly session: Session;
   private readonly leases = new Set<Lease>();
-  /** What a lease may ask of this client; not part of the client's own API. */
-  private readonly host: LeaseHost;
+  /** What a lease may ask of this client; private at run time too, not part of the client's API. */
+  readonly #host: LeaseHost;
   /** What the nodes said they accept, from the first answer to NodeStatus. */
   private limits: WireServerLimits | undefined;
   private readonly requestIdPrefix = randomBytes(9).toString('base64url');
@@ -107,11 +107,11 @@ export class FencekeeperClient {
     this.owner = options.owner ?? `${hostname()}:${process.pid}`;
     this.nodes = new Nodes(endpointsOf(options), tlsMaterial(options.tls), requestTimeoutMs, callTimeoutMs);
     this.session = new Session(this.nodes, this.owner);
-    this.host = {
+    this.#host = {
       write: (resource, token, key, value, writeOptions) => this.write(resource, token, key, value, writeOptions),
       delete: (resource, token, key, writeOptions) => this.delete(resource, token, key, writeOptions),
       read: (resource, key, readOptions) => this.read(resource, key, readOptions),
-      release: (resource, token) => this.releaseToken(resource, token),
+      release: (resource, token) => releaseToken(this.nodes, resource, token),
       forget: (lease) => {
         this.leases.delete(lease);
         this.session.remove(lease);
@@ -191,7 +191,7 @@ export class FencekeeperClient {
     // grant made while queued started before this attempt, so only that much is certain.
     const left = Number(response.expiresAtMs) - Number(response.nowMs);
     const validFrom = sentAt - (ttl - Math.min(left > 0 ? left : ttl, ttl));
-    const lease = new Lease(this.host, resource, token, ttl, owner, validFrom, receivedAt);
+    const lease = new Lease(this.#host, resource, token, ttl, owner, validFrom, receivedAt);
     if (this.closing) {
       lease.release().catch(() => {});
       throw new FencekeeperError('UNAVAILABLE', 'the client is closed');
@@ -359,17 +359,6 @@ export class FencekeeperClient {
     this.limits = response.node?.limits ?? this.limits;
   }
 
-  private async releaseToken(resource: string, token: bigint): Promise<{ alreadyEnded: boolean }> {
-    const response = await this.nodes.call('Release', { resource, token: String(token) });
-    if (response.code === 'RELEASED') {
-      return { alreadyEnded: response.alreadyEnded };
-    }
-    if (response.code === 'NOT_HOLDER') {
-      return { alreadyEnded: true };
-    }
-    throw FencekeeperError.fromResponse(response);
-  }
-
   private async cancelWait(resource: string, requestId: string): Promise<void> {
     await this.nodes.call('CancelWait', { resource, requestId });
   }
@@ -432,7 +421,19 @@ export class FencekeeperClient {
   }
 }
 
-function consistency(value: Consistency | undefined): string {
+/** Ends a lease on the cluster; NOT_HOLDER (ended already) counts as done. */
+async function releaseToken(nodes: Nodes, resource: string, token: bigint): Promise<{ alreadyEnded: boolean }> {
+  const response = await nodes.call('Release', { resource, token: String(token) });
+  if (response.code === 'RELEASED') {
+    return { alreadyEnded: response.alreadyEnded };
+  }
+  if (response.code === 'NOT_HOLDER') {
+    return { alreadyEnded: true };
+  }
+  throw FencekeeperError.fromResponse(response);
+}
+
+function consistency(value: Consistency | undefined): WireConsistency {
   if (value === undefined || value === 'LINEARIZABLE') {
     return 'CONSISTENCY_LINEARIZABLE';
   }

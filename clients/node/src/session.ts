@@ -11,7 +11,7 @@ import { isAfter, toEvent, type Position } from './convert';
 import { FencekeeperError } from './errors';
 import { backgroundSleep, isFinal, sleep, type Nodes } from './transport';
 import type { LeaseEvent } from './types';
-import type { WireSessionResponse } from './wire';
+import type { WireSessionRequest, WireSessionResponse } from './wire';
 
 /** What the session needs of a held lease. */
 export interface SessionLease {
@@ -38,7 +38,7 @@ const IDLE = -1;
 
 export class Session {
   readonly id = randomBytes(18).toString('base64url');
-  private stream: grpc.ClientDuplexStream<object, WireSessionResponse> | undefined;
+  private stream: grpc.ClientDuplexStream<WireSessionRequest, WireSessionResponse> | undefined;
   private address: string | undefined;
   private opening: Promise<void> | undefined;
   private position: Position = { index: 0, seq: 0 };
@@ -189,7 +189,7 @@ export class Session {
     });
   }
 
-  private opened(stream: grpc.ClientDuplexStream<object, WireSessionResponse>, address: string, appliedIndex: number): void {
+  private opened(stream: grpc.ClientDuplexStream<WireSessionRequest, WireSessionResponse>, address: string, appliedIndex: number): void {
     this.stream = stream;
     this.address = address;
     this.nodes.answered(address);
@@ -245,7 +245,7 @@ export class Session {
     }
   }
 
-  private broken(stream: grpc.ClientDuplexStream<object, WireSessionResponse>): void {
+  private broken(stream: grpc.ClientDuplexStream<WireSessionRequest, WireSessionResponse>): void {
     if (this.stream !== stream) {
       return;
     }

@@ -10,7 +10,7 @@ import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { FencekeeperError } from './errors';
 import type { TlsOptions } from './types';
-import { service, unaryStub, type ServiceStub, type UnaryMethod, type WireResponse } from './wire';
+import { service, unaryStub, type ServiceStub, type UnaryMethod, type WireRequests, type WireResponse } from './wire';
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // A restarted node should be reached again within a second, not after grpc-js's default backoff
@@ -413,7 +413,11 @@ export class Nodes {
    * answer that reached fencekeeper, rejections included, is returned as it is; only NOT_LEADER is
    * followed. A refused TLS handshake ends the call at once.
    */
-  async call(method: UnaryMethod, request: object | (() => object), options: CallOptions = {}): Promise<WireResponse> {
+  async call<M extends UnaryMethod>(
+    method: M,
+    request: WireRequests[M] | (() => WireRequests[M]),
+    options: CallOptions = {},
+  ): Promise<WireResponse> {
     const { signal } = options;
     throwIfAborted(signal);
     const callTimeout = options.callTimeoutMs ?? this.callTimeoutMs;
@@ -500,10 +504,10 @@ export class Nodes {
     }
   }
 
-  private once(
+  private once<M extends UnaryMethod>(
     address: string,
-    method: UnaryMethod,
-    request: object,
+    method: M,
+    request: WireRequests[M],
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<WireResponse> {

@@ -100,36 +100,130 @@ export interface WireResponse {
   renewed: number;
 }
 
+export interface WireSessionOpened {
+  sessionId: string;
+  appliedIndex: string;
+}
+
+export interface WireKeepAliveAnswer {
+  seq: string;
+  code: ResultCode | 'RESULT_CODE_UNSPECIFIED';
+  renewed: number;
+  appliedIndex: string;
+  nowMs: string;
+}
+
 export interface WireSessionResponse {
   kind: 'opened' | 'keepAlive' | 'event' | 'error';
-  opened?: { sessionId: string; appliedIndex: string };
-  keepAlive?: {
-    seq: string;
-    code: ResultCode | 'RESULT_CODE_UNSPECIFIED';
-    renewed: number;
-    appliedIndex: string;
-    nowMs: string;
-  };
+  opened?: WireSessionOpened;
+  keepAlive?: WireKeepAliveAnswer;
   event?: WireLeaseEvent;
   error?: WireResponse;
 }
 
-/** The unary calls of the service, by their names in the .proto. */
-export type UnaryMethod =
-  | 'Acquire'
-  | 'CancelWait'
-  | 'Renew'
-  | 'Release'
-  | 'Revoke'
-  | 'Write'
-  | 'Read'
-  | 'Validate'
-  | 'GetLease'
-  | 'List'
-  | 'NodeStatus';
+// Requests: what the client sends. A field the .proto does not have would be dropped silently by the
+// loader, so each is declared here and test/wire.test.mjs checks every one against fencing.proto.
+
+export type WireConsistency = 'CONSISTENCY_LINEARIZABLE' | 'CONSISTENCY_STALE';
+
+export interface WireAcquireRequest {
+  resource: string;
+  owner: string;
+  ttlMs: string;
+  requestId: string;
+  waitMs: string;
+  lockDelayMs: string;
+  sessionId: string;
+}
+
+export interface WireCancelWaitRequest {
+  resource: string;
+  requestId: string;
+}
+
+export interface WireReleaseRequest {
+  resource: string;
+  token: string;
+}
+
+export interface WireRevokeRequest {
+  resource: string;
+  reason: string;
+}
+
+export interface WireKeyWrite {
+  key: string;
+  value: Buffer;
+  delete: boolean;
+}
+
+export interface WireWriteRequest {
+  resource: string;
+  token: string;
+  writes: WireKeyWrite[];
+  requestId: string;
+}
+
+export interface WireReadRequest {
+  resource: string;
+  key: string;
+  consistency?: WireConsistency;
+}
+
+export interface WireValidateRequest {
+  resource: string;
+  token: string;
+  consistency?: WireConsistency;
+}
+
+export interface WireLeaseQuery {
+  resource: string;
+  consistency?: WireConsistency;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface WireNodeInfoQuery {}
+
+export interface WireWatchRequest {
+  resource: string;
+  prefix: string;
+  afterIndex: string;
+  afterSeq: number;
+}
+
+export interface WireSessionOpen {
+  sessionId: string;
+  owner: string;
+  afterIndex: string;
+  afterSeq: number;
+}
+
+export interface WireSessionKeepAlive {
+  seq: string;
+}
+
+export interface WireSessionRequest {
+  open?: WireSessionOpen;
+  keepAlive?: WireSessionKeepAlive;
+}
+
+/** The unary calls the client makes, by their names in the .proto, with their request messages. */
+export interface WireRequests {
+  Acquire: WireAcquireRequest;
+  CancelWait: WireCancelWaitRequest;
+  Release: WireReleaseRequest;
+  Revoke: WireRevokeRequest;
+  Write: WireWriteRequest;
+  Read: WireReadRequest;
+  Validate: WireValidateRequest;
+  GetLease: WireLeaseQuery;
+  NodeStatus: WireNodeInfoQuery;
+}
+
+export type UnaryMethod = keyof WireRequests;
 
 export type UnaryStub = (
-  request: object,
+  request: WireRequests[UnaryMethod],
   metadata: grpc.Metadata,
   options: grpc.CallOptions,
   callback: (error: grpc.ServiceError | null, response?: WireResponse) => void,
@@ -137,8 +231,8 @@ export type UnaryStub = (
 
 /** A stub of the service on one node. */
 export interface ServiceStub extends grpc.Client {
-  Watch(request: object, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<WireResponse>;
-  Session(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<object, WireSessionResponse>;
+  Watch(request: WireWatchRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<WireResponse>;
+  Session(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<WireSessionRequest, WireSessionResponse>;
 }
 
 type ServiceConstructor = new (

@@ -279,3 +279,15 @@ describe('TLS refusals end the call within a second, naming the cause, nothing a
     certs?.remove();
   });
 });
+
+describe('seams', () => {
+  test('a Lease depends on a narrow host, not on the client: no import cycle, nothing of it public on the client', async (t) => {
+    const { readFileSync } = await import('node:fs');
+    const lease = readFileSync(new URL('../src/lease.ts', import.meta.url), 'utf8');
+    assert.ok(!/from '\.\/client'/.test(lease), 'lease.ts imports client.ts');
+    const { client } = await setUp(t);
+    for (const name of ['releaseToken', 'forget', 'host']) {
+      assert.equal(typeof client[name], 'undefined', `client.${name} is reachable at run time`);
+    }
+  });
+});
