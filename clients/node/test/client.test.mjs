@@ -20,7 +20,7 @@ async function setUp(t, options = {}) {
     await client?.close();
     await node.stop();
   });
-  client = await connect({ endpoints: node.address, requestTimeoutMs: 500, callTimeoutMs: 3000, ...options });
+  client = await connect({ endpoints: node.address, requestTimeoutMs: 2000, callTimeoutMs: 8000, ...options });
   return { node, client };
 }
 
@@ -40,10 +40,11 @@ describe('waiting', { concurrency: 3 }, () => {
     const node = await new FakeNode().start();
     t.after(() => node.stop());
     node.silent.add('NodeStatus');
-    const { ms, error } = await elapsed(connect({ endpoints: node.address, callTimeoutMs: 1200 }));
+    // Below the default request timeout (3000 ms), which used to stretch it.
+    const { ms, error } = await elapsed(connect({ endpoints: node.address, callTimeoutMs: 1000 }));
     assert.equal(error?.code, 'UNAVAILABLE');
-    assert.match(error.message, /within 1200 ms/);
-    assert.ok(ms >= 1100 && ms < 2500, `connect gave up after ${ms} ms`);
+    assert.match(error.message, /within 1000 ms/);
+    assert.ok(ms >= 900 && ms < 2600, `connect gave up after ${ms} ms`);
   });
 
   test('a connection refused on every endpoint fails connect within about a second', async () => {
@@ -53,7 +54,8 @@ describe('waiting', { concurrency: 3 }, () => {
     assert.match(error.message, /connection refused by every endpoint/);
     assert.match(error.message, /client\.port/);
     assert.equal(typeof error.cause?.code, 'number', 'the gRPC error is the cause');
-    assert.ok(ms < 1500, `connect took ${ms} ms`);
+    // About a second, with room for a loaded machine: waiting for a node used to take the call timeout, 15 s.
+    assert.ok(ms < 3000, `connect took ${ms} ms`);
   });
 
   test('an AbortSignal ends connect, acquire (cancelling its wait), write, read and a watch', async (t) => {
@@ -98,7 +100,7 @@ describe('waiting', { concurrency: 3 }, () => {
     node.silent.add('NodeStatus');
     const c = await elapsed(connect({ endpoints: node.address, signal: AbortSignal.timeout(300) }));
     assert.equal(c.error?.name, 'TimeoutError');
-    assert.ok(c.ms < 1500, `connect ended after ${c.ms} ms`);
+    assert.ok(c.ms < 3000, `connect ended after ${c.ms} ms`);
     await assert.rejects(client.acquire('r', { ttlMs: 1000, signal: 'soon' }), (e) => e.code === 'INVALID_ARGUMENT');
   });
 
@@ -122,7 +124,7 @@ describe('waiting', { concurrency: 3 }, () => {
     const { ms, error } = await elapsed(lease.write('k', 'v'));
     assert.equal(error?.code, 'LEASE_LOST');
     assert.match(error.message, /was lost \(LEASE_LOST\); nothing was sent/);
-    assert.ok(ms < 100, `${ms} ms`);
+    assert.ok(ms < 500, `${ms} ms`);
     await assert.rejects(lease.delete('k'), (e) => e.code === 'LEASE_LOST');
     const other = await client.acquire('s', { ttlMs: 5000 });
     await other.release();
@@ -202,7 +204,7 @@ describe('endpoints', () => {
     const { ms, error } = await elapsed(connect({ endpoints: 'n1@127.0.0.1:7301,n2@127.0.0.1:7302' }));
     assert.equal(error?.code, 'INVALID_ARGUMENT');
     assert.match(error.message, /'n1@127\.0\.0\.1:7301' is a Raft member address; give the node's client port instead: 127\.0\.0\.1:7501/);
-    assert.ok(ms < 100);
+    assert.ok(ms < 500, `${ms} ms`);
   });
 
   test('FENCEKEEPER_ENDPOINTS is read; FENCEKEEPER_PEERS still works, with one deprecation warning', async (t) => {
@@ -269,7 +271,8 @@ describe('TLS refusals end the call within a second, naming the cause, nothing a
       assert.match(error.message, /TLS handshake with 127\.0\.0\.1:\d+ failed/);
       assert.match(error.message, reason);
       assert.match(error.message, /nothing was applied/);
-      assert.ok(ms < 1500, `${ms} ms`);
+      // About a second, with room for a loaded machine; retried, it used to take the call timeout (15 s).
+      assert.ok(ms < 3000, `${ms} ms`);
     });
   }
 
