@@ -1,5 +1,5 @@
-// What Maven runs for this package (clients/node/pom.xml): `unit` in the test phase, `cluster` in the
-// integration-test phase. Each first installs the dependencies from the committed lockfiles when they are
+// What Maven runs for this package (clients/node/pom.xml): `unit` in the test phase, `pack` in the package
+// phase (the npm tarball the distribution ships, scripts/pack.mjs), `cluster` in the integration-test phase. Each first installs the dependencies from the committed lockfiles when they are
 // missing or older than the lockfile (`npm ci`, as .ci/run does); the tests compile the package when its
 // sources changed (scripts/build-if-stale.mjs), so a plain `./mvnw -B verify` runs everything and
 // compiles once; `-DskipTests -DskipITs` (the launcher's build) runs none of it, so starting a cluster
@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { packageDir, repoRoot } from './assets.mjs';
+import { pack } from './pack.mjs';
 
 const PROJECTS = [packageDir, path.join(repoRoot, 'examples', 'node-report')];
 
@@ -36,6 +37,8 @@ const what = process.argv[2];
 installIfNeeded(packageDir);
 if (what === 'unit') {
   run('npm', ['test'], packageDir);
+} else if (what === 'pack') {
+  console.log(`npm package: ${path.relative(process.cwd(), pack())}`);
 } else if (what === 'cluster') {
   for (const dir of PROJECTS.slice(1)) {
     installIfNeeded(dir);
@@ -43,6 +46,6 @@ if (what === 'unit') {
   // The launcher's jar was built moments ago in this Maven run: it must not rebuild it under Maven.
   run(process.execPath, ['test/cluster/run.mjs'], packageDir, { FENCEKEEPER_SKIP_BUILD: '1' });
 } else {
-  console.error('usage: node scripts/maven.mjs unit|cluster');
+  console.error('usage: node scripts/maven.mjs unit|pack|cluster');
   process.exit(2);
 }
