@@ -105,7 +105,7 @@ function percentile(sorted, p) {
 }
 
 const options = parseArgs(process.argv.slice(2));
-const client = await connect({ peers: options.peers, owner: `w2-bench-${process.pid}` });
+const client = await connect({ endpoints: options.peers, owner: `w2-bench-${process.pid}` });
 const rows = [];
 try {
   for (const workers of options.workers) {

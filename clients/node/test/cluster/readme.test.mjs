@@ -1,12 +1,15 @@
-// The package README's examples, run: the first ```js block as a program against a real cluster (its
-// output must have the shape the README shows, tokens aside), and the pg line it quotes must be a line of
-// examples/node-report/worker.mjs, which the node-report test runs.
+// The package README's examples, run as a Node team would: the npm tarball the build makes (the one the
+// distribution ships) installed into a fresh project in a temp dir outside the repository, and the README's
+// first ```js block run there, unchanged, against a real cluster (its output must have the shape the
+// README shows, tokens aside). The pg lines it quotes must be lines of examples/node-report/worker.mjs,
+// which the node-report test runs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pack } from '../../scripts/pack.mjs';
 import { cluster as clusterHandle, release, repoRoot } from '../support/cluster.mjs';
 
 const packageDir = path.join(repoRoot, 'clients', 'node');
@@ -24,18 +27,44 @@ after(async () => {
 
 const shape = (text) => text.trim().split('\n').map((l) => l.replace(/\d+/g, 'N'));
 
-test('the README\'s usage example runs and prints what the README shows', { timeout: 60_000 }, () => {
-  const js = fences.findIndex((f) => f.lang === 'js');
-  const program = fences[js].body.replace("from '@fencekeeper/client'", `from '${path.join(packageDir, 'dist', 'index.js')}'`);
-  const shown = fences[js + 1];
-  assert.equal(shown.lang, 'text');
-  const dir = mkdtempSync(path.join(tmpdir(), 'fencekeeper-readme-'));
+test('the README starts with how to install the package, from the tarball and (once published) from npm', () => {
+  const install = readme.indexOf('## Install');
+  assert.ok(install > 0 && install < readme.indexOf('## Use'), 'an Install section before Use');
+  const sh = fences.filter((f) => f.lang === 'sh').map((f) => f.body).join('\n');
+  assert.match(sh, /npm install \S+\/clients\/node\/fencekeeper-client-[\d.]+\.tgz/);
+  assert.match(sh, /^npm install @fencekeeper\/client$/m);
+  assert.match(readme, /not published to the npm registry yet/);
+});
+
+test('the tarball installs into a fresh project outside the repository and runs the README\'s example', { timeout: 240_000 }, () => {
+  const tarball = pack();
+  const { version } = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
+  assert.ok(readme.includes(`fencekeeper-client-${version}.tgz`), 'the README names the tarball of this version');
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'fencekeeper-consumer-')));
+  assert.ok(path.relative(repoRoot, dir).startsWith('..'), `${dir} must be outside the repository`);
   try {
-    const file = path.join(dir, 'example.mjs');
-    writeFileSync(file, program);
-    const run = spawnSync(process.execPath, [file], {
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], {
+      cwd: dir,
       encoding: 'utf8',
-      env: { ...process.env, FENCEKEEPER_PEERS: cluster.clientPeers.join(',') },
+      timeout: 180_000,
+    });
+    assert.equal(install.status, 0, `npm install ${tarball}:\n${install.stdout}\n${install.stderr}`);
+    const installed = path.join(dir, 'node_modules', '@fencekeeper', 'client');
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/pg.js', 'dist/pg.d.ts', 'proto/fencing.proto', 'sql/postgresql/V1__fencekeeper_fence.sql']) {
+      assert.ok(existsSync(path.join(installed, file)), `the installed package has ${file}`);
+    }
+    assert.ok(!existsSync(path.join(installed, 'src')), 'no sources: nothing is compiled at install');
+
+    const js = fences.findIndex((f) => f.lang === 'js');
+    const shown = fences[js + 1];
+    assert.equal(shown.lang, 'text');
+    const file = path.join(dir, 'example.mjs');
+    writeFileSync(file, fences[js].body);
+    const run = spawnSync(process.execPath, [file], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, FENCEKEEPER_ENDPOINTS: cluster.clientPeers.join(',') },
       timeout: 50_000,
     });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
@@ -48,10 +77,10 @@ test('the README\'s usage example runs and prints what the README shows', { time
   }
 });
 
-test('the pg line the README quotes is a line of the node-report worker', () => {
+test('the pg lines the README quotes are lines of the node-report worker', () => {
   const quoted = fences.filter((f) => f.lang === 'js').slice(1).map((f) => f.body.trim());
   const worker = readFileSync(path.join(repoRoot, 'examples', 'node-report', 'worker.mjs'), 'utf8');
-  assert.ok(quoted.length > 0);
+  assert.ok(quoted.length >= 2);
   for (const line of quoted) {
     assert.ok(worker.includes(line), `not in worker.mjs: ${line}`);
   }
