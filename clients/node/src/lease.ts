@@ -1,5 +1,4 @@
 import { FencekeeperError } from './errors';
-import type { SessionLease } from './session';
 import type { LeaseEvent, LostReason, ReadOptions, StoredValue, WriteOptions, WriteResult } from './types';
 
 export type LeaseState = 'HELD' | 'LOST' | 'RELEASED';
@@ -23,7 +22,7 @@ export interface LeaseHost {
  * renewal was sent, so it turns false no later than the cluster ends the lease, but a pause can come
  * right after it said true. The token is what protects data.
  */
-export class Lease implements SessionLease {
+export class Lease {
   private state: LeaseState = 'HELD';
   private deadline: number;
   private deadlineTimer: NodeJS.Timeout | undefined;

@@ -55,6 +55,32 @@ test('the tarball installs into a fresh project outside the repository and runs 
       assert.ok(existsSync(path.join(installed, file)), `the installed package has ${file}`);
     }
     assert.ok(!existsSync(path.join(installed, 'src')), 'no sources: nothing is compiled at install');
+    // Its types serve a strict TypeScript consumer that checks libraries too (no skipLibCheck).
+    writeFileSync(
+      path.join(dir, 'consumer.ts'),
+      [
+        "import { connect, type WriteResult } from '@fencekeeper/client';",
+        "import { advance, fencedTransaction } from '@fencekeeper/client/pg';",
+        'export async function run(): Promise<WriteResult> {',
+        "  const client = await connect({ endpoints: '127.0.0.1:7501', signal: AbortSignal.timeout(1000) });",
+        "  const lease = await client.acquire('r', { ttlMs: 1000 });",
+        "  await advance({ query: async () => ({ rowCount: 1, rows: [] }) }, lease);",
+        "  await fencedTransaction({ query: async () => ({ rowCount: 1, rows: [] }) }, lease, async () => 1);",
+        "  return lease.write('k', 'v');",
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const tsc = spawnSync(
+      process.execPath,
+      [
+        path.join(packageDir, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '--noEmit', '--strict', '--target', 'ES2022', '--module', 'nodenext', '--moduleResolution', 'nodenext',
+        '--types', 'node', '--typeRoots', path.join(packageDir, 'node_modules', '@types'), 'consumer.ts',
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
+    assert.equal(tsc.status, 0, `tsc on a consumer of the installed package:\n${tsc.stdout}${tsc.stderr}`);
 
     const js = fences.findIndex((f) => f.lang === 'js');
     const shown = fences[js + 1];
