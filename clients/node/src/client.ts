@@ -42,7 +42,8 @@ export async function connect(options: ConnectOptions = {}): Promise<Fencekeeper
   }
 }
 
-let warnedPeers = false;
+/** The deprecated spellings warn once per process, as Node's own deprecations do. */
+let warnedDeprecated = false;
 
 /** The endpoints to dial: the option, else FENCEKEEPER_ENDPOINTS, else the deprecated spellings. */
 function endpointsOf(options: ConnectOptions): string[] {
@@ -69,8 +70,8 @@ function endpointsOf(options: ConnectOptions): string[] {
 }
 
 function deprecated(message: string): void {
-  if (!warnedPeers) {
-    warnedPeers = true;
+  if (!warnedDeprecated) {
+    warnedDeprecated = true;
     process.emitWarning(message, { type: 'DeprecationWarning', code: 'FENCEKEEPER_PEERS' });
   }
 }

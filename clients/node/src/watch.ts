@@ -100,7 +100,10 @@ export class Watch implements AsyncIterable<LeaseEvent> {
         const status = await this.nodes.call('NodeStatus', {});
         this.position = { index: Number(status.node?.lastAppliedIndex ?? 0), seq: INT32_MAX };
       } catch (e) {
-        this.failure = e instanceof FencekeeperError ? e : new FencekeeperError('UNAVAILABLE', String(e));
+        if (this.done) {
+          return; // closed or aborted meanwhile: that is how it ended
+        }
+        this.failure = e instanceof FencekeeperError ? e : new FencekeeperError('UNAVAILABLE', String(e), {}, { cause: e });
         this.done = true;
         this.wake();
         return;
