@@ -21,16 +21,56 @@ const NODE_LINE = /^(n\d+)\s+\S+\s+pid (\d+)/gm;
 const START_TIMEOUT_MS = 300_000;
 
 /**
- * Ports are drawn as the Java tests' LocalPorts draws them: from 10000 up to below 32768, where Linux
- * (ip_local_port_range 32768-60999) and other systems (49152 and up) never hand one to an outgoing
- * connection, so a busy machine's own connections cannot take a node's port between the check and the
- * node's bind.
+ * Ports come from below the ephemeral range, as the Java tests' LocalPorts draws them: from 10000 up to
+ * below 32768, where Linux (ip_local_port_range 32768-60999) and other systems (49152 and up) never hand
+ * one to an outgoing connection, so a busy machine's own connections cannot take a node's port.
  */
 export const LOWEST_PORT = 10_000;
 export const BELOW_EPHEMERAL = 32_768;
 
-/** A base port whose three nodes' ports, at every offset of PORTS, are free now and below the ephemeral range. */
+/**
+ * A base port for a three-node cluster, reserved for as long as this process lives: LocalPorts itself
+ * picks it (support/ReservePorts.java, run with the launcher's jar), so Java tests, drills and other Node
+ * runs on this machine, which pick through it too, never take the same ports; without the jar (not built
+ * yet) a free base port drawn here, which only the bind check protects.
+ */
 export async function freeBasePort() {
+  return (await reservedBasePort()) ?? drawnBasePort();
+}
+
+const LAUNCHER_JAR = path.join(repoRoot, 'tools', 'cli', 'target', 'fencekeeper.jar');
+
+async function reservedBasePort() {
+  if (!existsSync(LAUNCHER_JAR)) {
+    return undefined;
+  }
+  const holder = spawn('java', ['-cp', LAUNCHER_JAR, path.join(path.dirname(fileURLToPath(import.meta.url)), 'ReservePorts.java')], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const port = await new Promise((resolve) => {
+    let out = '';
+    holder.on('error', () => resolve(undefined));
+    holder.on('exit', () => resolve(undefined));
+    holder.stdout.on('data', (chunk) => {
+      out += chunk;
+      const line = /^(\d+)\n/.exec(out);
+      if (line) {
+        resolve(Number(line[1]));
+      }
+    });
+  });
+  if (port === undefined) {
+    return undefined;
+  }
+  // Held until this process ends: its end closes the holder's input, and the holder's end the locks.
+  holder.stdout.destroy();
+  holder.unref();
+  holder.stdin.unref?.();
+  holder.stdin.on('error', () => {});
+  return port;
+}
+
+export async function drawnBasePort() {
   const highest = Math.max(...Object.values(PORTS)) + 2;
   for (let attempt = 0; attempt < 100; attempt++) {
     const base = LOWEST_PORT + Math.floor(Math.random() * (BELOW_EPHEMERAL - highest - LOWEST_PORT));
