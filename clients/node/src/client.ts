@@ -4,7 +4,7 @@ import { jsonable, toLeaseInfo, toStoredValue, toWriteResult } from './convert';
 import { FencekeeperError } from './errors';
 import { Lease, type LeaseHost } from './lease';
 import { Session } from './session';
-import { Nodes, checkSignal, parseEndpoints, raceSignal, throwIfAborted, tlsMaterial } from './transport';
+import { Nodes, abortReason, checkSignal, parseEndpoints, raceSignal, throwIfAborted, tlsMaterial } from './transport';
 import type {
   AcquireOptions,
   ConnectOptions,
@@ -200,7 +200,7 @@ export class FencekeeperClient {
     if (signal?.aborted) {
       // Aborted while the grant was on its way: the caller no longer wants it.
       lease.release().catch(() => {});
-      throw signal.reason;
+      throw abortReason(signal);
     }
     this.leases.add(lease);
     this.session.add(lease);
