@@ -54,8 +54,9 @@ describe('waiting', { concurrency: 3 }, () => {
     assert.match(error.message, /connection refused by every endpoint/);
     assert.match(error.message, /client\.port/);
     assert.equal(typeof error.cause?.code, 'number', 'the gRPC error is the cause');
-    // About a second, with room for a loaded machine: waiting for a node used to take the call timeout, 15 s.
-    assert.ok(ms < 3000, `connect took ${ms} ms`);
+    // About a second (a tenth of one on an idle machine), with room for a loaded one: waiting for a node
+    // used to take the call timeout, 15 s.
+    assert.ok(ms < 5000, `connect took ${ms} ms`);
   });
 
   test('an AbortSignal ends connect, acquire (cancelling its wait), write, read and a watch', async (t) => {
@@ -272,7 +273,7 @@ describe('TLS refusals end the call within a second, naming the cause, nothing a
       assert.match(error.message, reason);
       assert.match(error.message, /nothing was applied/);
       // About a second, with room for a loaded machine; retried, it used to take the call timeout (15 s).
-      assert.ok(ms < 3000, `${ms} ms`);
+      assert.ok(ms < 5000, `${ms} ms`);
     });
   }
 

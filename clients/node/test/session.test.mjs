@@ -21,7 +21,7 @@ async function setUp(t, options = {}) {
     await client?.close();
     await node.stop();
   });
-  client = await connect({ endpoints: node.address, requestTimeoutMs: 500, callTimeoutMs: 3000, ...options });
+  client = await connect({ endpoints: node.address, requestTimeoutMs: 500, callTimeoutMs: 10_000, ...options });
   return { node, client };
 }
 
@@ -154,7 +154,7 @@ describe('the session', { concurrency: 2 }, () => {
       await Promise.all([leader.stop(), follower.stop()]);
     });
     follower.notLeader = leader.address;
-    client = await connect({ endpoints: [follower.address, leader.address], requestTimeoutMs: 500, callTimeoutMs: 3000 });
+    client = await connect({ endpoints: [follower.address, leader.address], requestTimeoutMs: 500, callTimeoutMs: 10_000 });
     const lease = await client.acquire('r', { ttlMs: 3000 });
     assert.equal(leader.sessions.length, 1);
     assert.ok(leader.calls.some((c) => c.name === 'Acquire'));
