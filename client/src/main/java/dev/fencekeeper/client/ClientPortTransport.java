@@ -48,6 +48,11 @@ final class ClientPortTransport implements AutoCloseable {
   private static final int MAX_INBOUND_BYTES = 16 * 1024 * 1024;
   private static final int OVERLOADED_ATTEMPTS = 6;
 
+  static {
+    // Before the first channel: gRPC logs through java.util.logging from then on.
+    TransportLogging.install();
+  }
+
   private final List<PeerAddress> peers;
   private final SslContext ssl;
   private final long requestTimeoutMs;

@@ -511,7 +511,7 @@ final class LeaseSession {
     }
     Lease lease = all.get(i);
     client
-        .leaseAsync(lease.resource())
+        .leaseQuery(lease.resource())
         .whenComplete(
             (r, e) -> {
               if (e == null && isGone(r, lease)) {
