@@ -299,6 +299,10 @@ final class ClientPortTransport implements AutoCloseable {
     int attempt;
     int overloaded;
     String lastProblem = "no node tried";
+    // Whether an attempt so far may have reached a node with the request (its answer lost, or a
+    // leader that lost its leadership while the command was pending): then no failure later can
+    // say the command was not applied.
+    boolean mayHaveReached;
 
     Attempts(Unary<?> unary, long deadlineNanos) {
       this.unary = unary;
@@ -330,6 +334,9 @@ final class ClientPortTransport implements AutoCloseable {
       if (error == null) {
         reachability.contact();
         ResultCode code = response.getCode();
+        if (code == ResultCode.UNAVAILABLE) {
+          mayHaveReached = true;
+        }
         if (code == ResultCode.NOT_LEADER || code == ResultCode.UNAVAILABLE) {
           // NOT_LEADER: refused before the log, nothing changed. UNAVAILABLE: the node lost its
           // leadership while the command was pending; the same request id applies it at most once.
@@ -356,8 +363,14 @@ final class ClientPortTransport implements AutoCloseable {
         Status status = Status.fromThrowable(error);
         String tls = TlsFailures.describe(error);
         if (tls != null) {
-          result.completeExceptionally(
-              new CallFailed("TLS handshake with " + address + " failed: " + tls));
+          // A refused handshake is final: no certificate changes between attempts, so a retry
+          // would only be refused again.
+          String why = "TLS handshake with " + address + " failed: " + tls;
+          if (mayHaveReached) {
+            result.completeExceptionally(new CallFailed(why));
+          } else {
+            result.complete(new Answer(TlsFailures.refusal(why), address));
+          }
           return;
         }
         if (!retryable(status.getCode())) {
@@ -370,6 +383,9 @@ final class ClientPortTransport implements AutoCloseable {
           return;
         }
         attemptFailed(error);
+        if (Reachability.connectFailure(error) == null) {
+          mayHaveReached = true; // a connection was made, or may have been: the request with it
+        }
         failed(address);
         ManagedChannel channel = channels.get(address);
         if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
@@ -550,11 +566,17 @@ final class ClientPortTransport implements AutoCloseable {
             requestTimeoutMs,
             address)
         .thenApply(
-            a ->
-                Response.newBuilder()
-                    .setCode(ResultCode.FOUND)
-                    .setAppliedIndex(a.response().getNode().getLastAppliedIndex())
-                    .build());
+            a -> {
+              if (!a.response().hasNode()) {
+                // Refused (a TLS handshake, an identity): no position to start from.
+                throw new java.util.concurrent.CompletionException(
+                    new CallFailed(a.response().getCode() + ": " + a.response().getMessage()));
+              }
+              return Response.newBuilder()
+                  .setCode(ResultCode.FOUND)
+                  .setAppliedIndex(a.response().getNode().getLastAppliedIndex())
+                  .build();
+            });
   }
 
   /** Opens a session stream to {@code address}; answers go to {@code responses}. */

@@ -496,10 +496,15 @@ final class ClusterCalls {
       throw new IllegalArgumentException(
           "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
     }
-    return join(port.call(request, timeout.toMillis(), address)
-            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
-        .response()
-        .getNode();
+    Response answer =
+        join(port.call(request, timeout.toMillis(), address)
+                .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+            .response();
+    if (!answer.hasNode()) {
+      // Refused rather than answered (a TLS handshake the node or this client refused).
+      throw new FencingException(new Result(answer));
+    }
+    return answer.getNode();
   }
 
   /**

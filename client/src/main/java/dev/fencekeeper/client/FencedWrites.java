@@ -178,7 +178,13 @@ final class FencedWrites {
     }
     return asked.thenAccept(
         response -> {
-          if (!response.hasNode() || !response.getNode().hasLimits()) {
+          if (!response.hasNode()) {
+            // Refused, not answered (a TLS handshake): the limits stay unknown, the write says why.
+            throw new java.util.concurrent.CompletionException(
+                new ClientPortTransport.CallFailed(
+                    response.getCode() + ": " + response.getMessage()));
+          }
+          if (!response.getNode().hasLimits()) {
             limitsNotServed = true; // a node of a version that does not tell them
             return;
           }

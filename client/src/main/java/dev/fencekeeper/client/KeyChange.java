@@ -2,13 +2,13 @@ package dev.fencekeeper.client;
 
 import java.nio.charset.StandardCharsets;
 
-/**
- * One key of an atomic multi-key write: a new value or a delete.
- *
- * @throws NullPointerException if {@code key} or {@code value} is null
- */
+/** One key of an atomic multi-key write: a new value or a delete. */
 public record KeyChange(String key, byte[] value, boolean delete) {
-  /** Refuses a change no write could be built from before it reaches a batch. */
+  /**
+   * Refuses a change no write could be built from before it reaches a batch.
+   *
+   * @throws NullPointerException if {@code key} or {@code value} is null
+   */
   public KeyChange {
     java.util.Objects.requireNonNull(key, "key must not be null");
     java.util.Objects.requireNonNull(

@@ -50,7 +50,11 @@ public enum ResultCode {
   COMPACTED,
   /** Revoke: the live lease was ended by an operator. */
   REVOKED,
-  /** Any: the caller's identity (its TLS certificate) may not do this. Nothing changed. */
+  /**
+   * Any: the caller's identity (its TLS certificate) may not do this, or the TLS handshake failed
+   * (the node refused this client's certificate, or this client the node's), which {@code message}
+   * names. Nothing changed.
+   */
   PERMISSION_DENIED,
   /** Any: too many requests pending (leader or node bound). Nothing changed; retry later. */
   OVERLOADED;

@@ -6,6 +6,17 @@ import javax.net.ssl.SSLException;
 final class TlsFailures {
   private TlsFailures() {}
 
+  /**
+   * The answer to a call whose TLS handshake failed before any attempt of it could reach a node:
+   * PERMISSION_DENIED (the two sides did not accept each other's identity), nothing applied.
+   */
+  static dev.fencekeeper.proto.Response refusal(String why) {
+    return dev.fencekeeper.proto.Response.newBuilder()
+        .setCode(dev.fencekeeper.proto.ResultCode.PERMISSION_DENIED)
+        .setMessage(why + "; nothing was sent, so nothing was applied")
+        .build();
+  }
+
   /** Why the handshake failed when {@code error} is a TLS failure, else null. */
   static String describe(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
