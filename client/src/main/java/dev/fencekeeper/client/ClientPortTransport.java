@@ -585,19 +585,22 @@ final class ClientPortTransport implements AutoCloseable {
     return FencekeeperGrpc.newStub(channel(address)).session(responses);
   }
 
+  /**
+   * Closes every channel at once. The client calls this after its releases and cancels were
+   * answered (or their time ran out), so what is still open is only what nobody waits for any more:
+   * a watch's long poll, a waiter's poll, the session stream. A graceful shutdown would wait for
+   * those to end by themselves, up to a poll's whole length.
+   */
   @Override
   public void close() {
     closed = true;
     for (ManagedChannel channel : channels.values()) {
-      channel.shutdown();
+      channel.shutdownNow();
     }
     for (ManagedChannel channel : channels.values()) {
       try {
-        if (!channel.awaitTermination(1, TimeUnit.SECONDS)) {
-          channel.shutdownNow();
-        }
+        channel.awaitTermination(1, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
-        channel.shutdownNow();
         Thread.currentThread().interrupt();
         return;
       }
