@@ -180,7 +180,8 @@ class JavaClientHonestyClusterTest {
               .toList();
       assertThat(warnings).isNotEmpty();
       for (String w : warnings) {
-        assertThat(w.trim()).as(w).doesNotEndWith(":").contains("no node answered");
+        // Other clients of this JVM log here too; none may leave the reason out.
+        assertThat(w.trim()).as(w).doesNotEndWith(":").doesNotEndWith("answered");
       }
     } finally {
       connection.detachAppender(seen);
