@@ -22,7 +22,7 @@ public enum ResultCode {
   CURRENT,
   /** Validate: a newer token has been issued for the resource. */
   STALE,
-  /** Validate: no newer token, but the lease has ended (or the token was never issued). */
+  /** Validate: no newer token, but the lease has ended (a token never issued is UNKNOWN_TOKEN). */
   EXPIRED,
   /** Acquire: another live lease; holder in token/holder_owner/expires_at_ms. */
   HELD,
@@ -34,7 +34,7 @@ public enum ResultCode {
   STALE_TOKEN,
   /** Write: no newer token, but the lease has ended. */
   LEASE_EXPIRED,
-  /** Write: the token was never issued for this resource. */
+  /** Write, validate: the token was never issued for this resource (or it was forgotten). */
   UNKNOWN_TOKEN,
   /** Any: malformed input; {@code message} says which field and why. Nothing changed. */
   INVALID_ARGUMENT,
