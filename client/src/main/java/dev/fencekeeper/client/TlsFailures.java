@@ -21,7 +21,17 @@ final class TlsFailures {
   static String describe(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof SSLException) {
-        return reason(String.valueOf(t.getMessage()));
+        // The engine's own message can be generic ("General OpenSslEngine problem"); the cause
+        // beneath it (a certificate path that does not validate, a name that does not match) is
+        // what an operator acts on.
+        StringBuilder all = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+          String m = c.getMessage();
+          if (m != null && all.indexOf(m) < 0) {
+            all.append(all.length() == 0 ? "" : ": ").append(m);
+          }
+        }
+        return reason(all.length() == 0 ? String.valueOf(t) : all.toString());
       }
     }
     return null;
