@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  */
 @Timeout(180)
 class JavaClientHonestyClusterTest {
-  private static final Duration TTL = Duration.ofSeconds(5);
+  // Long enough that no lease of these tests ends by itself on a loaded machine, unless it should.
+  private static final Duration TTL = Duration.ofSeconds(30);
 
   @TempDir Path dataDir;
 
