@@ -102,6 +102,10 @@ final class ClientPortTransport implements AutoCloseable {
   record Answer(Response response, String address) {}
 
   ManagedChannel channel(String address) {
+    if (closed) {
+      // A poll retried while close() runs must not open a channel nobody will close.
+      throw new IllegalStateException("the client is closed");
+    }
     return channels.computeIfAbsent(
         address,
         a -> {

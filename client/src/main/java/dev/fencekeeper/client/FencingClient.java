@@ -473,9 +473,12 @@ public final class FencingClient implements AutoCloseable {
     if (!acquisitions.giveBackAll(System.nanoTime() + closeTimeout.toNanos(), closeTimeout)) {
       return;
     }
-    calls.stopThreads();
     session.close();
+    // The channels first, while the client's threads still run: a call they cancel finishes on
+    // those threads, and a channel whose calls cannot finish waits out its whole termination
+    // bound.
     calls.closePort();
+    calls.stopThreads();
   }
 
   /**
