@@ -76,8 +76,7 @@ final class Acquisitions {
             options.lockDelay(),
             System.nanoTime() + waitTimeout.toNanos());
     if (closing) {
-      waiting.result.completeExceptionally(closedError());
-      return waiting.result;
+      throw closedError();
     }
     openWaits.add(waiting);
     // Whoever completes the future first — the wait, a cancel, orTimeout, close() — the place is
@@ -101,11 +100,10 @@ final class Acquisitions {
   <T> CompletableFuture<T> leaseFrom(
       String resource, Duration ttl, AcquireOptions options, boolean optional) {
     checkAcquire(resource, ttl, options);
-    CompletableFuture<T> result = new CompletableFuture<>();
     if (closing) {
-      result.completeExceptionally(closedError());
-      return result;
+      throw closedError();
     }
+    CompletableFuture<T> result = new CompletableFuture<>();
     String owner = options.owner() != null ? options.owner() : defaultOwner;
     // The local deadline counts from before the request leaves, so it can only be early, never
     // late.
@@ -145,7 +143,7 @@ final class Acquisitions {
    * Arguments no acquire can be built from fail here, at once, before anything is sent; values the
    * cluster judges (a TTL that is not positive) are answered INVALID_ARGUMENT by it, as before.
    */
-  private static void checkAcquire(String resource, Duration ttl, AcquireOptions options) {
+  static void checkAcquire(String resource, Duration ttl, AcquireOptions options) {
     java.util.Objects.requireNonNull(resource, "resource must not be null");
     java.util.Objects.requireNonNull(ttl, "ttl must not be null");
     java.util.Objects.requireNonNull(options, "options must not be null");
@@ -193,13 +191,8 @@ final class Acquisitions {
     return call;
   }
 
-  private static FencingException closedError() {
-    return new FencingException(
-        new Result(
-            Response.newBuilder()
-                .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-                .setMessage("the client is closed")
-                .build()));
+  static IllegalStateException closedError() {
+    return new IllegalStateException("this FencingClient is closed; build a new one");
   }
 
   CompletableFuture<Response> cancelWait(String resource, String requestId) {

@@ -48,6 +48,11 @@ final class ClientPortTransport implements AutoCloseable {
   private static final int MAX_INBOUND_BYTES = 16 * 1024 * 1024;
   private static final int OVERLOADED_ATTEMPTS = 6;
 
+  static {
+    // Before the first channel: gRPC logs through java.util.logging from then on.
+    TransportLogging.install();
+  }
+
   private final List<PeerAddress> peers;
   private final SslContext ssl;
   private final long requestTimeoutMs;
@@ -97,6 +102,10 @@ final class ClientPortTransport implements AutoCloseable {
   record Answer(Response response, String address) {}
 
   ManagedChannel channel(String address) {
+    if (closed) {
+      // A poll retried while close() runs must not open a channel nobody will close.
+      throw new IllegalStateException("the client is closed");
+    }
     return channels.computeIfAbsent(
         address,
         a -> {
@@ -294,6 +303,10 @@ final class ClientPortTransport implements AutoCloseable {
     int attempt;
     int overloaded;
     String lastProblem = "no node tried";
+    // Whether an attempt so far may have reached a node with the request (its answer lost, or a
+    // leader that lost its leadership while the command was pending): then no failure later can
+    // say the command was not applied.
+    boolean mayHaveReached;
 
     Attempts(Unary<?> unary, long deadlineNanos) {
       this.unary = unary;
@@ -325,6 +338,9 @@ final class ClientPortTransport implements AutoCloseable {
       if (error == null) {
         reachability.contact();
         ResultCode code = response.getCode();
+        if (code == ResultCode.UNAVAILABLE) {
+          mayHaveReached = true;
+        }
         if (code == ResultCode.NOT_LEADER || code == ResultCode.UNAVAILABLE) {
           // NOT_LEADER: refused before the log, nothing changed. UNAVAILABLE: the node lost its
           // leadership while the command was pending; the same request id applies it at most once.
@@ -351,8 +367,14 @@ final class ClientPortTransport implements AutoCloseable {
         Status status = Status.fromThrowable(error);
         String tls = TlsFailures.describe(error);
         if (tls != null) {
-          result.completeExceptionally(
-              new CallFailed("TLS handshake with " + address + " failed: " + tls));
+          // A refused handshake is final: no certificate changes between attempts, so a retry
+          // would only be refused again.
+          String why = "TLS handshake with " + address + " failed: " + tls;
+          if (mayHaveReached) {
+            result.completeExceptionally(new CallFailed(why));
+          } else {
+            result.complete(new Answer(TlsFailures.refusal(why), address));
+          }
           return;
         }
         if (!retryable(status.getCode())) {
@@ -365,6 +387,9 @@ final class ClientPortTransport implements AutoCloseable {
           return;
         }
         attemptFailed(error);
+        if (Reachability.connectFailure(error) == null) {
+          mayHaveReached = true; // a connection was made, or may have been: the request with it
+        }
         failed(address);
         ManagedChannel channel = channels.get(address);
         if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
@@ -545,11 +570,17 @@ final class ClientPortTransport implements AutoCloseable {
             requestTimeoutMs,
             address)
         .thenApply(
-            a ->
-                Response.newBuilder()
-                    .setCode(ResultCode.FOUND)
-                    .setAppliedIndex(a.response().getNode().getLastAppliedIndex())
-                    .build());
+            a -> {
+              if (!a.response().hasNode()) {
+                // Refused (a TLS handshake, an identity): no position to start from.
+                throw new java.util.concurrent.CompletionException(
+                    new CallFailed(a.response().getCode() + ": " + a.response().getMessage()));
+              }
+              return Response.newBuilder()
+                  .setCode(ResultCode.FOUND)
+                  .setAppliedIndex(a.response().getNode().getLastAppliedIndex())
+                  .build();
+            });
   }
 
   /** Opens a session stream to {@code address}; answers go to {@code responses}. */
@@ -558,19 +589,22 @@ final class ClientPortTransport implements AutoCloseable {
     return FencekeeperGrpc.newStub(channel(address)).session(responses);
   }
 
+  /**
+   * Closes every channel at once. The client calls this after its releases and cancels were
+   * answered (or their time ran out), so what is still open is only what nobody waits for any more:
+   * a watch's long poll, a waiter's poll, the session stream. A graceful shutdown would wait for
+   * those to end by themselves, up to a poll's whole length.
+   */
   @Override
   public void close() {
     closed = true;
     for (ManagedChannel channel : channels.values()) {
-      channel.shutdown();
+      channel.shutdownNow();
     }
     for (ManagedChannel channel : channels.values()) {
       try {
-        if (!channel.awaitTermination(1, TimeUnit.SECONDS)) {
-          channel.shutdownNow();
-        }
+        channel.awaitTermination(1, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
-        channel.shutdownNow();
         Thread.currentThread().interrupt();
         return;
       }

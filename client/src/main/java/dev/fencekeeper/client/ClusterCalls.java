@@ -119,7 +119,8 @@ final class ClusterCalls {
             entriesInFlight(),
             config.limits().maxRequestsPerBatch(),
             config.limits().maxValueBytes());
-    long sweepMs = Math.max(50, Math.min(500, unreachableTimeout.toMillis() / 4));
+    // Often enough that a call fails close to the bound it documents, not up to half a second past.
+    long sweepMs = Math.max(20, Math.min(100, unreachableTimeout.toMillis() / 10));
     scheduler.scheduleWithFixedDelay(
         this::failUnreachableCalls, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
   }
@@ -188,7 +189,11 @@ final class ClusterCalls {
     connectionListeners.add(Map.entry(executor, listener));
   }
 
-  private void connectionIs(ConnectionState now) {
+  /**
+   * Records what the latest call saw; {@code why} (for DISCONNECTED) is the failure that call
+   * reported.
+   */
+  private void connectionIs(ConnectionState now, String why) {
     ConnectionState before;
     synchronized (connectionListeners) {
       before = connectionState;
@@ -198,7 +203,7 @@ final class ClusterCalls {
       connectionState = now;
     }
     if (now == ConnectionState.DISCONNECTED) {
-      CONNECTION_LOG.warn("No node of {} answered: {}", config.peers(), reachability.lastRefusal());
+      CONNECTION_LOG.warn("No node of {} answered: {}", peerList(), why);
     } else if (before == ConnectionState.DISCONNECTED) {
       CONNECTION_LOG.info("The cluster answers again");
     }
@@ -226,9 +231,15 @@ final class ClusterCalls {
   void sessionReachable(boolean reached) {
     if (reached) {
       reachability.contact();
-      connectionIs(ConnectionState.CONNECTED);
+      connectionIs(ConnectionState.CONNECTED, "");
     } else {
-      connectionIs(ConnectionState.DISCONNECTED);
+      String refusal = reachability.lastRefusal();
+      connectionIs(
+          ConnectionState.DISCONNECTED,
+          "the session stream did not open within "
+              + unreachableTimeout.toMillis()
+              + " ms"
+              + (refusal.isEmpty() ? "" : " (" + refusal + ")"));
     }
   }
 
@@ -239,12 +250,25 @@ final class ClusterCalls {
   }
 
   CompletableFuture<Response> command(Request request) {
+    return command(request, System.nanoTime());
+  }
+
+  /**
+   * A command on behalf of a call that began at {@code startedNanos}: its bounds (unreachable, call
+   * timeout) count from then, so time the call spent before sending (learning the cluster's limits)
+   * is not granted twice.
+   */
+  CompletableFuture<Response> command(Request request, long startedNanos) {
     CompletableFuture<Response> sent = coalescer.submit(request);
+    long leftMs =
+        Math.max(
+            1,
+            callTimeout.toMillis()
+                - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos));
     return metrics.timed(
         request.getCommandCase(),
         settle(
-            failingFastWhenUnreachable(sent)
-                .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+            failingFastWhenUnreachable(sent, startedNanos).orTimeout(leftMs, TimeUnit.MILLISECONDS),
             true));
   }
 
@@ -255,8 +279,13 @@ final class ClusterCalls {
    * call timeout.
    */
   private CompletableFuture<Response> failingFastWhenUnreachable(CompletableFuture<Response> sent) {
+    return failingFastWhenUnreachable(sent, System.nanoTime());
+  }
+
+  private CompletableFuture<Response> failingFastWhenUnreachable(
+      CompletableFuture<Response> sent, long startedNanos) {
     CompletableFuture<Response> bounded = new CompletableFuture<>();
-    unanswered.put(bounded, System.nanoTime());
+    unanswered.put(bounded, startedNanos);
     sent.whenComplete(
         (response, error) -> {
           unanswered.remove(bounded);
@@ -393,25 +422,25 @@ final class ClusterCalls {
         (response, error) -> {
           if (error == null) {
             reachability.contact();
-            connectionIs(ConnectionState.CONNECTED);
+            connectionIs(ConnectionState.CONNECTED, "");
             return response;
           }
           Throwable cause =
               error instanceof CompletionException && error.getCause() != null
                   ? error.getCause()
                   : error;
-          connectionIs(ConnectionState.DISCONNECTED);
+          String why =
+              cause instanceof TimeoutException
+                  ? "no node answered in time"
+                      + (cause.getMessage() == null ? "" : ": " + cause.getMessage())
+                  : cause instanceof UnreachableException
+                          || cause instanceof ClientPortTransport.CallFailed
+                      ? cause.getMessage()
+                      : "cluster unavailable: " + cause;
+          connectionIs(ConnectionState.DISCONNECTED, why);
           return Response.newBuilder()
               .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-              .setMessage(
-                  (cause instanceof TimeoutException
-                          ? "no node answered in time"
-                              + (cause.getMessage() == null ? "" : ": " + cause.getMessage())
-                          : cause instanceof UnreachableException
-                                  || cause instanceof ClientPortTransport.CallFailed
-                              ? cause.getMessage()
-                              : "cluster unavailable: " + cause)
-                      + (command ? "; the command may or may not have been applied" : ""))
+              .setMessage(why + (command ? "; the command may or may not have been applied" : ""))
               .build();
         });
   }
@@ -467,10 +496,15 @@ final class ClusterCalls {
       throw new IllegalArgumentException(
           "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
     }
-    return join(port.call(request, timeout.toMillis(), address)
-            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
-        .response()
-        .getNode();
+    Response answer =
+        join(port.call(request, timeout.toMillis(), address)
+                .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+            .response();
+    if (!answer.hasNode()) {
+      // Refused rather than answered (a TLS handshake the node or this client refused).
+      throw new FencingException(new Result(answer));
+    }
+    return answer.getNode();
   }
 
   /**

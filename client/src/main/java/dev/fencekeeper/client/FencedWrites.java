@@ -45,10 +45,12 @@ final class FencedWrites {
   /** See {@link FencingClient#writeAsync(String, long, List, String)}. */
   CompletableFuture<WriteResult> writeAsync(
       String resource, long token, List<KeyChange> changes, String requestId) {
+    long startedNanos = System.nanoTime();
     if (serverLimits != null || limitsNotServed) {
-      return checkedWrite(resource, token, changes, requestId);
+      return checkedWrite(resource, token, changes, requestId, startedNanos);
     }
-    return learnLimits().thenCompose(known -> checkedWrite(resource, token, changes, requestId));
+    return learnLimits()
+        .thenCompose(known -> checkedWrite(resource, token, changes, requestId, startedNanos));
   }
 
   /**
@@ -56,7 +58,7 @@ final class FencedWrites {
    * it.
    */
   private CompletableFuture<WriteResult> checkedWrite(
-      String resource, long token, List<KeyChange> changes, String requestId) {
+      String resource, long token, List<KeyChange> changes, String requestId, long startedNanos) {
     String tooBig = tooBig(resource, changes);
     if (tooBig != null) {
       return CompletableFuture.completedFuture(
@@ -67,7 +69,7 @@ final class FencedWrites {
                   .setMessage(tooBig + "; nothing was sent")
                   .build()));
     }
-    return sendWrite(resource, token, changes, requestId);
+    return sendWrite(resource, token, changes, requestId, startedNanos);
   }
 
   /**
@@ -176,7 +178,13 @@ final class FencedWrites {
     }
     return asked.thenAccept(
         response -> {
-          if (!response.hasNode() || !response.getNode().hasLimits()) {
+          if (!response.hasNode()) {
+            // Refused, not answered (a TLS handshake): the limits stay unknown, the write says why.
+            throw new java.util.concurrent.CompletionException(
+                new ClientPortTransport.CallFailed(
+                    response.getCode() + ": " + response.getMessage()));
+          }
+          if (!response.getNode().hasLimits()) {
             limitsNotServed = true; // a node of a version that does not tell them
             return;
           }
@@ -192,7 +200,7 @@ final class FencedWrites {
   }
 
   private CompletableFuture<WriteResult> sendWrite(
-      String resource, long token, List<KeyChange> changes, String requestId) {
+      String resource, long token, List<KeyChange> changes, String requestId, long startedNanos) {
     WriteRequest.Builder write =
         WriteRequest.newBuilder()
             .setResource(resource)
@@ -207,7 +215,10 @@ final class FencedWrites {
               .setValue(ByteString.copyFrom(change.value()))
               .setDelete(change.delete()));
     }
-    return calls.command(Request.newBuilder().setWrite(write).build()).thenApply(WriteResult::new);
+    // Bounded from the call's start: the time spent learning the limits counts against it.
+    return calls
+        .command(Request.newBuilder().setWrite(write).build(), startedNanos)
+        .thenApply(WriteResult::new);
   }
 
   /**

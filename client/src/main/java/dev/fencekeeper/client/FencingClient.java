@@ -20,7 +20,10 @@ import java.util.function.Consumer;
  * try (FencingClient client = FencingClient.connect(ClusterConfig.load(path));
  *      Lease lease = client.acquire("daily-sales-report", Duration.ofSeconds(30))) {
  *   WriteResult r = lease.write("2026-11-29", reportBytes);   // carries lease.token()
- *   if (r.isStale()) { ... someone newer owns it: stop, do not retry blindly ... }
+ *   if (!r.isAccepted()) {
+ *     // not written: r.code() says why (STALE_TOKEN: someone newer owns it, stop; UNAVAILABLE:
+ *     // no node answered, retry with a request id); or call lease.write(...).orThrow()
+ *   }
  * }
  * }</pre>
  *
@@ -40,6 +43,8 @@ public final class FencingClient implements AutoCloseable {
   private final LeaseSession session;
   private final Acquisitions acquisitions;
   private final FencedWrites writes;
+  // Set first thing in close(): every call made from then on throws IllegalStateException.
+  private volatile boolean closed;
 
   private FencingClient(Builder settings) {
     this.config = ClientSettings.effectiveConfig(settings);
@@ -172,6 +177,7 @@ public final class FencingClient implements AutoCloseable {
   /** The general form: owner, request id and lock-delay in {@code options}. */
   public CompletableFuture<Lease> acquireAsync(
       String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
+    ensureOpen();
     return acquisitions.acquireAsync(resource, ttl, waitTimeout, options);
   }
 
@@ -202,11 +208,14 @@ public final class FencingClient implements AutoCloseable {
   /** The asynchronous form of {@link #tryAcquire(String, Duration, AcquireOptions)}. */
   public CompletableFuture<Optional<Lease>> tryAcquireAsync(
       String resource, Duration ttl, AcquireOptions options) {
+    ensureOpen();
     return acquisitions.leaseFrom(resource, ttl, options, true);
   }
 
   /** As {@link #acquire(String, Duration, String)}, asynchronously. */
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, String owner) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(owner, "owner must not be null");
     return acquisitions.leaseFrom(resource, ttl, AcquireOptions.defaults().owner(owner), false);
   }
 
@@ -238,6 +247,8 @@ public final class FencingClient implements AutoCloseable {
   /** The asynchronous form of {@link #acquireToken(String, Duration, AcquireOptions)}. */
   public CompletableFuture<Result> acquireTokenAsync(
       String resource, Duration ttl, AcquireOptions options) {
+    ensureOpen();
+    Acquisitions.checkAcquire(resource, ttl, options);
     // Nothing keeps a raw token alive: it is acquired outside the session.
     return calls
         .command(acquisitions.acquireRequest(resource, ttl, options, ""))
@@ -251,6 +262,8 @@ public final class FencingClient implements AutoCloseable {
 
   /** The asynchronous form of {@link #renew(String, long, Duration)}. */
   public CompletableFuture<Result> renewAsync(String resource, long token, Duration ttl) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
     return calls.command(Requests.renew(resource, token, ttl)).thenApply(Result::new);
   }
 
@@ -261,11 +274,19 @@ public final class FencingClient implements AutoCloseable {
 
   /** The asynchronous form of {@link #release(String, long)}. */
   public CompletableFuture<Result> releaseAsync(String resource, long token) {
-    return calls.command(Requests.release(resource, token)).thenApply(Result::new);
+    ensureOpen();
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
+    return release(Requests.release(resource, token));
+  }
+
+  /** A release without the closed check: {@link #close()} itself releases leases this way. */
+  CompletableFuture<Result> release(dev.fencekeeper.proto.Request release) {
+    return calls.command(release).thenApply(Result::new);
   }
 
   /** Writes one key fenced by {@code token}. */
   public WriteResult write(String resource, long token, String key, byte[] value) {
+    ensureOpen();
     return write(resource, token, List.of(KeyChange.put(key, value)), null);
   }
 
@@ -281,6 +302,12 @@ public final class FencingClient implements AutoCloseable {
   /** The asynchronous form of {@link #write(String, long, List, String)}. */
   public CompletableFuture<WriteResult> writeAsync(
       String resource, long token, List<KeyChange> changes, String requestId) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
+    java.util.Objects.requireNonNull(changes, "changes must not be null");
+    for (KeyChange change : changes) {
+      java.util.Objects.requireNonNull(change, "changes must not contain null");
+    }
     return writes.writeAsync(resource, token, changes, requestId);
   }
 
@@ -302,6 +329,10 @@ public final class FencingClient implements AutoCloseable {
   /** The asynchronous form of {@link #read(String, String, ReadConsistency)}. */
   public CompletableFuture<ReadResult> readAsync(
       String resource, String key, ReadConsistency consistency) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
+    java.util.Objects.requireNonNull(key, "key must not be null");
+    java.util.Objects.requireNonNull(consistency, "consistency must not be null");
     return calls.query(Requests.read(resource, key), consistency).thenApply(ReadResult::new);
   }
 
@@ -312,6 +343,13 @@ public final class FencingClient implements AutoCloseable {
 
   /** The asynchronous form of {@link #lease(String)}. */
   public CompletableFuture<Result> leaseAsync(String resource) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
+    return leaseQuery(resource);
+  }
+
+  /** The lease query without the closed check, for the session's own checks. */
+  CompletableFuture<Result> leaseQuery(String resource) {
     return calls
         .query(Requests.lease(resource), ReadConsistency.LINEARIZABLE)
         .thenApply(Result::new);
@@ -328,6 +366,8 @@ public final class FencingClient implements AutoCloseable {
 
   /** The asynchronous form of {@link #validate(String, long)}. */
   public CompletableFuture<Result> validateAsync(String resource, long token) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
     return calls
         .query(Requests.validate(resource, token), ReadConsistency.LINEARIZABLE)
         .thenApply(Result::new);
@@ -339,11 +379,13 @@ public final class FencingClient implements AutoCloseable {
    * line's {@code leases list}); applications read single leases with {@link #lease(String)}.
    */
   public Result listLeases(String prefix, String after, int limit) {
+    ensureOpen();
     return join(calls.sendAsync(Requests.list(ListRequest.What.LEASES, "", prefix, after, limit)));
   }
 
   /** One page of the keys of {@code resource} starting with {@code prefix}, after {@code after}. */
   public Result listKeys(String resource, String prefix, String after, int limit) {
+    ensureOpen();
     return join(
         calls.sendAsync(Requests.list(ListRequest.What.KEYS, resource, prefix, after, limit)));
   }
@@ -356,6 +398,8 @@ public final class FencingClient implements AutoCloseable {
    * {@code fencekeeper restore}.
    */
   public Result backup(java.nio.file.Path file) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(file, "file must not be null");
     return BackupDownload.to(calls, file);
   }
 
@@ -364,16 +408,23 @@ public final class FencingClient implements AutoCloseable {
    * writes are rejected and its {@link Lease} reports the loss.
    */
   public Result revoke(String resource, String reason) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
     return join(calls.command(Requests.revoke(resource, reason)).thenApply(Result::new));
   }
 
   /**
    * Watches lease events on one resource ({@code prefix == false}) or on every resource starting
-   * with {@code name}, delivering them to {@code listener} in commit order from the position after
-   * ({@code afterIndex}, {@code afterSeq}); pass {@link Watch#FROM_NOW} to start with the next
-   * event. Resumes by itself after errors and leader changes, without gaps or duplicates.
+   * with {@code name}, delivering them to {@code listener} in commit order, starting with the
+   * events of the first log entry after index {@code afterIndex} (a {@link LeaseEvent#index()} or
+   * {@link Watch#lastIndex()} seen before); pass {@link Watch#FROM_NOW} to start with the next
+   * event. Resumes by itself after errors and leader changes, without gaps or duplicates. {@link
+   * Watch#close()} stops it.
    */
   public Watch watch(String name, boolean prefix, long afterIndex, Consumer<LeaseEvent> listener) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(name, "name must not be null");
+    java.util.Objects.requireNonNull(listener, "listener must not be null");
     return new Watch(this, name, prefix, afterIndex, e -> listener.accept(LeaseEvent.of(e)));
   }
 
@@ -384,7 +435,22 @@ public final class FencingClient implements AutoCloseable {
    *     {@code timeout}
    */
   public NodeStatus nodeStatus(String peerId, Duration timeout) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(peerId, "peerId must not be null");
+    java.util.Objects.requireNonNull(timeout, "timeout must not be null");
     return calls.nodeStatus(peerId, timeout);
+  }
+
+  /**
+   * Refuses a call on a closed client: its threads and connections are gone, so nothing could be
+   * sent.
+   *
+   * @throws IllegalStateException once {@link #close()} has begun
+   */
+  void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("this FencingClient is closed; build a new one");
+    }
   }
 
   /**
@@ -403,12 +469,16 @@ public final class FencingClient implements AutoCloseable {
    */
   @Override
   public void close() {
+    closed = true;
     if (!acquisitions.giveBackAll(System.nanoTime() + closeTimeout.toNanos(), closeTimeout)) {
       return;
     }
-    calls.stopThreads();
     session.close();
+    // The channels first, while the client's threads still run: a call they cancel finishes on
+    // those threads, and a channel whose calls cannot finish waits out its whole termination
+    // bound.
     calls.closePort();
+    calls.stopThreads();
   }
 
   /**

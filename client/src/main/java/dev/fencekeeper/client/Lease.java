@@ -1,6 +1,5 @@
 package dev.fencekeeper.client;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,9 +91,10 @@ public final class Lease implements AutoCloseable {
   private final long grantAnsweredNanos = System.nanoTime();
   private final List<Registered<LossReason>> lossListeners = new ArrayList<>();
   private final List<Registered<State>> stateListeners = new ArrayList<>();
-  private long deadlineNanos;
-  private State state = State.HELD;
-  private LossReason lost;
+  // Guarded by this: the one source of state(), isValid() and remaining().
+  private final LeaseView view;
+  // The state state listeners were last told (HELD at first).
+  private State announced = State.HELD;
   private CompletableFuture<Void> closing;
   private ScheduledFuture<?> deadlineCheck;
   private ScheduledFuture<?> atRiskCheck;
@@ -111,7 +111,7 @@ public final class Lease implements AutoCloseable {
     this.owner = owner;
     this.ttl = ttl;
     this.token = token;
-    this.deadlineNanos = sentNanos + localTtlNanos(ttl);
+    this.view = new LeaseView(ttl.toNanos(), sentNanos);
     scheduleDeadlineChecks();
   }
 
@@ -122,8 +122,11 @@ public final class Lease implements AutoCloseable {
    * margin keeps the local deadline before the cluster's.
    */
   static long localTtlNanos(Duration ttl) {
-    long nanos = ttl.toNanos();
-    return nanos - nanos / 1_000;
+    return localTtlNanos(ttl.toNanos());
+  }
+
+  static long localTtlNanos(long ttlNanos) {
+    return ttlNanos - ttlNanos / 1_000;
   }
 
   long grantAnsweredNanos() {
@@ -136,27 +139,19 @@ public final class Lease implements AutoCloseable {
    */
   void renewedAt(long sentNanos) {
     synchronized (this) {
-      if (state == State.LOST || state == State.CLOSED) {
-        return;
-      }
-      long renewed = sentNanos + localTtlNanos(ttl);
-      if (renewed - deadlineNanos > 0) {
-        deadlineNanos = renewed;
+      if (view.renewed(sentNanos, ttl.toNanos(), System.nanoTime())) {
         scheduleDeadlineChecks();
       }
     }
-    changeState(State.AT_RISK, State.HELD);
+    settle();
   }
 
-  /** A session keep-alive did not renew this lease (no answer, a leader change, overload). */
+  /**
+   * A session keep-alive did not renew this lease (no answer, a leader change, overload): AT_RISK
+   * once less than a third of the TTL is left, as the timer would find.
+   */
   void renewalMissed() {
-    boolean near;
-    synchronized (this) {
-      near = deadlineNanos - System.nanoTime() <= atRiskMarginNanos();
-    }
-    if (near) {
-      changeState(State.HELD, State.AT_RISK);
-    }
+    settle();
   }
 
   /** The cluster ended this lease: its end event arrived, or a check found it gone. */
@@ -201,17 +196,36 @@ public final class Lease implements AutoCloseable {
    * trusting this.
    */
   public synchronized boolean isValid() {
-    return (state == State.HELD || state == State.AT_RISK) && System.nanoTime() < deadlineNanos;
+    return view.isValid(System.nanoTime());
   }
 
-  /** Where the lease stands now. */
-  public synchronized State state() {
-    return state;
+  /**
+   * Where the lease stands now. Agrees with {@link #isValid()} and {@link #remaining()} at every
+   * moment: {@link State#HELD} or {@link State#AT_RISK} exactly while it is valid; {@link
+   * State#LOST} as soon as the local deadline has passed, even if no timer has run since (a paused
+   * process that resumes sees LOST, not HELD).
+   */
+  public State state() {
+    State now;
+    synchronized (this) {
+      now = view.state(System.nanoTime());
+    }
+    if (now != announced()) {
+      settle(); // tell the listeners what this caller has just been told
+    }
+    return now;
   }
 
-  /** Time left before the conservative local deadline; zero once passed. */
+  private synchronized State announced() {
+    return announced;
+  }
+
+  /**
+   * Time left before the conservative local deadline while the lease is valid; zero once it is not
+   * (past the deadline, lost, closed or abandoned).
+   */
   public synchronized Duration remaining() {
-    return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
+    return Duration.ofNanos(view.remainingNanos(System.nanoTime()));
   }
 
   /**
@@ -220,9 +234,11 @@ public final class Lease implements AutoCloseable {
    * #close()} or {@link #abandon()}.
    */
   public void onLost(Consumer<LossReason> listener) {
+    java.util.Objects.requireNonNull(listener, "listener must not be null");
+    settle();
     LossReason already;
     synchronized (this) {
-      already = lost;
+      already = announced == State.LOST ? view.lossReason(System.nanoTime()) : null;
       if (already == null) {
         lossListeners.add(new Registered<>(client.calls().callbackExecutor(), listener));
         return;
@@ -237,9 +253,12 @@ public final class Lease implements AutoCloseable {
    * #abandon()}.
    */
   public void onLost(Executor executor, Consumer<LossReason> listener) {
+    java.util.Objects.requireNonNull(executor, "executor must not be null");
+    java.util.Objects.requireNonNull(listener, "listener must not be null");
+    settle();
     LossReason already;
     synchronized (this) {
-      already = lost;
+      already = announced == State.LOST ? view.lossReason(System.nanoTime()) : null;
       if (already == null) {
         lossListeners.add(new Registered<>(executor, listener));
         return;
@@ -253,24 +272,35 @@ public final class Lease implements AutoCloseable {
    * {@link State#AT_RISK}, back to {@link State#HELD}, or to {@link State#LOST}, in order.
    */
   public synchronized void onStateChange(Executor executor, Consumer<State> listener) {
+    java.util.Objects.requireNonNull(executor, "executor must not be null");
+    java.util.Objects.requireNonNull(listener, "listener must not be null");
     stateListeners.add(new Registered<>(executor, listener));
   }
 
   // -----------------------------------------------------------------------------------------------
   // Fenced writes.
 
-  /** Writes one key fenced by this lease's token. */
+  /**
+   * Writes one key fenced by this lease's token. Check the answer with {@link
+   * WriteResult#isAccepted()} (or {@link WriteResult#orThrow()}): every other code means the value
+   * was not written.
+   *
+   * @throws NullPointerException if {@code key} or {@code value} is null (delete a key with {@link
+   *     #delete(String)})
+   * @throws IllegalStateException if the client is closed
+   */
   public WriteResult write(String key, byte[] value) {
     return ClusterCalls.join(writeAsync(List.of(KeyChange.put(key, value)), null));
   }
 
   /** Writes one key (UTF-8) fenced by this lease's token. */
   public WriteResult write(String key, String value) {
-    return write(key, value.getBytes(StandardCharsets.UTF_8));
+    return write(key, KeyChange.utf8(value));
   }
 
   /** Writes every entry of {@code values} atomically. */
   public WriteResult write(Map<String, byte[]> values) {
+    java.util.Objects.requireNonNull(values, "values must not be null");
     List<KeyChange> changes = new ArrayList<>(values.size());
     values.forEach((k, v) -> changes.add(KeyChange.put(k, v)));
     return ClusterCalls.join(writeAsync(changes, null));
@@ -323,68 +353,84 @@ public final class Lease implements AutoCloseable {
     if (atRiskCheck != null) {
       atRiskCheck.cancel(false);
     }
-    long delayNanos = Math.max(0, deadlineNanos - System.nanoTime());
+    long now = System.nanoTime();
     deadlineCheck =
-        client.calls().scheduler().schedule(this::checkDeadline, delayNanos, TimeUnit.NANOSECONDS);
+        client
+            .calls()
+            .scheduler()
+            .schedule(this::settle, Math.max(0, view.deadlineNanos() - now), TimeUnit.NANOSECONDS);
     atRiskCheck =
         client
             .calls()
             .scheduler()
-            .schedule(
-                this::checkDeadlineNear,
-                Math.max(0, delayNanos - atRiskMarginNanos()),
-                TimeUnit.NANOSECONDS);
-  }
-
-  private long atRiskMarginNanos() {
-    return ttl.toNanos() / 3;
-  }
-
-  private void checkDeadline() {
-    boolean passed;
-    synchronized (this) {
-      passed = System.nanoTime() >= deadlineNanos;
-    }
-    if (passed) {
-      markLost(LossReason.DEADLINE_PASSED, false);
-    }
-  }
-
-  private void checkDeadlineNear() {
-    boolean near;
-    synchronized (this) {
-      near = deadlineNanos - System.nanoTime() <= atRiskMarginNanos();
-    }
-    if (near) {
-      changeState(State.HELD, State.AT_RISK);
-    }
+            .schedule(this::settle, Math.max(0, view.atRiskAtNanos() - now), TimeUnit.NANOSECONDS);
   }
 
   private void onRenewal(Result result, long sentNanos) {
     if (result.code() == ResultCode.RENEWED) {
       synchronized (this) {
         // Still measured from the send time: the cluster's deadline is at least this late.
-        deadlineNanos =
-            Math.max(deadlineNanos, sentNanos + localTtlNanos(Duration.ofMillis(result.ttlMs())));
+        if (view.renewed(
+            sentNanos, Duration.ofMillis(result.ttlMs()).toNanos(), System.nanoTime())) {
+          scheduleDeadlineChecks();
+        }
       }
-      changeState(State.AT_RISK, State.HELD);
+      settle();
     } else if (result.code() == ResultCode.LEASE_LOST) {
       markLost(LossReason.LEASE_LOST, true);
     } else {
-      // UNAVAILABLE (an election, a slow node) is not a loss; the deadline check decides.
+      // UNAVAILABLE (an election, a slow node) is not a loss; the deadline decides.
       LOG.debug("Renewal of {} token {} did not succeed: {}", resource, token, result);
-      changeState(State.HELD, State.AT_RISK);
+      synchronized (this) {
+        view.renewalFailed();
+      }
+      settle();
     }
   }
 
-  private void changeState(State from, State to) {
-    List<Registered<State>> toNotify;
+  /** The cluster ended the lease (or said so): LOST, unless it already was final. */
+  private void markLost(LossReason reason, boolean endedOnCluster) {
     synchronized (this) {
-      if (state != from) {
-        return;
+      view.lost(reason, System.nanoTime());
+    }
+    announce(endedOnCluster);
+  }
+
+  /** Tells the listeners of whatever the view says now that they have not been told yet. */
+  private void settle() {
+    announce(false);
+  }
+
+  /**
+   * Brings the listeners up to the view's state: a loss once (forgetting the lease, so close() has
+   * nothing to release), and each change among HELD, AT_RISK and LOST in order.
+   */
+  private void announce(boolean endedOnCluster) {
+    LossReason loss;
+    State to;
+    List<Registered<LossReason>> lossToNotify = List.of();
+    List<Registered<State>> stateToNotify = List.of();
+    synchronized (this) {
+      long now = System.nanoTime();
+      loss = view.lossToAnnounce(now);
+      to = view.state(now);
+      if (loss != null) {
+        cancelTimers();
+        lossToNotify = List.copyOf(lossListeners);
+        lossListeners.clear();
       }
-      state = to;
-      toNotify = List.copyOf(stateListeners);
+      if (to == announced || announced == State.LOST || to == State.CLOSED) {
+        to = null;
+      } else {
+        announced = to;
+        stateToNotify = List.copyOf(stateListeners);
+      }
+    }
+    if (loss != null) {
+      client.forget(this, endedOnCluster);
+      LOG.info("Lease on {} (token {}) lost: {}", resource, token, loss);
+      client.metrics().leaseLost();
+      dispatch(lossToNotify, loss);
     }
     if (to == State.AT_RISK) {
       LOG.info(
@@ -393,28 +439,9 @@ public final class Lease implements AutoCloseable {
           token,
           remaining());
     }
-    dispatch(toNotify, to);
-  }
-
-  private void markLost(LossReason reason, boolean endedOnCluster) {
-    List<Registered<LossReason>> lossToNotify;
-    List<Registered<State>> stateToNotify;
-    synchronized (this) {
-      if (state == State.LOST || state == State.CLOSED) {
-        return;
-      }
-      lost = reason;
-      state = State.LOST;
-      cancelTimers();
-      lossToNotify = List.copyOf(lossListeners);
-      lossListeners.clear();
-      stateToNotify = List.copyOf(stateListeners);
+    if (to != null) {
+      dispatch(stateToNotify, to);
     }
-    client.forget(this, endedOnCluster);
-    LOG.info("Lease on {} (token {}) lost: {}", resource, token, reason);
-    client.metrics().leaseLost();
-    dispatch(lossToNotify, reason);
-    dispatch(stateToNotify, State.LOST);
   }
 
   /**
@@ -460,13 +487,13 @@ public final class Lease implements AutoCloseable {
   /** Stops renewing without releasing; the lease then ends by expiry. */
   public void abandon() {
     synchronized (this) {
-      if (state == State.LOST || state == State.CLOSED) {
+      if (!view.closed(System.nanoTime())) {
         return;
       }
-      state = State.CLOSED;
       cancelTimers();
     }
     client.forget(this, false);
+    settle(); // past its deadline, it was lost before it was abandoned
   }
 
   /**
@@ -481,18 +508,18 @@ public final class Lease implements AutoCloseable {
       if (closing != null) {
         return closing;
       }
-      release = state == State.HELD || state == State.AT_RISK;
-      if (release) {
-        state = State.CLOSED;
-      }
+      // Past its local deadline it is LOST, but the cluster may still count it (the local deadline
+      // comes first): releasing it then frees the resource sooner.
+      release = view.closed(System.nanoTime());
       cancelTimers();
       closing =
           done = release ? new CompletableFuture<>() : CompletableFuture.completedFuture(null);
     }
     if (release) {
       client.forget(this, false);
+      settle();
       client
-          .releaseAsync(resource, token)
+          .release(Requests.release(resource, token))
           .whenComplete(
               (result, error) -> {
                 if (error != null || result.code() != ResultCode.RELEASED) {

@@ -68,6 +68,9 @@ final class LeaseSession {
   private long lastUpNanos = System.nanoTime();
   private boolean verifying;
   private boolean closed;
+  // The stream being opened was refused by a node that named another as leader: re-open there now.
+  private boolean redirectedNow;
+  private int immediateRedirects; // in a row, since a stream last opened
 
   LeaseSession(FencingClient client, ClientPortTransport port, String owner) {
     this.client = client;
@@ -221,7 +224,11 @@ final class LeaseSession {
     if (System.nanoTime() - lastUpNanos >= client.calls().unreachableTimeout().toNanos()) {
       client.calls().sessionReachable(false);
     }
-    long pauseMs = Math.min(50L << Math.min(openFailures - 1, 4), 1000);
+    // Backs off to a second at most, and to a tenth of the shortest TTL held: after a leader's
+    // crash the new leader is elected within a second or two, and every pause past that point
+    // comes out of the leases' last third (a 3 s lease renewed every second has about 2 s left
+    // when its leader dies).
+    long pauseMs = Math.min(Math.min(50L << Math.min(openFailures - 1, 4), 1000), pauseCapMs());
     client
         .calls()
         .later(
@@ -232,6 +239,15 @@ final class LeaseSession {
             },
             pauseMs,
             TimeUnit.MILLISECONDS);
+  }
+
+  /** A tenth of the shortest TTL held (at least the shortest pause); guarded by this. */
+  private long pauseCapMs() {
+    long cap = 1000;
+    for (Lease lease : leases.values()) {
+      cap = Math.min(cap, Math.max(MIN_INTERVAL_MS, lease.ttl().toMillis() / 10));
+    }
+    return cap;
   }
 
   /**
@@ -257,6 +273,13 @@ final class LeaseSession {
           if (error.getCode() == ResultCode.NOT_LEADER
               || error.getCode() == ResultCode.UNAVAILABLE) {
             port.redirected(at, error.getLeaderAddress());
+            String named = error.getLeaderAddress();
+            if (!named.isEmpty() && !named.equals(at)) {
+              // Told where the leader is: go there at once rather than after a back-off.
+              synchronized (LeaseSession.this) {
+                redirectedNow = true;
+              }
+            }
           } else if (error.getCode() == ResultCode.COMPACTED) {
             synchronized (LeaseSession.this) {
               positionIndex = 0;
@@ -295,6 +318,7 @@ final class LeaseSession {
       opening = null;
       stream = requests;
       openFailures = 0;
+      immediateRedirects = 0;
       lastUpNanos = System.nanoTime();
       port.answered(address);
       if (positionIndex == 0 && positionSeq == 0) {
@@ -331,10 +355,15 @@ final class LeaseSession {
       if (closed) {
         return;
       }
-      if (wasOpening) {
-        retryOpenLater();
-      } else {
+      boolean now = !wasOpening || (redirectedNow && immediateRedirects < 3);
+      if (wasOpening && now) {
+        immediateRedirects++; // two nodes naming each other during an election must not spin
+      }
+      redirectedNow = false;
+      if (now) {
         openIfNeeded();
+      } else {
+        retryOpenLater();
       }
     }
     if (cancel && requests instanceof ClientCallStreamObserver<SessionRequest> call) {
@@ -511,7 +540,7 @@ final class LeaseSession {
     }
     Lease lease = all.get(i);
     client
-        .leaseAsync(lease.resource())
+        .leaseQuery(lease.resource())
         .whenComplete(
             (r, e) -> {
               if (e == null && isGone(r, lease)) {

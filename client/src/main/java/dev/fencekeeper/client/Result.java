@@ -25,6 +25,19 @@ public class Result {
     return code().isSuccess();
   }
 
+  /**
+   * This result if the call did as asked ({@link #isSuccess()}); otherwise throws it as a {@link
+   * FencingException}, for code that treats every other answer as a failure.
+   *
+   * @throws FencingException carrying this result when it is not a success
+   */
+  public Result orThrow() {
+    if (!isSuccess()) {
+      throw new FencingException(this);
+    }
+    return this;
+  }
+
   /** Human-readable context, always set on rejections; empty otherwise. */
   public String message() {
     return response.getMessage();

@@ -22,7 +22,7 @@ public enum ResultCode {
   CURRENT,
   /** Validate: a newer token has been issued for the resource. */
   STALE,
-  /** Validate: no newer token, but the lease has ended (or the token was never issued). */
+  /** Validate: no newer token, but the lease has ended (a token never issued is UNKNOWN_TOKEN). */
   EXPIRED,
   /** Acquire: another live lease; holder in token/holder_owner/expires_at_ms. */
   HELD,
@@ -34,7 +34,7 @@ public enum ResultCode {
   STALE_TOKEN,
   /** Write: no newer token, but the lease has ended. */
   LEASE_EXPIRED,
-  /** Write: the token was never issued for this resource. */
+  /** Write, validate: the token was never issued for this resource (or it was forgotten). */
   UNKNOWN_TOKEN,
   /** Any: malformed input; {@code message} says which field and why. Nothing changed. */
   INVALID_ARGUMENT,
@@ -50,7 +50,11 @@ public enum ResultCode {
   COMPACTED,
   /** Revoke: the live lease was ended by an operator. */
   REVOKED,
-  /** Any: the caller's identity (its TLS certificate) may not do this. Nothing changed. */
+  /**
+   * Any: the caller's identity (its TLS certificate) may not do this, or the TLS handshake failed
+   * (the node refused this client's certificate, or this client the node's), which {@code message}
+   * names. Nothing changed.
+   */
   PERMISSION_DENIED,
   /** Any: too many requests pending (leader or node bound). Nothing changed; retry later. */
   OVERLOADED;

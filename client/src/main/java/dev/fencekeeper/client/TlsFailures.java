@@ -6,11 +6,32 @@ import javax.net.ssl.SSLException;
 final class TlsFailures {
   private TlsFailures() {}
 
+  /**
+   * The answer to a call whose TLS handshake failed before any attempt of it could reach a node:
+   * PERMISSION_DENIED (the two sides did not accept each other's identity), nothing applied.
+   */
+  static dev.fencekeeper.proto.Response refusal(String why) {
+    return dev.fencekeeper.proto.Response.newBuilder()
+        .setCode(dev.fencekeeper.proto.ResultCode.PERMISSION_DENIED)
+        .setMessage(why + "; nothing was sent, so nothing was applied")
+        .build();
+  }
+
   /** Why the handshake failed when {@code error} is a TLS failure, else null. */
   static String describe(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof SSLException) {
-        return reason(String.valueOf(t.getMessage()));
+        // The engine's own message can be generic ("General OpenSslEngine problem"); the cause
+        // beneath it (a certificate path that does not validate, a name that does not match) is
+        // what an operator acts on.
+        StringBuilder all = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+          String m = c.getMessage();
+          if (m != null && all.indexOf(m) < 0) {
+            all.append(all.length() == 0 ? "" : ": ").append(m);
+          }
+        }
+        return reason(all.length() == 0 ? String.valueOf(t) : all.toString());
       }
     }
     return null;

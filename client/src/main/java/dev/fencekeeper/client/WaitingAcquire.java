@@ -3,7 +3,6 @@ package dev.fencekeeper.client;
 import dev.fencekeeper.client.wire.WaiterWakeups;
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.Request;
-import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.WatchRequest;
 import java.time.Duration;
 import java.util.List;
@@ -121,17 +120,22 @@ final class WaitingAcquire {
                 r.token(),
                 leaseStart(sentNanos, r.expiresAtMs() - r.nowMs())));
       }
-      case WAITING, UNAVAILABLE -> {
-        if (r.code() == ResultCode.WAITING) {
-          queuedSinceNanos = sentNanos;
-          // Nothing before the entry that answered WAITING can be this waiter's grant (it would
-          // have answered GRANTED), so the watch starts at that entry: a new waiter does not
-          // download the resource's history, which cost each W6 hand-off an O(history) watch
-          // answer.
-          if (r.appliedIndex() - 1 >= watchIndex) {
-            watchIndex = r.appliedIndex() - 1;
-            watchSeq = Integer.MAX_VALUE;
-          }
+      case UNAVAILABLE -> {
+        // No node answered within the call's bounds (the unreachable bound, or the call timeout
+        // through an election): that is an outage, not a holder, and a worker that skips its work
+        // while someone else holds the resource must not skip it silently all through one. The
+        // future's completion sends a CancelWait, in case an earlier attempt queued this waiter.
+        result.completeExceptionally(new FencingException(r));
+      }
+      case WAITING -> {
+        queuedSinceNanos = sentNanos;
+        // Nothing before the entry that answered WAITING can be this waiter's grant (it would
+        // have answered GRANTED), so the watch starts at that entry: a new waiter does not
+        // download the resource's history, which cost each W6 hand-off an O(history) watch
+        // answer.
+        if (r.appliedIndex() - 1 >= watchIndex) {
+          watchIndex = r.appliedIndex() - 1;
+          watchSeq = Integer.MAX_VALUE;
         }
         if (System.nanoTime() >= waitUntilNanos) {
           giveUp(r);
@@ -273,11 +277,6 @@ final class WaitingAcquire {
    */
   void abandon() {
     result.completeExceptionally(
-        new FencingException(
-            new Result(
-                Response.newBuilder()
-                    .setCode(dev.fencekeeper.proto.ResultCode.UNAVAILABLE)
-                    .setMessage("client closed while waiting")
-                    .build())));
+        new IllegalStateException("the FencingClient was closed while this acquire waited"));
   }
 }

@@ -25,8 +25,10 @@ public final class DailySalesReport {
     try (FencingClient client = FencingClient.connect(ClusterConfig.load(path));
          Lease lease = client.acquire("daily-sales-report", Duration.ofSeconds(30))) {
       WriteResult r = lease.write("2026-11-29", reportBytes);   // carries lease.token()
-      if (r.isStale()) { /* someone newer owns it: stop, do not retry blindly */ }
-      return r.isAccepted();
+      if (!r.isAccepted()) {   // not written: r.code() says why (STALE_TOKEN: someone newer owns it)
+        return false;        // stop, do not retry blindly (or write with lease.write(...).orThrow())
+      }
+      return true;
     }
   }
 

@@ -143,7 +143,10 @@ class TlsClusterTest {
         Result r = client.acquireToken("tls-refused", Duration.ofSeconds(30), "intruder");
         assertThat(r.code())
             .as(refused.toString())
-            .isEqualTo(dev.fencekeeper.client.ResultCode.UNAVAILABLE);
+            .isEqualTo(
+                refused == plaintext
+                    ? dev.fencekeeper.client.ResultCode.UNAVAILABLE
+                    : dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
       }
     }
     try (FencingClient client =
@@ -154,10 +157,11 @@ class TlsClusterTest {
   }
 
   // Guarantee: a client the nodes refuse at the TLS handshake (a certificate another CA issued, an
-  // expired one) is told it is a TLS failure of its certificate, within the dial timeout rather
-  // than after the call's whole timeout.
+  // expired one), or one that refuses the node's certificate (a CA it does not trust, a name the
+  // certificate does not carry), is told it is a TLS failure and what failed, as PERMISSION_DENIED
+  // with nothing applied, within about the dial time: the refusal is final, not retried.
   @Test
-  void aRefusedHandshakeIsReportedAsWhatItIs() {
+  void aRefusedHandshakeIsReportedAsWhatItIs() throws Exception {
     ClusterConfig expired = withTls(cluster, certs, "expired");
     ClusterConfig foreignCa =
         cluster.withSecurity(
@@ -168,20 +172,71 @@ class TlsClusterTest {
                         foreign.resolve("client.crt"),
                         foreign.resolve("client.key"),
                         certs.resolve("ca.crt"))));
-    for (ClusterConfig refused : List.of(expired, foreignCa)) {
-      try (FencingClient client = FencingClient.connect(refused, "intruder")) {
+    // Trusts only the other CA, so it cannot verify the nodes.
+    ClusterConfig untrustedNodes =
+        cluster.withSecurity(
+            cluster
+                .security()
+                .withTls(
+                    new Security.TlsFiles(
+                        certs.resolve("client.crt"),
+                        certs.resolve("client.key"),
+                        foreign.resolve("ca.crt"))));
+    java.util.Map<ClusterConfig, String> cases = new java.util.LinkedHashMap<>();
+    cases.put(expired, "refused this client's certificate");
+    cases.put(foreignCa, "refused this client's certificate");
+    cases.put(untrustedNodes, "not signed by a CA this client trusts");
+    // The machine's own name, when it resolves to this loopback address, dials the nodes by a name
+    // their certificates (127.0.0.1, localhost) do not carry.
+    String hostName = java.net.InetAddress.getLocalHost().getHostName();
+    if (!hostName.equals("localhost")
+        && java.net.InetAddress.getByName(hostName).getHostAddress().equals("127.0.0.1")) {
+      Properties p = withTls(cluster, certs, Certificates.CLIENT).toProperties();
+      p.setProperty("peers", p.getProperty("peers").replace("127.0.0.1", hostName));
+      cases.put(ClusterConfig.fromProperties(p), "does not name the host");
+    }
+    for (java.util.Map.Entry<ClusterConfig, String> c : cases.entrySet()) {
+      try (FencingClient client = FencingClient.connect(c.getKey(), "intruder")) {
         long started = System.nanoTime();
         Result r = client.acquireToken("tls-told", Duration.ofSeconds(30), "intruder");
         Duration took = Duration.ofNanos(System.nanoTime() - started);
         assertThat(r.code())
-            .as(refused.toString())
-            .isEqualTo(dev.fencekeeper.client.ResultCode.UNAVAILABLE);
+            .as(c.getValue() + ": " + r)
+            .isEqualTo(dev.fencekeeper.client.ResultCode.PERMISSION_DENIED);
         assertThat(r.message())
             .contains("TLS handshake")
-            .contains("refused this client's certificate");
-        assertThat(took).as(r.message()).isLessThan(Duration.ofSeconds(5));
+            .contains(c.getValue())
+            .contains("nothing was applied")
+            .doesNotContain("may or may not");
+        assertThat(took).as(r.message()).isLessThan(Duration.ofMillis(2_500));
       }
     }
+    // The command line uses the client: a refused handshake is one final answer, not 15 s of
+    // retries.
+    String peers =
+        cluster.peers().stream()
+            .map(PeerAddress::toString)
+            .collect(java.util.stream.Collectors.joining(","));
+    long cliStarted = System.nanoTime();
+    CliRun cli =
+        CliRun.run(
+            dir,
+            "lease",
+            "acquire",
+            "tls-cli-expired",
+            "--ttl",
+            "30s",
+            "--peers",
+            peers,
+            "--tls",
+            "--certs",
+            certs.toString(),
+            "--identity",
+            "expired");
+    Duration cliTook = Duration.ofNanos(System.nanoTime() - cliStarted);
+    assertThat(cli.exitCode()).as(cli.toString()).isEqualTo(ExitCode.PERMISSION_DENIED.code());
+    assertThat(cli.toString()).contains("expired").contains("nothing was applied");
+    assertThat(cliTook).as(cli.toString()).isLessThan(Duration.ofSeconds(5));
     try (FencingClient client = FencingClient.connect(cluster, "no-certificate")) {
       long started = System.nanoTime();
       Result r = client.acquireToken("tls-told", Duration.ofSeconds(30), "no-certificate");
