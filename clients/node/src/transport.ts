@@ -87,7 +87,7 @@ function gist(details: string): string {
 /** The error of a refused TLS handshake: final, nothing reached a node. */
 export function tlsError(address: string, reason: string, cause: unknown): FencekeeperError {
   const error = new FencekeeperError(
-    'UNAVAILABLE',
+    'PERMISSION_DENIED',
     `TLS handshake with ${address} failed: ${reason}; the call reached no node, nothing was applied`,
     {},
     { cause },

@@ -268,7 +268,7 @@ describe('TLS refusals end the call within a second, naming the cause, nothing a
     test(name, async () => {
       const [target, tls, reason] = cases()[name];
       const { ms, error } = await elapsed(connect({ endpoints: target.address, tls }));
-      assert.equal(error?.code, 'UNAVAILABLE');
+      assert.equal(error?.code, 'PERMISSION_DENIED');
       assert.match(error.message, /TLS handshake with 127\.0\.0\.1:\d+ failed/);
       assert.match(error.message, reason);
       assert.match(error.message, /nothing was applied/);
