@@ -52,8 +52,8 @@ class BenchOptionsTest {
     assertThat(run.err().strip().lines())
         .as(run.toString())
         .containsExactly(
-            "fencekeeper: --baseline: 'zookeper' is"
-                + " not known; choose from ratis, zookeeper, etcd (comma-separated)");
+            "fencekeeper: --baseline: 'zookeper' is not known; choose from ratis, zookeeper,"
+                + " zookeeper-curator, etcd (comma-separated)");
   }
 
   // Guarantee: bad --snapshot-load / --snapshot-every input is a one-line usage error (exit 2)

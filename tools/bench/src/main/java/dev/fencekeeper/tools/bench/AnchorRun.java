@@ -52,9 +52,7 @@ final class AnchorRun implements AutoCloseable {
                 + "' is not known; choose from "
                 + RATIS
                 + ", "
-                + BenchReport.ZOOKEEPER
-                + ", "
-                + BenchReport.ETCD
+                + String.join(", ", BenchReport.ANCHORS)
                 + " (comma-separated)");
       }
       if (!names.contains(name)) {

@@ -109,7 +109,9 @@ final class BenchOptions {
       description =
           "`ratis`: also run W2 and W4 against a bare-Ratis counter cluster, same settings;"
               + " `zookeeper`, `etcd`: also run the workloads against a three-member cluster of"
-              + " that system (Debian packages `zookeeper`, `etcd-server`). Comma-separated.")
+              + " that system (Debian packages `zookeeper`, `etcd-server`), ZooKeeper through the"
+              + " shortest fenced-lock recipe (one multi a step); `zookeeper-curator`: ZooKeeper"
+              + " through Curator's lock recipe, as `zookeeper` ran it before. Comma-separated.")
   String baseline;
 
   @Option(
