@@ -78,6 +78,15 @@ final class BenchReport {
   /** Unmeasured load on each system before its first cold window; null when no cold phase ran. */
   java.time.Duration coldWarmup;
 
+  /** --rate: steps a second of every measured window; 0: closed loops. */
+  double ratePerSecond;
+
+  /** --histogram-logs as given; null when not asked for. */
+  String histogramLogs;
+
+  /** --idle: each system's idle cluster CPU; empty when not measured. */
+  final List<IdleCpu.Figures> idle = new ArrayList<>();
+
   /** The cost curve (--cost-curve); null when not run. */
   CostCurve.Figures costCurve;
 

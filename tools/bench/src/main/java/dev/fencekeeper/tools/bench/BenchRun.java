@@ -87,6 +87,8 @@ final class BenchRun {
         new BenchReport(BenchCommandLine.of(options), cluster.config(), description);
     report.phases = phases;
     report.apis = apis;
+    report.ratePerSecond = options.ratePerSecond();
+    report.histogramLogs = options.histogramLogs == null ? null : options.histogramLogs.toString();
     if (phases.contains(Phase.COLD)) {
       report.coldWarmup = options.coldWarmup;
     }
@@ -138,7 +140,27 @@ final class BenchRun {
                 probe,
                 baselineRun,
                 anchors,
-                runId);
+                runId,
+                options.histogramLogs == null ? null : context.resolve(options.histogramLogs));
+        if (!options.idle.isZero()) {
+          progress.println(
+              "bench: idle clusters: CPU over "
+                  + options.idle.toSeconds()
+                  + " s with no load, after "
+                  + IdleCpu.SETTLE.toSeconds()
+                  + " s quiet");
+          progress.flush();
+          java.util.Map<String, java.util.function.Supplier<List<Long>>> members =
+              new java.util.LinkedHashMap<>();
+          members.put(BenchReport.FENCEKEEPER, probe::serverPids);
+          members.putAll(anchors.members());
+          report.idle.addAll(IdleCpu.measure(members, options.idle));
+          for (IdleCpu.Figures f : report.idle) {
+            progress.printf(
+                "bench: idle %s: %.1f %% of a core (three members)%n",
+                f.system(), f.percentOfCore());
+          }
+        }
         if (phases.contains(Phase.COLD)) {
           sweep.run(Phase.COLD, progress);
         }

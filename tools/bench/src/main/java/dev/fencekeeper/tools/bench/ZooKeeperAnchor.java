@@ -222,6 +222,11 @@ final class ZooKeeperAnchor extends Anchor {
     }
   }
 
+  /** The first client's session, on which a test drives a recipe's steps one by one. */
+  ZooKeeper session() {
+    return clients.get(0);
+  }
+
   @Override
   void closeClients() {
     for (ZooKeeper zk : clients) {
