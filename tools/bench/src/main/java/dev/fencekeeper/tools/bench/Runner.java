@@ -52,7 +52,9 @@ final class Runner {
    *     0: steps a second over all workers, each worker taking an equal share on a fixed schedule
    *     (the workers' schedules staggered), and each step timed from when the schedule wanted it to
    *     start, not from when it did: a step delayed by a slow one before it counts that delay (no
-   *     coordinated omission). A worker behind schedule starts its next step at once.
+   *     coordinated omission). A worker behind schedule starts its next step at once; the schedule
+   *     starts over at the window's start. Steps due in the window but not started by its end are
+   *     not timed: below the rate, the percentiles understate.
    * @param histogramLog where to write the window's latencies as an HdrHistogram log, one interval
    *     histogram a second, in microseconds; null: none
    */
@@ -265,13 +267,14 @@ final class Runner {
     long interval = pacing.intervalNanos(workers.size());
     for (int i = 0; i < workers.size(); i++) {
       Worker worker = workers.get(i);
-      long firstDue = start + interval * i / workers.size();
+      long offset = interval * i / workers.size();
       Thread t =
           new Thread(
               () -> {
                 loop(
                     worker,
-                    firstDue,
+                    start,
+                    offset,
                     interval,
                     measureFrom,
                     measureTo,
@@ -347,11 +350,14 @@ final class Runner {
 
   /**
    * One worker's steps until the window ends; with {@code interval} above 0 on a schedule from
-   * {@code firstDue}, each step timed from when it was due.
+   * {@code start + offset}, each step timed from when it was due. The schedule starts again at the
+   * window's start ({@code measureFrom + offset}) when the warm-up left the worker behind it: a
+   * backlog of the warm-up's steps is not the window's.
    */
   private static void loop(
       Worker worker,
-      long firstDue,
+      long start,
+      long offset,
       long interval,
       long measureFrom,
       long measureTo,
@@ -361,7 +367,8 @@ final class Runner {
       AtomicLong stepsTotal,
       AtomicLong staleAccepted,
       Map<String, LongAdder> failures) {
-    long due = firstDue;
+    long due = start + offset;
+    boolean rebased = false;
     while (true) {
       long wait;
       try {
@@ -386,6 +393,10 @@ final class Runner {
         sleepUntil(Math.min(System.nanoTime() + wait, measureTo));
       }
       if (interval > 0) {
+        if (!rebased && System.nanoTime() >= measureFrom) {
+          rebased = true;
+          due = Math.max(due, measureFrom + offset);
+        }
         sleepUntil(Math.min(due, measureTo));
       }
       long t0 = System.nanoTime();
@@ -410,7 +421,9 @@ final class Runner {
       if (step.kind() != Step.Kind.OK) {
         failures.computeIfAbsent(step.reason(), k -> new LongAdder()).increment();
       }
-      if (from >= measureFrom && t1 <= measureTo) {
+      // At a fixed rate a step due inside the window counts even when it ends after it: the
+      // slowest ones are the ones that straddle its end.
+      if (from >= measureFrom && (interval > 0 ? from < measureTo : t1 <= measureTo)) {
         if (step.kind() == Step.Kind.OK) {
           ops.incrementAndGet();
           recorder.recordValue(Math.min(HIGHEST_MICROS, Math.max(1, (t1 - from) / 1000)));
