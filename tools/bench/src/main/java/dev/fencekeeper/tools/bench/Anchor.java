@@ -98,7 +98,11 @@ abstract class Anchor implements AutoCloseable {
     }
   }
 
-  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+  /**
+   * How long a cluster may take to elect and serve: on a loaded two-core machine a second ZooKeeper
+   * ensemble's three JVMs took over a minute.
+   */
+  static final Duration READY_TIMEOUT = Duration.ofSeconds(180);
 
   final Path dir;
   private final Map<String, List<String>> commands = new LinkedHashMap<>();

@@ -155,9 +155,11 @@ final class ZooKeeperAnchor extends Anchor {
                 }
               });
       clients.add(zk);
-      if (!connected.await(60, TimeUnit.SECONDS)) {
+      if (!connected.await(READY_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
         throw new IllegalStateException(
-            "no ZooKeeper server accepted a session within 60 s"
+            "no ZooKeeper server accepted a session within "
+                + READY_TIMEOUT.toSeconds()
+                + " s"
                 + deadMember().map(d -> ": " + d).orElse(""));
       }
     }
