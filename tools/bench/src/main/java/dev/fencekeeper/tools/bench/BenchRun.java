@@ -46,7 +46,8 @@ final class BenchRun {
             || (options.peers == null && options.failoverTrials > 0)
             || options.costCurve
             || options.nodeW2
-            || options.manyLeases > 0;
+            || options.manyLeases > 0
+            || !options.idle.isZero();
     ClusterConfig described = options.peers != null ? BenchOptions.forPeers(options.peers) : null;
     BenchCluster cluster =
         described != null
