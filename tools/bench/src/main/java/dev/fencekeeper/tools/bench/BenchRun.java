@@ -342,7 +342,8 @@ final class BenchRun {
 
   /** The cluster answers a command: a leader is elected and its takeover entry committed. */
   private static void awaitReady(FencingClient client, String runId) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    // As long as an anchor may take: a loaded machine starts three node JVMs slowly.
+    long deadline = System.nanoTime() + Anchor.READY_TIMEOUT.toNanos();
     String resource = "bench/" + runId + "/ready";
     while (true) {
       Result r = client.acquireToken(resource, Duration.ofSeconds(1), "bench");
@@ -351,7 +352,11 @@ final class BenchRun {
         return;
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the cluster did not grant a lease within 60 s: " + r);
+        throw new IllegalStateException(
+            "the cluster did not grant a lease within "
+                + Anchor.READY_TIMEOUT.toSeconds()
+                + " s: "
+                + r);
       }
       Thread.sleep(200);
     }
