@@ -173,10 +173,11 @@ final class BenchJson {
           .anchors()
           .forEach(
               (system, m) -> {
-                r.put(system + "_ops_per_sec", BenchReport.round(m.opsPerSecond(), 1));
-                r.put(system + "_p99_ms", BenchReport.round(m.percentileMs(99), 3));
+                String key = system.replace('-', '_'); // zookeeper-curator: zookeeper_curator_...
+                r.put(key + "_ops_per_sec", BenchReport.round(m.opsPerSecond(), 1));
+                r.put(key + "_p99_ms", BenchReport.round(m.percentileMs(99), 3));
                 r.put(
-                    "fencekeeper_per_" + system,
+                    "fencekeeper_per_" + key,
                     BenchReport.round(ratio.fencekeeper().opsPerSecond() / m.opsPerSecond(), 3));
               });
     }
