@@ -27,10 +27,10 @@ import org.HdrHistogram.Recorder;
 
 /**
  * Runs one workload at one concurrency: a thread per worker, in a closed loop or at a fixed rate
- * ({@link Pacing}), a warm-up whose steps are not counted, then a measured window. Only steps that
- * start and end inside the window are timed and counted, so the figures do not depend on how long
- * the last step straddles its end. Safety counters (stale writes accepted) count every step,
- * warm-up included.
+ * ({@link Pacing}), a warm-up whose steps are not counted, then a measured window. In a closed loop
+ * only steps that start and end inside the window are timed and counted, so the figures do not
+ * depend on how long the last step straddles its end; at a fixed rate, every step due inside it.
+ * Safety counters (stale writes accepted) count every step, warm-up included.
  */
 final class Runner {
   /** Marks a failure of a worker's prepare (no step was made) among the failures of a run. */
@@ -299,14 +299,14 @@ final class Runner {
     long applied0 = probe.appliedIndex();
     Histogram micros = new Histogram(HIGHEST_MICROS, 3);
     HistogramLog log = HistogramLog.open(pacing.histogramLog(), measureFrom);
-    Histogram interval1 = null;
+    Histogram sampled = null;
     for (long mark = measureFrom + LOG_INTERVAL_NANOS;
         mark < measureTo;
         mark += LOG_INTERVAL_NANOS) {
       sleepUntil(mark);
-      interval1 = recorder.getIntervalHistogram(interval1);
-      micros.add(interval1);
-      log.write(interval1);
+      sampled = recorder.getIntervalHistogram(sampled);
+      micros.add(sampled);
+      log.write(sampled);
     }
     sleepUntil(measureTo);
     long client1 = CpuMeter.self();
@@ -320,9 +320,9 @@ final class Runner {
     long term1 = probe.term();
     // The last interval after the workers stopped: a step that ended inside the window may
     // record itself just after it.
-    interval1 = recorder.getIntervalHistogram(interval1);
-    micros.add(interval1);
-    log.write(interval1);
+    sampled = recorder.getIntervalHistogram(sampled);
+    micros.add(sampled);
+    log.write(sampled);
     log.close();
     // A worker still stuck in a step (a blocked acquire) is left alone; the rest clean up after
     // themselves.
