@@ -34,6 +34,23 @@ class BenchOptionsTest {
     assertThat(run.err()).contains("--duration").contains("'0s' must be positive");
   }
 
+  // Guarantee: a --rate that is not a positive number of steps a second is a one-line usage
+  // error before any node starts.
+  @Test
+  void badRateIsRefused() {
+    for (String rate : new String[] {"0", "-5/s", "fast", "2000000"}) {
+      CliRun run = CliRun.run(dir, "bench", "--rate", rate, "--workload", "W2");
+
+      assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
+      assertThat(run.err().strip().lines())
+          .as(run.toString())
+          .containsExactly(
+              "fencekeeper: --rate: '"
+                  + rate
+                  + "' must be steps a second above 0 and at most 1000000, e.g. 500 or 500/s");
+    }
+  }
+
   // Guarantee: a negative warm-up is refused, naming the option.
   @Test
   void negativeWarmupIsRefused() {
@@ -52,8 +69,8 @@ class BenchOptionsTest {
     assertThat(run.err().strip().lines())
         .as(run.toString())
         .containsExactly(
-            "fencekeeper: --baseline: 'zookeper' is"
-                + " not known; choose from ratis, zookeeper, etcd (comma-separated)");
+            "fencekeeper: --baseline: 'zookeper' is not known; choose from ratis, zookeeper,"
+                + " zookeeper-curator, etcd (comma-separated)");
   }
 
   // Guarantee: bad --snapshot-load / --snapshot-every input is a one-line usage error (exit 2)

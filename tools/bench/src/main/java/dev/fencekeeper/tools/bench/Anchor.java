@@ -26,6 +26,8 @@ abstract class Anchor implements AutoCloseable {
   /** The anchors the bench knows, by the name {@code --baseline} takes. */
   enum Kind {
     ZOOKEEPER(BenchReport.ZOOKEEPER, "ZooKeeper 3.8", "zookeeper", ZooKeeperAnchor.JAR),
+    ZOOKEEPER_CURATOR(
+        BenchReport.ZOOKEEPER_CURATOR, "ZooKeeper 3.8", "zookeeper", ZooKeeperAnchor.JAR),
     ETCD(BenchReport.ETCD, "etcd 3.4", "etcd-server", EtcdAnchor.BINARY);
 
     final String system;
@@ -80,7 +82,8 @@ abstract class Anchor implements AutoCloseable {
       Path dir = Files.createTempDirectory("fencekeeper-bench-" + system + "-");
       Anchor anchor =
           switch (this) {
-            case ZOOKEEPER -> new ZooKeeperAnchor(dir);
+            case ZOOKEEPER -> new ZooKeeperAnchor(dir, ZooKeeperAnchor.Recipe.MULTI);
+            case ZOOKEEPER_CURATOR -> new ZooKeeperAnchor(dir, ZooKeeperAnchor.Recipe.CURATOR);
             case ETCD -> new EtcdAnchor(dir);
           };
       try {
@@ -95,7 +98,11 @@ abstract class Anchor implements AutoCloseable {
     }
   }
 
-  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+  /**
+   * How long a cluster may take to elect and serve: on a loaded two-core machine a second ZooKeeper
+   * ensemble's three JVMs took over a minute.
+   */
+  static final Duration READY_TIMEOUT = Duration.ofSeconds(180);
 
   final Path dir;
   private final Map<String, List<String>> commands = new LinkedHashMap<>();
@@ -105,7 +112,7 @@ abstract class Anchor implements AutoCloseable {
     this.dir = dir;
   }
 
-  /** The system's name in the report: {@link BenchReport#ZOOKEEPER} or {@link BenchReport#ETCD}. */
+  /** The system's name in the report: one of {@link BenchReport#ANCHORS}. */
   abstract String system();
 
   /** Whether this anchor has an idiomatic equivalent of {@code workload}. */

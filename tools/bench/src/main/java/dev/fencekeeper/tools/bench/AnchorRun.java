@@ -52,9 +52,7 @@ final class AnchorRun implements AutoCloseable {
                 + "' is not known; choose from "
                 + RATIS
                 + ", "
-                + BenchReport.ZOOKEEPER
-                + ", "
-                + BenchReport.ETCD
+                + String.join(", ", BenchReport.ANCHORS)
                 + " (comma-separated)");
       }
       if (!names.contains(name)) {
@@ -108,13 +106,22 @@ final class AnchorRun implements AutoCloseable {
     }
   }
 
+  /** Each anchor's member processes, by system. */
+  java.util.Map<String, java.util.function.Supplier<List<Long>>> members() {
+    java.util.Map<String, java.util.function.Supplier<List<Long>>> out = new LinkedHashMap<>();
+    for (Anchor anchor : anchors) {
+      out.put(anchor.system(), anchor::serverPids);
+    }
+    return out;
+  }
+
   boolean isEmpty() {
     return anchors.isEmpty();
   }
 
   /**
    * Each anchor that has an equivalent of {@code w}, measured at {@code concurrency} workers after
-   * the warm-up {@code warmup} gives for its system.
+   * the warm-up {@code warmup} gives for its system, paced as {@code pacing} gives for it.
    */
   List<Measurement> measure(
       Workload w,
@@ -122,7 +129,8 @@ final class AnchorRun implements AutoCloseable {
       String runId,
       Duration leaseTtl,
       java.util.function.Function<String, Duration> warmup,
-      Duration duration)
+      Duration duration,
+      java.util.function.Function<String, Runner.Pacing> pacing)
       throws InterruptedException {
     List<Measurement> out = new ArrayList<>();
     for (Anchor anchor : anchors) {
@@ -144,7 +152,8 @@ final class AnchorRun implements AutoCloseable {
               },
               warmup.apply(anchor.system()),
               duration,
-              anchor.probe()));
+              anchor.probe(),
+              pacing.apply(anchor.system())));
     }
     return out;
   }

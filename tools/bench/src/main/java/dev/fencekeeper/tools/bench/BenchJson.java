@@ -39,6 +39,21 @@ final class BenchJson {
     if (report.coldWarmup != null) {
       root.put("cold_warmup_s", BenchReport.round(report.coldWarmup.toMillis() / 1000.0, 3));
     }
+    if (report.ratePerSecond > 0) {
+      root.put("rate_per_sec", report.ratePerSecond);
+    }
+    if (report.histogramLogs != null) {
+      root.put("histogram_logs", report.histogramLogs);
+    }
+    ArrayNode idle = root.putArray("idle");
+    for (IdleCpu.Figures f : report.idle) {
+      ObjectNode o = idle.addObject();
+      o.put("system", f.system());
+      o.put("seconds", BenchReport.round(f.seconds(), 3));
+      o.put("server_cpu_ms", f.cpuMs());
+      o.put("server_jit_ms", f.jitMs());
+      o.put("cpu_percent_of_core", BenchReport.round(f.percentOfCore(), 2));
+    }
     results(root.putArray("results"), report.runs, Phase.SETTLED);
     results(root.putArray("cold_results"), report.coldRuns, Phase.COLD);
     ArrayNode ratios = root.putArray("baseline_ratios");
@@ -158,10 +173,11 @@ final class BenchJson {
           .anchors()
           .forEach(
               (system, m) -> {
-                r.put(system + "_ops_per_sec", BenchReport.round(m.opsPerSecond(), 1));
-                r.put(system + "_p99_ms", BenchReport.round(m.percentileMs(99), 3));
+                String key = system.replace('-', '_'); // zookeeper-curator: zookeeper_curator_...
+                r.put(key + "_ops_per_sec", BenchReport.round(m.opsPerSecond(), 1));
+                r.put(key + "_p99_ms", BenchReport.round(m.percentileMs(99), 3));
                 r.put(
-                    "fencekeeper_per_" + system,
+                    "fencekeeper_per_" + key,
                     BenchReport.round(ratio.fencekeeper().opsPerSecond() / m.opsPerSecond(), 3));
               });
     }

@@ -81,6 +81,36 @@ final class BenchOptions {
   Duration coldWarmup;
 
   @Option(
+      names = "--rate",
+      paramLabel = "N/s",
+      description =
+          "Fixed rate instead of a closed loop: every measured window runs N steps a second over"
+              + " its workers, each worker on a fixed schedule, and times each step from when it"
+              + " was due, so a slow step's delay to the ones behind it counts (no coordinated"
+              + " omission). Throughput below N means the system fell behind (default: a closed"
+              + " loop, each worker's next step as soon as its last one ends).")
+  String rate;
+
+  @Option(
+      names = "--histogram-logs",
+      paramLabel = "DIR",
+      description =
+          "Write each measured window's latencies there as an HdrHistogram log (one interval"
+              + " histogram a second, microseconds), named phase-system-workload[-path]-cN.hlog.")
+  Path histogramLogs;
+
+  @Option(
+      names = "--idle",
+      paramLabel = "DURATION",
+      defaultValue = "0s",
+      converter = DurationConverter.ZeroAllowed.class,
+      description =
+          "Also measure each system's idle cluster: its three members' CPU over this long with no"
+              + " load, every system side by side, before the first workload (default:"
+              + " ${DEFAULT-VALUE}, skipped).")
+  Duration idle;
+
+  @Option(
       names = "--clients",
       paramLabel = "N",
       defaultValue = "1",
@@ -109,7 +139,9 @@ final class BenchOptions {
       description =
           "`ratis`: also run W2 and W4 against a bare-Ratis counter cluster, same settings;"
               + " `zookeeper`, `etcd`: also run the workloads against a three-member cluster of"
-              + " that system (Debian packages `zookeeper`, `etcd-server`). Comma-separated.")
+              + " that system (Debian packages `zookeeper`, `etcd-server`), ZooKeeper through the"
+              + " shortest fenced-lock recipe (one multi a step); `zookeeper-curator`: ZooKeeper"
+              + " through Curator's lock recipe, as `zookeeper` ran it before. Comma-separated.")
   String baseline;
 
   @Option(
@@ -209,6 +241,32 @@ final class BenchOptions {
   @Option(names = "--json", description = "Print one JSON object instead of Markdown tables.")
   boolean json;
 
+  /** The highest --rate: a step every microsecond, more than any system here answers. */
+  static final double MAX_RATE = 1_000_000;
+
+  /** --rate in steps a second, 0 when not given (a closed loop). */
+  double ratePerSecond() {
+    if (rate == null) {
+      return 0;
+    }
+    String n = rate.strip();
+    n = n.endsWith("/s") ? n.substring(0, n.length() - 2).strip() : n;
+    try {
+      double perSecond = Double.parseDouble(n);
+      if (perSecond > 0 && perSecond <= MAX_RATE) {
+        return perSecond;
+      }
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    throw new ConfigException(
+        "--rate: '"
+            + rate
+            + "' must be steps a second above 0 and at most "
+            + (long) MAX_RATE
+            + ", e.g. 500 or 500/s");
+  }
+
   /** What the options ask for, checked and parsed. */
   record Plan(
       List<Workload> workloads,
@@ -236,6 +294,7 @@ final class BenchOptions {
     SnapshotLoad.validate(snapshotLoad, snapshotEvery, peers != null);
     List<Workload> chosen = parseWorkloads();
     List<ClientApi> apis = ClientApi.parse(api);
+    ratePerSecond();
     if (manyLeases < 0 || manyLeases > MAX_MANY_LEASES) {
       throw new ConfigException(
           "--many-leases: '" + manyLeases + "' must be 0 (skipped) to " + MAX_MANY_LEASES);
@@ -260,10 +319,11 @@ final class BenchOptions {
         || timing.duration.isNegative()
         || timing.warmup.isNegative()
         || coldWarmup.isNegative()
-        || jitWarmup.isNegative()) {
+        || jitWarmup.isNegative()
+        || idle.isNegative()) {
       throw new ConfigException(
           "--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
-              + " --warmup, --cold-warmup and --jit-warmup ≥ 0");
+              + " --warmup, --cold-warmup, --jit-warmup and --idle ≥ 0");
     }
     if (costCurve && (peers != null || output == null)) {
       throw new ConfigException(

@@ -30,10 +30,14 @@ final class BenchReport {
   static final String FENCEKEEPER = "fencekeeper";
   static final String RATIS = "ratis-counter";
   static final String ZOOKEEPER = "zookeeper";
+
+  /** ZooKeeper driven through Curator's lock recipe: five or more round trips a lock cycle. */
+  static final String ZOOKEEPER_CURATOR = "zookeeper-curator";
+
   static final String ETCD = "etcd";
 
   /** The anchors, in the order of their columns. */
-  static final List<String> ANCHORS = List.of(ZOOKEEPER, ETCD);
+  static final List<String> ANCHORS = List.of(ZOOKEEPER, ZOOKEEPER_CURATOR, ETCD);
 
   static final String PRESERVED_BEGIN =
       "<!-- profile-findings: hand-written, kept by the generator -->";
@@ -73,6 +77,15 @@ final class BenchReport {
 
   /** Unmeasured load on each system before its first cold window; null when no cold phase ran. */
   java.time.Duration coldWarmup;
+
+  /** --rate: steps a second of every measured window; 0: closed loops. */
+  double ratePerSecond;
+
+  /** --histogram-logs as given; null when not asked for. */
+  String histogramLogs;
+
+  /** --idle: each system's idle cluster CPU; empty when not measured. */
+  final List<IdleCpu.Figures> idle = new ArrayList<>();
 
   /** The cost curve (--cost-curve); null when not run. */
   CostCurve.Figures costCurve;
@@ -307,7 +320,11 @@ final class BenchReport {
   }
 
   static String title(String system) {
-    return ZOOKEEPER.equals(system) ? "ZooKeeper" : system;
+    return switch (system) {
+      case ZOOKEEPER -> "ZooKeeper";
+      case ZOOKEEPER_CURATOR -> "ZooKeeper (Curator recipe)";
+      default -> system;
+    };
   }
 
   /** Both phases ran: each table says which one it shows. */

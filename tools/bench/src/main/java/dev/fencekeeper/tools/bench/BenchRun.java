@@ -46,7 +46,8 @@ final class BenchRun {
             || (options.peers == null && options.failoverTrials > 0)
             || options.costCurve
             || options.nodeW2
-            || options.manyLeases > 0;
+            || options.manyLeases > 0
+            || !options.idle.isZero();
     ClusterConfig described = options.peers != null ? BenchOptions.forPeers(options.peers) : null;
     BenchCluster cluster =
         described != null
@@ -87,6 +88,8 @@ final class BenchRun {
         new BenchReport(BenchCommandLine.of(options), cluster.config(), description);
     report.phases = phases;
     report.apis = apis;
+    report.ratePerSecond = options.ratePerSecond();
+    report.histogramLogs = options.histogramLogs == null ? null : options.histogramLogs.toString();
     if (phases.contains(Phase.COLD)) {
       report.coldWarmup = options.coldWarmup;
     }
@@ -138,7 +141,27 @@ final class BenchRun {
                 probe,
                 baselineRun,
                 anchors,
-                runId);
+                runId,
+                options.histogramLogs == null ? null : context.resolve(options.histogramLogs));
+        if (!options.idle.isZero()) {
+          progress.println(
+              "bench: idle clusters: CPU over "
+                  + options.idle.toSeconds()
+                  + " s with no load, after "
+                  + IdleCpu.SETTLE.toSeconds()
+                  + " s quiet");
+          progress.flush();
+          java.util.Map<String, java.util.function.Supplier<List<Long>>> members =
+              new java.util.LinkedHashMap<>();
+          members.put(BenchReport.FENCEKEEPER, probe::serverPids);
+          members.putAll(anchors.members());
+          report.idle.addAll(IdleCpu.measure(members, options.idle));
+          for (IdleCpu.Figures f : report.idle) {
+            progress.printf(
+                "bench: idle %s: %.1f %% of a core (three members)%n",
+                f.system(), f.percentOfCore());
+          }
+        }
         if (phases.contains(Phase.COLD)) {
           sweep.run(Phase.COLD, progress);
         }
@@ -319,7 +342,8 @@ final class BenchRun {
 
   /** The cluster answers a command: a leader is elected and its takeover entry committed. */
   private static void awaitReady(FencingClient client, String runId) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    // As long as an anchor may take: a loaded machine starts three node JVMs slowly.
+    long deadline = System.nanoTime() + Anchor.READY_TIMEOUT.toNanos();
     String resource = "bench/" + runId + "/ready";
     while (true) {
       Result r = client.acquireToken(resource, Duration.ofSeconds(1), "bench");
@@ -328,7 +352,11 @@ final class BenchRun {
         return;
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the cluster did not grant a lease within 60 s: " + r);
+        throw new IllegalStateException(
+            "the cluster did not grant a lease within "
+                + Anchor.READY_TIMEOUT.toSeconds()
+                + " s: "
+                + r);
       }
       Thread.sleep(200);
     }

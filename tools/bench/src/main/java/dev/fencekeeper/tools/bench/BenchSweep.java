@@ -24,6 +24,7 @@ final class BenchSweep {
   private final AnchorRun anchors;
   private final String runId;
   private final Duration leaseTtl;
+  private final java.nio.file.Path histogramLogs;
 
   /** The systems that have had their first cold window: their later ones take --warmup. */
   private final java.util.Set<String> warmedCold = new java.util.HashSet<>();
@@ -38,7 +39,8 @@ final class BenchSweep {
       Runner.Probe probe,
       RatisBaseline baselineRun,
       AnchorRun anchors,
-      String runId) {
+      String runId,
+      java.nio.file.Path histogramLogs) {
     this.options = options;
     this.report = report;
     this.chosen = chosen;
@@ -49,6 +51,7 @@ final class BenchSweep {
     this.baselineRun = baselineRun;
     this.anchors = anchors;
     this.runId = runId;
+    this.histogramLogs = histogramLogs;
     this.leaseTtl =
         options
             .timing
@@ -68,6 +71,27 @@ final class BenchSweep {
         : options.timing.warmup;
   }
 
+  /**
+   * How a window of {@code system} at {@code w}, {@code c} workers (through {@code path}, for
+   * fencekeeper) is paced and where its histogram log goes (--rate, --histogram-logs).
+   */
+  Runner.Pacing pacing(Phase phase, String system, Workload w, int c, ClientApi path) {
+    return new Runner.Pacing(
+        options.ratePerSecond(),
+        histogramLogs == null
+            ? null
+            : histogramLogs.resolve(
+                phase.label()
+                    + "-"
+                    + system
+                    + "-"
+                    + w.name()
+                    + (path == null ? "" : "-" + path.label)
+                    + "-c"
+                    + c
+                    + ".hlog"));
+  }
+
   void run(Phase phase, PrintStream progress) throws InterruptedException {
     String id = runId + "-" + phase.label();
     List<Measurement> runs = phase == Phase.COLD ? report.coldRuns : report.runs;
@@ -77,18 +101,36 @@ final class BenchSweep {
     for (Workload w : chosen) {
       for (int c : concurrencies) {
         for (ClientApi path : w.pathsFor(apis)) {
-          Measurement m = fencekeeper(w, c, id, warmupFor(phase, BenchReport.FENCEKEEPER), path);
+          Measurement m =
+              fencekeeper(
+                  w,
+                  c,
+                  id,
+                  warmupFor(phase, BenchReport.FENCEKEEPER),
+                  path,
+                  pacing(phase, BenchReport.FENCEKEEPER, w, c, path));
           runs.add(m);
           BenchRun.progress(progress, phase, m);
         }
         if (baselineRun != null && Baseline.covers(w)) {
-          Measurement b = baselineRun.measure(w, c, warmupFor(phase, BenchReport.RATIS));
+          Measurement b =
+              baselineRun.measure(
+                  w,
+                  c,
+                  warmupFor(phase, BenchReport.RATIS),
+                  pacing(phase, BenchReport.RATIS, w, c, null));
           runs.add(b);
           BenchRun.progress(progress, phase, b);
         }
         for (Measurement a :
             anchors.measure(
-                w, c, id, leaseTtl, system -> warmupFor(phase, system), options.timing.duration)) {
+                w,
+                c,
+                id,
+                leaseTtl,
+                system -> warmupFor(phase, system),
+                options.timing.duration,
+                system -> pacing(phase, system, w, c, null))) {
           runs.add(a);
           BenchRun.progress(progress, phase, a);
         }
@@ -124,7 +166,7 @@ final class BenchSweep {
   }
 
   private Measurement fencekeeper(
-      Workload w, int c, String id, Duration warmupBefore, ClientApi path)
+      Workload w, int c, String id, Duration warmupBefore, ClientApi path, Runner.Pacing pacing)
       throws InterruptedException {
     return Runner.run(
             BenchReport.FENCEKEEPER,
@@ -148,7 +190,8 @@ final class BenchSweep {
             },
             warmupBefore,
             options.timing.duration,
-            probe)
+            probe,
+            pacing)
         .withApi(path);
   }
 
@@ -185,7 +228,8 @@ final class BenchSweep {
               c,
               runId + "-curve",
               options.timing.warmup,
-              Workload.W2.pathsFor(apis).get(0));
+              Workload.W2.pathsFor(apis).get(0),
+              Runner.Pacing.CLOSED);
       BenchRun.progress(progress, Phase.SETTLED, m);
       points.add(new CostCurve.WorkerPoint(c, m.opsPerSecond(), m.percentileMs(99)));
     }

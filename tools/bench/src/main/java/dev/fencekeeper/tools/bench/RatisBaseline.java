@@ -74,7 +74,8 @@ final class RatisBaseline implements AutoCloseable {
         probe);
   }
 
-  Measurement measure(Workload w, int c, Duration warmupBefore) throws InterruptedException {
+  Measurement measure(Workload w, int c, Duration warmupBefore, Runner.Pacing pacing)
+      throws InterruptedException {
     return Runner.run(
         BenchReport.RATIS,
         w,
@@ -89,7 +90,8 @@ final class RatisBaseline implements AutoCloseable {
         },
         warmupBefore,
         window,
-        probe);
+        probe,
+        pacing);
   }
 
   @Override

@@ -59,6 +59,10 @@ final class ReportModel {
                 : r.apis.get(0) == ClientApi.LEASE ? "Lease API" : ClientApi.RAW.title,
             "coldRan",
             !r.coldRuns.isEmpty(),
+            "rate",
+            r.ratePerSecond > 0 ? fmt(r.ratePerSecond, 0) : null,
+            "histogramLogs",
+            r.histogramLogs,
             "jitWarmup",
             r.jitWarmup,
             "cpu",
@@ -149,6 +153,7 @@ final class ReportModel {
                 : model("rows", ratios.stream().map(ReportModel::ratisRatio).toList()),
         "handOffTables", handOffTables,
         "anchorTables", anchorTables,
+        "idle", idle(r),
         "failover", failover(r),
         "state", r.state == null ? null : state(r.state),
         "snapshotLoad", r.snapshotLoad == null ? null : SnapshotLoad.markdown(r.snapshotLoad),
@@ -249,6 +254,31 @@ final class ReportModel {
 
   private static String opsAndP99(Measurement m) {
     return fmt(m.opsPerSecond(), 0) + " (" + fmt(m.percentileMs(99), 2) + ")";
+  }
+
+  private static Map<String, Object> idle(BenchReport r) {
+    if (r.idle.isEmpty()) {
+      return null;
+    }
+    double fencekeeper =
+        r.idle.stream()
+            .filter(f -> BenchReport.FENCEKEEPER.equals(f.system()))
+            .mapToDouble(IdleCpu.Figures::percentOfCore)
+            .findFirst()
+            .orElse(Double.NaN);
+    List<Map<String, Object>> rows = new ArrayList<>();
+    for (IdleCpu.Figures f : r.idle) {
+      rows.add(
+          model(
+              "system", BenchReport.title(f.system()),
+              "percent", fmt(f.percentOfCore(), 1),
+              "jit", f.jitMs() < 0 ? "?" : fmt(100.0 * f.jitMs() / Math.max(1, f.cpuMs()), 0),
+              "ratio", fmt(fencekeeper / f.percentOfCore(), 1)));
+    }
+    return model(
+        "seconds", fmt(r.idle.get(0).seconds(), 0),
+        "settleSeconds", IdleCpu.SETTLE.toSeconds(),
+        "rows", rows);
   }
 
   private static Map<String, Object> failover(BenchReport r) {

@@ -21,8 +21,8 @@ class AnchorOptionsTest {
     assertThatThrownBy(() -> AnchorRun.parse("ratis,mysql"))
         .isInstanceOf(ConfigException.class)
         .hasMessage(
-            "--baseline: 'mysql' is not known; choose from ratis, zookeeper, etcd"
-                + " (comma-separated)");
+            "--baseline: 'mysql' is not known; choose from ratis, zookeeper, zookeeper-curator,"
+                + " etcd (comma-separated)");
     assertThatThrownBy(() -> AnchorRun.parse("ratis,"))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("'' is not known");

@@ -216,6 +216,46 @@ class BenchReportTest {
     assertThat(report().document(null)).doesNotContain("- Baselines:");
   }
 
+  // Guarantee: the Curator recipe's rows are a column of their own, labelled, between ZooKeeper's
+  // fastest recipe and etcd, with snake_case JSON keys.
+  @Test
+  void curatorRecipeIsAColumnOfItsOwn() {
+    BenchReport r = report();
+    r.runs.add(run(BenchReport.FENCEKEEPER, Workload.W1, 64, 3000, 0, 0, 20_000));
+    r.runs.add(run(BenchReport.ZOOKEEPER, Workload.W1, 64, 2000, 0, 0, 30_000));
+    r.runs.add(run(BenchReport.ZOOKEEPER_CURATOR, Workload.W1, 64, 1000, 0, 0, 60_000));
+
+    assertThat(String.join("\n", r.tables()))
+        .contains(
+            "| W1 | 64 | 3,000 (20.02) | 2,000 (30.02) | 1.50× | 1,000 (60.03) | 3.00× |",
+            "fencekeeper/ZooKeeper (Curator recipe) |");
+    var ratio = r.toJson().get("anchor_ratios").get(0);
+    assertThat(ratio.get("fencekeeper_per_zookeeper").asDouble()).isEqualTo(1.5);
+    assertThat(ratio.get("fencekeeper_per_zookeeper_curator").asDouble()).isEqualTo(3.0);
+  }
+
+  // Guarantee: --idle's figures are a table of each system's CPU in percent of one core, with the
+  // JIT's share and fencekeeper's ratio to each, and a JSON array.
+  @Test
+  void idleCpuIsATableAndJson() {
+    BenchReport r = report();
+    r.idle.add(new IdleCpu.Figures(BenchReport.FENCEKEEPER, 30.0, 3000, 300));
+    r.idle.add(new IdleCpu.Figures(BenchReport.ETCD, 30.0, 1500, 0));
+    r.idle.add(new IdleCpu.Figures(BenchReport.ZOOKEEPER, 30.0, -1, -1));
+
+    assertThat(String.join("\n", r.tables()))
+        .contains(
+            "### Idle cluster CPU",
+            "| fencekeeper | 10.0 | 10 | 1.0× |",
+            "| etcd | 5.0 | 0 | 2.0× |",
+            "| ZooKeeper | ? | ? | ?× |");
+    var idle = r.toJson().get("idle");
+    assertThat(idle).hasSize(3);
+    assertThat(idle.get(1).get("cpu_percent_of_core").asDouble()).isEqualTo(5.0);
+    assertThat(idle.get(2).get("server_cpu_ms").asLong()).isEqualTo(-1);
+    assertThat(report().tables()).noneMatch(l -> l.contains("Idle"));
+  }
+
   // Guarantee: W3 on an anchor is held to the same rule as on fencekeeper: a stale write accepted,
   // or one not definitely refused, fails the bench (exit 18), naming the system; all refused
   // passes.
