@@ -85,6 +85,14 @@ class AdminVerbsTest {
                 l.matches(
                     "n[123] +127\\.0\\.0\\.1:\\d+ +\\d+ +(LEADER|FOLLOWER) +\\d+ +\\d+ +\\d+ +\\d+"
                         + " +[\\d.]+(B|KiB|MiB|GiB) +n[123] +(-|\\d+) +(-|\\d+/[\\d.]+s)"));
+    // Every node belongs to the one cluster, and says so.
+    String clusterId = json.get("clusterId").asText();
+    assertThat(clusterId).matches("[0-9a-f]{16}");
+    assertThat(json.get("clusterIdsDiffer").asBoolean()).isFalse();
+    for (JsonNode node : json.get("nodes")) {
+      assertThat(node.get("clusterId").asText()).isEqualTo(clusterId);
+    }
+    assertThat(lines).contains("cluster " + clusterId);
   }
 
   // ---------------------------------------------------------------------------------------------
