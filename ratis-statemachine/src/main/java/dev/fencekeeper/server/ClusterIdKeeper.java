@@ -42,6 +42,7 @@ final class ClusterIdKeeper implements AutoCloseable {
   private final ClusterIdentity identity;
   private final RaftServer server;
   private final ScheduledExecutorService timer;
+  private volatile boolean closed;
   private int ticks;
 
   ClusterIdKeeper(
@@ -68,8 +69,9 @@ final class ClusterIdKeeper implements AutoCloseable {
       RaftServer.Division division;
       try {
         division = server.getDivision(config.groupId());
-      } catch (IOException notYet) {
-        division = null; // a joining node before the cluster added it
+        division.getRaftLog().getStartIndex();
+      } catch (IOException | IllegalStateException notYet) {
+        division = null; // a joining node before the cluster added it, or a log still opening
       }
       if (identity.clusterId().isEmpty()) {
         Optional<String> id = division == null ? Optional.empty() : fromLog(division);
@@ -88,7 +90,9 @@ final class ClusterIdKeeper implements AutoCloseable {
         }
       }
     } catch (IOException | RuntimeException e) {
-      LOG.warn("{}: keeping the cluster id failed: {}", config.self().id(), e.toString());
+      if (!closed) {
+        LOG.warn("{}: keeping the cluster id failed: {}", config.self().id(), e.toString());
+      }
     }
   }
 
@@ -128,6 +132,7 @@ final class ClusterIdKeeper implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     timer.shutdownNow();
   }
 }

@@ -3,8 +3,8 @@ package dev.fencekeeper.server;
 import dev.fencekeeper.config.PrivateFiles;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.StringReader;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -129,10 +129,11 @@ public final class ClusterIdentity {
             + "\n";
     PrivateFiles.directory(file.getParent());
     Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
-    try (OutputStream out = PrivateFiles.newOutputStream(tmp)) {
-      out.write(text.getBytes(StandardCharsets.UTF_8));
-    }
-    try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+    try (FileChannel c = PrivateFiles.create(tmp)) {
+      ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+      while (bytes.hasRemaining()) {
+        c.write(bytes);
+      }
       c.force(true);
     }
     Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

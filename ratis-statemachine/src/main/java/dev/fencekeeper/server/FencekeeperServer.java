@@ -229,7 +229,6 @@ public final class FencekeeperServer implements AutoCloseable {
             PeerIntroductions.introduce(
                 config, peerTls, identity.clusterId().orElse(""), ClusterIdKeeper.ASK_TIMEOUT));
     if (verdict instanceof StartCheck.Refuse refuse) {
-      LOG.error("{}", refuse.reason());
       throw new ClusterRefusedException(refuse.reason());
     }
     Optional<String> adopt = ((StartCheck.Start) verdict).adopt();

@@ -133,6 +133,10 @@ final class ServerCommand implements Callable<Integer> {
       server = FencekeeperServer.start(config, join, stateMachines);
     } catch (ClusterRefusedException e) {
       hangup.ifPresent(HangupHandler::close);
+      // One line on stderr; into the log file as well when the node logs to one.
+      if (config.logDir().isPresent()) {
+        LOG.error("{}", e.getMessage());
+      }
       context.err().println("fencekeeper: " + e.getMessage());
       return ExitCode.NOT_THIS_CLUSTER.code();
     } catch (StorageFullException e) {

@@ -85,14 +85,26 @@ class AdminVerbsTest {
                 l.matches(
                     "n[123] +127\\.0\\.0\\.1:\\d+ +\\d+ +(LEADER|FOLLOWER) +\\d+ +\\d+ +\\d+ +\\d+"
                         + " +[\\d.]+(B|KiB|MiB|GiB) +n[123] +(-|\\d+) +(-|\\d+/[\\d.]+s)"));
-    // Every node belongs to the one cluster, and says so.
-    String clusterId = json.get("clusterId").asText();
+    // Every node belongs to the one cluster, and says so (each learns the id within a second of the
+    // cluster's first entry).
+    JsonNode known =
+        Awaitility.await()
+            .atMost(Duration.ofSeconds(20))
+            .pollInterval(Duration.ofMillis(200))
+            .until(
+                () -> okJson(cli("status", "--json")),
+                j -> {
+                  for (JsonNode node : j.get("nodes")) {
+                    if (!node.has("clusterId")) {
+                      return false;
+                    }
+                  }
+                  return j.has("clusterId");
+                });
+    String clusterId = known.get("clusterId").asText();
     assertThat(clusterId).matches("[0-9a-f]{16}");
-    assertThat(json.get("clusterIdsDiffer").asBoolean()).isFalse();
-    for (JsonNode node : json.get("nodes")) {
-      assertThat(node.get("clusterId").asText()).isEqualTo(clusterId);
-    }
-    assertThat(lines).contains("cluster " + clusterId);
+    assertThat(known.get("clusterIdsDiffer").asBoolean()).isFalse();
+    assertThat(cli("status").out().lines()).contains("cluster " + clusterId);
   }
 
   // ---------------------------------------------------------------------------------------------
