@@ -19,6 +19,7 @@ import dev.fencekeeper.statemachine.proto.Tick;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.security.cert.X509Certificate;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -218,6 +219,18 @@ public final class FencekeeperServer implements AutoCloseable {
     boolean hasRaftData =
         Files.isDirectory(
             config.storageDir().resolve(config.groupId().getUuid().toString()).resolve("current"));
+    List<StartCheck.Answer> answers =
+        PeerIntroductions.introduce(
+            config, peerTls, identity.clusterId().orElse(""), ClusterIdKeeper.ASK_TIMEOUT);
+    LOG.info(
+        "{} (cluster {}) asked its peers which cluster they form: {} of {} answered {}",
+        config.self().id(),
+        identity.clusterId().orElse("not known yet"),
+        answers.size(),
+        config.peers().size() - 1,
+        answers.stream()
+            .map(a -> a.peerId() + "=" + (a.clusterId().isEmpty() ? "none" : a.clusterId()))
+            .toList());
     StartCheck.Verdict verdict =
         StartCheck.decide(
             new StartCheck.Local(
@@ -226,8 +239,7 @@ public final class FencekeeperServer implements AutoCloseable {
                 identity.clusterId(),
                 hasRaftData,
                 join),
-            PeerIntroductions.introduce(
-                config, peerTls, identity.clusterId().orElse(""), ClusterIdKeeper.ASK_TIMEOUT));
+            answers);
     if (verdict instanceof StartCheck.Refuse refuse) {
       throw new ClusterRefusedException(refuse.reason());
     }
