@@ -45,8 +45,9 @@ import org.apache.ratis.thirdparty.io.grpc.Status;
  *
  * <p>Admin operations that Ratis serves itself (membership, leader moves, snapshots, elections,
  * group changes) never reach the state machine, so they are refused here unless the caller is in
- * {@code authz.admins}; the server-to-server protocol is refused unless the caller is in {@code
- * authz.nodes}. Without TLS there is no identity and nothing is refused.
+ * {@code authz.admins}; the server-to-server protocol and the nodes' introductions ({@link
+ * PeerIntroductions}) are refused unless the caller is in {@code authz.nodes}. Without TLS there is
+ * no identity and nothing is refused.
  */
 final class CallerGate implements ServerInterceptor {
   private static final Set<String> ADMIN_ONLY =
@@ -78,7 +79,9 @@ final class CallerGate implements ServerInterceptor {
         && !security.isAdmin(caller)) {
       return refuse(call, method, caller, "is not in authz.admins");
     }
-    if (RaftServerProtocolServiceGrpc.SERVICE_NAME.equals(service) && !security.isNode(caller)) {
+    if ((RaftServerProtocolServiceGrpc.SERVICE_NAME.equals(service)
+            || PeerIntroductions.SERVICE.equals(service))
+        && !security.isNode(caller)) {
       return refuse(call, method, caller, "is not in authz.nodes");
     }
     if (RaftClientProtocolServiceGrpc.SERVICE_NAME.equals(service)) {

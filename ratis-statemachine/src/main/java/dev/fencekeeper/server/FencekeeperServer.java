@@ -17,7 +17,10 @@ import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.Takeover;
 import dev.fencekeeper.statemachine.proto.Tick;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.security.cert.X509Certificate;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -30,6 +33,7 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -74,6 +78,8 @@ public final class FencekeeperServer implements AutoCloseable {
   private final ScheduledExecutorService leaderTimer;
   private final StorageGuard storageGuard;
   private final ReloadableTls tls;
+  private final ClusterIdentity identity;
+  private final ClusterIdKeeper clusterIdKeeper;
   private final CompletableFuture<StorageFullException> storageExhausted =
       new CompletableFuture<>();
   private final AtomicBoolean tickInFlight = new AtomicBoolean();
@@ -91,9 +97,13 @@ public final class FencekeeperServer implements AutoCloseable {
   }
 
   private FencekeeperServer(
-      ClusterConfig config, boolean withGroup, StateMachineFactory stateMachines)
+      ClusterConfig config,
+      boolean withGroup,
+      StateMachineFactory stateMachines,
+      ClusterIdentity identity)
       throws IOException {
     this.config = config;
+    this.identity = identity;
     LongSupplier wallClock = WallClock.forNode(config.clockOffsetMs());
     this.stateMachine = stateMachines.create(config.limits(), wallClock, System::nanoTime);
     CommonPool.threadPerStageWarning().ifPresent(w -> LOG.warn("Slower than it could be: {}", w));
@@ -137,7 +147,9 @@ public final class FencekeeperServer implements AutoCloseable {
                 .intercept(transferGuard)
                 .intercept(gate)
                 .intercept(leaderLossWatch)
+                .addService(PeerIntroductions.service(self.toString(), identity))
                 .fallbackHandlerRegistry(guide));
+    stateMachine.setClusterId(() -> identity.clusterId().orElse(""));
     ClientId internalId = ClientId.randomId();
     stateMachine.setInternalClientId(internalId);
     // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new
@@ -186,7 +198,56 @@ public final class FencekeeperServer implements AutoCloseable {
             config.groupId(),
             config.healthMaxFollowerLag(),
             metrics::followersSampled);
+    this.clusterIdKeeper =
+        new ClusterIdKeeper(config, tls == null ? null : tls.grpcTlsConfig(), identity, server);
     storageGuard.exhausted().thenAccept(this::stopForStorage);
+  }
+
+  /**
+   * Before anything of the node runs: asks the peers which cluster they form and refuses to start a
+   * node whose storage does not fit it ({@link StartCheck}); a node that never starts its Raft
+   * server cannot vote. Returns the node's cluster identity, with the cluster's id stored when the
+   * node learnt it here.
+   */
+  private static ClusterIdentity checkCluster(ClusterConfig config, boolean join)
+      throws IOException {
+    ClusterIdentity identity = ClusterIdentity.open(config.storageDir());
+    GrpcTlsConfig peerTls =
+        config.security().tlsEnabled()
+            ? ReloadableTls.load(config.security().tls()).grpcTlsConfig()
+            : null;
+    boolean hasRaftData =
+        Files.isDirectory(
+            config.storageDir().resolve(config.groupId().getUuid().toString()).resolve("current"));
+    List<StartCheck.Answer> answers =
+        PeerIntroductions.introduce(
+            config, peerTls, identity.clusterId().orElse(""), ClusterIdKeeper.ASK_TIMEOUT);
+    LOG.info(
+        "{} (cluster {}) asked its peers which cluster they form: {} of {} answered {}",
+        config.self().id(),
+        identity.clusterId().orElse("not known yet"),
+        answers.size(),
+        config.peers().size() - 1,
+        answers.stream()
+            .map(a -> a.peerId() + "=" + (a.clusterId().isEmpty() ? "none" : a.clusterId()))
+            .toList());
+    StartCheck.Verdict verdict =
+        StartCheck.decide(
+            new StartCheck.Local(
+                config.self().id(),
+                config.storageDir().toString(),
+                identity.clusterId(),
+                hasRaftData,
+                join),
+            answers);
+    if (verdict instanceof StartCheck.Refuse refuse) {
+      throw new ClusterRefusedException(refuse.reason());
+    }
+    Optional<String> adopt = ((StartCheck.Start) verdict).adopt();
+    if (adopt.isPresent() && identity.adopt(adopt.get())) {
+      LOG.info("{} joins cluster {}, as its peers report", config.self().id(), adopt.get());
+    }
+    return identity;
   }
 
   /**
@@ -292,9 +353,11 @@ public final class FencekeeperServer implements AutoCloseable {
   public static FencekeeperServer start(
       ClusterConfig config, boolean join, StateMachineFactory stateMachines) throws IOException {
     boolean withGroup = !join;
-    FencekeeperServer s = new FencekeeperServer(config, withGroup, stateMachines);
+    ClusterIdentity identity = checkCluster(config, join);
+    FencekeeperServer s = new FencekeeperServer(config, withGroup, stateMachines, identity);
     s.server.start();
     s.followerWatch.start();
+    s.clusterIdKeeper.start();
     try {
       s.metrics.startExporters(config.metricsBindHost(), config.metricsPort());
       s.clientPort =
@@ -326,10 +389,11 @@ public final class FencekeeperServer implements AutoCloseable {
     }
     if (withGroup) {
       LOG.info(
-          "fencekeeper node {} serving on {} (group {}, data {})",
+          "fencekeeper node {} serving on {} (group {}, cluster {}, data {})",
           config.self().id(),
           config.self().address(),
           config.groupId(),
+          identity.clusterId().orElse("not known yet"),
           config.storageDir());
     } else {
       LOG.info(
@@ -372,6 +436,11 @@ public final class FencekeeperServer implements AutoCloseable {
     return config;
   }
 
+  /** The id of the cluster this node belongs to; empty while it knows none yet. */
+  public Optional<String> clusterId() {
+    return identity.clusterId();
+  }
+
   /** This node's metrics: the registry, its JMX domain and HTTP port, and the readiness check. */
   public NodeMetrics metrics() {
     return metrics;
@@ -400,6 +469,7 @@ public final class FencekeeperServer implements AutoCloseable {
     leaderTimer.shutdownNow();
     leaderLossWatch.close();
     followerWatch.close();
+    clusterIdKeeper.close();
     try {
       server.close();
     } finally {

@@ -135,6 +135,11 @@ public class FencingStateMachine extends BaseStateMachine {
     queries.setClientAddress(address);
   }
 
+  /** This node's cluster id, reported by {@code NodeStatus}; empty while it knows none. */
+  public void setClusterId(Supplier<String> id) {
+    queries.setClusterId(id);
+  }
+
   /** The leader's bound on pending commands (overload.pending-writes.max). */
   public PendingSlots pendingSlots() {
     return admission.pendingSlots();

@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
@@ -59,6 +60,7 @@ final class QueryService {
   private volatile Overload overload = Overload.defaults();
   private volatile StateMachineMetrics metrics = StateMachineMetrics.NONE;
   private volatile String clientAddress = "";
+  private volatile Supplier<String> clusterId = () -> "";
 
   /**
    * @param snapshotIndex the index of this node's newest snapshot (-1 when none)
@@ -99,6 +101,11 @@ final class QueryService {
   /** This node's client address, for its self-description. */
   void setClientAddress(String address) {
     this.clientAddress = address == null ? "" : address;
+  }
+
+  /** This node's cluster id as {@code NodeStatus} reports it; empty while it knows none. */
+  void setClusterId(Supplier<String> id) {
+    this.clusterId = id;
   }
 
   /** The answer to {@code request}, a serialized {@link Request}; never fails. */
@@ -193,7 +200,8 @@ final class QueryService {
                     .setMinTtlMs(limits.minTtl().toMillis())
                     .setMaxTtlMs(limits.maxTtl().toMillis())
                     .setMaxMessageBytes(limits.maxRequestMessageBytes()))
-            .setClientAddress(clientAddress);
+            .setClientAddress(clientAddress)
+            .setClusterId(clusterId.get());
     b.setSnapshotIndex(snapshotIndex.getAsLong());
     try {
       RaftServer.Division d = division.division();

@@ -9,6 +9,7 @@ import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PeerAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -134,9 +135,20 @@ final class MembersCommand implements Runnable {
             + " --join`",
         "(its FILE lists the peers as they will be after the change). It catches up from the leader"
             + " before",
-        "it counts towards the majority. Exit 0, 9 if already a member, 11 if the change failed."
+        "it counts towards the majority. ADDED is printed once the new member serves: it answers"
+            + " on its client",
+        "port and has applied every entry the cluster had committed when it was added. A member"
+            + " that was added",
+        "but does not serve (it exited, stopped answering for 5s or stopped catching up) is"
+            + " reported NOT_SERVING",
+        "with the reason, exit 11: remove it, or fix and restart it. Exit 0, 9 if already a member,"
+            + " 11 if the",
+        "change failed or the new member does not serve."
       })
   static final class Add extends AdminVerb {
+    /** The status of a member that was added but does not serve. */
+    static final String NOT_SERVING = "NOT_SERVING";
+
     @Parameters(index = "0", paramLabel = "<id>=<host:port>")
     private String member;
 
@@ -148,11 +160,46 @@ final class MembersCommand implements Runnable {
     Report run(FencingAdmin admin, ClusterConfig cluster) {
       PeerAddress peer = parse(member);
       Membership m = admin.addMember(peer);
+      Optional<String> notServing;
+      try {
+        notServing =
+            CatchUpWait.awaitServing(
+                CatchUpWait.withPeers(cluster, m.peersProperty()), peer.id(), m.leaderId());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        notServing = Optional.of("the wait for it to catch up was interrupted");
+      }
       List<String> lines = new ArrayList<>();
+      if (notServing.isPresent()) {
+        lines.add(
+            NOT_SERVING
+                + ": "
+                + peer.id()
+                + " at "
+                + peer.address()
+                + " was added to the configuration but does not serve: "
+                + notServing.get()
+                + ". See its log; then remove it (`fencekeeper members remove "
+                + peer.id()
+                + "`) or fix and restart it");
+        lines.addAll(describe(m));
+        ObjectNode o =
+            Json.object()
+                .put("status", NOT_SERVING)
+                .put("added", peer.id())
+                .put("address", peer.address())
+                .put("serving", false)
+                .put("message", notServing.get());
+        return new Report(ExitCode.UNAVAILABLE, o.setAll(json(m)), lines);
+      }
       lines.add("ADDED " + peer.id() + " at " + peer.address());
       lines.addAll(describe(m));
       return Report.ok(
-          Json.object().put("added", peer.id()).put("address", peer.address()).setAll(json(m)),
+          Json.object()
+              .put("added", peer.id())
+              .put("address", peer.address())
+              .put("serving", true)
+              .setAll(json(m)),
           lines);
     }
 

@@ -7,6 +7,7 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.core.ReplicaDivergedException;
+import dev.fencekeeper.server.ClusterRefusedException;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.StorageFullException;
 import dev.fencekeeper.statemachine.FencingStateMachine;
@@ -38,6 +39,10 @@ import picocli.CommandLine.Option;
       "With --join the node starts without the cluster's group and waits to be added as a new"
           + " member (`fencekeeper members add ID=HOST:PORT`); its peers list names the cluster as"
           + " it will be.",
+      "Before its Raft server starts, the node asks its peers which cluster they form. Exit 23,"
+          + " without starting, if a peer has seen this node hold the cluster's log but its"
+          + " storage.dir is empty (it lost its data: remove it and add it back with --join), or if"
+          + " its storage belongs to another cluster than its peers'.",
       "Exit 2 if the config file is missing or invalid (the message names the key and value). Exit"
           + " 12 if the node finds its state is not the one the cluster's log was written against"
           + " (a member added to a restored cluster without `restore --storage-dir`): it stops"
@@ -126,6 +131,14 @@ final class ServerCommand implements Callable<Integer> {
     FencekeeperServer server;
     try {
       server = FencekeeperServer.start(config, join, stateMachines);
+    } catch (ClusterRefusedException e) {
+      hangup.ifPresent(HangupHandler::close);
+      // One line on stderr; into the log file as well when the node logs to one.
+      if (config.logDir().isPresent()) {
+        LOG.error("{}", e.getMessage());
+      }
+      context.err().println("fencekeeper: " + e.getMessage());
+      return ExitCode.NOT_THIS_CLUSTER.code();
     } catch (StorageFullException e) {
       hangup.ifPresent(HangupHandler::close);
       context.err().println("fencekeeper: node " + id + " did not start: " + e.getMessage());

@@ -6,9 +6,13 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
@@ -29,6 +33,9 @@ import picocli.CommandLine.Mixin;
       "is named below the table. Each node is given --timeout (default: client.request.timeout,"
           + " 3s) to answer;",
       "one that does not is shown unreachable, with the reason, and the others still are.",
+      "Then the id of the cluster the nodes belong to (`cluster <id>`), or, when they report"
+          + " different ones,",
+      "which node belongs to which: nodes given as one cluster must all belong to the same.",
       "Exit 0 if a leader is known, 11 if not."
     })
 final class StatusCommand implements Callable<Integer> {
@@ -79,6 +86,11 @@ final class StatusCommand implements Callable<Integer> {
     ObjectNode o = Json.object();
     o.put("status", exit == ExitCode.SUCCESS ? "OK" : "UNAVAILABLE");
     leader.ifPresent(l -> o.put("leader", l.peer().id()));
+    Map<String, List<String>> clusters = clusterIds(nodes);
+    if (clusters.size() == 1) {
+      o.put("clusterId", clusters.keySet().iterator().next());
+    }
+    o.put("clusterIdsDiffer", clusters.size() > 1);
     FollowerLagColumns lag = lagColumns(leader);
     lag.jsonSummary(o);
     ArrayNode array = o.putArray("nodes");
@@ -95,6 +107,9 @@ final class StatusCommand implements Callable<Integer> {
       NodeInfo info = n.info();
       node.put("pid", info.getPid());
       node.put("role", info.getRole());
+      if (!info.getClusterId().isEmpty()) {
+        node.put("clusterId", info.getClusterId());
+      }
       node.put("term", info.getTerm());
       node.put("lastAppliedIndex", info.getLastAppliedIndex());
       node.put("commitIndex", info.getCommitIndex());
@@ -166,8 +181,33 @@ final class StatusCommand implements Callable<Integer> {
         context.out().println(n.peer().id() + " " + UNREACHABLE + ": " + n.error());
       }
     }
+    Map<String, List<String>> clusters = clusterIds(nodes);
+    if (clusters.size() == 1) {
+      context.out().println("cluster " + clusters.keySet().iterator().next());
+    } else if (clusters.size() > 1) {
+      context
+          .out()
+          .println(
+              "cluster ids differ, these nodes do not form one cluster: "
+                  + clusters.entrySet().stream()
+                      .map(e -> String.join(", ", e.getValue()) + " in " + e.getKey())
+                      .collect(Collectors.joining("; ")));
+    }
     context.out().println(leader.map(l -> "leader " + l.peer().id()).orElse("no leader known"));
     context.out().flush();
+  }
+
+  /**
+   * The node ids that answered, by the cluster id each reported (nodes that know none left out).
+   */
+  static Map<String, List<String>> clusterIds(List<NodeStatus> nodes) {
+    Map<String, List<String>> byId = new TreeMap<>();
+    for (NodeStatus n : nodes) {
+      if (n.reachable() && !n.info().getClusterId().isEmpty()) {
+        byId.computeIfAbsent(n.info().getClusterId(), k -> new ArrayList<>()).add(n.peer().id());
+      }
+    }
+    return byId;
   }
 
   /** The leader's view of its followers; every cell {@code -} when no leader answered. */

@@ -85,6 +85,26 @@ class AdminVerbsTest {
                 l.matches(
                     "n[123] +127\\.0\\.0\\.1:\\d+ +\\d+ +(LEADER|FOLLOWER) +\\d+ +\\d+ +\\d+ +\\d+"
                         + " +[\\d.]+(B|KiB|MiB|GiB) +n[123] +(-|\\d+) +(-|\\d+/[\\d.]+s)"));
+    // Every node belongs to the one cluster, and says so (each learns the id within a second of the
+    // cluster's first entry).
+    JsonNode known =
+        Awaitility.await()
+            .atMost(Duration.ofSeconds(20))
+            .pollInterval(Duration.ofMillis(200))
+            .until(
+                () -> okJson(cli("status", "--json")),
+                j -> {
+                  for (JsonNode node : j.get("nodes")) {
+                    if (!node.has("clusterId")) {
+                      return false;
+                    }
+                  }
+                  return j.has("clusterId");
+                });
+    String clusterId = known.get("clusterId").asText();
+    assertThat(clusterId).matches("[0-9a-f]{16}");
+    assertThat(known.get("clusterIdsDiffer").asBoolean()).isFalse();
+    assertThat(cli("status").out().lines()).contains("cluster " + clusterId);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -218,7 +238,8 @@ class AdminVerbsTest {
 
   // Guarantee: a node seeded from a backup that joins a cluster which did not start from that
   // backup stops at the first log entry it cannot follow, and `server` exits 12 saying why, instead
-  // of diverging. (A cluster of its own: once a cluster has a snapshot, a joiner installs it and
+  // of diverging; `members add` does not call it ADDED but NOT_SERVING (exit 11), saying why. (A
+  // cluster of its own: once a cluster has a snapshot, a joiner installs it and
   // the seed no longer matters.)
   @Test
   void serverExitsWhenItsStateIsNotTheClustersLineage() throws Exception {
@@ -239,15 +260,16 @@ class AdminVerbsTest {
       Thread serverThread =
           new Thread(
               () -> server[0] = CliRun.run(dir, "server", "--config", config.toString(), "--join"));
+      CliRun added;
       try {
         serverThread.start();
-        Awaitility.await()
-            .atMost(Duration.ofSeconds(30))
-            .pollInterval(Duration.ofMillis(200))
-            .until(
-                () ->
-                    fresh.cli("members", "add", "n6=" + n6.address()).exitCode()
-                        != ExitCode.UNAVAILABLE.code());
+        added =
+            Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(200))
+                .until(
+                    () -> fresh.cli("members", "add", "n6=" + n6.address()),
+                    run -> !run.out().startsWith("UNAVAILABLE: cannot reach new member"));
         serverThread.join(90_000);
       } finally {
         restore(ServerCommand.LOG_DIR_PROPERTY, logDir);
@@ -262,6 +284,11 @@ class AdminVerbsTest {
           .isFalse();
       assertThat(server[0].exitCode()).as(server[0].toString()).isEqualTo(ExitCode.INTERNAL.code());
       assertThat(server[0].err()).contains("node n6 stopped").contains("did not start from one");
+      assertThat(added.exitCode()).as(added.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
+      assertThat(added.out())
+          .as(added.toString())
+          .startsWith("NOT_SERVING: n6 at " + n6.address() + " was added to the configuration")
+          .doesNotContain("ADDED");
     }
   }
 
