@@ -270,8 +270,8 @@ public final class JdbcFence {
   }
 
   /**
-   * How many transactions (and advances) this fence has refused because the database had already
-   * accepted a newer token, since it was built.
+   * How many transactions (and advances) this fence has refused because a newer token was known —
+   * to the database, or, for a raw token, to the cluster — since it was built.
    */
   public long refusals() {
     return refused.sum();
@@ -478,7 +478,16 @@ public final class JdbcFence {
         refused.increment();
         throw StaleFenceTokenException.issuedSince(resource, token, answer.currentToken());
       }
-      case UNKNOWN_TOKEN, INVALID_ARGUMENT ->
+      case INVALID_ARGUMENT ->
+          throw new IllegalArgumentException(
+              "fencekeeper-jdbc: the cluster refused to check token "
+                  + token
+                  + " for '"
+                  + resource
+                  + "' ("
+                  + answer
+                  + "); the guard row was not touched");
+      case UNKNOWN_TOKEN ->
           throw new IllegalArgumentException(
               "fencekeeper-jdbc: token "
                   + token
