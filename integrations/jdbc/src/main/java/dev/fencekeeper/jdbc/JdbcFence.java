@@ -1,6 +1,10 @@
 package dev.fencekeeper.jdbc;
 
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.client.LeaseHeldException;
+import dev.fencekeeper.client.Result;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -8,6 +12,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
@@ -39,7 +44,20 @@ import javax.sql.DataSource;
  *
  * <p>The guard row learns of a newer token when its holder guards a transaction. To refuse the
  * older holder from the moment the newer one holds the lease, before the newer one writes anything,
- * call {@link #advance} right after acquiring it.
+ * take the lease with {@link #acquire}: it raises the guard row before it returns.
+ *
+ * <pre>{@code
+ * JdbcFence fence = JdbcFence.builder(dataSource).client(client).build();
+ * try (Lease lease = fence.acquire("invoice-batch", Duration.ofSeconds(30))) {
+ *   fence.inTransaction(lease, conn -> chargeInvoices(conn));
+ * }
+ * }</pre>
+ *
+ * <p>A guard row only ever moves to a token the cluster issued for its resource: the {@link Lease}
+ * forms take the token from the lease, and the forms that take a raw {@code (resource, token)}
+ * first ask the cluster ({@link FencingClient#validate}) through the client given to {@link
+ * Builder#client}; without one they refuse to run. A made-up token (one never issued, another
+ * resource's, {@code Long.MAX_VALUE}) would otherwise lock the real holders out for good.
  */
 public final class JdbcFence {
   /** The default fence table name. */
@@ -54,6 +72,9 @@ public final class JdbcFence {
   private final boolean createTable;
   private final FenceDialect configuredDialect;
   private final Duration advanceLockWait;
+  // Null when built without a client: then only the Lease forms run.
+  private final FencingClient client;
+  private final TokenCheck tokenCheck;
   private final LongAdder refused = new LongAdder();
   private volatile FenceDialect dialect;
   private volatile boolean tableReady;
@@ -65,6 +86,8 @@ public final class JdbcFence {
     this.configuredDialect = b.dialect;
     this.dialect = b.dialect;
     this.advanceLockWait = b.advanceLockWait;
+    this.client = b.client;
+    this.tokenCheck = b.tokenCheck != null ? b.tokenCheck : this::checkWithCluster;
   }
 
   public static Builder builder(DataSource dataSource) {
@@ -84,14 +107,27 @@ public final class JdbcFence {
    */
   public <T> T inTransaction(Lease lease, SqlWork<T> work) throws SQLException {
     Objects.requireNonNull(lease, "lease");
-    return inTransaction(lease.resource(), lease.token(), work);
+    return runGuarded(lease.resource(), lease.token(), work);
   }
 
   /**
-   * As {@link #inTransaction(Lease, SqlWork)} for a token obtained elsewhere (the CLI, another
-   * process).
+   * As {@link #inTransaction(Lease, SqlWork)} for a token obtained elsewhere (the CLI, a ShedLock
+   * lock, another process). The cluster is asked first whether it issued {@code token} for {@code
+   * resource}; nothing is opened unless it did.
+   *
+   * @throws StaleFenceTokenException if the cluster has issued a newer token for {@code resource}
+   * @throws IllegalArgumentException if the cluster never issued {@code token} for {@code resource}
+   * @throws FencingException if the cluster could not answer (UNAVAILABLE)
+   * @throws IllegalStateException if this fence was built without {@link Builder#client}
    */
   public <T> T inTransaction(String resource, long token, SqlWork<T> work) throws SQLException {
+    checkArguments(resource, token);
+    Objects.requireNonNull(work, "work");
+    tokenCheck.verify(resource, token);
+    return runGuarded(resource, token, work);
+  }
+
+  private <T> T runGuarded(String resource, long token, SqlWork<T> work) throws SQLException {
     checkArguments(resource, token);
     Objects.requireNonNull(work, "work");
     if (createTable && !tableReady) {
@@ -105,7 +141,7 @@ public final class JdbcFence {
         connection.setAutoCommit(false);
       }
       try {
-        guard(connection, resource, token);
+        guardVerified(connection, resource, token, 0);
         T result = work.run(connection);
         connection.commit();
         return result;
@@ -122,6 +158,60 @@ public final class JdbcFence {
   }
 
   /**
+   * Acquires {@code resource} with {@link FencingClient#acquire(String, Duration)} and raises its
+   * guard row to the new token before returning, so from the moment the caller holds the lease
+   * every transaction of an older holder is refused, also before this one writes anything. The
+   * lease renews itself until closed. If the guard row cannot be raised, the lease is released and
+   * the error thrown.
+   *
+   * @throws LeaseHeldException if another live lease holds it
+   * @throws StaleFenceTokenException if the database has already accepted a newer token (possible
+   *     only if the guard row was moved by other means)
+   * @throws SQLException if the database cannot be reached, or an older holder's transaction kept
+   *     the guard row locked longer than {@link Builder#advanceLockWait}
+   * @throws IllegalStateException if this fence was built without {@link Builder#client}
+   */
+  public Lease acquire(String resource, Duration ttl) throws SQLException {
+    checkResource(resource);
+    return advanced(requireClient("acquire").acquire(resource, ttl));
+  }
+
+  /**
+   * As {@link #acquire(String, Duration)}, waiting up to {@code waitTimeout} for the resource to
+   * become free ({@link FencingClient#acquire(String, Duration, Duration)}).
+   */
+  public Lease acquire(String resource, Duration ttl, Duration waitTimeout) throws SQLException {
+    checkResource(resource);
+    return advanced(requireClient("acquire").acquire(resource, ttl, waitTimeout));
+  }
+
+  /**
+   * As {@link #acquire(String, Duration)} if the resource is free now ({@link
+   * FencingClient#tryAcquire(String, Duration)}); empty, and the guard row untouched, if not.
+   */
+  public Optional<Lease> tryAcquire(String resource, Duration ttl) throws SQLException {
+    checkResource(resource);
+    Optional<Lease> lease = requireClient("tryAcquire").tryAcquire(resource, ttl);
+    return lease.isPresent() ? Optional.of(advanced(lease.get())) : lease;
+  }
+
+  /** {@code lease}, after its guard row has been raised to its token; released if that failed. */
+  private Lease advanced(Lease lease) throws SQLException {
+    try {
+      advanceVerified(lease.resource(), lease.token());
+      return lease;
+    } catch (SQLException | RuntimeException | Error e) {
+      // A lease its database was not told about must not be used: give it back at once.
+      try {
+        lease.close();
+      } catch (RuntimeException closing) {
+        e.addSuppressed(closing);
+      }
+      throw e;
+    }
+  }
+
+  /**
    * Raises the guard row of the lease's resource to its token in a short transaction of its own:
    * from its commit on, every transaction guarded with an older token is refused, also before this
    * lease's holder writes anything. Call it right after acquiring the lease, before the work.
@@ -133,13 +223,27 @@ public final class JdbcFence {
    */
   public void advance(Lease lease) throws SQLException {
     Objects.requireNonNull(lease, "lease");
-    advance(lease.resource(), lease.token());
+    advanceVerified(lease.resource(), lease.token());
   }
 
   /**
    * As {@link #advance(Lease)} for a token obtained elsewhere (a ShedLock lock, another process).
+   * The cluster is asked first whether it issued {@code token} for {@code resource}; the guard row
+   * is not touched unless it did.
+   *
+   * @throws StaleFenceTokenException if the cluster has issued a newer token for {@code resource},
+   *     or the database has accepted one
+   * @throws IllegalArgumentException if the cluster never issued {@code token} for {@code resource}
+   * @throws FencingException if the cluster could not answer (UNAVAILABLE)
+   * @throws IllegalStateException if this fence was built without {@link Builder#client}
    */
   public void advance(String resource, long token) throws SQLException {
+    checkArguments(resource, token);
+    tokenCheck.verify(resource, token);
+    advanceVerified(resource, token);
+  }
+
+  private void advanceVerified(String resource, long token) throws SQLException {
     checkArguments(resource, token);
     if (createTable && !tableReady) {
       createTable();
@@ -152,7 +256,7 @@ public final class JdbcFence {
       try {
         // An older holder inside its transaction holds the row's lock until it commits: wait for
         // it, but only so long; a holder paused there must not stall the newer one's start.
-        guard(connection, resource, token, (int) Math.max(1, advanceLockWait.toSeconds()));
+        guardVerified(connection, resource, token, (int) Math.max(1, advanceLockWait.toSeconds()));
         connection.commit();
       } catch (SQLException | RuntimeException | Error e) {
         rollback(connection, e);
@@ -166,8 +270,8 @@ public final class JdbcFence {
   }
 
   /**
-   * How many transactions (and advances) this fence has refused because the database had already
-   * accepted a newer token, since it was built.
+   * How many transactions (and advances) this fence has refused because a newer token was known —
+   * to the database, or, for a raw token, to the cluster — since it was built.
    */
   public long refusals() {
     return refused.sum();
@@ -175,7 +279,7 @@ public final class JdbcFence {
 
   /**
    * Guards a transaction the caller manages (Spring's {@code @Transactional}, jOOQ, plain JDBC):
-   * advances the guard row of {@code resource} to {@code token} on {@code txConnection}, or throws
+   * advances the guard row of the lease's resource to its token on {@code txConnection}, or throws
    * {@link StaleFenceTokenException} if the row already holds a newer token. Call it before the
    * transaction's protected writes; its row lock lasts until the caller's commit or rollback. On a
    * stale token the caller must roll back (frameworks do, since the exception propagates).
@@ -183,23 +287,42 @@ public final class JdbcFence {
    * @throws IllegalStateException if {@code txConnection} is in autocommit mode: the guard would
    *     commit at once and release its lock, leaving the writes that follow unfenced
    */
-  public void guard(Connection txConnection, String resource, long token) throws SQLException {
-    guard(txConnection, resource, token, 0);
+  public void guard(Connection txConnection, Lease lease) throws SQLException {
+    Objects.requireNonNull(lease, "lease");
+    guardVerified(txConnection, lease.resource(), lease.token(), 0);
   }
 
-  /** {@code queryTimeoutSeconds}: 0 waits for the row lock as long as the database does. */
-  private void guard(Connection txConnection, String resource, long token, int queryTimeoutSeconds)
+  /**
+   * As {@link #guard(Connection, Lease)} for a token obtained elsewhere (a ShedLock lock, another
+   * process). The cluster is asked first whether it issued {@code token} for {@code resource}; the
+   * guard row is not touched unless it did.
+   *
+   * @throws StaleFenceTokenException if the cluster has issued a newer token for {@code resource},
+   *     or the database has accepted one
+   * @throws IllegalArgumentException if the cluster never issued {@code token} for {@code resource}
+   * @throws FencingException if the cluster could not answer (UNAVAILABLE)
+   * @throws IllegalStateException if {@code txConnection} is in autocommit mode, or this fence was
+   *     built without {@link Builder#client}
+   */
+  public void guard(Connection txConnection, String resource, long token) throws SQLException {
+    Objects.requireNonNull(txConnection, "txConnection");
+    checkArguments(resource, token);
+    requireTransaction(txConnection, resource);
+    tokenCheck.verify(resource, token);
+    guardVerified(txConnection, resource, token, 0);
+  }
+
+  /**
+   * Moves the guard row; {@code token} is known to be issued for {@code resource} (it came from a
+   * lease, or the cluster confirmed it). {@code queryTimeoutSeconds}: 0 waits for the row lock as
+   * long as the database does.
+   */
+  private void guardVerified(
+      Connection txConnection, String resource, long token, int queryTimeoutSeconds)
       throws SQLException {
     Objects.requireNonNull(txConnection, "txConnection");
     checkArguments(resource, token);
-    if (txConnection.getAutoCommit()) {
-      throw new IllegalStateException(
-          "fencekeeper-jdbc: refusing to guard '"
-              + resource
-              + "' on a connection in autocommit mode: the guard row's lock would be released at"
-              + " once and the writes after it would not be fenced; call setAutoCommit(false) or"
-              + " run inside the caller's transaction");
-    }
+    requireTransaction(txConnection, resource);
     FenceDialect d = dialect(txConnection);
     ensureTable(txConnection, d);
     int updated;
@@ -308,6 +431,75 @@ public final class JdbcFence {
     return d;
   }
 
+  private static void requireTransaction(Connection txConnection, String resource)
+      throws SQLException {
+    if (txConnection.getAutoCommit()) {
+      throw new IllegalStateException(
+          "fencekeeper-jdbc: refusing to guard '"
+              + resource
+              + "' on a connection in autocommit mode: the guard row's lock would be released at"
+              + " once and the writes after it would not be fenced; call setAutoCommit(false) or"
+              + " run inside the caller's transaction");
+    }
+  }
+
+  private FencingClient requireClient(String what) {
+    if (client == null) {
+      throw new IllegalStateException(
+          "fencekeeper-jdbc: "
+              + what
+              + " needs the cluster; build the fence with JdbcFence.builder(dataSource)"
+              + ".client(client)");
+    }
+    return client;
+  }
+
+  /**
+   * Lets a raw token move the guard row only if the cluster issued it for this resource: CURRENT
+   * (the live lease) or EXPIRED (the newest token, its lease ended; the same a stale {@link Lease}
+   * may still present). STALE cannot tell this resource's old token from another resource's, and
+   * the cluster has a newer holder either way: refused as stale.
+   */
+  private void checkWithCluster(String resource, long token) throws SQLException {
+    if (client == null) {
+      throw new IllegalStateException(
+          "fencekeeper-jdbc: refusing raw token "
+              + token
+              + " for '"
+              + resource
+              + "': without a client the fence cannot ask the cluster whether it issued it, and an"
+              + " unissued token would lock the real holders out; build the fence with"
+              + " JdbcFence.builder(dataSource).client(client), or pass the Lease");
+    }
+    Result answer = client.validate(resource, token);
+    switch (answer.code()) {
+      case CURRENT, EXPIRED -> {}
+      case STALE -> {
+        refused.increment();
+        throw StaleFenceTokenException.issuedSince(resource, token, answer.currentToken());
+      }
+      case INVALID_ARGUMENT ->
+          throw new IllegalArgumentException(
+              "fencekeeper-jdbc: the cluster refused to check token "
+                  + token
+                  + " for '"
+                  + resource
+                  + "' ("
+                  + answer
+                  + "); the guard row was not touched");
+      case UNKNOWN_TOKEN ->
+          throw new IllegalArgumentException(
+              "fencekeeper-jdbc: token "
+                  + token
+                  + " was never issued for '"
+                  + resource
+                  + "' (the cluster answered "
+                  + answer
+                  + "); the guard row was not touched");
+      default -> throw new FencingException(answer);
+    }
+  }
+
   private static void rollback(Connection connection, Throwable cause) {
     try {
       connection.rollback();
@@ -354,9 +546,27 @@ public final class JdbcFence {
     private boolean createTable;
     private FenceDialect dialect;
     private Duration advanceLockWait = Duration.ofSeconds(5);
+    private FencingClient client;
+    private TokenCheck tokenCheck;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /**
+     * The cluster the tokens come from. Needed by {@link JdbcFence#acquire} and by every form that
+     * takes a raw {@code (resource, token)}: each asks the cluster whether it issued the token for
+     * the resource before the guard row moves. The fence does not close it.
+     */
+    public Builder client(FencingClient client) {
+      this.client = Objects.requireNonNull(client, "client");
+      return this;
+    }
+
+    /** Replaces the cluster's check of raw tokens; for tests of the guard row alone. */
+    Builder tokenCheck(TokenCheck check) {
+      this.tokenCheck = Objects.requireNonNull(check, "check");
+      return this;
     }
 
     /** The fence table, optionally schema-qualified (default {@value JdbcFence#DEFAULT_TABLE}). */

@@ -64,7 +64,7 @@ public final class ContentionWorker {
     this.client = client;
     this.db = db;
     this.variant = variant;
-    this.fence = JdbcFence.builder(db).build();
+    this.fence = JdbcFence.builder(db).client(client).build();
   }
 
   /** Args: cluster config file, JDBC URL, variant, threads, seed, resource name prefix. */
@@ -175,7 +175,7 @@ public final class ContentionWorker {
       }
       Timestamp checkedAt = now(c);
       if (variant == Variant.GUARDED) {
-        fence.guard(c, resource, token);
+        fence.guard(c, lease);
       }
       if ("post".equals(window)) {
         linger("post");

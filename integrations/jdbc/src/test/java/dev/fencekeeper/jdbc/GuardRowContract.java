@@ -35,7 +35,7 @@ abstract class GuardRowContract {
   @BeforeEach
   final void createFenceAndNoteTable() throws SQLException {
     db = newDatabase();
-    fence = JdbcFence.builder(db).createTable(true).build();
+    fence = GuardRowOnly.fence(db).createTable(true).build();
     try (Connection c = db.getConnection();
         Statement s = c.createStatement()) {
       s.execute(createNoteTable());
@@ -93,7 +93,7 @@ abstract class GuardRowContract {
       s.execute(
           sql.lines().filter(line -> !line.startsWith("--")).collect(Collectors.joining("\n")));
     }
-    JdbcFence migrated = JdbcFence.builder(db).build();
+    JdbcFence migrated = GuardRowOnly.fence(db).build();
     migrated.inTransaction("migrated", 5, note(9, 5));
     assertThat(migrated.acceptedToken("migrated")).isEqualTo(OptionalLong.of(5));
     assertThatThrownBy(() -> migrated.inTransaction("migrated", 4, note(10, 4)))

@@ -52,7 +52,7 @@ class IsolationLevelsPostgresTest {
   @BeforeEach
   void setUp() throws SQLException {
     db = Postgres.newDatabase();
-    fence = JdbcFence.builder(db).createTable(true).build();
+    fence = GuardRowOnly.fence(db).createTable(true).build();
     fence.createTable();
     Postgres.execute(db, "CREATE TABLE report (day TEXT PRIMARY KEY, body TEXT NOT NULL)");
     fence.inTransaction("report", 40, c -> null);

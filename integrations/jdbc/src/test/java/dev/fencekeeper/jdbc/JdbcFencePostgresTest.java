@@ -32,7 +32,7 @@ class JdbcFencePostgresTest {
     Postgres.execute(
         db,
         "CREATE TABLE invoice (id INT PRIMARY KEY, amount INT NOT NULL, token BIGINT NOT NULL)");
-    fence = JdbcFence.builder(db).createTable(true).build();
+    fence = GuardRowOnly.fence(db).createTable(true).build();
   }
 
   private SqlWork<Integer> insertInvoice(int id, long token) {
@@ -145,7 +145,7 @@ class JdbcFencePostgresTest {
                     }
                     throw new UnsupportedOperationException(method.getName());
                   });
-      JdbcFence onShared = JdbcFence.builder(single).createTable(true).build();
+      JdbcFence onShared = GuardRowOnly.fence(single).createTable(true).build();
       onShared.inTransaction("invoices", 41, insertInvoice(1, 41));
       assertThat(shared.getAutoCommit()).isTrue();
       assertThatThrownBy(() -> onShared.inTransaction("invoices", 40, insertInvoice(2, 40)))
@@ -212,7 +212,7 @@ class JdbcFencePostgresTest {
   // table it needs.
   @Test
   void shippedMigrationCreatesTheTable() throws Exception {
-    JdbcFence migrated = JdbcFence.builder(db).table("fencekeeper_fence").build();
+    JdbcFence migrated = GuardRowOnly.fence(db).table("fencekeeper_fence").build();
     assertThatThrownBy(() -> migrated.inTransaction("r", 1, c -> null))
         .isInstanceOf(SQLException.class)
         .hasMessageContaining("fencekeeper_fence");
@@ -237,7 +237,7 @@ class JdbcFencePostgresTest {
     config.setMaximumPoolSize(1);
     config.setPoolName("fence-test");
     try (HikariDataSource pool = new HikariDataSource(config)) {
-      JdbcFence pooled = JdbcFence.builder(pool).createTable(true).build();
+      JdbcFence pooled = GuardRowOnly.fence(pool).createTable(true).build();
       pooled.inTransaction("invoices", 42, insertInvoice(1, 42));
       assertThatThrownBy(() -> pooled.inTransaction("invoices", 41, insertInvoice(2, 41)))
           .isInstanceOf(StaleFenceTokenException.class);

@@ -135,9 +135,12 @@ class SeedScenarioPostgresTest {
                   l -> l != null);
       assertThat(fresh.token()).isGreaterThan(oldToken);
       fence.inTransaction(fresh, writeReport("restored cluster", fresh.token()));
+      // A raw token is checked with the cluster the fence is bound to: the restored one.
+      JdbcFence checked = JdbcFence.builder(db).client(client).build();
       assertThatThrownBy(
               () ->
-                  fence.inTransaction("daily-sales-report", oldToken, writeReport("old", oldToken)))
+                  checked.inTransaction(
+                      "daily-sales-report", oldToken, writeReport("old", oldToken)))
           .isInstanceOf(StaleFenceTokenException.class);
       assertThat(fence.acceptedToken("daily-sales-report"))
           .isEqualTo(OptionalLong.of(fresh.token()));

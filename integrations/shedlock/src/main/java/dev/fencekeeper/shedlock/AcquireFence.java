@@ -4,7 +4,8 @@ package dev.fencekeeper.shedlock;
  * Runs each time {@link FencekeeperLockProvider} is granted a lock, before the task runs: the place
  * to raise a store's fence to the new token (fencekeeper-jdbc's {@code JdbcFence::advance}), so the
  * store refuses the previous holder from the moment this one holds the lock, not only from this
- * one's first write.
+ * one's first write. The lock's token is raw, so the {@code JdbcFence} must be built with {@code
+ * .client(client)}: it checks the token with the cluster before the guard row moves.
  *
  * <pre>{@code
  * FencekeeperLockProvider.builder(client)

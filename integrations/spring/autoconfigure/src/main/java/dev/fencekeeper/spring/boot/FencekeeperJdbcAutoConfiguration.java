@@ -1,5 +1,6 @@
 package dev.fencekeeper.spring.boot;
 
+import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.shedlock.AcquireFence;
 import javax.sql.DataSource;
@@ -15,9 +16,11 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * A {@link JdbcFence} on the application's {@link DataSource}, for jobs to guard their transactions
- * with their lease's token. Needs no cluster connection of its own: the token comes from the lock.
- * With Flyway on the class path it also migrates the fence table in a Flyway run of its own; with
- * fencekeeper-shedlock, every granted ShedLock lock raises its guard row before the task runs.
+ * with their lease's token, bound to the application's {@link FencingClient} when there is one: its
+ * {@code acquire} raises the guard row before it returns, and a raw {@code (resource, token)} (a
+ * ShedLock lock's) is checked with the cluster before the guard row moves. With Flyway on the class
+ * path it also migrates the fence table in a Flyway run of its own; with fencekeeper-shedlock,
+ * every granted ShedLock lock raises its guard row before the task runs.
  */
 @AutoConfiguration(
     after = FencekeeperAutoConfiguration.class,
@@ -34,13 +37,18 @@ public class FencekeeperJdbcAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  public JdbcFence jdbcFence(DataSource dataSource, FencekeeperProperties properties) {
+  public JdbcFence jdbcFence(
+      DataSource dataSource,
+      FencekeeperProperties properties,
+      ObjectProvider<FencingClient> client) {
     FencekeeperProperties.Jdbc settings = properties.getJdbc();
-    return JdbcFence.builder(dataSource)
-        .table(settings.getTable())
-        .createTable(settings.isCreateTable())
-        .advanceLockWait(settings.getAdvanceLockWait())
-        .build();
+    JdbcFence.Builder fence =
+        JdbcFence.builder(dataSource)
+            .table(settings.getTable())
+            .createTable(settings.isCreateTable())
+            .advanceLockWait(settings.getAdvanceLockWait());
+    client.ifAvailable(fence::client);
+    return fence.build();
   }
 
   /** fencekeeper's own Flyway run: the fence table, with a history table of its own. */
@@ -62,7 +70,9 @@ public class FencekeeperJdbcAutoConfiguration {
 
   /**
    * Each granted ShedLock lock raises its resource's guard row to its token before the task runs,
-   * so a previous holder is refused from then on, not only from this holder's first write.
+   * so a previous holder is refused from then on, not only from this holder's first write. The
+   * lock's token is raw (ShedLock hands out no Lease), so the fence checks it with the cluster
+   * first.
    */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "dev.fencekeeper.shedlock.AcquireFence")

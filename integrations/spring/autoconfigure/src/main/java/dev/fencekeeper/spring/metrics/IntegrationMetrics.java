@@ -13,7 +13,8 @@ import java.util.Locale;
  *
  * <ul>
  *   <li>{@code fencekeeper.jdbc.transactions.refused{table}} — fenced transactions (and advances at
- *       acquire) the database refused because it had already accepted a newer token;
+ *       acquire) refused because a newer token was known: the database had accepted it, or, for a
+ *       lock's raw token, the cluster had issued it;
  *   <li>{@code fencekeeper.lock.attempts.skipped{integration,reason}} — lock attempts that did not
  *       run their task for a reason other than the lock being held: {@code integration} is {@code
  *       shedlock} or {@code lock-registry}; {@code reason} is {@code unavailable} (no node

@@ -36,7 +36,7 @@ public final class FenceAtAcquireCost {
       pool.setMaximumPoolSize(2);
       try (HikariDataSource database = new HikariDataSource(pool);
           FencingClient client = cluster.newClient("cost")) {
-        JdbcFence fence = JdbcFence.builder(database).createTable(true).build();
+        JdbcFence fence = JdbcFence.builder(database).client(client).createTable(true).build();
         FencekeeperLockProvider plain = FencekeeperLockProvider.builder(client).build();
         FencekeeperLockProvider fenced =
             FencekeeperLockProvider.builder(client)

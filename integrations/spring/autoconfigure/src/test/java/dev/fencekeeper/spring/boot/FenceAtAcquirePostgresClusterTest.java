@@ -120,6 +120,9 @@ class FenceAtAcquirePostgresClusterTest {
                           long newerToken = ((FencekeeperLock) newer).token();
                           assertThat(newerToken).isGreaterThan(stale);
                           assertThat(reports(database)).describedAs("B wrote nothing").isZero();
+                          // The guard row knows of B's token already: raised at B's acquire.
+                          assertThat(b.getBean(JdbcFence.class).acceptedToken("report"))
+                              .hasValue(newerToken);
 
                           JdbcFence staleFence = a.getBean(JdbcFence.class);
                           assertThatThrownBy(
@@ -147,10 +150,10 @@ class FenceAtAcquirePostgresClusterTest {
   }
 
   // Guarantee (the weaker default of a bare guard, documented): without fence at acquire the guard
-  // row learns of the newer token only when its holder writes, so until then the stale holder's
-  // transaction commits. This is what the test above would see if fence at acquire did nothing.
+  // row learns of the newer token only when its holder writes; the stale holder's raw token is
+  // still refused, by the cluster's check, before its transaction opens.
   @Test
-  void withoutFenceAtAcquireTheStaleHolderCommitsUntilTheNewerOneWrites() throws Exception {
+  void withoutFenceAtAcquireTheGuardRowWaitsForTheNewerHoldersWrite() throws Exception {
     DataSource database = newDatabase();
     app("app-a", database)
         .withPropertyValues("fencekeeper.shedlock.fence-at-acquire=false")
@@ -158,9 +161,15 @@ class FenceAtAcquirePostgresClusterTest {
             a -> {
               long stale = lockAndLetExpire(a.getBean(LockProvider.class), "late-report");
               SimpleLock newer = lock(a.getBean(LockProvider.class), "late-report");
-              a.getBean(JdbcFence.class)
-                  .inTransaction("late-report", stale, conn -> insertReport(conn, "A"));
-              assertThat(reports(database)).isEqualTo(1);
+              JdbcFence fence = a.getBean(JdbcFence.class);
+              assertThat(fence.acceptedToken("late-report")).isEmpty();
+              assertThatThrownBy(
+                      () ->
+                          fence.inTransaction(
+                              "late-report", stale, conn -> insertReport(conn, "A")))
+                  .isInstanceOf(StaleFenceTokenException.class)
+                  .hasMessageContaining("the cluster has issued token");
+              assertThat(reports(database)).isZero();
               newer.unlock();
             });
   }
@@ -173,7 +182,14 @@ class FenceAtAcquirePostgresClusterTest {
     app("app-a", database)
         .run(
             a -> {
-              a.getBean(JdbcFence.class).advance("outranked", Long.MAX_VALUE / 2);
+              // A guard row poisoned by a made-up token (as an older fencekeeper-jdbc allowed).
+              try (Connection c = database.getConnection();
+                  Statement st = c.createStatement()) {
+                st.execute(
+                    "INSERT INTO fencekeeper_fence VALUES ('outranked', "
+                        + Long.MAX_VALUE / 2
+                        + ", now())");
+              }
               ListAppender<ILoggingEvent> log = capture(FencekeeperLockProvider.class);
               Optional<SimpleLock> lock =
                   a.getBean(LockProvider.class).lock(config("outranked", Duration.ofSeconds(10)));
