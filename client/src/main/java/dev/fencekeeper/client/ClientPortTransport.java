@@ -228,13 +228,58 @@ final class ClientPortTransport implements AutoCloseable {
                   .build(),
               ""));
     }
+    // A command refused as OVERLOADED is retried a few times; a query's answer is the caller's.
+    return start(
+        unary,
+        callTimeoutMs,
+        requestTimeoutMs,
+        pinned,
+        pinned == null && leaderOnly(request),
+        !dev.fencekeeper.client.wire.RequestKinds.isQuery(request.getCommandCase()),
+        true);
+  }
+
+  /**
+   * Sends {@code message} by {@code method}, as {@link #call(Request, long, String)} sends a
+   * request: to {@code pinned} alone, or (null) to the leader when {@code leaderOnly}, else to any
+   * node, following NOT_LEADER answers; each attempt may take up to {@code attemptTimeoutMs} (an
+   * admin call waits for Raft: a new member's catch-up, an election). For the calls outside the
+   * request envelope (admin).
+   */
+  <T extends Message> CompletableFuture<Answer> call(
+      MethodDescriptor<T, Response> method,
+      T message,
+      long callTimeoutMs,
+      long attemptTimeoutMs,
+      String pinned,
+      boolean leaderOnly) {
+    // An admin call's UNAVAILABLE is Raft's own answer (a refused transfer, a change that failed),
+    // not a command a deposed leader left pending: it is the caller's, not retried.
+    return start(
+        new Unary<>(method, message),
+        callTimeoutMs,
+        attemptTimeoutMs,
+        pinned,
+        leaderOnly,
+        false,
+        false);
+  }
+
+  private CompletableFuture<Answer> start(
+      Unary<?> unary,
+      long callTimeoutMs,
+      long attemptTimeoutMs,
+      String pinned,
+      boolean leaderOnly,
+      boolean retryOverloaded,
+      boolean followUnavailable) {
     Attempts attempts =
         new Attempts(unary, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(callTimeoutMs));
+    attempts.attemptTimeoutMs = attemptTimeoutMs;
     attempts.pinned = pinned;
-    attempts.leaderOnly = pinned == null && leaderOnly(request);
-    // A command refused as OVERLOADED is retried a few times; a query's answer is the caller's.
-    attempts.retryOverloaded =
-        !dev.fencekeeper.client.wire.RequestKinds.isQuery(request.getCommandCase());
+    attempts.leaderOnly = leaderOnly;
+    attempts.retryOverloaded = retryOverloaded;
+    attempts.followUnavailable = followUnavailable;
     attempts.callTimeoutMs = callTimeoutMs;
     attempts.next();
     return attempts.result;
@@ -287,9 +332,11 @@ final class ClientPortTransport implements AutoCloseable {
     final Unary<?> unary;
     final long deadlineNanos;
     final CompletableFuture<Answer> result = new CompletableFuture<>();
+    long attemptTimeoutMs;
     String pinned;
     boolean leaderOnly;
     boolean retryOverloaded;
+    boolean followUnavailable;
     long callTimeoutMs;
     int attempt;
     int overloaded;
@@ -310,7 +357,7 @@ final class ClientPortTransport implements AutoCloseable {
       }
       String address = pinned != null ? pinned : target();
       long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
-      long attemptMs = Math.max(1, Math.min(requestTimeoutMs, leftMs));
+      long attemptMs = Math.max(1, Math.min(attemptTimeoutMs, leftMs));
       CompletableFuture<Response> sent;
       try {
         sent = once(address, unary, attemptMs);
@@ -325,7 +372,8 @@ final class ClientPortTransport implements AutoCloseable {
       if (error == null) {
         reachability.contact();
         ResultCode code = response.getCode();
-        if (code == ResultCode.NOT_LEADER || code == ResultCode.UNAVAILABLE) {
+        if (code == ResultCode.NOT_LEADER
+            || (code == ResultCode.UNAVAILABLE && followUnavailable)) {
           // NOT_LEADER: refused before the log, nothing changed. UNAVAILABLE: the node lost its
           // leadership while the command was pending; the same request id applies it at most once.
           redirected(address, response.getLeaderAddress());

@@ -406,9 +406,11 @@ public final class FencingClient implements AutoCloseable {
     if (!acquisitions.giveBackAll(System.nanoTime() + closeTimeout.toNanos(), closeTimeout)) {
       return;
     }
-    calls.stopThreads();
     session.close();
+    // The connections first: one still closing hands its last events to the client's threads,
+    // and a stopped executor there is gRPC's "Panic!".
     calls.closePort();
+    calls.stopThreads();
   }
 
   /**

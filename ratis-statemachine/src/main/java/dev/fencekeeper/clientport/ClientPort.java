@@ -143,7 +143,14 @@ public final class ClientPort implements AutoCloseable {
               metrics,
               reads,
               waiting,
-              streams);
+              streams,
+              new AdminCalls(
+                  raft,
+                  redirects,
+                  config.security(),
+                  metrics,
+                  config.healthMaxFollowerLag(),
+                  config.clientAddress().address()));
       streams.setNode(
           new SessionCall.Node() {
             @Override

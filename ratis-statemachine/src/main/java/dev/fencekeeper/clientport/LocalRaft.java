@@ -1,14 +1,21 @@
 package dev.fencekeeper.clientport;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupManagementRequest;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SetConfigurationRequest;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
@@ -78,6 +85,70 @@ final class LocalRaft {
    */
   CompletableFuture<RaftClientReply> write(ByteString content) {
     return submit(Message.valueOf(content), RaftClientRequest.writeRequestType());
+  }
+
+  /** This node's Raft division; fails while the node runs no group (a node started to join). */
+  RaftServer.Division division() throws IOException {
+    return server.getDivision(groupId);
+  }
+
+  /**
+   * Asks this node, as leader, to change the configuration to {@code peers} (the List form: Ratis
+   * 3.3.0's array overload never sets the servers).
+   */
+  CompletableFuture<RaftClientReply> setConfiguration(List<RaftPeer> peers) {
+    return admin(
+        () ->
+            server.setConfigurationAsync(
+                new SetConfigurationRequest(
+                    clientId, self, groupId, callIds.incrementAndGet(), peers)));
+  }
+
+  /**
+   * Asks this node, as leader, to hand leadership to {@code to} (null: to step down), waiting up to
+   * {@code timeoutMs} for it to take over.
+   */
+  CompletableFuture<RaftClientReply> transferLeadership(String to, long timeoutMs) {
+    return admin(
+        () ->
+            server.transferLeadershipAsync(
+                new TransferLeadershipRequest(
+                    clientId,
+                    self,
+                    groupId,
+                    callIds.incrementAndGet(),
+                    to == null ? null : RaftPeerId.valueOf(to),
+                    timeoutMs)));
+  }
+
+  /** Takes a snapshot on this node now (creation gap 1: whenever anything was applied since). */
+  CompletableFuture<RaftClientReply> snapshot(long timeoutMs) {
+    return admin(
+        () ->
+            server.snapshotManagementAsync(
+                SnapshotManagementRequest.newCreate(
+                    clientId, self, groupId, callIds.incrementAndGet(), timeoutMs, 1)));
+  }
+
+  /** Creates the group on this node, with {@code peers} as its configuration. */
+  CompletableFuture<RaftClientReply> joinGroup(List<RaftPeer> peers) {
+    return admin(
+        () ->
+            server.groupManagementAsync(
+                GroupManagementRequest.newAdd(
+                    clientId, self, callIds.incrementAndGet(), RaftGroup.valueOf(groupId, peers))));
+  }
+
+  private interface AdminCall {
+    CompletableFuture<RaftClientReply> send() throws IOException;
+  }
+
+  private static CompletableFuture<RaftClientReply> admin(AdminCall call) {
+    try {
+      return call.send();
+    } catch (IOException | RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   private CompletableFuture<RaftClientReply> submit(Message message, RaftClientRequest.Type type) {

@@ -1,9 +1,9 @@
 package dev.fencekeeper.server;
 
+import dev.fencekeeper.clientport.AdminRules;
 import dev.fencekeeper.metrics.FollowerLag;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.Supplier;
 import org.apache.ratis.proto.RaftProtos.TransferLeadershipRequestProto;
 import org.apache.ratis.proto.grpc.AdminProtocolServiceGrpc;
@@ -101,23 +101,6 @@ final class LaggingTransferGuard implements ServerInterceptor {
     if (!request.hasNewLeader()) {
       return null;
     }
-    String target = request.getNewLeader().getId().toStringUtf8();
-    for (FollowerLag f : view) {
-      if (f.peer().equals(target) && f.lagging()) {
-        return "refusing to transfer leadership to "
-            + target
-            + ": it lags, "
-            + f.lagEntries()
-            + " entries behind the leader (match index "
-            + f.matchIndex()
-            + ") without advancing for "
-            + String.format(Locale.ROOT, "%.1f", f.lagSeconds())
-            + "s (health.max-follower-lag "
-            + maxLag.toMillis()
-            + " ms); leadership stays where it is. Transfer once it has caught up ('status' shows"
-            + " its lag), or to another member";
-      }
-    }
-    return null;
+    return AdminRules.laggingRefusal(request.getNewLeader().getId().toStringUtf8(), view, maxLag);
   }
 }
