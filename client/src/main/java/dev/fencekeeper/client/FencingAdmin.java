@@ -527,6 +527,9 @@ public final class FencingAdmin implements AutoCloseable {
       throw AdminFailures.unavailable(
           what + ": no answer within " + callTimeout.toMillis() + " ms", e);
     }
+    if (r.hasNode()) {
+      return r; // NodeStatus: the node's description is the answer, whatever its code says
+    }
     return switch (r.getCode()) {
       case FOUND, ACCEPTED -> r;
       case NOT_FOUND, INVALID_ARGUMENT, PERMISSION_DENIED ->
