@@ -340,6 +340,7 @@ final class ClientPortTransport implements AutoCloseable {
     long callTimeoutMs;
     int attempt;
     int overloaded;
+    int tlsRefusals;
     String lastProblem = "no node tried";
 
     Attempts(Unary<?> unary, long deadlineNanos) {
@@ -399,32 +400,39 @@ final class ClientPortTransport implements AutoCloseable {
         Status status = Status.fromThrowable(error);
         String tls = TlsFailures.describe(error);
         if (tls != null) {
-          result.completeExceptionally(
-              new CallFailed("TLS handshake with " + address + " failed: " + tls));
-          return;
+          // An admin call to whichever node answers tries the others before it gives up: one
+          // node's certificate trouble is not the cluster's answer.
+          if (followUnavailable || pinned != null || ++tlsRefusals >= peers.size()) {
+            result.completeExceptionally(
+                new CallFailed("TLS handshake with " + address + " failed: " + tls));
+            return;
+          }
+          failed(address);
+          lastProblem = address + ": TLS handshake failed: " + tls;
+        } else {
+          if (!retryable(status.getCode())) {
+            result.completeExceptionally(
+                new CallFailed(
+                    address
+                        + " refused the call: "
+                        + status.getCode()
+                        + (status.getDescription() == null ? "" : " " + status.getDescription())));
+            return;
+          }
+          attemptFailed(error);
+          failed(address);
+          ManagedChannel channel = channels.get(address);
+          if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
+            // The client's own pacing decides when to try again, not gRPC's reconnect back-off
+            // (which grows to two minutes): a restarted node is reached on the next attempt.
+            channel.resetConnectBackoff();
+          }
+          lastProblem =
+              address
+                  + ": "
+                  + status.getCode()
+                  + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")");
         }
-        if (!retryable(status.getCode())) {
-          result.completeExceptionally(
-              new CallFailed(
-                  address
-                      + " refused the call: "
-                      + status.getCode()
-                      + (status.getDescription() == null ? "" : " " + status.getDescription())));
-          return;
-        }
-        attemptFailed(error);
-        failed(address);
-        ManagedChannel channel = channels.get(address);
-        if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
-          // The client's own pacing decides when to try again, not gRPC's reconnect back-off
-          // (which grows to two minutes): a restarted node is reached on the next attempt.
-          channel.resetConnectBackoff();
-        }
-        lastProblem =
-            address
-                + ": "
-                + status.getCode()
-                + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")");
       }
       metrics.retried();
       attempt++;
