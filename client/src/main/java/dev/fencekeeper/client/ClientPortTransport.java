@@ -237,13 +237,58 @@ final class ClientPortTransport implements AutoCloseable {
                   .build(),
               ""));
     }
+    // A command refused as OVERLOADED is retried a few times; a query's answer is the caller's.
+    return start(
+        unary,
+        callTimeoutMs,
+        requestTimeoutMs,
+        pinned,
+        pinned == null && leaderOnly(request),
+        !dev.fencekeeper.client.wire.RequestKinds.isQuery(request.getCommandCase()),
+        true);
+  }
+
+  /**
+   * Sends {@code message} by {@code method}, as {@link #call(Request, long, String)} sends a
+   * request: to {@code pinned} alone, or (null) to the leader when {@code leaderOnly}, else to any
+   * node, following NOT_LEADER answers; each attempt may take up to {@code attemptTimeoutMs} (an
+   * admin call waits for Raft: a new member's catch-up, an election). For the calls outside the
+   * request envelope (admin).
+   */
+  <T extends Message> CompletableFuture<Answer> call(
+      MethodDescriptor<T, Response> method,
+      T message,
+      long callTimeoutMs,
+      long attemptTimeoutMs,
+      String pinned,
+      boolean leaderOnly) {
+    // An admin call's UNAVAILABLE is Raft's own answer (a refused transfer, a change that failed),
+    // not a command a deposed leader left pending: it is the caller's, not retried.
+    return start(
+        new Unary<>(method, message),
+        callTimeoutMs,
+        attemptTimeoutMs,
+        pinned,
+        leaderOnly,
+        false,
+        false);
+  }
+
+  private CompletableFuture<Answer> start(
+      Unary<?> unary,
+      long callTimeoutMs,
+      long attemptTimeoutMs,
+      String pinned,
+      boolean leaderOnly,
+      boolean retryOverloaded,
+      boolean followUnavailable) {
     Attempts attempts =
         new Attempts(unary, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(callTimeoutMs));
+    attempts.attemptTimeoutMs = attemptTimeoutMs;
     attempts.pinned = pinned;
-    attempts.leaderOnly = pinned == null && leaderOnly(request);
-    // A command refused as OVERLOADED is retried a few times; a query's answer is the caller's.
-    attempts.retryOverloaded =
-        !dev.fencekeeper.client.wire.RequestKinds.isQuery(request.getCommandCase());
+    attempts.leaderOnly = leaderOnly;
+    attempts.retryOverloaded = retryOverloaded;
+    attempts.followUnavailable = followUnavailable;
     attempts.callTimeoutMs = callTimeoutMs;
     attempts.next();
     return attempts.result;
@@ -296,12 +341,15 @@ final class ClientPortTransport implements AutoCloseable {
     final Unary<?> unary;
     final long deadlineNanos;
     final CompletableFuture<Answer> result = new CompletableFuture<>();
+    long attemptTimeoutMs;
     String pinned;
     boolean leaderOnly;
     boolean retryOverloaded;
+    boolean followUnavailable;
     long callTimeoutMs;
     int attempt;
     int overloaded;
+    int tlsRefusals;
     String lastProblem = "no node tried";
     // Whether an attempt so far may have reached a node with the request (its answer lost, or a
     // leader that lost its leadership while the command was pending): then no failure later can
@@ -323,7 +371,7 @@ final class ClientPortTransport implements AutoCloseable {
       }
       String address = pinned != null ? pinned : target();
       long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
-      long attemptMs = Math.max(1, Math.min(requestTimeoutMs, leftMs));
+      long attemptMs = Math.max(1, Math.min(attemptTimeoutMs, leftMs));
       CompletableFuture<Response> sent;
       try {
         sent = once(address, unary, attemptMs);
@@ -341,7 +389,8 @@ final class ClientPortTransport implements AutoCloseable {
         if (code == ResultCode.UNAVAILABLE) {
           mayHaveReached = true;
         }
-        if (code == ResultCode.NOT_LEADER || code == ResultCode.UNAVAILABLE) {
+        if (code == ResultCode.NOT_LEADER
+            || (code == ResultCode.UNAVAILABLE && followUnavailable)) {
           // NOT_LEADER: refused before the log, nothing changed. UNAVAILABLE: the node lost its
           // leadership while the command was pending; the same request id applies it at most once.
           redirected(address, response.getLeaderAddress());
@@ -367,41 +416,49 @@ final class ClientPortTransport implements AutoCloseable {
         Status status = Status.fromThrowable(error);
         String tls = TlsFailures.describe(error);
         if (tls != null) {
-          // A refused handshake is final: no certificate changes between attempts, so a retry
-          // would only be refused again.
           String why = "TLS handshake with " + address + " failed: " + tls;
-          if (mayHaveReached) {
-            result.completeExceptionally(new CallFailed(why));
+          if (!followUnavailable && pinned == null && ++tlsRefusals < peers.size()) {
+            // An admin call to whichever node answers tries the others before it gives up: one
+            // node's certificate trouble is not the cluster's answer.
+            failed(address);
+            lastProblem = address + ": TLS handshake failed: " + tls;
           } else {
-            result.complete(new Answer(TlsFailures.refusal(why), address));
+            // A refused handshake is final: no certificate changes between attempts, so a retry
+            // would only be refused again.
+            if (mayHaveReached) {
+              result.completeExceptionally(new CallFailed(why));
+            } else {
+              result.complete(new Answer(TlsFailures.refusal(why), address));
+            }
+            return;
           }
-          return;
+        } else {
+          if (!retryable(status.getCode())) {
+            result.completeExceptionally(
+                new CallFailed(
+                    address
+                        + " refused the call: "
+                        + status.getCode()
+                        + (status.getDescription() == null ? "" : " " + status.getDescription())));
+            return;
+          }
+          attemptFailed(error);
+          if (Reachability.connectFailure(error) == null) {
+            mayHaveReached = true; // a connection was made, or may have been: the request with it
+          }
+          failed(address);
+          ManagedChannel channel = channels.get(address);
+          if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
+            // The client's own pacing decides when to try again, not gRPC's reconnect back-off
+            // (which grows to two minutes): a restarted node is reached on the next attempt.
+            channel.resetConnectBackoff();
+          }
+          lastProblem =
+              address
+                  + ": "
+                  + status.getCode()
+                  + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")");
         }
-        if (!retryable(status.getCode())) {
-          result.completeExceptionally(
-              new CallFailed(
-                  address
-                      + " refused the call: "
-                      + status.getCode()
-                      + (status.getDescription() == null ? "" : " " + status.getDescription())));
-          return;
-        }
-        attemptFailed(error);
-        if (Reachability.connectFailure(error) == null) {
-          mayHaveReached = true; // a connection was made, or may have been: the request with it
-        }
-        failed(address);
-        ManagedChannel channel = channels.get(address);
-        if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
-          // The client's own pacing decides when to try again, not gRPC's reconnect back-off
-          // (which grows to two minutes): a restarted node is reached on the next attempt.
-          channel.resetConnectBackoff();
-        }
-        lastProblem =
-            address
-                + ": "
-                + status.getCode()
-                + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")");
       }
       metrics.retried();
       attempt++;

@@ -3,9 +3,18 @@ package dev.fencekeeper.client;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.proto.AddMemberRequest;
+import dev.fencekeeper.proto.FencekeeperGrpc;
+import dev.fencekeeper.proto.FollowerProgress;
+import dev.fencekeeper.proto.JoinGroupRequest;
+import dev.fencekeeper.proto.Member;
+import dev.fencekeeper.proto.MembersRequest;
+import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.proto.NodeInfoQuery;
+import dev.fencekeeper.proto.RemoveMemberRequest;
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
-import java.io.IOException;
+import dev.fencekeeper.proto.SnapshotRequest;
+import dev.fencekeeper.proto.TransferLeadershipRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -13,37 +22,32 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.client.RaftClientConfigKeys;
-import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
-import org.apache.ratis.proto.RaftProtos.RaftConfigurationProto;
-import org.apache.ratis.proto.RaftProtos.RaftPeerProto;
-import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
-import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
-import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
-import org.apache.ratis.protocol.GroupInfoReply;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
-import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.retry.RetryPolicy;
-import org.apache.ratis.util.TimeDuration;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.thirdparty.com.google.protobuf.Message;
+import org.apache.ratis.thirdparty.io.grpc.MethodDescriptor;
 
 /**
  * Cluster operations that are Raft's own business rather than the state machine's: membership,
- * moving the leader, snapshots. Failures are thrown as {@link FencingException} whose code says
- * what kind: UNAVAILABLE (no member answered, or Raft refused or timed out), NOT_FOUND (no such
- * member) or INVALID_ARGUMENT (the change makes no sense), with a message naming what failed.
+ * moving the leader, snapshots, and what each node says about itself. Every one is a call of the
+ * client protocol on the nodes' client ports (docs/protocol.md, Admin), which each node serves
+ * through its own Raft server; no Raft address is contacted. Failures are thrown as {@link
+ * FencingException} whose code says what kind: UNAVAILABLE (no node answered, or Raft refused or
+ * timed out), NOT_FOUND (no such member), INVALID_ARGUMENT (the change makes no sense) or
+ * PERMISSION_DENIED (the identity is not in {@code authz.admins}), with a message naming what
+ * failed.
  *
- * <p>The configured peers are only where to start: every operation first asks them for the group's
- * current configuration (preferring the leader's view) and then talks to the members it names, with
- * the ids and addresses Raft itself holds. So an admin pointed at the three original nodes still
- * reaches members added later, and a {@code host:port} peers list whose assigned ids differ from
- * the real ones does no harm.
+ * <p>The configured nodes are only where to start: membership is asked of any of them and then of
+ * the leader it names (whose view is authoritative), and changes are sent to the leader, following
+ * NOT_LEADER answers. So an admin pointed at the three original nodes still reaches members added
+ * later.
  */
 public final class FencingAdmin implements AutoCloseable {
   /**
@@ -58,6 +62,9 @@ public final class FencingAdmin implements AutoCloseable {
 
   private final ClusterConfig config;
   private final long timeoutMs;
+  private final ScheduledExecutorService timer;
+  private final ExecutorService executor;
+  private final ClientPortTransport port;
 
   /** The group's configuration as one member reported it. */
   public record Membership(
@@ -81,11 +88,65 @@ public final class FencingAdmin implements AutoCloseable {
   private FencingAdmin(ClusterConfig config) {
     this.config = config;
     this.timeoutMs = Math.max(10_000, config.requestTimeout().multipliedBy(3).toMillis());
+    this.timer = Executors.newSingleThreadScheduledExecutor(daemon("fencekeeper-admin-timer"));
+    this.executor = Executors.newCachedThreadPool(daemon("fencekeeper-admin"));
+    this.port =
+        new ClientPortTransport(
+            config.clientAddresses(),
+            GrpcConfigKeys.TLS.conf(config.ratisParameters()),
+            config.requestTimeout().toMillis(),
+            new Reachability(),
+            new ClientMetrics(null),
+            timer,
+            executor);
   }
 
   /** An admin handle for the cluster described by {@code config}; nodes are contacted lazily. */
   public static FencingAdmin connect(ClusterConfig config) {
     return new FencingAdmin(config);
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Status
+
+  /**
+   * What node {@code peerId} says about itself, asked of that node alone over its client port (not
+   * through Raft or the leader), so that a busy cluster still answers.
+   *
+   * @throws FencingException with UNAVAILABLE if it does not answer within {@code timeout}
+   */
+  public NodeStatus nodeStatus(String peerId, Duration timeout) {
+    NodeInfo info = nodeInfo(peerId, timeout);
+    return new NodeStatus(
+        info.getId(),
+        info.getAddress(),
+        info.getRole(),
+        info.getTerm(),
+        info.getLastAppliedIndex(),
+        info.getCommitIndex(),
+        info.getLeaderId());
+  }
+
+  /** See {@link #nodeStatus}: every field the node sent. */
+  NodeInfo nodeInfo(String peerId, Duration timeout) {
+    String address = port.addressOf(peerId);
+    if (address == null) {
+      throw AdminFailures.notFound(
+          "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
+    }
+    return nodeInfoAt(address, timeout);
+  }
+
+  private NodeInfo nodeInfoAt(String clientAddress, Duration timeout) {
+    Response r =
+        call(
+            FencekeeperGrpc.getNodeStatusMethod(),
+            NodeInfoQuery.getDefaultInstance(),
+            timeout,
+            timeout,
+            clientAddress,
+            "status of " + clientAddress);
+    return r.getNode();
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -99,38 +160,11 @@ public final class FencingAdmin implements AutoCloseable {
   }
 
   /**
-   * The group's membership: asks the configured peers in order until one answers, then, when that
-   * one names a leader other than itself, asks the leader (whose view is authoritative) as well.
+   * The group's membership: asks any configured node, then, when that one names a leader other than
+   * itself, the leader (whose view is authoritative) as well.
    */
   public Membership membership() {
-    List<RaftPeer> start = config.raftPeers();
-    Answer first = null;
-    String failures = "";
-    for (RaftPeer peer : start) {
-      try {
-        first = ask(start, peer.getId());
-        break;
-      } catch (FencingException e) {
-        failures += "\n  " + peer.getId() + " (" + peer.getAddress() + "): " + e.result().message();
-      }
-    }
-    if (first == null) {
-      throw AdminFailures.unavailable("no member of the cluster answered:" + failures, null);
-    }
-    String leader = first.membership.leaderId();
-    if (leader.isEmpty() || leader.equals(first.membership.reportedBy())) {
-      return first.membership;
-    }
-    List<RaftPeer> known = raftPeers(first.membership.members());
-    if (known.stream().noneMatch(p -> p.getId().toString().equals(leader))) {
-      return first.membership;
-    }
-    try {
-      return ask(known, RaftPeerId.valueOf(leader)).membership;
-    } catch (FencingException e) {
-      return first
-          .membership; // the leader moved or is unreachable right now; a member's view will do
-    }
+    return ask().membership;
   }
 
   /**
@@ -157,32 +191,42 @@ public final class FencingAdmin implements AutoCloseable {
     }
     List<PeerAddress> next = new ArrayList<>(current.members());
     next.add(peer);
-    RaftGroup group = RaftGroup.valueOf(config.groupId(), raftPeers(next));
-    try (RaftClient toNewPeer =
-        client(raftPeers(next), null, RetryPolicies.noRetry(), adminCallTimeout())) {
-      RaftClientReply reply =
-          toNewPeer.getGroupManagementApi(RaftPeerId.valueOf(peer.id())).add(group);
-      if (!reply.isSuccess()) {
-        throw AdminFailures.unavailable(
-            "creating the group on " + peer + " failed: " + reply.getException(),
-            reply.getException());
-      }
-      // AlreadyExists: an earlier attempt got this far (or the node recovered the group from its
-      // storage).
-    } catch (AlreadyExistsException e) {
-      // As above.
-    } catch (IOException | RuntimeException e) {
-      if (e instanceof FencingException f) {
-        throw f;
+    String clientAddress;
+    try {
+      clientAddress =
+          new PeerAddress(peer.id(), peer.host(), ClusterConfig.defaultClientPort(peer)).address();
+    } catch (ConfigException e) {
+      throw AdminFailures.invalid(e.getMessage());
+    }
+    JoinGroupRequest.Builder join = JoinGroupRequest.newBuilder();
+    for (PeerAddress m : next) {
+      join.addMembers(Member.newBuilder().setId(m.id()).setAddress(m.address()));
+    }
+    try {
+      call(
+          FencekeeperGrpc.getJoinGroupMethod(),
+          join.build(),
+          adminCallTimeout(),
+          adminCallTimeout(),
+          clientAddress,
+          "creating the group on " + peer);
+    } catch (FencingException e) {
+      if (e.result().code() != dev.fencekeeper.client.ResultCode.UNAVAILABLE) {
+        throw e;
       }
       throw AdminFailures.unavailable(
           "cannot reach new member "
               + peer
+              + " at its client port "
+              + clientAddress
               + " (is it running with `server --join`?): "
-              + AdminFailures.describe(e),
+              + e.result().message(),
           e);
     }
-    setConfiguration(current, next, "adding " + peer.id());
+    change(
+        FencekeeperGrpc.getAddMemberMethod(),
+        AddMemberRequest.newBuilder().setId(peer.id()).setAddress(peer.address()).build(),
+        "adding " + peer.id());
     return awaitMembership(next);
   }
 
@@ -205,7 +249,10 @@ public final class FencingAdmin implements AutoCloseable {
     if (id.equals(current.leaderId())) {
       current = moveLeadershipOff(id, next);
     }
-    setConfiguration(current, next, "removing " + id);
+    change(
+        FencekeeperGrpc.getRemoveMemberMethod(),
+        RemoveMemberRequest.newBuilder().setId(id).build(),
+        "removing " + id);
     return awaitMembership(next);
   }
 
@@ -255,13 +302,13 @@ public final class FencingAdmin implements AutoCloseable {
       if (to != null && to.equals(current.leaderId())) {
         return to;
       }
-      try (RaftClient raft = adminClient(current)) {
-        AdminFailures.check(
-            raft.admin().transferLeadership(to == null ? null : RaftPeerId.valueOf(to), timeoutMs),
-            what);
-      } catch (IOException | RuntimeException e) {
-        throw AdminFailures.failed(what, e);
-      }
+      change(
+          FencekeeperGrpc.getTransferLeadershipMethod(),
+          TransferLeadershipRequest.newBuilder()
+              .setTo(to == null ? "" : to)
+              .setTimeoutMs(timeoutMs)
+              .build(),
+          what);
       Duration wait = to == null || attempt == TRANSFER_ATTEMPTS ? LEADER_WAIT : TRANSFER_SETTLE;
       String leader = awaitLeader(to, wait);
       if (to == null || to.equals(leader)) {
@@ -312,19 +359,13 @@ public final class FencingAdmin implements AutoCloseable {
   }
 
   private String pickSuccessor(Membership current) {
-    Map<String, Long> commit = new HashMap<>();
-    Map<String, Long> lastHeardMs = new HashMap<>();
+    Map<String, Long> match = new HashMap<>();
+    Map<String, Double> behindSeconds = new HashMap<>();
     try {
-      GroupInfoReply info =
-          ask(raftPeers(current.members()), RaftPeerId.valueOf(current.leaderId())).reply;
-      for (CommitInfoProto c : info.getCommitInfos()) {
-        commit.put(c.getServer().getId().toStringUtf8(), c.getCommitIndex());
-      }
-      RoleInfoProto role = info.getRoleInfoProto();
-      if (role.hasLeaderInfo()) {
-        for (ServerRpcProto f : role.getLeaderInfo().getFollowerInfoList()) {
-          lastHeardMs.put(f.getId().getId().toStringUtf8(), f.getLastRpcElapsedTimeMs());
-        }
+      NodeInfo leader = nodeInfoAt(ask().leaderAddress, config.requestTimeout());
+      for (FollowerProgress f : leader.getFollowersList()) {
+        match.put(f.getId(), f.getMatchIndex());
+        behindSeconds.put(f.getId(), f.getLagSeconds());
       }
     } catch (FencingException e) {
       // Without the leader's figures any other member will do.
@@ -333,10 +374,10 @@ public final class FencingAdmin implements AutoCloseable {
         .map(PeerAddress::id)
         .filter(id -> !id.equals(current.leaderId()))
         .max(
-            Comparator.<String>comparingLong(id -> commit.getOrDefault(id, -1L))
+            Comparator.<String>comparingLong(id -> match.getOrDefault(id, -1L))
                 .thenComparing(
-                    Comparator.<String>comparingLong(
-                            id -> lastHeardMs.getOrDefault(id, Long.MAX_VALUE))
+                    Comparator.<String>comparingDouble(
+                            id -> behindSeconds.getOrDefault(id, Double.MAX_VALUE))
                         .reversed()))
         .orElseThrow();
   }
@@ -351,92 +392,152 @@ public final class FencingAdmin implements AutoCloseable {
       throw AdminFailures.notFound(
           "no member " + peerId + " in the configuration (" + current.peersProperty() + ")");
     }
-    try (RaftClient raft = adminClient(current)) {
-      RaftClientReply reply =
-          raft.getSnapshotManagementApi(RaftPeerId.valueOf(peerId))
-              .create(true, timeout.toMillis());
-      AdminFailures.check(reply, "snapshot on " + peerId);
-      return reply.getLogIndex();
-    } catch (IOException | RuntimeException e) {
-      throw AdminFailures.failed("snapshot on " + peerId, e);
-    }
+    String address = clientAddressOf(peerId);
+    Response r =
+        call(
+            FencekeeperGrpc.getSnapshotMethod(),
+            SnapshotRequest.newBuilder().setTimeoutMs(timeout.toMillis()).build(),
+            timeout.plus(config.requestTimeout()),
+            timeout.plus(config.requestTimeout()),
+            address,
+            "snapshot on " + peerId);
+    return r.getSnapshotIndex();
   }
 
   // -----------------------------------------------------------------------------------------------
   // Internals
 
-  /** One member's group info, read into a {@link Membership}. */
-  private record Answer(GroupInfoReply reply, Membership membership) {}
+  /** A membership as reported, with the client addresses of its members and of the leader. */
+  private record Answer(
+      Membership membership, Map<String, String> clientAddresses, String leaderAddress) {}
 
-  private Answer ask(List<RaftPeer> peers, RaftPeerId peer) {
-    // One question to one node, answered from its memory: the normal request timeout bounds it.
-    try (RaftClient probe = client(peers, null, RetryPolicies.noRetry(), config.requestTimeout())) {
-      GroupInfoReply reply = probe.getGroupManagementApi(peer).info(config.groupId());
-      if (!reply.isSuccess()) {
-        throw AdminFailures.unavailable(
-            "group info from " + peer + " failed: " + reply.getException(), reply.getException());
-      }
-      return new Answer(reply, toMembership(reply));
-    } catch (IOException | RuntimeException e) {
-      if (e instanceof FencingException f) {
-        throw f;
-      }
-      throw AdminFailures.unavailable(AdminFailures.describe(e), e);
+  /** Any node's view, then the leader's when that node names another leader. */
+  private Answer ask() {
+    Answer first = members(null);
+    String leader = first.membership.leaderId();
+    if (leader.isEmpty()
+        || leader.equals(first.membership.reportedBy())
+        || first.leaderAddress.isEmpty()) {
+      return first;
+    }
+    try {
+      Answer fromLeader = members(first.leaderAddress);
+      return fromLeader.membership.reportedBy().equals(leader) ? fromLeader : first;
+    } catch (FencingException e) {
+      return first; // the leader moved or is unreachable right now; a member's view will do
     }
   }
 
-  private static Membership toMembership(GroupInfoReply reply) {
-    RoleInfoProto role = reply.getRoleInfoProto();
-    String self = role.getSelf().getId().toStringUtf8();
-    String leader = "";
-    if (role.getRole() == RaftPeerRole.LEADER) {
-      leader = self;
-    } else if (role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()) {
-      leader = role.getFollowerInfo().getLeaderInfo().getId().getId().toStringUtf8();
-    }
-    Optional<RaftConfigurationProto> conf = reply.getConf();
-    List<RaftPeerProto> peers =
-        conf.map(RaftConfigurationProto::getPeersList)
-            .orElseGet(
-                () ->
-                    reply.getGroup().getPeers().stream().map(RaftPeer::getRaftPeerProto).toList());
+  /** The membership as the node at {@code clientAddress} (null: any node) reports it. */
+  private Answer members(String clientAddress) {
+    Duration each = config.requestTimeout();
+    Response r =
+        call(
+            FencekeeperGrpc.getMembersMethod(),
+            MembersRequest.getDefaultInstance(),
+            clientAddress == null ? each.multipliedBy(config.peers().size()) : each,
+            each,
+            clientAddress,
+            "membership");
     List<PeerAddress> members = new ArrayList<>();
-    for (RaftPeerProto p : peers) {
-      members.add(toPeerAddress(p.getId().toStringUtf8(), p.getAddress()));
+    Map<String, String> clientAddresses = new HashMap<>();
+    for (Member m : r.getMembership().getMembersList()) {
+      members.add(toPeerAddress(m.getId(), m.getAddress()));
+      clientAddresses.put(m.getId(), m.getClientAddress());
     }
-    boolean changing = conf.map(c -> c.getOldPeersCount() > 0).orElse(false);
-    return new Membership(members, leader, self, changing);
+    return new Answer(
+        new Membership(
+            members,
+            r.getMembership().getLeaderId(),
+            r.getMembership().getReportedBy(),
+            r.getMembership().getChanging()),
+        clientAddresses,
+        r.getLeaderAddress());
+  }
+
+  /** Member {@code id}'s client address, as the cluster reports it. */
+  private String clientAddressOf(String id) {
+    String address = ask().clientAddresses.get(id);
+    if (address == null || address.isEmpty()) {
+      String configured = port.addressOf(id);
+      if (configured == null) {
+        throw AdminFailures.unavailable("the client address of member " + id + " is unknown", null);
+      }
+      return configured;
+    }
+    return address;
   }
 
   private static PeerAddress toPeerAddress(String id, String address) {
     try {
       return PeerAddress.parse(id + "@" + address);
     } catch (ConfigException e) {
-      throw new FencingException(
-          new Result(
-              Response.newBuilder()
-                  .setCode(ResultCode.INTERNAL)
-                  .setMessage(
-                      "member " + id + " has an address this tool cannot read: '" + address + "'")
-                  .build()),
+      throw AdminFailures.failure(
+          dev.fencekeeper.proto.ResultCode.INTERNAL,
+          "member " + id + " has an address this tool cannot read: '" + address + "'",
           e);
     }
   }
 
-  private static List<RaftPeer> raftPeers(List<PeerAddress> members) {
-    return members.stream()
-        .map(m -> RaftPeer.newBuilder().setId(m.id()).setAddress(m.address()).build())
-        .toList();
+  /** Sends a change to the leader, following NOT_LEADER answers; fails unless it was made. */
+  private <T extends Message> void change(
+      MethodDescriptor<T, Response> method, T request, String what) {
+    call(method, request, adminCallTimeout(), adminCallTimeout(), null, what);
   }
 
-  private void setConfiguration(Membership current, List<PeerAddress> next, String what) {
-    try (RaftClient raft = adminClient(current)) {
-      // The List overload: the array overload of 3.3.0 never sets the servers (docs/design.md,
-      // Ratis facts).
-      AdminFailures.check(raft.admin().setConfiguration(raftPeers(next)), what);
-    } catch (IOException | RuntimeException e) {
-      throw AdminFailures.failed(what, e);
+  /**
+   * One admin call: to the node at {@code pinned}, or (null) to the leader, until a node answers or
+   * {@code callTimeout} is up, each attempt given {@code attemptTimeout}. Returns a FOUND or
+   * ACCEPTED answer; every other answer, and no answer, is thrown as a {@link FencingException}
+   * saying what failed.
+   */
+  private <T extends Message> Response call(
+      MethodDescriptor<T, Response> method,
+      T request,
+      Duration callTimeout,
+      Duration attemptTimeout,
+      String pinned,
+      String what) {
+    CompletableFuture<ClientPortTransport.Answer> sent =
+        port.call(
+            method,
+            request,
+            callTimeout.toMillis(),
+            attemptTimeout.toMillis(),
+            pinned,
+            pinned == null && method != FencekeeperGrpc.getMembersMethod());
+    Response r;
+    try {
+      r = sent.get(callTimeout.toMillis() + POLL_MS, TimeUnit.MILLISECONDS).response();
+    } catch (InterruptedException e) {
+      sent.cancel(true);
+      Thread.currentThread().interrupt();
+      throw AdminFailures.unavailable(what + ": interrupted", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      throw AdminFailures.unavailable(
+          (pinned == null ? "no node answered" : pinned + " did not answer")
+              + " ("
+              + what
+              + "): "
+              + AdminFailures.describe(cause),
+          cause);
+    } catch (TimeoutException e) {
+      sent.cancel(true);
+      throw AdminFailures.unavailable(
+          what + ": no answer within " + callTimeout.toMillis() + " ms", e);
     }
+    if (r.hasNode()) {
+      return r; // NodeStatus: the node's description is the answer, whatever its code says
+    }
+    return switch (r.getCode()) {
+      case FOUND, ACCEPTED -> r;
+      case NOT_FOUND, INVALID_ARGUMENT, PERMISSION_DENIED ->
+          throw AdminFailures.failure(r.getCode(), r.getMessage(), null);
+      default ->
+          throw AdminFailures.unavailable(
+              what + " failed: " + r.getCode() + " (" + r.getMessage() + ")", null);
+    };
   }
 
   /** Waits until the leader reports {@code wanted} as the settled configuration. */
@@ -497,20 +598,6 @@ public final class FencingAdmin implements AutoCloseable {
   }
 
   /**
-   * A client for admin calls over the members Raft reports, aimed at the leader if one is known.
-   */
-  private RaftClient adminClient(Membership current) {
-    return client(
-        raftPeers(current.members()),
-        current.leaderId().isEmpty() ? null : RaftPeerId.valueOf(current.leaderId()),
-        // A few attempts for redirects and a member that is briefly away; the cluster bounds each
-        // call.
-        RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-            5, TimeDuration.valueOf(500, TimeUnit.MILLISECONDS)),
-        adminCallTimeout());
-  }
-
-  /**
    * Admin calls wait for Raft itself (a new member catching up, a leadership transfer): give them
    * room.
    */
@@ -518,28 +605,23 @@ public final class FencingAdmin implements AutoCloseable {
     return Duration.ofMillis(Math.max(ADMIN_CALL_TIMEOUT.toMillis(), timeoutMs + 5_000));
   }
 
-  private RaftClient client(
-      List<RaftPeer> peers, RaftPeerId leader, RetryPolicy retry, Duration requestTimeout) {
-    RaftProperties properties = config.clientProperties();
-    RaftClientConfigKeys.Rpc.setRequestTimeout(
-        properties, TimeDuration.valueOf(requestTimeout.toMillis(), TimeUnit.MILLISECONDS));
-    RaftClient.Builder builder =
-        RaftClient.newBuilder()
-            .setRaftGroup(RaftGroup.valueOf(config.groupId(), peers))
-            .setProperties(properties)
-            .setParameters(config.ratisParameters())
-            .setRetryPolicy(
-                event ->
-                    AdminFailures.refusedByNode(event.getCause()) != null
-                        ? RetryPolicy.NO_RETRY_ACTION
-                        : retry.handleAttemptFailure(event));
-    if (leader != null) {
-      builder.setLeaderId(leader);
-    }
-    return builder.build();
+  private static java.util.concurrent.ThreadFactory daemon(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
   }
 
-  /** Nothing is held between calls: every operation opens and closes its own Raft clients. */
+  /**
+   * Closes the connections to the nodes, then the threads their answers run on (in that order: a
+   * connection still closing must find its executor running).
+   */
   @Override
-  public void close() {}
+  public void close() {
+    port.close();
+    executor.shutdown();
+    timer.shutdownNow();
+  }
 }

@@ -475,8 +475,8 @@ public final class FencingClient implements AutoCloseable {
     }
     session.close();
     // The channels first, while the client's threads still run: a call they cancel finishes on
-    // those threads, and a channel whose calls cannot finish waits out its whole termination
-    // bound.
+    // those threads (with them stopped, gRPC reports "Panic!"), and a channel whose calls cannot
+    // finish waits out its whole termination bound.
     calls.closePort();
     calls.stopThreads();
   }

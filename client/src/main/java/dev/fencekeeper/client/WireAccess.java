@@ -36,6 +36,11 @@ final class WireAccess implements Wire.Access {
   }
 
   @Override
+  public NodeInfo nodeInfo(FencingAdmin admin, String peerId, Duration timeout) {
+    return admin.nodeInfo(peerId, timeout);
+  }
+
+  @Override
   public Watch watch(
       FencingClient client,
       String name,

@@ -18,9 +18,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.ratis.grpc.GrpcTlsConfig;
-import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.thirdparty.io.grpc.Server;
@@ -81,13 +78,13 @@ public final class ClientPort implements AutoCloseable {
 
   /**
    * Starts the client port of the node {@code config} describes, in front of its running Raft
-   * server. {@code reads} is the node's read bound. {@code tls} serves the port's mutual TLS with
-   * the same key and trust managers as the Raft port, so that a certificate reload reaches both;
-   * null when {@code config} has no TLS.
+   * server, reached through {@code raft}. {@code reads} is the node's read bound. {@code tls}
+   * serves the port's mutual TLS with the same key and trust managers as the Raft port, so that a
+   * certificate reload reaches both; null when {@code config} has no TLS.
    */
   public static ClientPort start(
       ClusterConfig config,
-      RaftServer raftServer,
+      LocalRaft raft,
       FencingStateMachine stateMachine,
       StateMachineMetrics metrics,
       ReadSlots reads,
@@ -99,23 +96,17 @@ public final class ClientPort implements AutoCloseable {
     ScheduledExecutorService timer =
         Executors.newSingleThreadScheduledExecutor(daemon("fencekeeper-client-timer-" + nodeId));
     try {
-      ClientId clientId = ClientId.randomId();
-      stateMachine.setClientPortId(clientId);
-      LocalRaft raft =
-          new LocalRaft(raftServer, config.groupId(), RaftPeerId.valueOf(nodeId), clientId);
+      stateMachine.setClientPortId(raft.clientId());
       Redirects redirects =
           new Redirects(raft, stateMachine::leaderAnnouncement, config.clientAddresses());
-      ClientId barrierId = ClientId.randomId();
-      LocalRaft barrierRaft =
-          new LocalRaft(raftServer, config.groupId(), RaftPeerId.valueOf(nodeId), barrierId);
       ByteString tick =
           UnsafeByteOperations.unsafeWrap(
               InternalRequest.newBuilder()
                   .setTick(Tick.getDefaultInstance())
                   .build()
                   .toByteArray());
-      ReadBarrier barrier = new ReadBarrier(() -> barrierRaft.write(tick));
-      stateMachine.setReadBarrier(barrierId, barrier::pass);
+      ReadBarrier barrier = new ReadBarrier(() -> raft.propose(tick));
+      stateMachine.setReadBarrier(raft.internalId(), barrier::pass);
       CommandQueue commands =
           new CommandQueue(
               raft,
@@ -143,7 +134,14 @@ public final class ClientPort implements AutoCloseable {
               metrics,
               reads,
               waiting,
-              streams);
+              streams,
+              new AdminCalls(
+                  raft,
+                  redirects,
+                  config.security(),
+                  metrics,
+                  config.healthMaxFollowerLag(),
+                  config.clientAddress().address()));
       streams.setNode(
           new SessionCall.Node() {
             @Override

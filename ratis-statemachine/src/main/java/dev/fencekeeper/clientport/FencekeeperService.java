@@ -7,16 +7,20 @@ import dev.fencekeeper.core.Command;
 import dev.fencekeeper.core.Outcome;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.AcquireRequest;
+import dev.fencekeeper.proto.AddMemberRequest;
 import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.BatchRequest;
 import dev.fencekeeper.proto.CancelWaitRequest;
 import dev.fencekeeper.proto.Consistency;
 import dev.fencekeeper.proto.FencekeeperGrpc;
+import dev.fencekeeper.proto.JoinGroupRequest;
 import dev.fencekeeper.proto.LeaseQuery;
 import dev.fencekeeper.proto.ListRequest;
+import dev.fencekeeper.proto.MembersRequest;
 import dev.fencekeeper.proto.NodeInfoQuery;
 import dev.fencekeeper.proto.ReadRequest;
 import dev.fencekeeper.proto.ReleaseRequest;
+import dev.fencekeeper.proto.RemoveMemberRequest;
 import dev.fencekeeper.proto.RenewRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
@@ -24,6 +28,8 @@ import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.RevokeRequest;
 import dev.fencekeeper.proto.SessionRequest;
 import dev.fencekeeper.proto.SessionResponse;
+import dev.fencekeeper.proto.SnapshotRequest;
+import dev.fencekeeper.proto.TransferLeadershipRequest;
 import dev.fencekeeper.proto.ValidateRequest;
 import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.proto.WriteRequest;
@@ -63,6 +69,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
   private final ReadSlots reads;
   private final WaitingAcquires waiting;
   private final Streams streams;
+  private final AdminCalls admin;
 
   FencekeeperService(
       FencingStateMachine stateMachine,
@@ -75,7 +82,8 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
       StateMachineMetrics metrics,
       ReadSlots reads,
       WaitingAcquires waiting,
-      Streams streams) {
+      Streams streams,
+      AdminCalls admin) {
     this.stateMachine = stateMachine;
     this.raft = raft;
     this.barrier = barrier;
@@ -87,6 +95,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
     this.reads = reads;
     this.waiting = waiting;
     this.streams = streams;
+    this.admin = admin;
   }
 
   private static String caller() {
@@ -361,6 +370,56 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
   @Override
   public StreamObserver<SessionRequest> session(StreamObserver<SessionResponse> out) {
     return streams.session(caller(), out);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Admin: the Raft group itself, through this node's own Raft server (AdminCalls).
+
+  @Override
+  public void members(MembersRequest request, StreamObserver<Response> out) {
+    if (!refusedGroup(request.getGroup(), out)) {
+      reply(out, admin.members(request));
+    }
+  }
+
+  @Override
+  public void addMember(AddMemberRequest request, StreamObserver<Response> out) {
+    if (!refusedGroup(request.getGroup(), out)) {
+      answer(admin.addMember(request, caller()), out);
+    }
+  }
+
+  @Override
+  public void removeMember(RemoveMemberRequest request, StreamObserver<Response> out) {
+    if (!refusedGroup(request.getGroup(), out)) {
+      answer(admin.removeMember(request, caller()), out);
+    }
+  }
+
+  @Override
+  public void transferLeadership(TransferLeadershipRequest request, StreamObserver<Response> out) {
+    if (!refusedGroup(request.getGroup(), out)) {
+      answer(admin.transferLeadership(request, caller()), out);
+    }
+  }
+
+  @Override
+  public void snapshot(SnapshotRequest request, StreamObserver<Response> out) {
+    if (!refusedGroup(request.getGroup(), out)) {
+      answer(admin.snapshot(request, caller()), out);
+    }
+  }
+
+  @Override
+  public void joinGroup(JoinGroupRequest request, StreamObserver<Response> out) {
+    if (!refusedGroup(request.getGroup(), out)) {
+      answer(admin.joinGroup(request, caller()), out);
+    }
+  }
+
+  private static void answer(CompletableFuture<Response> answer, StreamObserver<Response> out) {
+    answer.whenComplete(
+        (r, e) -> reply(out, e == null ? r : WireCodec.internal("admin call failed: " + e)));
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -4,10 +4,13 @@ import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.statemachine.LeaderAnnouncement;
+import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
 
 /**
  * Where a node sends a client that asked it for what only the leader answers: the leader's id, as
@@ -62,11 +65,43 @@ final class Redirects {
         .setLeaderAddress(address);
   }
 
+  /** The leader's client address as this node knows it; empty when it knows no leader. */
+  String leaderAddress() {
+    LocalRaft.Leadership now = raft.leadership();
+    return now.leaderId().isEmpty() ? "" : addressOf(now.leaderId(), now.term());
+  }
+
+  /**
+   * Member {@code id}'s client address: the leader's as it announced it, any other's by the default
+   * rule; empty when this node cannot tell.
+   */
+  String clientAddressOf(String id) {
+    LocalRaft.Leadership now = raft.leadership();
+    return id.equals(now.leaderId()) ? addressOf(id, now.term()) : byRule(id);
+  }
+
   private String addressOf(String leaderId, long term) {
     LeaderAnnouncement a = announced.get();
     if (a.term() == term && !a.clientAddress().isEmpty()) {
       return a.clientAddress();
     }
-    return byRule.getOrDefault(leaderId, "");
+    return byRule(leaderId);
+  }
+
+  /**
+   * The default rule's client address of {@code id}: from the configured peers, else (a member
+   * added later) from its Raft address in the configuration this node holds.
+   */
+  private String byRule(String id) {
+    String configured = byRule.get(id);
+    if (configured != null) {
+      return configured;
+    }
+    try {
+      RaftPeer peer = raft.division().getRaftConf().getPeer(RaftPeerId.valueOf(id));
+      return peer == null ? "" : AdminCalls.byRule(id, peer.getAddress());
+    } catch (IOException | RuntimeException e) {
+      return "";
+    }
   }
 }

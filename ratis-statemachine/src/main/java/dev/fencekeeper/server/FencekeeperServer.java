@@ -2,6 +2,7 @@ package dev.fencekeeper.server;
 
 import dev.fencekeeper.clientport.CallerIdentity;
 import dev.fencekeeper.clientport.ClientPort;
+import dev.fencekeeper.clientport.LocalRaft;
 import dev.fencekeeper.clientport.RaftPortGuide;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.CommonPool;
@@ -29,15 +30,11 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
-import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcTlsConfig;
-import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.thirdparty.io.grpc.Context;
@@ -74,7 +71,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final LeaderLossWatch leaderLossWatch;
   private final FollowerWatch followerWatch;
   private final RaftServer server;
-  private final RaftClient internalClient;
+  private final LocalRaft raft;
   private final ScheduledExecutorService leaderTimer;
   private final StorageGuard storageGuard;
   private final ReloadableTls tls;
@@ -133,36 +130,22 @@ public final class FencekeeperServer implements AutoCloseable {
     this.leaderLossWatch =
         new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
     CallerGate gate = new CallerGate(config.security(), metrics, reads);
-    // Runs after the gate (interceptors run last-added first): only an admin learns who lags.
-    LaggingTransferGuard transferGuard =
-        new LaggingTransferGuard(metrics::followers, config.healthMaxFollowerLag());
     // Before the server starts: its first takeover entry announces the client address.
     String clientAddress = config.clientAddress().address();
     stateMachine.setClientAddress(clientAddress);
     RaftPortGuide guide = new RaftPortGuide(self.toString(), clientAddress);
     GrpcConfigKeys.Server.setServicesCustomizer(
         parameters,
+        // Interceptors run last-added first: Ratis's client and admin services are refused
+        // before anything else looks at the call; the peers' protocol passes to the gate.
         (builder, types) ->
             builder
-                .intercept(transferGuard)
                 .intercept(gate)
                 .intercept(leaderLossWatch)
+                .intercept(guide)
                 .addService(PeerIntroductions.service(self.toString(), identity))
                 .fallbackHandlerRegistry(guide));
     stateMachine.setClusterId(() -> identity.clusterId().orElse(""));
-    ClientId internalId = ClientId.randomId();
-    stateMachine.setInternalClientId(internalId);
-    // No retries: a duty proposed by a node that is no longer leader is simply dropped; the new
-    // leader runs its own duties.
-    this.internalClient =
-        RaftClient.newBuilder()
-            .setClientId(internalId)
-            .setRaftGroup(config.raftGroup())
-            .setLeaderId(self)
-            .setProperties(config.clientProperties())
-            .setParameters(ratisParameters(config, tls))
-            .setRetryPolicy(RetryPolicies.noRetry())
-            .build();
     this.leaderTimer =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -188,6 +171,9 @@ public final class FencekeeperServer implements AutoCloseable {
     // Without a group, Ratis still recovers every group already in the storage dir; a joining node
     // has none and waits for the cluster to add it (FencingAdmin.addMember).
     this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
+    // The one way into Raft on this node, for the client port and the leader's duties alike.
+    this.raft = new LocalRaft(server, config.groupId(), self);
+    stateMachine.setInternalClientId(raft.internalId());
     metrics.bind(server, config.groupId(), stateMachine::read, config.healthMaxApplyLag());
     metrics.watchClockOffset(stateMachine::wallAheadOfTimeLineMs);
     leaderLossWatch.watch(server);
@@ -363,7 +349,7 @@ public final class FencekeeperServer implements AutoCloseable {
       s.clientPort =
           ClientPort.start(
               config,
-              s.server,
+              s.raft,
               s.stateMachine,
               s.metrics,
               s.reads,
@@ -473,29 +459,28 @@ public final class FencekeeperServer implements AutoCloseable {
     try {
       server.close();
     } finally {
-      try {
-        internalClient.close();
-      } finally {
-        metrics.close(); // stops the HTTP endpoint and unregisters the JMX beans
-      }
+      metrics.close(); // stops the HTTP endpoint and unregisters the JMX beans
     }
   }
 
+  /**
+   * Proposes a leader duty through this node's own server. Not retried: a duty proposed by a node
+   * that is no longer leader is simply dropped; the new leader runs its own duties.
+   */
   private void propose(InternalRequest request, AtomicBoolean inFlight) {
-    internalClient
-        .async()
-        .send(
-            Message.valueOf(
-                org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(
-                    request.toByteArray())))
+    raft.propose(
+            org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(
+                request.toByteArray()))
         .whenComplete(
             (reply, error) -> {
               if (inFlight != null) {
                 inFlight.set(false);
               }
-              if (error != null) {
+              if (error != null || !reply.isSuccess()) {
                 LOG.debug(
-                    "Leader duty {} not committed: {}", request.getBodyCase(), error.toString());
+                    "Leader duty {} not committed: {}",
+                    request.getBodyCase(),
+                    error != null ? error.toString() : reply.getException());
               }
             });
   }

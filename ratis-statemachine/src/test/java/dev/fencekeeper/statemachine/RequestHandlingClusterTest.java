@@ -26,15 +26,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.stream.Stream;
-import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
-import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftClientRequest;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -260,52 +254,6 @@ class RequestHandlingClusterTest {
   /** {@code answer} without its state-machine time, which moves with every entry applied. */
   private static Response withoutTime(Response answer) {
     return answer.toBuilder().clearNowMs().build();
-  }
-
-  // Guarantee: a client that retries a partly refused batch after a leader change (same client id
-  // and call id, as Ratis retries) gets the whole answer from the new leader's retry cache: every
-  // replica answers the whole batch.
-  @Test
-  void aRetryOfAPartlyRefusedBatchAfterALeaderChangeGetsTheWholeAnswer() throws IOException {
-    long stale = client.acquireToken("retried", Duration.ofMinutes(5), "first").token();
-    client.release("retried", stale);
-    long current = client.acquireToken("retried", Duration.ofMinutes(5), "second").token();
-    Request batch = batchOf(writeTo("retried", current, "k"), writeTo("retried", stale, "k"));
-    String leader = cluster.awaitLeader();
-    try (RaftClient raw =
-        RaftClient.newBuilder()
-            .setRaftGroup(cluster.config().raftGroup())
-            .setProperties(cluster.config().clientProperties())
-            .build()) {
-      RaftClientRequest.Builder request =
-          RaftClientRequest.newBuilder()
-              .setClientId(raw.getId())
-              .setGroupId(cluster.config().groupId())
-              .setCallId(1)
-              .setType(RaftClientRequest.writeRequestType())
-              .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch.toByteArray())));
-
-      RaftClientReply first =
-          raw.getClientRpc().sendRequest(request.setServerId(RaftPeerId.valueOf(leader)).build());
-      Response answer = Response.parseFrom(first.getMessage().getContent().asReadOnlyByteBuffer());
-      assertThat(answer.getBatchList())
-          .extracting(Response::getCode)
-          .containsExactly(ResultCode.ACCEPTED, ResultCode.STALE_TOKEN);
-      digestsOfEveryNode(); // every node applied the entry, and so holds its answer
-      String next =
-          cluster.running().keySet().stream()
-              .filter(id -> !id.equals(leader))
-              .findFirst()
-              .orElseThrow();
-      cluster.transferLeadership(next);
-
-      RaftClientReply retried =
-          raw.getClientRpc().sendRequest(request.setServerId(RaftPeerId.valueOf(next)).build());
-      assertThat(retried.isSuccess()).as("%s", retried).isTrue();
-      assertThat(Response.parseFrom(retried.getMessage().getContent().asReadOnlyByteBuffer()))
-          .isEqualTo(answer);
-    }
-    assertThat(client.read("retried", "k").version()).as("applied once").isEqualTo(1);
   }
 
   // Guarantee: the same request id from a different client process (a restarted worker) is still

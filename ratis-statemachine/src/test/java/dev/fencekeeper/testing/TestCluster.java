@@ -2,6 +2,7 @@ package dev.fencekeeper.testing;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.server.FencekeeperServer;
@@ -18,9 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.function.UnaryOperator;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 
 /**
@@ -192,17 +190,8 @@ public final class TestCluster implements AutoCloseable {
 
   /** Moves leadership to {@code to} and waits until it is ready to serve there. */
   public void transferLeadership(String to) {
-    try (RaftClient admin =
-        RaftClient.newBuilder()
-            .setRaftGroup(config().raftGroup())
-            .setProperties(config().clientProperties())
-            .build()) {
-      RaftClientReply reply = admin.admin().transferLeadership(RaftPeerId.valueOf(to), 10_000);
-      if (!reply.isSuccess()) {
-        throw new IllegalStateException("transfer to " + to + " failed: " + reply.getException());
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    try (FencingAdmin admin = FencingAdmin.connect(config())) {
+      admin.transferLeadership(to);
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> leader().filter(to::equals).isPresent());
   }

@@ -1,5 +1,6 @@
 package dev.fencekeeper.client.wire;
 
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.Watch;
@@ -31,6 +32,9 @@ public final class Wire {
 
     /** See {@link Wire#nodeInfo}. */
     NodeInfo nodeInfo(FencingClient client, String peerId, Duration timeout);
+
+    /** See {@link Wire#nodeInfo(FencingAdmin, String, Duration)}. */
+    NodeInfo nodeInfo(FencingAdmin admin, String peerId, Duration timeout);
 
     /** See {@link Wire#watch}. */
     Watch watch(
@@ -93,6 +97,14 @@ public final class Wire {
    */
   public static NodeInfo nodeInfo(FencingClient client, String peerId, Duration timeout) {
     return access().nodeInfo(client, peerId, timeout);
+  }
+
+  /**
+   * What node {@code peerId} says about itself, every field, asked of that node alone over its
+   * client port; fails if it does not answer within {@code timeout}.
+   */
+  public static NodeInfo nodeInfo(FencingAdmin admin, String peerId, Duration timeout) {
+    return access().nodeInfo(admin, peerId, timeout);
   }
 
   /** A watch delivering the wire's events. */

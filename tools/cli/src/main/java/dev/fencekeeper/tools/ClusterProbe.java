@@ -1,5 +1,6 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
@@ -36,8 +37,25 @@ final class ClusterProbe {
 
   private ClusterProbe() {}
 
+  /** How one node is asked about itself. */
+  @FunctionalInterface
+  interface Asker {
+    NodeInfo ask(String peerId, Duration timeout);
+  }
+
   static List<NodeStatus> probe(
       FencingClient client, ClusterConfig cluster, Duration timeoutPerNode) {
+    return probe((id, t) -> Wire.nodeInfo(client, id, t), cluster, timeoutPerNode);
+  }
+
+  /** Every member asked over its own client port, all at once, by the admin connection. */
+  static List<NodeStatus> probe(
+      FencingAdmin admin, ClusterConfig cluster, Duration timeoutPerNode) {
+    return probe((id, t) -> Wire.nodeInfo(admin, id, t), cluster, timeoutPerNode);
+  }
+
+  private static List<NodeStatus> probe(
+      Asker asker, ClusterConfig cluster, Duration timeoutPerNode) {
     List<PeerAddress> peers = cluster.peers();
     ExecutorService pool =
         Executors.newFixedThreadPool(
@@ -55,7 +73,7 @@ final class ClusterProbe {
                       // Bounded here as well as in the call: opening a connection to a node that
                       // accepts it and then says nothing may hold the asking thread past the
                       // call's own timeout.
-                      CompletableFuture.supplyAsync(() -> ask(client, peer, timeoutPerNode), pool)
+                      CompletableFuture.supplyAsync(() -> ask(asker, peer, timeoutPerNode), pool)
                           .completeOnTimeout(
                               new NodeStatus(peer, null, silence(timeoutPerNode)),
                               timeoutPerNode.toMillis(),
@@ -67,9 +85,9 @@ final class ClusterProbe {
     }
   }
 
-  private static NodeStatus ask(FencingClient client, PeerAddress peer, Duration timeout) {
+  private static NodeStatus ask(Asker asker, PeerAddress peer, Duration timeout) {
     try {
-      return new NodeStatus(peer, Wire.nodeInfo(client, peer.id(), timeout), null);
+      return new NodeStatus(peer, asker.ask(peer.id(), timeout), null);
     } catch (RuntimeException e) {
       return new NodeStatus(peer, null, reason(e, timeout));
     }

@@ -2,7 +2,7 @@ package dev.fencekeeper.tools;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.FollowerProgress;
@@ -44,14 +44,14 @@ final class FollowerLagColumns {
     if (leaderId.isEmpty()) {
       return new FollowerLagColumns(null);
     }
-    FencingClient fencing = FencingClient.connect(cluster);
+    FencingAdmin admin = FencingAdmin.connect(cluster);
     try {
-      return new FollowerLagColumns(Wire.nodeInfo(fencing, leaderId, cluster.requestTimeout()));
+      return new FollowerLagColumns(Wire.nodeInfo(admin, leaderId, cluster.requestTimeout()));
     } catch (RuntimeException e) {
       return new FollowerLagColumns(null);
     } finally {
       // Closing waits for a connection that was accepted and never answered; the report must not.
-      Thread closer = new Thread(fencing::close, "fencekeeper-lag-close");
+      Thread closer = new Thread(admin::close, "fencekeeper-lag-close");
       closer.setDaemon(true);
       closer.start();
     }

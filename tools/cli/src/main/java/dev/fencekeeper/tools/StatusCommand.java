@@ -2,7 +2,7 @@ package dev.fencekeeper.tools;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
@@ -54,16 +54,17 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ClusterConfig cluster = client.cluster();
-    FencingClient fencing = FencingClient.connect(cluster);
+    FencingAdmin admin = FencingAdmin.connect(cluster);
     List<NodeStatus> nodes;
     try {
-      // Every node is asked at once, each given the whole budget: one that does not answer in it
-      // is shown unreachable with the reason while the others are reported.
-      nodes = ClusterProbe.probe(fencing, cluster, deadline.budget(cluster.requestTimeout()));
+      // Every node is asked at once over its own client port, each given the whole budget, and
+      // answers from its own memory (not through Raft): one that does not answer in it is shown
+      // unreachable with the reason while the others are reported.
+      nodes = ClusterProbe.probe(admin, cluster, deadline.budget(cluster.requestTimeout()));
     } finally {
       // Closing waits for the connection to a node that accepted it and never answered; the
       // report must not.
-      closeInBackground(fencing);
+      closeInBackground(admin);
     }
     Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
     ExitCode exit = leader.isPresent() ? ExitCode.SUCCESS : ExitCode.UNAVAILABLE;
@@ -75,8 +76,8 @@ final class StatusCommand implements Callable<Integer> {
     return exit.code();
   }
 
-  private static void closeInBackground(FencingClient fencing) {
-    Thread closer = new Thread(fencing::close, "fencekeeper-status-close");
+  private static void closeInBackground(FencingAdmin admin) {
+    Thread closer = new Thread(admin::close, "fencekeeper-status-close");
     closer.setDaemon(true);
     closer.start();
   }
