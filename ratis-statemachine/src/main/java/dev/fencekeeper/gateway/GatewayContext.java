@@ -12,7 +12,6 @@ final class GatewayContext {
   private final AsyncService service;
   private final Function<String, Context> callerContext;
   private final Function<String, Optional<String>> gatewayAddressOf;
-  private final StreamBudget streams;
   private final AtomicInteger connections = new AtomicInteger();
 
   GatewayContext(
@@ -24,7 +23,6 @@ final class GatewayContext {
     this.service = service;
     this.callerContext = callerContext;
     this.gatewayAddressOf = gatewayAddressOf;
-    this.streams = new StreamBudget(settings.maxStreamsPerCaller());
   }
 
   GatewaySettings settings() {
@@ -33,10 +31,6 @@ final class GatewayContext {
 
   AsyncService service() {
     return service;
-  }
-
-  StreamBudget streams() {
-    return streams;
   }
 
   /** The context a call of {@code caller} runs in: the service reads the identity from it. */

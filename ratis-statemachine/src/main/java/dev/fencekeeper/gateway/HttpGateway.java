@@ -102,6 +102,7 @@ public final class HttpGateway implements AutoCloseable {
                       p.addLast(
                           new IdleStateHandler(
                               0, 0, settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS));
+                      p.addLast(RequestBytes.INSTANCE);
                       p.addLast(new HttpServerCodec(4096, MAX_HEADER_BYTES, 64 * 1024));
                       p.addLast(new HttpServerExpectContinueHandler());
                       p.addLast(new GatewayHandler(context, !context.connectionOpened()));
@@ -145,11 +146,6 @@ public final class HttpGateway implements AutoCloseable {
   /** The port it listens on. */
   public int port() {
     return ((InetSocketAddress) server.localAddress()).getPort();
-  }
-
-  /** Open watch and session streams of {@code caller} on this gateway. */
-  int openStreams(String caller) {
-    return context.streams().open(caller);
   }
 
   @Override
