@@ -205,9 +205,13 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
       }
       return;
     }
-    if (event instanceof SslHandshakeCompletionEvent done && done.isSuccess()) {
-      SslHandler ssl = ctx.pipeline().get(SslHandler.class);
-      caller = Identity.of(ssl.engine().getSession());
+    if (event instanceof SslHandshakeCompletionEvent done) {
+      if (done.isSuccess()) {
+        SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+        caller = Identity.of(ssl.engine().getSession());
+      } else {
+        gateway.handshakeRefused(ctx.channel().remoteAddress(), done.cause());
+      }
     } else if (event instanceof IdleStateEvent && (exchange == null || exchange.isFinished())) {
       ctx.close(); // a kept-alive connection nobody uses
       return;

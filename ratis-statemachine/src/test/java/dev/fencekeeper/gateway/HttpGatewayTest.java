@@ -77,6 +77,8 @@ class HttpGatewayTest {
     gateway =
         HttpGateway.start(
             settings,
+            null,
+            (remote, cause) -> {},
             service,
             caller -> Context.current().withValue(CALLER, caller),
             id -> id.equals("n2") ? Optional.of("127.0.0.1:7602") : Optional.empty());
@@ -356,9 +358,9 @@ class HttpGatewayTest {
 
   // Guarantee: the gateway keeps no stream count of its own (the service bounds streams per
   // identity, each kind on its own): a stream the service refuses OVERLOADED is answered 429 with
-  // Retry-After, and a stream whose client hangs up has its call cancelled.
+  // Retry-After; and (below) a stream whose client hangs up has its call cancelled.
   @Test
-  void anOverloadedStreamIs429AndAClosedStreamCancelsItsCall() throws Exception {
+  void aStreamTheServiceRefusesOverloadedIs429() throws Exception {
     service.watchAnswers =
         List.of(
             Response.newBuilder()
@@ -369,7 +371,10 @@ class HttpGatewayTest {
     assertThat(refused.statusCode()).isEqualTo(429);
     assertThat(refused.body()).contains("\"status\":\"OVERLOADED\"", "1024 watches open");
     assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+  }
 
+  @Test
+  void aStreamWhoseClientHangsUpHasItsCallCancelled() throws Exception {
     service.watchHangs = true;
     Socket one = openWatch();
     Socket two = openWatch();
