@@ -11,7 +11,7 @@ import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.LongSupplier;
-import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * The TLS handshakes a node's listeners refused: each counted by listener and reason ({@code
  * fencekeeper_tls_handshakes_refused_total}), and logged at WARN naming the remote address and the
  * cause, at most one line per listener every {@link #LOG_EVERY_NANOS} (the next line says how many
- * were left out), so a misconfigured client retrying in a loop cannot flood the log.
+ * were left out, each of them logged at DEBUG), so a misconfigured client retrying in a loop cannot
+ * flood the log.
  */
 final class TlsRefusals {
   private static final Logger LOG = LoggerFactory.getLogger(TlsRefusals.class);
@@ -96,6 +97,12 @@ final class TlsRefusals {
       long now = nanoTime.getAsLong();
       if (state[0] != 0 && now - state[0] < LOG_EVERY_NANOS) {
         state[1]++;
+        LOG.debug(
+            "TLS: the {} port refused a connection from {}: {}",
+            listener.label(),
+            remote,
+            reason.label(),
+            cause);
         return;
       }
       state[0] = now == 0 ? 1 : now;
@@ -129,8 +136,11 @@ final class TlsRefusals {
       if (t instanceof CertPathBuilderException || t instanceof CertPathValidatorException) {
         return Reason.UNTRUSTED;
       }
+      // The JDK's engine and BoringSSL's (which Netty prefers when it is there) word it apart.
       String message = String.valueOf(t.getMessage());
-      if (t instanceof SSLHandshakeException && message.contains("Empty client certificate")) {
+      if (t instanceof SSLException
+          && (message.contains("Empty client certificate")
+              || message.contains("PEER_DID_NOT_RETURN_A_CERTIFICATE"))) {
         return Reason.NO_CERTIFICATE;
       }
       if (t.getClass().getSimpleName().equals("NotSslRecordException")) {
