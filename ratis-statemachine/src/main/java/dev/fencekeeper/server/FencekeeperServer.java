@@ -396,6 +396,7 @@ public final class FencekeeperServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    LOG.info("fencekeeper node {} stopping", config.self().id());
     HttpGateway http = gateway;
     if (http != null) {
       http.close();
@@ -416,6 +417,7 @@ public final class FencekeeperServer implements AutoCloseable {
         internalClient.close();
       } finally {
         metrics.close(); // stops the HTTP endpoint and unregisters the JMX beans
+        LOG.info("fencekeeper node {} stopped", config.self().id());
       }
     }
   }
