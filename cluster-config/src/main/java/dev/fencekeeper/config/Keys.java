@@ -262,7 +262,8 @@ final class Keys {
           "limits.watches-per-client.max",
           1024,
           "watches one client identity may have waiting on a node at once: long-polls, Watch"
-              + " streams and waiting Acquire calls, each kind counted on its own");
+              + " streams and waiting Acquire calls, each kind counted on its own, through the"
+              + " client port and the JSON gateway together");
   static final ConfigKey<Integer> REQUESTS_PER_BATCH_MAX =
       count(
           "limits.requests-per-batch.max",
@@ -277,8 +278,9 @@ final class Keys {
       count(
           "limits.sessions-per-client.max",
           4096,
-          "Session streams one client identity may hold open on the leader at once; beyond:"
-              + " OVERLOADED");
+          "Session streams one client identity may hold open on the leader at once, through the"
+              + " client port and the JSON gateway together, counted apart from its watches;"
+              + " beyond: OVERLOADED");
   static final ConfigKey<Integer> STREAM_BUFFER_MAX =
       count(
           "limits.stream-buffer.max",

@@ -2,6 +2,7 @@ package dev.fencekeeper.clientport;
 
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.metrics.StateMachineMetrics;
+import dev.fencekeeper.metrics.TlsListener;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
@@ -161,7 +162,7 @@ public final class ClientPort implements AutoCloseable {
           });
       stateMachine.events().setListener(hub);
       Server server =
-          builder(config, tls)
+          builder(config, tls, metrics)
               .addService(
                   ServerInterceptors.intercept(
                       UndecodableRequests.refuse(service[0].bindService()),
@@ -184,8 +185,8 @@ public final class ClientPort implements AutoCloseable {
     }
   }
 
-  private static NettyServerBuilder builder(ClusterConfig config, GrpcTlsConfig tls)
-      throws IOException {
+  private static NettyServerBuilder builder(
+      ClusterConfig config, GrpcTlsConfig tls, StateMachineMetrics metrics) throws IOException {
     NettyServerBuilder b =
         NettyServerBuilder.forAddress(
                 new InetSocketAddress(config.clientBindHost(), config.clientPort()))
@@ -204,12 +205,15 @@ public final class ClientPort implements AutoCloseable {
           "the client port's TLS managers must be given exactly when the configuration has TLS");
     }
     if (tls != null) {
-      b.sslContext(
-          GrpcSslContexts.configure(
-                  SslContextBuilder.forServer(tls.getKeyManager().getKeyManager()))
-              .trustManager(tls.getTrustManager().getTrustManager())
-              .clientAuth(ClientAuth.REQUIRE)
-              .build());
+      // A refused handshake is logged and counted by the node (the client is told by its TLS).
+      b.protocolNegotiator(
+          new HandshakeWatch(
+              GrpcSslContexts.configure(
+                      SslContextBuilder.forServer(tls.getKeyManager().getKeyManager()))
+                  .trustManager(tls.getTrustManager().getTrustManager())
+                  .clientAuth(ClientAuth.REQUIRE)
+                  .build(),
+              (remote, cause) -> metrics.tlsHandshakeRefused(TlsListener.CLIENT, remote, cause)));
     }
     return b;
   }

@@ -10,8 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Set;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.apache.ratis.thirdparty.com.google.protobuf.Message;
 import org.apache.ratis.thirdparty.io.grpc.Context;
 import org.apache.ratis.thirdparty.io.grpc.Status;
@@ -62,10 +60,8 @@ final class Exchange {
   private final String caller;
   private final ByteArrayOutputStream body = new ByteArrayOutputStream();
   private final Deque<SessionRequest> heldBack = new ArrayDeque<>();
-  private ScheduledFuture<?> requestTimer;
   private volatile boolean finished;
   private boolean headersSent;
-  private boolean budgetTaken;
   private boolean inboundDone;
   private Context.CancellableContext context;
   private CallObserver<?> observer;
@@ -98,10 +94,7 @@ final class Exchange {
   void begin() {
     if (route.kind() == Route.Kind.SESSION) {
       startSession();
-      return;
     }
-    long timeoutMs = gateway.settings().requestTimeout().toMillis();
-    requestTimer = ctx.executor().schedule(this::requestTimedOut, timeoutMs, TimeUnit.MILLISECONDS);
   }
 
   void onContent(HttpContent content) {
@@ -126,9 +119,6 @@ final class Exchange {
       sessionLines();
     }
     if (content instanceof LastHttpContent) {
-      if (requestTimer != null) {
-        requestTimer.cancel(false);
-      }
       if (route.kind() == Route.Kind.SESSION) {
         inboundDone = true;
         drain();
@@ -138,14 +128,13 @@ final class Exchange {
     }
   }
 
-  private void requestTimedOut() {
+  /** The request's time ran out before its body was complete: 408, and the connection closes. */
+  void timedOut() {
     if (!finished && context == null) {
       refuse(
           HttpResponseStatus.REQUEST_TIMEOUT,
           ResultCode.INVALID_ARGUMENT,
-          "the request was not complete within "
-              + gateway.settings().requestTimeout().toMillis()
-              + " ms");
+          GatewayHandler.notCompleteInTime(gateway.settings()));
     }
   }
 
@@ -153,16 +142,15 @@ final class Exchange {
   private void dispatch() {
     Message request;
     try {
+      byte[] bytes = body.toByteArray();
       request =
-          JsonMapping.parse(body.toString(StandardCharsets.UTF_8), route.request().get()).build();
+          JsonMapping.parse(JsonMapping.utf8(bytes, 0, bytes.length), route.request().get())
+              .build();
     } catch (BadJson e) {
       refuse(
           HttpResponseStatus.BAD_REQUEST,
           ResultCode.INVALID_ARGUMENT,
           route.rpc() + ": " + e.getMessage());
-      return;
-    }
-    if (route.kind() == Route.Kind.SERVER_STREAM && !takeBudget()) {
       return;
     }
     CallObserver<Response> answers =
@@ -181,9 +169,6 @@ final class Exchange {
   }
 
   private void startSession() {
-    if (!takeBudget()) {
-      return;
-    }
     CallObserver<SessionResponse> answers = new CallObserver<>(new SessionSink());
     observer = answers;
     answers.onRequest(() -> ctx.executor().execute(this::drain));
@@ -205,12 +190,13 @@ final class Exchange {
     int start = 0;
     for (int i = 0; i < bytes.length; i++) {
       if (bytes[i] == '\n') {
-        String line = new String(bytes, start, i - start, StandardCharsets.UTF_8).trim();
+        int from = start;
         start = i + 1;
-        if (line.isEmpty()) {
-          continue;
-        }
         try {
+          String line = JsonMapping.utf8(bytes, from, i - from).trim();
+          if (line.isEmpty()) {
+            continue;
+          }
           heldBack.add(JsonMapping.parse(line, SessionRequest.newBuilder()).build());
         } catch (BadJson e) {
           endSession(ResultCode.INVALID_ARGUMENT, "Session: " + e.getMessage());
@@ -245,27 +231,8 @@ final class Exchange {
     }
   }
 
-  private boolean takeBudget() {
-    if (gateway.streams().take(caller)) {
-      budgetTaken = true;
-      return true;
-    }
-    refuse(
-        HttpResponseStatus.TOO_MANY_REQUESTS,
-        ResultCode.OVERLOADED,
-        "identity '"
-            + caller
-            + "' has "
-            + gateway.settings().maxStreamsPerCaller()
-            + " streams open on this node's gateway already; close one or retry later");
-    return false;
-  }
-
   /** The connection closed: the call, if any, is cancelled. */
   void connectionClosed() {
-    if (requestTimer != null) {
-      requestTimer.cancel(false);
-    }
     if (observer != null) {
       observer.cancel();
     }
@@ -280,10 +247,6 @@ final class Exchange {
 
   private synchronized void finish() {
     finished = true;
-    if (budgetTaken) {
-      budgetTaken = false;
-      gateway.streams().release(caller);
-    }
     if (context != null) {
       context.cancel(null);
     }

@@ -1,8 +1,10 @@
 package dev.fencekeeper.gateway;
 
 import dev.fencekeeper.proto.FencekeeperGrpc.AsyncService;
+import java.net.SocketAddress;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.apache.ratis.thirdparty.io.grpc.Context;
 
@@ -12,19 +14,20 @@ final class GatewayContext {
   private final AsyncService service;
   private final Function<String, Context> callerContext;
   private final Function<String, Optional<String>> gatewayAddressOf;
-  private final StreamBudget streams;
+  private final BiConsumer<SocketAddress, Throwable> handshakeRefused;
   private final AtomicInteger connections = new AtomicInteger();
 
   GatewayContext(
       GatewaySettings settings,
       AsyncService service,
       Function<String, Context> callerContext,
-      Function<String, Optional<String>> gatewayAddressOf) {
+      Function<String, Optional<String>> gatewayAddressOf,
+      BiConsumer<SocketAddress, Throwable> handshakeRefused) {
     this.settings = settings;
     this.service = service;
     this.callerContext = callerContext;
     this.gatewayAddressOf = gatewayAddressOf;
-    this.streams = new StreamBudget(settings.maxStreamsPerCaller());
+    this.handshakeRefused = handshakeRefused;
   }
 
   GatewaySettings settings() {
@@ -35,10 +38,6 @@ final class GatewayContext {
     return service;
   }
 
-  StreamBudget streams() {
-    return streams;
-  }
-
   /** The context a call of {@code caller} runs in: the service reads the identity from it. */
   Context contextFor(String caller) {
     return callerContext.apply(caller);
@@ -47,6 +46,11 @@ final class GatewayContext {
   /** A connection opened; false when it is over the limit (it is answered 429 and closed). */
   boolean connectionOpened() {
     return connections.incrementAndGet() <= settings.maxConnections();
+  }
+
+  /** A TLS handshake from {@code remote} failed: the node logs and counts it. */
+  void handshakeRefused(SocketAddress remote, Throwable cause) {
+    handshakeRefused.accept(remote, cause);
   }
 
   void connectionClosed() {

@@ -2,6 +2,7 @@ package dev.fencekeeper.gateway;
 
 import dev.fencekeeper.proto.ResultCode;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf;
 import org.apache.ratis.thirdparty.io.netty.buffer.Unpooled;
@@ -18,6 +19,7 @@ import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpRequest;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpResponseStatus;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpUtil;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpVersion;
+import org.apache.ratis.thirdparty.io.netty.handler.codec.http.LastHttpContent;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.http.QueryStringDecoder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandler;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandshakeCompletionEvent;
@@ -29,7 +31,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One HTTP connection of the gateway: routes each request, refuses what is malformed, misrouted or
  * too big before the service sees it, and hands the rest to an {@link Exchange}. One request at a
- * time per connection (no pipelining); an idle connection is closed.
+ * time per connection (no pipelining); an idle connection is closed. Each request must be complete,
+ * from its first byte ({@link RequestBytes}) to the end of its body, within the request timeout, or
+ * it is answered 408 and the connection closed: a request line or headers trickled a byte at a time
+ * are cut off as a trickled body is. A session's body is a stream and is bounded only until its
+ * headers are in.
  */
 final class GatewayHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayHandler.class);
@@ -39,6 +45,9 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
   private final boolean overConnectionLimit;
   private String caller = "";
   private Exchange exchange;
+  // Bytes of a request arrived and its last part has not: its deadline runs (unless a session's).
+  private boolean requestOpen;
+  private ScheduledFuture<?> deadline;
 
   GatewayHandler(GatewayContext gateway, boolean overConnectionLimit) {
     this.gateway = gateway;
@@ -49,10 +58,17 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     try {
       if (msg instanceof HttpRequest request) {
+        if (!requestOpen) {
+          requestStarted(ctx); // its first bytes came in the same read as the last request's end
+        }
         onRequest(ctx, request);
       }
       if (msg instanceof HttpContent content && exchange != null) {
         exchange.onContent(content);
+      }
+      if (msg instanceof LastHttpContent) {
+        requestOpen = false;
+        stopDeadline();
       }
     } finally {
       ReferenceCountUtil.release(msg);
@@ -111,11 +127,60 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     exchange = new Exchange(gateway, ctx, route, keepAlive, caller);
+    if (route.kind() == Route.Kind.SESSION) {
+      stopDeadline(); // its body is the stream of the client's session messages
+    }
     exchange.begin();
+  }
+
+  private void requestStarted(ChannelHandlerContext ctx) {
+    requestOpen = true;
+    stopDeadline();
+    deadline =
+        ctx.executor()
+            .schedule(
+                () -> requestTimedOut(ctx),
+                gateway.settings().requestTimeout().toMillis(),
+                TimeUnit.MILLISECONDS);
+  }
+
+  private void stopDeadline() {
+    if (deadline != null) {
+      deadline.cancel(false);
+      deadline = null;
+    }
+  }
+
+  private void requestTimedOut(ChannelHandlerContext ctx) {
+    deadline = null;
+    if (!requestOpen || !ctx.channel().isActive()) {
+      return;
+    }
+    requestOpen = false;
+    if (exchange == null) {
+      // Its request line or headers are still incomplete.
+      exchange = Exchange.discarding();
+      respond(
+          ctx,
+          HttpResponseStatus.REQUEST_TIMEOUT,
+          JsonMapping.rejection(ResultCode.INVALID_ARGUMENT, notCompleteInTime(gateway.settings())),
+          false,
+          null);
+    } else if (!exchange.isFinished()) {
+      exchange.timedOut();
+    } else {
+      ctx.close(); // answered already (refused), and the rest of it still trickles in
+    }
+  }
+
+  /** What a 408 says. */
+  static String notCompleteInTime(GatewaySettings settings) {
+    return "the request was not complete within " + settings.requestTimeout().toMillis() + " ms";
   }
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
+    stopDeadline();
     if (exchange != null) {
       exchange.connectionClosed();
     }
@@ -133,9 +198,20 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-    if (event instanceof SslHandshakeCompletionEvent done && done.isSuccess()) {
-      SslHandler ssl = ctx.pipeline().get(SslHandler.class);
-      caller = Identity.of(ssl.engine().getSession());
+    if (event == RequestBytes.ARRIVED) {
+      if (!requestOpen && (exchange == null || exchange.isFinished())) {
+        exchange = null;
+        requestStarted(ctx);
+      }
+      return;
+    }
+    if (event instanceof SslHandshakeCompletionEvent done) {
+      if (done.isSuccess()) {
+        SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+        caller = Identity.of(ssl.engine().getSession());
+      } else {
+        gateway.handshakeRefused(ctx.channel().remoteAddress(), done.cause());
+      }
     } else if (event instanceof IdleStateEvent && (exchange == null || exchange.isFinished())) {
       ctx.close(); // a kept-alive connection nobody uses
       return;

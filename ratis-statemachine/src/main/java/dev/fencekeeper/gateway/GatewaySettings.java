@@ -15,7 +15,6 @@ import java.time.Duration;
  * @param maxBodyBytes largest request body (or session message) accepted; larger is 413
  * @param requestTimeout a request must arrive whole within this; slower is 408 (the Session route's
  *     request body is a stream and is not bounded in time)
- * @param maxStreamsPerCaller watch and session streams one identity may hold open on this gateway
  * @param maxConnections connections the gateway keeps open at once; more are answered 429
  * @param idleTimeout a kept-alive connection with no request in progress is closed after this
  * @param maxUnreadBytes answers a stream's reader may leave unread before it is cut off
@@ -26,7 +25,6 @@ public record GatewaySettings(
     Security security,
     int maxBodyBytes,
     Duration requestTimeout,
-    int maxStreamsPerCaller,
     int maxConnections,
     Duration idleTimeout,
     long maxUnreadBytes) {
@@ -45,8 +43,9 @@ public record GatewaySettings(
 
   /**
    * The gateway of the node {@code config} describes: its {@code http.port} and {@code http.bind},
-   * its TLS; bodies up to twice the value limit plus 64 KiB (base64 makes values a third longer);
-   * {@code limits.watches-per-client.max} streams per identity.
+   * its TLS; bodies up to twice the value limit plus 64 KiB (base64 makes values a third longer).
+   * Streams per identity are the service's to bound, watches and sessions each on its own, counted
+   * together with the same identity's streams on the client port.
    */
   public static GatewaySettings forNode(ClusterConfig config) {
     Limits limits = config.limits();
@@ -56,7 +55,6 @@ public record GatewaySettings(
         config.security(),
         2 * limits.maxValueBytes() + 64 * 1024,
         REQUEST_TIMEOUT,
-        limits.maxWatchesPerClient(),
         MAX_CONNECTIONS,
         IDLE_TIMEOUT,
         MAX_UNREAD_BYTES);

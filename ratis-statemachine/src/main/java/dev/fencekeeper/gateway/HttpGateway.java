@@ -1,15 +1,17 @@
 package dev.fencekeeper.gateway;
 
-import dev.fencekeeper.config.Security;
 import dev.fencekeeper.proto.FencekeeperGrpc.AsyncService;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import javax.net.ssl.SSLException;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.thirdparty.io.grpc.Context;
 import org.apache.ratis.thirdparty.io.netty.bootstrap.ServerBootstrap;
 import org.apache.ratis.thirdparty.io.netty.channel.Channel;
@@ -58,6 +60,10 @@ public final class HttpGateway implements AutoCloseable {
   /**
    * Starts a gateway in front of {@code service}.
    *
+   * @param tls the node's key and trust managers, the same the client port serves, so that a
+   *     certificate reload reaches the gateway too; null exactly when {@code settings} has no TLS
+   * @param handshakeRefused told of every TLS handshake the gateway refuses: the remote address and
+   *     why
    * @param callerContext the gRPC context a call of an identity runs in (the service reads the
    *     caller from it)
    * @param gatewayAddressOf a node id's gateway address (host:port), to redirect NOT_LEADER answers
@@ -65,12 +71,15 @@ public final class HttpGateway implements AutoCloseable {
    */
   public static HttpGateway start(
       GatewaySettings settings,
+      GrpcTlsConfig tls,
+      BiConsumer<SocketAddress, Throwable> handshakeRefused,
       AsyncService service,
       Function<String, Context> callerContext,
       Function<String, Optional<String>> gatewayAddressOf)
       throws IOException {
-    SslContext tls = tls(settings.security());
-    GatewayContext context = new GatewayContext(settings, service, callerContext, gatewayAddressOf);
+    SslContext ssl = sslContext(settings, tls);
+    GatewayContext context =
+        new GatewayContext(settings, service, callerContext, gatewayAddressOf, handshakeRefused);
     AtomicInteger threads = new AtomicInteger();
     EventLoopGroup loop =
         new NioEventLoopGroup(
@@ -96,12 +105,13 @@ public final class HttpGateway implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                       ChannelPipeline p = ch.pipeline();
-                      if (tls != null) {
-                        p.addLast(tls.newHandler(ch.alloc()));
+                      if (ssl != null) {
+                        p.addLast(ssl.newHandler(ch.alloc()));
                       }
                       p.addLast(
                           new IdleStateHandler(
                               0, 0, settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS));
+                      p.addLast(RequestBytes.INSTANCE);
                       p.addLast(new HttpServerCodec(4096, MAX_HEADER_BYTES, 64 * 1024));
                       p.addLast(new HttpServerExpectContinueHandler());
                       p.addLast(new GatewayHandler(context, !context.connectionOpened()));
@@ -113,7 +123,7 @@ public final class HttpGateway implements AutoCloseable {
       HttpGateway gateway = new HttpGateway(loop, server, context);
       LOG.info(
           "JSON gateway on {}://{}:{}",
-          tls != null ? "https" : "http",
+          ssl != null ? "https" : "http",
           settings.bindHost(),
           gateway.port());
       return gateway;
@@ -130,14 +140,21 @@ public final class HttpGateway implements AutoCloseable {
     }
   }
 
-  /** The same TLS as the client port: this node's certificate, client certificates required. */
-  private static SslContext tls(Security security) throws SSLException {
-    if (!security.tlsEnabled()) {
+  /**
+   * The same TLS as the client port, through the same managers: this node's certificate as last
+   * (re)loaded, client certificates required.
+   */
+  private static SslContext sslContext(GatewaySettings settings, GrpcTlsConfig tls)
+      throws SSLException {
+    if (settings.security().tlsEnabled() != (tls != null)) {
+      throw new IllegalArgumentException(
+          "the gateway's TLS managers must be given exactly when the configuration has TLS");
+    }
+    if (tls == null) {
       return null;
     }
-    Security.TlsFiles files = security.tls();
-    return SslContextBuilder.forServer(files.cert().toFile(), files.key().toFile())
-        .trustManager(files.trust().toFile())
+    return SslContextBuilder.forServer(tls.getKeyManager().getKeyManager())
+        .trustManager(tls.getTrustManager().getTrustManager())
         .clientAuth(ClientAuth.REQUIRE)
         .build();
   }
@@ -145,11 +162,6 @@ public final class HttpGateway implements AutoCloseable {
   /** The port it listens on. */
   public int port() {
     return ((InetSocketAddress) server.localAddress()).getPort();
-  }
-
-  /** Open watch and session streams of {@code caller} on this gateway. */
-  int openStreams(String caller) {
-    return context.streams().open(caller);
   }
 
   @Override

@@ -1,6 +1,11 @@
 package dev.fencekeeper.gateway;
 
 import dev.fencekeeper.proto.ResultCode;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.apache.ratis.thirdparty.com.google.gson.JsonElement;
 import org.apache.ratis.thirdparty.com.google.gson.JsonObject;
@@ -16,7 +21,8 @@ import org.apache.ratis.thirdparty.io.netty.handler.codec.http.HttpResponseStatu
  * lowerCamelCase, either spelling accepted on input; 64-bit integers as strings; bytes as base64;
  * enums by name; fields at their default left out), with one change: a result code is called {@code
  * status}, the name the command line's {@code --json} gives it. Unknown fields are refused, not
- * ignored.
+ * ignored, and so is a body that is not UTF-8 (RFC 8259): decoded leniently, each bad byte would
+ * become U+FFFD and the call would name another key or resource than the client sent.
  */
 final class JsonMapping {
   static final String STATUS = "status";
@@ -27,6 +33,30 @@ final class JsonMapping {
       JsonFormat.printer().omittingInsignificantWhitespace();
 
   private JsonMapping() {}
+
+  /**
+   * {@code length} bytes of {@code bytes} from {@code offset} as text, refused unless they are
+   * well-formed UTF-8 (no invalid byte, overlong form or encoded surrogate).
+   */
+  static String utf8(byte[] bytes, int offset, int length) throws BadJson {
+    CharsetDecoder strict =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    ByteBuffer in = ByteBuffer.wrap(bytes, offset, length);
+    try {
+      return strict.decode(in).toString();
+    } catch (CharacterCodingException e) {
+      // The decoder stops at the first bad sequence: the buffer's position is where it starts.
+      throw new BadJson(
+          "the body is not valid UTF-8 (bad byte "
+              + String.format("%02x", bytes[in.position()] & 0xff)
+              + " at offset "
+              + (in.position() - offset)
+              + ")");
+    }
+  }
 
   /** Merges {@code json} into {@code builder}; an empty body is the empty message. */
   static <B extends Message.Builder> B parse(String json, B builder) throws BadJson {

@@ -199,8 +199,18 @@ public enum NodeMetric {
   TLS_CERTIFICATE_EXPIRY(
       Type.GAUGE,
       "fencekeeper_tls_certificate_expiry_seconds",
-      "fencekeeper.tls.certificate.expiry.seconds",
-      "Seconds until this node's TLS certificate (tls.cert) expires; negative once it has"),
+      "fencekeeper.tls.{listener}.certificate.expiry.seconds",
+      "Per TLS listener: seconds until the certificate it presents to new connections expires;"
+          + " negative once it has",
+      "listener"),
+  TLS_HANDSHAKES_REFUSED(
+      Type.COUNTER,
+      "fencekeeper_tls_handshakes_refused_total",
+      "fencekeeper.tls.{listener}.handshakes.refused.{reason}",
+      "Per TLS listener: handshakes this node refused, by reason (expired, untrusted,"
+          + " no_certificate, not_tls, other); nothing reached the service",
+      "listener",
+      "reason"),
   BUILD_INFO(
       Type.INFO,
       "fencekeeper_build_info",

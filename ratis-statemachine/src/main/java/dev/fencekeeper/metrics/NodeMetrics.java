@@ -11,6 +11,7 @@ import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
@@ -68,6 +69,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final Counter deniedRequests;
   private final Counter overloadedRequests;
   private final Counter overloadedReads;
+  private final TlsRefusals tlsRefusals;
   private final BucketedHistogram batchCommands;
   private final Counter leaderChanges;
   private final Counter electionsOnLeaderLoss;
@@ -78,7 +80,6 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   private final PrometheusRegistry prometheus = new PrometheusRegistry();
   private volatile Supplier<String> storageProblem = () -> null;
   private volatile LongSupplier storageFreeBytes;
-  private volatile Supplier<Instant> certificateNotAfter = () -> null;
   private volatile Readiness readiness;
   private volatile Supplier<Long> clockOffsetMs = () -> null;
   private volatile Duration maxFollowerLag = Duration.ofSeconds(10);
@@ -106,6 +107,7 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     deniedRequests = series.counter(NodeMetric.REQUESTS_DENIED);
     overloadedRequests = series.counter(NodeMetric.REQUESTS_OVERLOADED);
     overloadedReads = series.counter(NodeMetric.READS_OVERLOADED);
+    tlsRefusals = new TlsRefusals(series, System::nanoTime);
     leaderChanges = series.counter(NodeMetric.LEADER_CHANGES);
     electionsOnLeaderLoss = series.counter(NodeMetric.ELECTIONS_ON_LEADER_LOSS);
     // Every type is exported from the start, at zero.
@@ -122,14 +124,6 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
     series.gauge(
         NodeMetric.STORAGE_FREE_BYTES,
         () -> storageFreeBytes == null ? null : storageFreeBytes.getAsLong());
-    series.gauge(
-        NodeMetric.TLS_CERTIFICATE_EXPIRY,
-        () -> {
-          Instant notAfter = certificateNotAfter.get();
-          return notAfter == null
-              ? null
-              : Duration.between(Instant.now(), notAfter).toMillis() / 1000.0;
-        });
     series.gauge(
         NodeMetric.CLOCK_OFFSET,
         () -> {
@@ -179,11 +173,27 @@ public final class NodeMetrics implements StateMachineMetrics, AutoCloseable {
   }
 
   /**
-   * Where the certificate-expiry gauge reads when this node's TLS certificate stops being valid;
-   * {@code notAfter} may answer null (no certificate: no sample).
+   * Exports the certificate-expiry gauge of {@code listener}: {@code notAfter} answers when the
+   * certificate it presents to its next connection stops being valid (null: no sample). Called once
+   * per listener, by what gives the listener its TLS.
    */
-  public void watchCertificate(Supplier<Instant> notAfter) {
-    this.certificateNotAfter = notAfter;
+  public void watchCertificate(TlsListener listener, Supplier<Instant> notAfter) {
+    series.gauge(
+        NodeMetric.TLS_CERTIFICATE_EXPIRY,
+        () -> {
+          Instant until = notAfter.get();
+          return until == null ? null : Duration.between(Instant.now(), until).toMillis() / 1000.0;
+        },
+        listener.label());
+  }
+
+  /**
+   * {@code listener} refused a TLS handshake from {@code remote} (null if unknown) for {@code
+   * cause}: counted by reason, and logged (rate-limited).
+   */
+  @Override
+  public void tlsHandshakeRefused(TlsListener listener, SocketAddress remote, Throwable cause) {
+    tlsRefusals.refused(listener, remote, cause);
   }
 
   /**

@@ -15,6 +15,13 @@ public interface StateMachineMetrics {
   StateMachineMetrics NONE = new StateMachineMetrics() {};
 
   /**
+   * A TLS listener of this node refused a handshake from {@code remote} (null if unknown): the
+   * connection never reached the service.
+   */
+  default void tlsHandshakeRefused(
+      TlsListener listener, java.net.SocketAddress remote, Throwable cause) {}
+
+  /**
    * Leader, first thing in {@code startTransaction}. The value rides on the {@code
    * TransactionContext} as its (leader-local, never replicated) state machine context and comes
    * back to {@link #applied}.

@@ -11,6 +11,7 @@ import dev.fencekeeper.config.PrivateFiles;
 import dev.fencekeeper.gateway.GatewaySettings;
 import dev.fencekeeper.gateway.HttpGateway;
 import dev.fencekeeper.metrics.NodeMetrics;
+import dev.fencekeeper.metrics.TlsListener;
 import dev.fencekeeper.replication.RecoveringGrpc;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.LeaderDuties;
@@ -123,7 +124,7 @@ public final class FencekeeperServer implements AutoCloseable {
     stateMachine.setOverload(config.overload());
     this.tls = config.security().tlsEnabled() ? ReloadableTls.load(config.security().tls()) : null;
     if (tls != null) {
-      metrics.watchCertificate(tls::notAfter);
+      metrics.watchCertificate(TlsListener.RAFT, tls::notAfter);
     }
     Parameters parameters = ratisParameters(config, tls);
     this.reads = new ReadsInFlight(config.overload().maxPendingReads());
@@ -354,15 +355,23 @@ public final class FencekeeperServer implements AutoCloseable {
               s.metrics,
               s.reads,
               s.tls == null ? null : s.tls.grpcTlsConfig());
+      if (s.tls != null) {
+        s.metrics.watchCertificate(TlsListener.CLIENT, s.tls::notAfter);
+      }
       if (config.httpPort() != 0) {
         // The client protocol as JSON: the client port's own service, called in-process as the
         // identity the gateway's TLS established.
         s.gateway =
             HttpGateway.start(
                 GatewaySettings.forNode(config),
+                s.tls == null ? null : s.tls.grpcTlsConfig(),
+                (remote, cause) -> s.metrics.tlsHandshakeRefused(TlsListener.HTTP, remote, cause),
                 s.clientPort.service(),
                 caller -> Context.current().withValue(CallerIdentity.CONTEXT, caller),
                 config::httpAddressOf);
+        if (s.tls != null) {
+          s.metrics.watchCertificate(TlsListener.HTTP, s.tls::notAfter);
+        }
       }
     } catch (IOException | RuntimeException e) {
       try {
@@ -442,6 +451,7 @@ public final class FencekeeperServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    LOG.info("fencekeeper node {} stopping", config.self().id());
     HttpGateway http = gateway;
     if (http != null) {
       http.close();
@@ -460,6 +470,7 @@ public final class FencekeeperServer implements AutoCloseable {
       server.close();
     } finally {
       metrics.close(); // stops the HTTP endpoint and unregisters the JMX beans
+      LOG.info("fencekeeper node {} stopped", config.self().id());
     }
   }
 

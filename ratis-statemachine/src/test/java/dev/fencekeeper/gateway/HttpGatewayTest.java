@@ -57,10 +57,10 @@ class HttpGatewayTest {
 
   @BeforeEach
   void start() throws IOException {
-    startWith(2, 100);
+    startWith(100);
   }
 
-  void startWith(int streamsPerCaller, int connections) throws IOException {
+  void startWith(int connections) throws IOException {
     if (gateway != null) {
       gateway.close();
     }
@@ -71,13 +71,14 @@ class HttpGatewayTest {
             Security.none(),
             64 * 1024,
             Duration.ofMillis(700),
-            streamsPerCaller,
             connections,
             Duration.ofSeconds(30),
             1 << 20);
     gateway =
         HttpGateway.start(
             settings,
+            null,
+            (remote, cause) -> {},
             service,
             caller -> Context.current().withValue(CALLER, caller),
             id -> id.equals("n2") ? Optional.of("127.0.0.1:7602") : Optional.empty());
@@ -179,6 +180,60 @@ class HttpGatewayTest {
     assertThat(service.requests).isEmpty();
   }
 
+  // Guarantee: a body that is not UTF-8 (bytes ff fe in a key, an encoded lone surrogate ed a0 80
+  // in a resource name) is refused 400 INVALID_ARGUMENT and the service is never called; decoded
+  // leniently it would be a write under k\uFFFD\uFFFD or an acquire of another resource.
+  @Test
+  void aBodyThatIsNotUtf8IsRefusedBeforeTheService() throws Exception {
+    byte[] badKey =
+        bytes(
+            "{\"resource\":\"r\",\"token\":\"3\",\"writes\":[{\"key\":\"k",
+            new byte[] {(byte) 0xff, (byte) 0xfe},
+            "\",\"value\":\"eA==\"}]}");
+    HttpResponse<String> write = postBytes("/v1/values/write", badKey);
+    assertThat(write.statusCode()).isEqualTo(400);
+    assertThat(write.body())
+        .startsWith("{\"status\":\"INVALID_ARGUMENT\",\"message\":\"Write: ")
+        .contains("not valid UTF-8 (bad byte ff at offset 47)");
+    byte[] loneSurrogate =
+        bytes(
+            "{\"resource\":\"inv",
+            new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0x80},
+            "utf8\",\"ttlMs\":1000}");
+    HttpResponse<String> acquire = postBytes("/v1/leases/acquire", loneSurrogate);
+    assertThat(acquire.statusCode()).isEqualTo(400);
+    assertThat(acquire.body()).contains("INVALID_ARGUMENT", "not valid UTF-8 (bad byte ed");
+    assertThat(service.requests).isEmpty();
+  }
+
+  // Guarantee: a session line that is not UTF-8 ends the stream with INVALID_ARGUMENT and is never
+  // handed to the service.
+  @Test
+  void aSessionLineThatIsNotUtf8EndsTheSession() throws Exception {
+    try (Socket socket = new Socket("127.0.0.1", gateway.port())) {
+      socket.setSoTimeout(10_000);
+      OutputStream out = socket.getOutputStream();
+      out.write(
+          "POST /v1/session HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+              .getBytes(UTF_8));
+      chunk(out, "{\"open\":{\"sessionId\":\"abcdefghijklmnop\"}}\n");
+      BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), UTF_8));
+      assertThat(in.readLine()).isEqualTo("HTTP/1.1 200 OK");
+      chunk(
+          out,
+          bytes(
+              "{\"open\":{\"sessionId\":\"abcdefghijklmno",
+              new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0x80},
+              "\"}}\n"));
+      assertThat(readAll(in))
+          .contains("{\"error\":{\"status\":\"INVALID_ARGUMENT\",\"message\":\"Session: ")
+          .contains("not valid UTF-8");
+    }
+    assertThat(service.sessionMessages)
+        .extracting(SessionRequest::getKindCase)
+        .containsExactly(SessionRequest.KindCase.OPEN);
+  }
+
   @Test
   void unknownRoutesAndMethodsAreRefused() throws Exception {
     HttpResponse<String> missing = post("/v1/leases/steal", "{}");
@@ -226,6 +281,50 @@ class HttpGatewayTest {
     assertThat(service.requests).isEmpty();
   }
 
+  // Guarantee: the request timeout runs from a request's first byte: a request line trickled one
+  // byte every 100 ms, and complete request line followed by headers trickled the same way, are
+  // answered 408 and closed once the timeout (700 ms here) has passed, never left open.
+  @Test
+  void aTrickledRequestLineOrTrickledHeadersAreAnswered408AndClosed() throws Exception {
+    for (String request :
+        List.of(
+            "POST /v1/leases/acquire/and/a/long/path/that/never/ends/",
+            "POST /v1/leases/acquire HTTP/1.1\r\n"
+                + "Host: x\r\n"
+                + "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")) {
+      try (Socket socket = new Socket("127.0.0.1", gateway.port())) {
+        socket.setSoTimeout(10_000);
+        OutputStream out = socket.getOutputStream();
+        long start = System.nanoTime();
+        Thread trickler =
+            new Thread(
+                () -> {
+                  try {
+                    for (byte b : request.getBytes(UTF_8)) {
+                      out.write(b);
+                      out.flush();
+                      Thread.sleep(100);
+                    }
+                  } catch (IOException | InterruptedException stopped) {
+                    // cut off, or the test ended
+                  }
+                });
+        trickler.setDaemon(true);
+        trickler.start();
+        String answer = new String(socket.getInputStream().readAllBytes(), UTF_8);
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        trickler.interrupt();
+        assertThat(answer)
+            .as(request)
+            .startsWith("HTTP/1.1 408")
+            .contains("INVALID_ARGUMENT", "not complete within 700 ms");
+        // Answered after the timeout, and closed well before the whole request would have arrived.
+        assertThat(tookMs).as(request).isBetween(600L, 4_500L);
+      }
+    }
+    assertThat(service.requests).isEmpty();
+  }
+
   @Test
   void aWatchStreamsNewlineDelimitedJsonWhileTheCallLasts() throws Exception {
     service.watchAnswers =
@@ -257,33 +356,41 @@ class HttpGatewayTest {
     assertThat(r.body()).contains("\"status\":\"COMPACTED\"");
   }
 
+  // Guarantee: the gateway keeps no stream count of its own (the service bounds streams per
+  // identity, each kind on its own): a stream the service refuses OVERLOADED is answered 429 with
+  // Retry-After; and (below) a stream whose client hangs up has its call cancelled.
   @Test
-  void streamsPerIdentityAreBoundedAndAClosedStreamCancelsItsCall() throws Exception {
+  void aStreamTheServiceRefusesOverloadedIs429() throws Exception {
+    service.watchAnswers =
+        List.of(
+            Response.newBuilder()
+                .setCode(ResultCode.OVERLOADED)
+                .setMessage("identity '' already has 1024 watches open on this node")
+                .build());
+    HttpResponse<String> refused = post("/v1/leases/watch", "{\"resource\":\"r\"}");
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(refused.body()).contains("\"status\":\"OVERLOADED\"", "1024 watches open");
+    assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+  }
+
+  @Test
+  void aStreamWhoseClientHangsUpHasItsCallCancelled() throws Exception {
     service.watchHangs = true;
     Socket one = openWatch();
     Socket two = openWatch();
     assertThat(service.watchesOpen.await(10, TimeUnit.SECONDS)).isTrue();
-    HttpResponse<String> third = post("/v1/leases/watch", "{\"resource\":\"r\"}");
-    assertThat(third.statusCode()).isEqualTo(429);
-    assertThat(third.body()).contains("\"status\":\"OVERLOADED\"", "2 streams open");
-    assertThat(third.headers().firstValue("Retry-After")).hasValue("1");
     one.close();
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (service.cancelled.get() < 1 && System.nanoTime() < until) {
       Thread.sleep(20);
     }
     assertThat(service.cancelled.get()).isEqualTo(1);
-    until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (gateway.openStreams("") > 1 && System.nanoTime() < until) {
-      Thread.sleep(20);
-    }
-    assertThat(gateway.openStreams("")).isEqualTo(1);
     two.close();
   }
 
   @Test
   void connectionsOverTheLimitAreAnswered429() throws Exception {
-    startWith(2, 1);
+    startWith(1);
     try (Socket held = new Socket("127.0.0.1", gateway.port())) {
       Thread.sleep(200);
       HttpResponse<String> r = post("/v1/node/status", "{}");
@@ -350,6 +457,23 @@ class HttpGatewayTest {
     assertThat(r.body()).startsWith("{\"status\":\"FOUND\",\"node\":{\"id\":\"n1\"}");
   }
 
+  HttpResponse<String> postBytes(String path, byte[] body) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(Duration.ofSeconds(10))
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static byte[] bytes(String before, byte[] raw, String after) {
+    java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+    all.writeBytes(before.getBytes(UTF_8));
+    all.writeBytes(raw);
+    all.writeBytes(after.getBytes(UTF_8));
+    return all.toByteArray();
+  }
+
   private Socket openWatch() throws IOException {
     Socket socket = new Socket("127.0.0.1", gateway.port());
     String body = "{\"resource\":\"r\"}";
@@ -376,7 +500,10 @@ class HttpGatewayTest {
   }
 
   private static void chunk(OutputStream out, String text) throws IOException {
-    byte[] bytes = text.getBytes(UTF_8);
+    chunk(out, text.getBytes(UTF_8));
+  }
+
+  private static void chunk(OutputStream out, byte[] bytes) throws IOException {
     out.write((Integer.toHexString(bytes.length) + "\r\n").getBytes(UTF_8));
     out.write(bytes);
     out.write("\r\n".getBytes(UTF_8));

@@ -155,6 +155,8 @@ final class ServerCommand implements Callable<Integer> {
     Termination termination =
         Termination.onSignal(
             () -> {
+              // Into the log file too: with log.dir set, stderr is not where an operator looks.
+              LOG.info("node {} was told to stop (SIGTERM or Ctrl-C)", id);
               context.err().println("fencekeeper: stopping node " + id);
               closeQuietly(server);
             });

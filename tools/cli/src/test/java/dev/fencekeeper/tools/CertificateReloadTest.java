@@ -10,9 +10,11 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.NodeMetric;
+import dev.fencekeeper.metrics.TlsListener;
 import dev.fencekeeper.server.FencekeeperServer;
 import java.io.IOException;
 import java.io.InputStream;
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
@@ -20,6 +22,7 @@ import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Properties;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -32,8 +35,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A TLS node reloads its certificate (what SIGHUP does): new connections to either of its ports get
- * the new one, the expiry gauge follows it, and files that are wrong change nothing.
+ * A TLS node reloads its certificate (what SIGHUP does): new connections to every TLS port it has
+ * (Raft, client, JSON gateway) get the new one, each listener's expiry gauge follows it, and files
+ * that are wrong change nothing.
  */
 @Timeout(120)
 class CertificateReloadTest {
@@ -47,10 +51,11 @@ class CertificateReloadTest {
     }
   }
 
-  // Guarantee: after reloadCertificates() a new TLS connection, to the Raft port or the client
-  // port, is served with the certificate now in tls.cert (here one valid for 100 days instead of
-  // 10), the expiry gauge says so, and clients keep working; a key that does not fit is refused and
-  // the node keeps serving the last good one.
+  // Guarantee: after reloadCertificates() (what SIGHUP runs) a new TLS connection, to the Raft
+  // port, the client port or the JSON gateway, is served with the certificate now in tls.cert (its
+  // serial; here one valid for 100 days instead of 10), each listener's expiry gauge says so, and
+  // clients keep working; a key that does not fit is refused and every port keeps serving the last
+  // good one.
   @Test
   void aReloadedCertificateServesNewConnections() throws Exception {
     Path certs = dir.resolve("certs");
@@ -65,9 +70,16 @@ class CertificateReloadTest {
     await().atMost(Duration.ofSeconds(60)).until(this::leads);
 
     int clientPort = server.clientPort().port();
-    assertThat(daysLeft(presented(certs, port))).isBetween(9.9, 10.0);
-    assertThat(daysLeft(presented(certs, clientPort))).isBetween(9.9, 10.0);
-    assertThat(gaugeDays()).isBetween(9.9, 10.0);
+    int gatewayPort = server.gateway().orElseThrow().port();
+    List<Integer> ports = List.of(port, clientPort, gatewayPort);
+    BigInteger first = certificate(certs.resolve("node.crt")).getSerialNumber();
+    for (int served : ports) {
+      assertThat(presented(certs, served).getSerialNumber()).as("port %d", served).isEqualTo(first);
+      assertThat(daysLeft(presented(certs, served))).isBetween(9.9, 10.0);
+    }
+    for (TlsListener listener : TlsListener.values()) {
+      assertThat(gaugeDays(listener)).as("%s", listener).isBetween(9.9, 10.0);
+    }
 
     Instant now = Instant.now();
     ca.issue(
@@ -77,11 +89,19 @@ class CertificateReloadTest {
         now.minusSeconds(60),
         now.plus(Duration.ofDays(100)),
         java.util.List.of());
+    BigInteger second = certificate(certs.resolve("node.crt")).getSerialNumber();
+    assertThat(second).isNotEqualTo(first);
     assertThat(server.reloadCertificates()).contains("CN=" + Certificates.NODE_CN);
 
-    assertThat(daysLeft(presented(certs, port))).isBetween(99.9, 100.0);
-    assertThat(daysLeft(presented(certs, clientPort))).isBetween(99.9, 100.0);
-    assertThat(gaugeDays()).isBetween(99.9, 100.0);
+    for (int served : ports) {
+      assertThat(presented(certs, served).getSerialNumber())
+          .as("port %d", served)
+          .isEqualTo(second);
+      assertThat(daysLeft(presented(certs, served))).isBetween(99.9, 100.0);
+    }
+    for (TlsListener listener : TlsListener.values()) {
+      assertThat(gaugeDays(listener)).as("%s", listener).isBetween(99.9, 100.0);
+    }
     try (FencingClient client =
         FencingClient.connect(withTls(node, certs, Certificates.CLIENT), "reload")) {
       assertThat(client.acquireToken("r", Duration.ofSeconds(30), "reload").code())
@@ -96,18 +116,23 @@ class CertificateReloadTest {
         certs.resolve("node.key"),
         java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     assertThatThrownBy(server::reloadCertificates).hasMessageContaining("tls.");
-    assertThat(gaugeDays()).isBetween(99.9, 100.0);
-    assertThat(daysLeft(presented(certs, port))).isBetween(99.9, 100.0);
-    assertThat(daysLeft(presented(certs, clientPort))).isBetween(99.9, 100.0);
+    for (int served : ports) {
+      assertThat(presented(certs, served).getSerialNumber())
+          .as("port %d", served)
+          .isEqualTo(second);
+    }
+    for (TlsListener listener : TlsListener.values()) {
+      assertThat(gaugeDays(listener)).as("%s", listener).isBetween(99.9, 100.0);
+    }
   }
 
-  private double gaugeDays() {
+  private double gaugeDays(TlsListener listener) {
     Object seconds =
         server
             .metrics()
             .registry()
             .getGauges()
-            .get(NodeMetric.TLS_CERTIFICATE_EXPIRY.dropwizardName())
+            .get(NodeMetric.TLS_CERTIFICATE_EXPIRY.dropwizardName(List.of(listener.label())))
             .getValue();
     return ((Number) seconds).doubleValue() / 86400;
   }

@@ -26,7 +26,8 @@ class ServerProcessTest {
   // Guarantee: with log.dir set, a TLS node logs to log.dir/fencekeeper.log and not to stderr;
   // log.dir and storage.dir (made 0755 beforehand) are private to its user (0700); SIGHUP reloads
   // its certificate and leaves it running (the JVM's default would stop it with exit 0, and
-  // Restart=on-failure would leave it down); SIGTERM then stops it with exit 0.
+  // Restart=on-failure would leave it down); SIGTERM then stops it with exit 0, and the log file
+  // says it stopped.
   @Test
   void aNodeLogsToLogDirAndSurvivesSighup() throws Exception {
     Path storage = Files.createDirectories(dir.resolve("data"));
@@ -57,6 +58,11 @@ class ServerProcessTest {
 
       node.terminate();
       assertThat(node.awaitExit(Duration.ofSeconds(60))).as(node.describe()).isZero();
+      // The stop is in the log file too, not only on stderr.
+      assertThat(Files.readString(log))
+          .contains("node n1 was told to stop (SIGTERM or Ctrl-C)")
+          .contains("fencekeeper node n1 stopping")
+          .contains("fencekeeper node n1 stopped");
     }
   }
 

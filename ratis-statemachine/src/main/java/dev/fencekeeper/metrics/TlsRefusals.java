@@ -1,0 +1,165 @@
+package dev.fencekeeper.metrics;
+
+import com.codahale.metrics.Counter;
+import java.net.SocketAddress;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import javax.net.ssl.SSLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The TLS handshakes a node's listeners refused: each counted by listener and reason ({@code
+ * fencekeeper_tls_handshakes_refused_total}), and logged at WARN naming the remote address and the
+ * cause, at most one line per listener every {@link #LOG_EVERY_NANOS} (the next line says how many
+ * were left out, each of them logged at DEBUG), so a misconfigured client retrying in a loop cannot
+ * flood the log.
+ */
+final class TlsRefusals {
+  private static final Logger LOG = LoggerFactory.getLogger(TlsRefusals.class);
+
+  /** One WARN line per listener at most this often. */
+  static final long LOG_EVERY_NANOS = 10_000_000_000L;
+
+  /** Why a handshake was refused: the values of the {@code reason} label. */
+  enum Reason {
+    /** The client's certificate has expired (or is not valid yet). */
+    EXPIRED("expired", "its certificate has expired or is not valid yet"),
+    /** The client's certificate is not signed by a CA in tls.trust. */
+    UNTRUSTED("untrusted", "its certificate is not signed by a CA this node trusts (tls.trust)"),
+    /** The client sent no certificate; this node requires one. */
+    NO_CERTIFICATE("no_certificate", "it sent no client certificate, which this node requires"),
+    /** The client did not speak TLS at all (plaintext on a TLS port). */
+    NOT_TLS("not_tls", "it does not speak TLS (a plaintext client on a TLS port?)"),
+    /** Anything else: protocol versions, ciphers, a connection closed mid-handshake. */
+    OTHER("other", "the handshake failed");
+
+    private final String label;
+    private final String meaning;
+
+    Reason(String label, String meaning) {
+      this.label = label;
+      this.meaning = meaning;
+    }
+
+    String label() {
+      return label;
+    }
+  }
+
+  /**
+   * The listeners that report their refusals: the Raft port's handshakes are Ratis's gRPC server's,
+   * which tells nothing of them, so it has no series rather than one that stays at zero.
+   */
+  static final Set<TlsListener> REPORTING = EnumSet.of(TlsListener.CLIENT, TlsListener.HTTP);
+
+  private final Map<TlsListener, Map<Reason, Counter>> counters = new EnumMap<>(TlsListener.class);
+  private final Map<TlsListener, long[]> logState = new EnumMap<>(TlsListener.class);
+  private final LongSupplier nanoTime;
+
+  TlsRefusals(NodeSeries series, LongSupplier nanoTime) {
+    this.nanoTime = nanoTime;
+    for (TlsListener listener : TlsListener.values()) {
+      // {when the last line was written (0: never), refusals left out since}
+      logState.put(listener, new long[] {0, 0});
+      if (!REPORTING.contains(listener)) {
+        continue;
+      }
+      Map<Reason, Counter> byReason = new EnumMap<>(Reason.class);
+      for (Reason reason : Reason.values()) {
+        byReason.put(
+            reason,
+            series.counter(NodeMetric.TLS_HANDSHAKES_REFUSED, listener.label(), reason.label()));
+      }
+      counters.put(listener, byReason);
+    }
+  }
+
+  /**
+   * {@code listener} refused a handshake from {@code remote} (null if unknown) for {@code cause}.
+   */
+  void refused(TlsListener listener, SocketAddress remote, Throwable cause) {
+    Reason reason = reasonOf(cause);
+    Map<Reason, Counter> byReason = counters.get(listener);
+    if (byReason != null) {
+      byReason.get(reason).inc();
+    }
+    long leftOut;
+    long[] state = logState.get(listener);
+    synchronized (state) {
+      long now = nanoTime.getAsLong();
+      if (state[0] != 0 && now - state[0] < LOG_EVERY_NANOS) {
+        state[1]++;
+        LOG.debug(
+            "TLS: the {} port refused a connection from {}: {}",
+            listener.label(),
+            remote,
+            reason.label(),
+            cause);
+        return;
+      }
+      state[0] = now == 0 ? 1 : now;
+      leftOut = state[1];
+      state[1] = 0;
+    }
+    LOG.warn(
+        "TLS: the {} port refused a connection from {}: {} ({}){}",
+        listener.label(),
+        remote == null ? "an unknown address" : remote,
+        reason.meaning,
+        detail(cause),
+        leftOut == 0
+            ? ""
+            : "; " + leftOut + " more refused on this port since the last such line, not logged");
+  }
+
+  /** Why the handshake failed, from the exception the TLS engine raised. */
+  static Reason reasonOf(Throwable cause) {
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      if (t instanceof CertificateExpiredException
+          || t instanceof CertificateNotYetValidException
+          || (t instanceof CertPathValidatorException invalid
+              && (invalid.getReason() == CertPathValidatorException.BasicReason.EXPIRED
+                  || invalid.getReason()
+                      == CertPathValidatorException.BasicReason.NOT_YET_VALID))) {
+        return Reason.EXPIRED;
+      }
+    }
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      if (t instanceof CertPathBuilderException || t instanceof CertPathValidatorException) {
+        return Reason.UNTRUSTED;
+      }
+      // The JDK's engine and BoringSSL's (which Netty prefers when it is there) word it apart.
+      String message = String.valueOf(t.getMessage());
+      if (t instanceof SSLException
+          && (message.contains("Empty client certificate")
+              || message.contains("PEER_DID_NOT_RETURN_A_CERTIFICATE"))) {
+        return Reason.NO_CERTIFICATE;
+      }
+      if (t.getClass().getSimpleName().equals("NotSslRecordException")) {
+        return Reason.NOT_TLS;
+      }
+    }
+    return Reason.OTHER;
+  }
+
+  /** The innermost message: the engine's own words, without the wrappers' class names. */
+  private static String detail(Throwable cause) {
+    Throwable innermost = cause;
+    while (innermost.getCause() != null && innermost.getCause() != innermost) {
+      innermost = innermost.getCause();
+    }
+    String message = innermost.getMessage();
+    if (message == null) {
+      return innermost.getClass().getSimpleName();
+    }
+    return message.length() <= 200 ? message : message.substring(0, 200) + "…";
+  }
+}
