@@ -1,5 +1,6 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
@@ -114,9 +115,26 @@ public final class ClientOptions {
         cluster.security().withTls(Security.TlsFiles.inDirectory(absolute, name)));
   }
 
-  /** A client for the cluster; it contacts nodes only when the first call is made. */
+  /**
+   * A client for the cluster; it contacts nodes only when the first call is made, which starts the
+   * verb's {@code --timeout} ({@link CallOutcome#callSent(CliContext)}).
+   */
   FencingClient connect() {
-    return FencingClient.connect(cluster());
+    return connect(cluster());
+  }
+
+  /** As {@link #connect()}, for {@code cluster} as this verb has read it. */
+  FencingClient connect(ClusterConfig cluster) {
+    FencingClient fencing = FencingClient.connect(cluster);
+    CallOutcome.callSent(context);
+    return fencing;
+  }
+
+  /** An admin handle for {@code cluster}; its first call starts the verb's {@code --timeout}. */
+  FencingAdmin admin(ClusterConfig cluster) {
+    FencingAdmin admin = FencingAdmin.connect(cluster);
+    CallOutcome.callSent(context);
+    return admin;
   }
 
   /**

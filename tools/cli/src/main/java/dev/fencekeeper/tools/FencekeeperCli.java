@@ -77,7 +77,9 @@ public final class FencekeeperCli implements Callable<Integer> {
   }
 
   static CommandLine commandLine(CliContext context) {
-    CommandLine cli = new CommandLine(new FencekeeperCli(), new ContextFactory(context));
+    // Commands print through the outcome's streams, so that a bounded verb has one result.
+    CallOutcome outcome = new CallOutcome(context);
+    CommandLine cli = new CommandLine(new FencekeeperCli(), new ContextFactory(outcome.context()));
     // Before the settings below, which picocli applies to the subcommands present at the time.
     for (ExtraVerb verb :
         ServiceLoader.load(ExtraVerb.class, FencekeeperCli.class.getClassLoader())) {
@@ -94,7 +96,7 @@ public final class FencekeeperCli implements Callable<Integer> {
     // an option says so (write --value-file).
     cli.setExpandAtFiles(false);
     cli.setParameterExceptionHandler(FencekeeperCli::usageError);
-    cli.setExecutionStrategy(CallDeadline::execute);
+    cli.setExecutionStrategy(new CallDeadline(outcome)::execute);
     cli.setExitCodeExceptionMapper(
         e ->
             e instanceof ConfigException || e instanceof CommandLine.ParameterException

@@ -136,7 +136,7 @@ final class MembersCommand implements Runnable {
             + " before",
         "it counts towards the majority. Exit 0, 9 if already a member, 11 if the change failed."
       })
-  static final class Add extends AdminVerb {
+  static final class Add extends AdminVerb implements CallDeadline.Changes {
     @Parameters(index = "0", paramLabel = "<id>=<host:port>")
     private String member;
 
@@ -179,7 +179,7 @@ final class MembersCommand implements Runnable {
             + " afterwards.",
         "Exit 0, 10 if no such member, 11 if the change failed."
       })
-  static final class Remove extends AdminVerb {
+  static final class Remove extends AdminVerb implements CallDeadline.Changes {
     @Parameters(index = "0", paramLabel = "<id>")
     private String id;
 

@@ -47,7 +47,7 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ClusterConfig cluster = client.cluster();
-    FencingClient fencing = FencingClient.connect(cluster);
+    FencingClient fencing = client.connect(cluster);
     List<NodeStatus> nodes;
     try {
       // Every node is asked at once, each given the whole budget: one that does not answer in it
