@@ -198,7 +198,8 @@ final class ClusterCalls {
       connectionState = now;
     }
     if (now == ConnectionState.DISCONNECTED) {
-      CONNECTION_LOG.warn("No node of {} answered: {}", config.peers(), reachability.lastRefusal());
+      CONNECTION_LOG.warn(
+          "No node of {} answered: {}", config.clientAddresses(), reachability.lastRefusal());
     } else if (before == ConnectionState.DISCONNECTED) {
       CONNECTION_LOG.info("The cluster answers again");
     }
@@ -293,7 +294,7 @@ final class ClusterCalls {
 
   private String peerList() {
     StringBuilder s = new StringBuilder();
-    for (PeerAddress p : config.peers()) {
+    for (PeerAddress p : config.clientAddresses()) {
       if (s.length() > 0) {
         s.append(',');
       }
@@ -465,7 +466,11 @@ final class ClusterCalls {
     String address = port.addressOf(peerId);
     if (address == null) {
       throw new IllegalArgumentException(
-          "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
+          "no member '"
+              + peerId
+              + "' in "
+              + config.clientAddresses()
+              + ": name one of its node ids");
     }
     return join(port.call(request, timeout.toMillis(), address)
             .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
