@@ -38,7 +38,10 @@ final class ClusterProbe {
 
   static List<NodeStatus> probe(
       FencingClient client, ClusterConfig cluster, Duration timeoutPerNode) {
-    List<PeerAddress> peers = cluster.peers();
+    // Named by its Raft members, each node is shown by them; named by client endpoints only, by
+    // those, with the id the node gives when it answers.
+    List<PeerAddress> peers =
+        cluster.peers().isEmpty() ? cluster.clientAddresses() : cluster.peers();
     ExecutorService pool =
         Executors.newFixedThreadPool(
             peers.size(),
@@ -69,7 +72,10 @@ final class ClusterProbe {
 
   private static NodeStatus ask(FencingClient client, PeerAddress peer, Duration timeout) {
     try {
-      return new NodeStatus(peer, Wire.nodeInfo(client, peer.id(), timeout), null);
+      NodeInfo info = Wire.nodeInfo(client, peer.id(), timeout);
+      boolean assignedId = !client.config().endpoints().isEmpty() && !info.getId().isEmpty();
+      return new NodeStatus(
+          assignedId ? new PeerAddress(info.getId(), peer.host(), peer.port()) : peer, info, null);
     } catch (RuntimeException e) {
       return new NodeStatus(peer, null, reason(e, timeout));
     }
