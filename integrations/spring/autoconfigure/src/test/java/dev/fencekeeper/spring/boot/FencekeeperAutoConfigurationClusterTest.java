@@ -88,7 +88,10 @@ class FencekeeperAutoConfigurationClusterTest {
   private static ApplicationContextRunner connected(String owner) {
     return runner()
         .withPropertyValues(
-            "fencekeeper.peers=" + cluster.config().toProperties().getProperty("peers"),
+            "fencekeeper.endpoints="
+                + cluster.config().clientAddresses().stream()
+                    .map(dev.fencekeeper.config.PeerAddress::address)
+                    .collect(java.util.stream.Collectors.joining(",")),
             "fencekeeper.cluster-name=" + cluster.config().clusterName(),
             "fencekeeper.owner=" + owner,
             "fencekeeper.request-timeout=3s");
@@ -232,6 +235,17 @@ class FencekeeperAutoConfigurationClusterTest {
             context -> {
               assertThat(context).hasFailed();
               assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("peers");
+            });
+    // A Raft address where a client endpoint belongs is refused with the client port to use.
+    runner()
+        .withPropertyValues("fencekeeper.endpoints=n1@127.0.0.1:7301")
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .rootCause()
+                  .hasMessageContaining("is a Raft peer address")
+                  .hasMessageContaining("127.0.0.1:7501");
             });
   }
 
