@@ -24,8 +24,9 @@ import picocli.CommandLine.Spec;
       "A lock service whose locks cannot be outlived: leases carry fencing tokens, and the values"
           + " they protect reject writes with stale tokens.",
       "",
-      "Client verbs take --peers HOST:PORT,... (default: $FENCEKEEPER_PEERS, else the cluster `up`"
-          + " starts) and --json (one JSON object on stdout whose `status` is the result code)."
+      "Client verbs take --endpoints HOST:PORT,... of the nodes' client ports (default:"
+          + " $FENCEKEEPER_ENDPOINTS, else the cluster `up` starts) and --json (one JSON object on"
+          + " stdout whose `status` is the result code)."
     },
     subcommands = {
       ServerCommand.class,

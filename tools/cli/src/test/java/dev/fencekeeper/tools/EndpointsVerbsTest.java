@@ -116,6 +116,21 @@ class EndpointsVerbsTest {
     assertThat(took).isLessThan(Duration.ofSeconds(10));
   }
 
+  // Guarantee: a bare host:port that is a node's Raft port (the node answers there that it is not
+  // its client port) fails the call at once, naming the client port, instead of being retried
+  // until the timeout.
+  @Test
+  void aRaftPortAnswersThatItIsNoClientPort() {
+    PeerAddress n1 = cluster.config().peers().get(0);
+    long started = System.nanoTime();
+    CliRun run = CliRun.run(cluster.dataDir(), "lease", "show", "r", "--endpoints", n1.address());
+    Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
+    assertThat(run.line()).contains("Raft port", "client port 127.0.0.1:" + (n1.port() + 200));
+    assertThat(took).isLessThan(Duration.ofSeconds(10));
+  }
+
   // Guarantee: `lease run` hands its child the client endpoints it reached the cluster by, in
   // FENCEKEEPER_ENDPOINTS, and no FENCEKEEPER_PEERS.
   @Test
