@@ -8,6 +8,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.jdbc.StaleFenceTokenException;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
@@ -90,7 +91,7 @@ class FencekeeperAutoConfigurationClusterTest {
         .withPropertyValues(
             "fencekeeper.endpoints="
                 + cluster.config().clientAddresses().stream()
-                    .map(dev.fencekeeper.config.PeerAddress::address)
+                    .map(PeerAddress::address)
                     .collect(java.util.stream.Collectors.joining(",")),
             "fencekeeper.cluster-name=" + cluster.config().clusterName(),
             "fencekeeper.owner=" + owner,
@@ -149,7 +150,11 @@ class FencekeeperAutoConfigurationClusterTest {
               assertThat(config.requestTimeout()).isEqualTo(Duration.ofSeconds(7));
               assertThat(config.electionTimeoutMin()).isEqualTo(Duration.ofSeconds(2));
               assertThat(config.clusterName()).isEqualTo(cluster.config().clusterName());
-              assertThat(config.peers()).isEqualTo(cluster.config().peers());
+              assertThat(config.clientAddresses().stream().map(PeerAddress::address))
+                  .containsExactlyElementsOf(
+                      cluster.config().clientAddresses().stream()
+                          .map(PeerAddress::address)
+                          .toList());
             });
     connected("app-1")
         .withPropertyValues("fencekeeper.cluster.no.such.key=1")
@@ -467,6 +472,7 @@ class FencekeeperAutoConfigurationClusterTest {
     }
     assertThat(metadata)
         .contains(
+            "\"name\": \"fencekeeper.endpoints\"",
             "\"name\": \"fencekeeper.peers\"",
             "\"name\": \"fencekeeper.owner\"",
             "\"name\": \"fencekeeper.tls.trust\"",
@@ -476,7 +482,7 @@ class FencekeeperAutoConfigurationClusterTest {
             "\"name\": \"fencekeeper.jdbc.table\"",
             "\"name\": \"fencekeeper.shedlock.keep-alive\"",
             "\"name\": \"management.health.fencekeeper.enabled\"");
-    assertThat(metadata).contains("The cluster's nodes as id@host:port");
+    assertThat(metadata).contains("The nodes' client ports as host:port");
   }
 
   @Configuration(proxyBeanMethods = false)
