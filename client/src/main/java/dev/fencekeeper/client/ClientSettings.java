@@ -30,7 +30,12 @@ final class ClientSettings {
 
   /** The builder's cluster with its request timeout, cluster name and TLS files, where given. */
   static ClusterConfig effectiveConfig(FencingClient.Builder b) {
-    ClusterConfig base = b.config != null ? b.config : ClusterConfig.forPeers(b.peers);
+    ClusterConfig base =
+        b.config != null
+            ? b.config
+            : b.endpoints != null
+                ? ClusterConfig.forEndpoints(b.endpoints)
+                : ClusterConfig.forPeers(b.peers);
     Duration requestTimeout = b.requestTimeout;
     String clusterName = b.clusterName;
     Security.TlsFiles tlsFiles = b.tlsFiles;

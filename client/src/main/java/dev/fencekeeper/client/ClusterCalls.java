@@ -322,7 +322,7 @@ final class ClusterCalls {
 
   private String peerList() {
     StringBuilder s = new StringBuilder();
-    for (PeerAddress p : config.peers()) {
+    for (PeerAddress p : config.clientAddresses()) {
       if (s.length() > 0) {
         s.append(',');
       }
@@ -494,7 +494,11 @@ final class ClusterCalls {
     String address = port.addressOf(peerId);
     if (address == null) {
       throw new IllegalArgumentException(
-          "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
+          "no member '"
+              + peerId
+              + "' in "
+              + config.clientAddresses()
+              + ": name one of its node ids");
     }
     Response answer =
         join(port.call(request, timeout.toMillis(), address)

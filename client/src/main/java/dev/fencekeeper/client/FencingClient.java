@@ -71,7 +71,7 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Settings for a new client: peers or a cluster file, TLS, timeouts, owner label, executor,
+   * Settings for a new client: endpoints or a cluster file, TLS, timeouts, owner label, executor,
    * metrics.
    */
   public static Builder builder() {
@@ -482,12 +482,12 @@ public final class FencingClient implements AutoCloseable {
   }
 
   /**
-   * Settings of a new {@link FencingClient}. Name the cluster with {@link #peers} or {@link
-   * #config}; everything else has a default.
+   * Settings of a new {@link FencingClient}. Name the cluster with {@link #endpoints} (the nodes'
+   * client ports) or {@link #config}; everything else has a default.
    *
    * <pre>{@code
    * FencingClient client = FencingClient.builder()
-   *     .peers("10.0.0.1:7301,10.0.0.2:7301,10.0.0.3:7301")
+   *     .endpoints("10.0.0.1:7501,10.0.0.2:7501,10.0.0.3:7501")
    *     .tls(Path.of("client.crt"), Path.of("client.key"), Path.of("ca.crt"))
    *     .owner("report-worker-7")
    *     .build();
@@ -496,6 +496,7 @@ public final class FencingClient implements AutoCloseable {
   public static final class Builder {
     ClusterConfig config;
     String peers;
+    String endpoints;
     String clusterName;
     Security.TlsFiles tlsFiles;
     javax.net.ssl.KeyManager keyManager;
@@ -511,12 +512,42 @@ public final class FencingClient implements AutoCloseable {
     private Builder() {}
 
     /**
-     * The cluster's members: {@code host:port,...} (ids n1, n2, ... in order) or {@code
-     * id@host:port,...}, as the nodes' {@code peers=} line lists them. Replaces a {@link #config}
+     * Where the cluster serves clients: {@code host:port,...} of the nodes' client ports ({@code
+     * client.port}, by default each node's Raft port + 200), e.g. {@code
+     * 10.0.0.1:7501,10.0.0.2:7501}. A Raft peer address ({@code n1@host:port}) is refused by {@link
+     * #build()} with the client port to give instead. Replaces a {@link #config} or {@link #peers}
      * given before.
      */
+    public Builder endpoints(String commaSeparated) {
+      this.endpoints = java.util.Objects.requireNonNull(commaSeparated, "endpoints");
+      this.peers = null;
+      this.config = null;
+      return this;
+    }
+
+    /** As {@link #endpoints(String)}, one {@code host:port} per element. */
+    public Builder endpoints(List<String> hostPorts) {
+      java.util.Objects.requireNonNull(hostPorts, "endpoints");
+      if (hostPorts.isEmpty()) {
+        throw new IllegalArgumentException("endpoints: name at least one host:port");
+      }
+      return endpoints(String.join(",", hostPorts));
+    }
+
+    /**
+     * The cluster's Raft members: {@code host:port,...} (ids n1, n2, ... in order) or {@code
+     * id@host:port,...}, as the nodes' {@code peers=} line lists them; the client connects to each
+     * one's client port by the default rule (Raft port + 200). Replaces a {@link #config} or {@link
+     * #endpoints} given before.
+     *
+     * @deprecated name the nodes' client ports with {@link #endpoints(String)}: a client has no use
+     *     for Raft addresses, and a node whose {@code client.port} is not the default is not found
+     *     from them
+     */
+    @Deprecated
     public Builder peers(String commaSeparated) {
       this.peers = java.util.Objects.requireNonNull(commaSeparated, "peers");
+      this.endpoints = null;
       this.config = null;
       return this;
     }
@@ -537,6 +568,7 @@ public final class FencingClient implements AutoCloseable {
     public Builder config(ClusterConfig clusterConfig) {
       this.config = java.util.Objects.requireNonNull(clusterConfig, "config");
       this.peers = null;
+      this.endpoints = null;
       return this;
     }
 
@@ -653,8 +685,8 @@ public final class FencingClient implements AutoCloseable {
 
     /** A client with these settings; it contacts nodes only when the first call is made. */
     public FencingClient build() {
-      if (config == null && peers == null) {
-        throw new IllegalStateException("name the cluster: peers(...) or config(...)");
+      if (config == null && peers == null && endpoints == null) {
+        throw new IllegalStateException("name the cluster: endpoints(...) or config(...)");
       }
       ClientSettings.warnOfCommonPool();
       return new FencingClient(this);

@@ -27,9 +27,10 @@ import org.apache.ratis.protocol.RaftPeer;
  * that names the offending key and value.
  *
  * <p>It holds one value per key of the properties file; each key (name, syntax, default, bounds,
- * meaning) is defined once in {@code Keys}, and docs/configuration.md lists them all. Only {@code
- * peers} is required. Durations are written as in {@link Durations}: {@code 250ms}, {@code 5s},
- * {@code 2m}, {@code 1h}.
+ * meaning) is defined once in {@code Keys}, and docs/configuration.md lists them all. A node's
+ * config requires {@code peers} (its Raft members); a client's requires {@code endpoints} (the
+ * nodes' client ports) or {@code peers}, from which the client ports follow by the default rule.
+ * Durations are written as in {@link Durations}: {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h}.
  */
 public final class ClusterConfig {
 
@@ -70,10 +71,21 @@ public final class ClusterConfig {
     }
     this.values = Collections.unmodifiableMap(checked);
     List<PeerAddress> peers = peers();
-    if (peers == null) {
+    String nodeId = value(Keys.NODE_ID);
+    if (value(Keys.PEERS) == null && (value(Keys.ENDPOINTS) == null || nodeId != null)) {
       throw new ConfigException(ConfigReader.missingPeers());
     }
-    String nodeId = value(Keys.NODE_ID);
+    if (nodeId != null && value(Keys.ENDPOINTS) != null) {
+      throw new ConfigException(
+          Keys.ENDPOINTS
+              + ": is for clients; a node ("
+              + Keys.NODE_ID
+              + " "
+              + nodeId
+              + ") knows its cluster by "
+              + Keys.PEERS
+              + " and serves clients on its client.port");
+    }
     if (nodeId != null && peers.stream().noneMatch(peer -> peer.id().equals(nodeId))) {
       throw new ConfigException(
           Keys.NODE_ID + ": '" + nodeId + "' is not one of the peers " + PeerAddress.ids(peers));
@@ -147,8 +159,10 @@ public final class ClusterConfig {
   /**
    * A server's config: the properties file (if {@code file} is not null), each key overridden by
    * its environment variable ({@link #environmentVariable}) when that is set, as container
-   * platforms expect. Other {@code FENCEKEEPER_} variables (the command line's own, such as {@code
-   * FENCEKEEPER_DATA_DIR}) are not keys and are left alone.
+   * platforms expect — except {@code peers} and {@code endpoints}, which come only from the file:
+   * {@code FENCEKEEPER_PEERS} and {@code FENCEKEEPER_ENDPOINTS} are what a shell exports for its
+   * clients, and must not change a node's membership. Other {@code FENCEKEEPER_} variables (the
+   * command line's own, such as {@code FENCEKEEPER_DATA_DIR}) are not keys and are left alone.
    *
    * @throws ConfigException naming the file and the variables used, and the key and value at fault
    */
@@ -188,6 +202,19 @@ public final class ClusterConfig {
   }
 
   /**
+   * A client's view of a cluster: {@code host:port,...} of the nodes' client ports (ids n1, n2, ...
+   * assigned in order). A Raft peer address ({@code n1@host:port}) is refused with the client port
+   * to give instead.
+   *
+   * @throws ConfigException naming the entry at fault
+   */
+  public static ClusterConfig forEndpoints(String commaSeparated) {
+    Map<ConfigKey<?>, Object> values = ConfigReader.defaults();
+    values.put(Keys.ENDPOINTS, Keys.ENDPOINTS.check(Keys.ENDPOINTS.parse(commaSeparated.trim())));
+    return new ClusterConfig(values);
+  }
+
+  /**
    * The CLI's {@code --peers}: either all {@code host:port} (ids n1, n2, ... assigned in order) or
    * all {@code id@host:port}. Mixing the two is refused: an assigned id could collide with a given
    * one.
@@ -214,8 +241,20 @@ public final class ClusterConfig {
     return groupId;
   }
 
+  /** The Raft members; empty in a client's config that names only {@link #endpoints()}. */
   public List<PeerAddress> peers() {
-    return value(Keys.PEERS);
+    List<PeerAddress> peers = value(Keys.PEERS);
+    return peers == null ? List.of() : peers;
+  }
+
+  /**
+   * The nodes' client ports as a client's config names them ({@code endpoints}, ids n1, n2, ... in
+   * order); empty when it names the cluster by {@code peers}. {@link #clientAddresses()} is where
+   * clients connect either way.
+   */
+  public List<PeerAddress> endpoints() {
+    List<PeerAddress> endpoints = value(Keys.ENDPOINTS);
+    return endpoints == null ? List.of() : endpoints;
   }
 
   public Optional<String> nodeId() {
@@ -357,15 +396,20 @@ public final class ClusterConfig {
   }
 
   /**
-   * The client address of every member, in {@code peers} order: each peer's host and Raft port +
-   * {@value #CLIENT_PORT_OFFSET}, except this node's own (when {@code node.id} is set), which is
-   * {@link #clientAddress()}. The one rule by which the command line, clients and integrations find
-   * the client ports of a cluster they know by its {@code peers}; a node whose {@code client.port}
+   * Where clients connect: {@code endpoints} when the config names them; else the client address of
+   * every member, in {@code peers} order: each peer's host and Raft port + {@value
+   * #CLIENT_PORT_OFFSET}, except this node's own (when {@code node.id} is set), which is {@link
+   * #clientAddress()}. The one rule by which the command line, clients and integrations find the
+   * client ports of a cluster they know by its {@code peers}; a node whose {@code client.port}
    * departs from it is found through the leader's redirects and {@code NodeStatus}.
    *
    * @throws ConfigException if a peer's Raft port leaves no room for the default client port
    */
   public List<PeerAddress> clientAddresses() {
+    List<PeerAddress> endpoints = value(Keys.ENDPOINTS);
+    if (endpoints != null) {
+      return endpoints;
+    }
     String nodeId = value(Keys.NODE_ID);
     List<PeerAddress> addresses = new ArrayList<>();
     for (PeerAddress peer : peers()) {

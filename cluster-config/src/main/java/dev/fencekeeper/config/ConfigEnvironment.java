@@ -6,10 +6,19 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
-/** Configuration from the environment: one {@code FENCEKEEPER_} variable per key. */
+/**
+ * Configuration from the environment: one {@code FENCEKEEPER_} variable per key, except the keys
+ * that say which cluster to reach ({@link #FILE_ONLY}). Clients are told the cluster by {@code
+ * FENCEKEEPER_ENDPOINTS} (and, until it goes, {@code FENCEKEEPER_PEERS}); a node started from a
+ * shell that exports them for its clients must not take them as its own members.
+ */
 final class ConfigEnvironment {
   private ConfigEnvironment() {}
+
+  /** Keys a node reads only from its properties file, never from the environment. */
+  static final Set<String> FILE_ONLY = Set.of(Keys.PEERS.name(), Keys.ENDPOINTS.name());
 
   static String variable(String key) {
     return ClusterConfig.ENVIRONMENT_PREFIX
@@ -21,6 +30,9 @@ final class ConfigEnvironment {
     Properties fromEnv = new Properties();
     List<String> used = new ArrayList<>();
     for (String key : Keys.NAMES) {
+      if (FILE_ONLY.contains(key)) {
+        continue;
+      }
       String variable = variable(key);
       String value = env.get(variable);
       if (value != null) {
@@ -30,11 +42,10 @@ final class ConfigEnvironment {
     }
     if (file == null && used.isEmpty()) {
       throw new ConfigException(
-          "no config: give a properties file, or set "
-              + variable(Keys.PEERS.name())
-              + " and "
-              + variable(Keys.NODE_ID.name())
-              + " (every key has a FENCEKEEPER_ variable)");
+          "no config: give a properties file with "
+              + Keys.PEERS
+              + " (a node reads its members only from its file; every other key may also come"
+              + " from a FENCEKEEPER_ variable)");
     }
     if (used.isEmpty()) {
       return ClusterConfig.load(file);

@@ -50,7 +50,9 @@ final class ConfigReader {
         problems.add(e.getMessage());
       }
     }
-    if (p.getProperty(Keys.PEERS.name()) == null) {
+    if (p.getProperty(Keys.PEERS.name()) == null
+        && (p.getProperty(Keys.ENDPOINTS.name()) == null
+            || p.getProperty(Keys.NODE_ID.name()) != null)) {
       problems.add(missingPeers());
     }
     if (!problems.isEmpty()) {
@@ -122,7 +124,12 @@ final class ConfigReader {
 
   static String missingPeers() {
     return Keys.PEERS
-        + ": missing; list every member as id@host:port, e.g. "
-        + PeerAddress.LIST_EXAMPLE;
+        + ": missing; a node lists every member as id@host:port, e.g. "
+        + PeerAddress.LIST_EXAMPLE
+        + " (a client names the nodes' client ports instead: "
+        + Keys.ENDPOINTS
+        + "="
+        + PeerAddress.ENDPOINTS_EXAMPLE
+        + ")";
   }
 }

@@ -23,9 +23,12 @@ final class ConfigReference {
     for (ConfigKey<?> key : Keys.ALL) {
       md.append("| `")
           .append(key.name())
-          .append("` | `")
-          .append(key.environmentVariable())
           .append("` | ")
+          .append(
+              ConfigEnvironment.FILE_ONLY.contains(key.name())
+                  ? "(file only)"
+                  : "`" + key.environmentVariable() + "`")
+          .append(" | ")
           .append(cell(key.syntaxName()))
           .append(" | ")
           .append(code(key.defaultDoc()))

@@ -49,9 +49,20 @@ final class Keys {
           "peers",
           ValueSyntax.PEERS,
           null,
-          "(required)",
+          "(required on a node)",
           List.of(new Bound<>(PeerAddress::duplicateProblem, "distinct ids and addresses")),
           "every member, e.g. n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301");
+  static final ConfigKey<List<PeerAddress>> ENDPOINTS =
+      define(
+          "endpoints",
+          ValueSyntax.ENDPOINTS,
+          null,
+          "(from peers: Raft port + " + ClusterConfig.CLIENT_PORT_OFFSET + ")",
+          List.of(new Bound<>(PeerAddress::duplicateProblem, "distinct addresses")),
+          "for clients only: the nodes' client ports, e.g."
+              + " 10.0.0.1:7501,10.0.0.2:7501,10.0.0.3:7501 (the command line's --endpoints or"
+              + " FENCEKEEPER_ENDPOINTS); a client's file needs endpoints or peers, a node's file"
+              + " (node.id) takes peers and not this");
   static final ConfigKey<Path> STORAGE_DIR =
       define(
           "storage.dir",

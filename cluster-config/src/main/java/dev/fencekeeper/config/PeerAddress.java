@@ -23,6 +23,8 @@ public record PeerAddress(String id, String host, int port) {
   private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._-]{1,253}");
   private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9._-]+)?");
   private static final String EXAMPLE = "n1@127.0.0.1:7301";
+  private static final String CLIENT_EXAMPLE = "127.0.0.1:7501";
+  static final String ENDPOINTS_EXAMPLE = "10.0.0.1:7501,10.0.0.2:7501,10.0.0.3:7501";
   static final String LIST_EXAMPLE = "n1@127.0.0.1:7301,n2@127.0.0.1:7302,n3@127.0.0.1:7303";
 
   public PeerAddress {
@@ -174,6 +176,65 @@ public record PeerAddress(String id, String host, int port) {
       withIds = hasId;
     }
     return peers;
+  }
+
+  /**
+   * {@code text} as client endpoints: {@code host:port,...} of the nodes' client ports, given ids
+   * n1, n2, ... in order. An entry in the {@code id@host:port} form of {@code peers} is refused at
+   * once, naming the client port that belongs there by the default rule: it is a Raft address.
+   */
+  static List<PeerAddress> parseEndpoints(String key, String text) {
+    if (text == null || text.isBlank()) {
+      throw new ConfigException(
+          key
+              + ": '"
+              + (text == null ? "" : text)
+              + "' lists no endpoints; expected host:port,... of the nodes' client ports, e.g. "
+              + ENDPOINTS_EXAMPLE);
+    }
+    String[] entries = text.split(",", -1);
+    List<PeerAddress> endpoints = new ArrayList<>(entries.length);
+    for (int i = 0; i < entries.length; i++) {
+      String entry = entries[i].trim();
+      if (entry.isEmpty()) {
+        throw new ConfigException(
+            key + ": '" + text + "' has an empty entry at position " + (i + 1));
+      }
+      if (entry.indexOf('@') >= 0) {
+        throw new ConfigException(key + ": " + raftAddressHint(key, entry));
+      }
+      HostPort hp =
+          hostPort(
+              key,
+              entry,
+              entry,
+              "; expected host:port of a node's client port (e.g. " + CLIENT_EXAMPLE + ")");
+      endpoints.add(new PeerAddress("n" + (i + 1), hp.host(), hp.port()));
+    }
+    return endpoints;
+  }
+
+  /**
+   * Why {@code entry}, an {@code id@host:port} Raft address given where a client endpoint belongs,
+   * is refused, and the client port to give instead.
+   */
+  private static String raftAddressHint(String key, String entry) {
+    String hint;
+    try {
+      PeerAddress raft = parse(key, entry);
+      int clientPort = raft.port() + ClusterConfig.CLIENT_PORT_OFFSET;
+      hint =
+          clientPort <= 65535
+              ? "; give its client port instead: "
+                  + new PeerAddress(raft.id(), raft.host(), clientPort).address()
+                  + " (Raft port + "
+                  + ClusterConfig.CLIENT_PORT_OFFSET
+                  + " unless the node sets client.port)"
+              : "; give the node's client port (its client.port) instead";
+    } catch (ConfigException e) {
+      hint = "; give the node's client port as host:port instead (e.g. " + CLIENT_EXAMPLE + ")";
+    }
+    return "'" + entry + "' is a Raft peer address (id@host:port), which only nodes use" + hint;
   }
 
   /**

@@ -13,6 +13,9 @@ public final class PropertyNames {
   /** {@code peers}: the members, {@code host:port,...}. */
   public static final String PEERS = Keys.PEERS.name();
 
+  /** {@code endpoints}: a client's view of the cluster, the nodes' client ports. */
+  public static final String ENDPOINTS = Keys.ENDPOINTS.name();
+
   /** {@code cluster.name}: the name every member and client must agree on. */
   public static final String CLUSTER_NAME = Keys.CLUSTER_NAME.name();
 

@@ -102,6 +102,14 @@ final class ValueSyntax {
           (key, text) -> List.copyOf(PeerAddress.parseList(key, text, false)),
           peers -> peers.stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
 
+  /** {@code host:port,...} of client ports; held as peers with ids n1, n2, ... in order. */
+  static final Syntax<List<PeerAddress>> ENDPOINTS =
+      new Syntax<>(
+          "host:port,...",
+          (key, text) -> List.copyOf(PeerAddress.parseEndpoints(key, text)),
+          endpoints ->
+              endpoints.stream().map(PeerAddress::address).collect(Collectors.joining(",")));
+
   /** Certificate CNs, comma-separated; written back sorted. */
   static final Syntax<Set<String>> CNS =
       new Syntax<>(

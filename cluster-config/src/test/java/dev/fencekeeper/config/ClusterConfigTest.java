@@ -592,18 +592,32 @@ class ClusterConfigTest {
     assertThat(overridden.metricsPort()).isEqualTo(9301); // from the file
     assertThat(ClusterConfig.load(file, Map.of())).isEqualTo(ClusterConfig.load(file));
 
-    ClusterConfig fromEnvOnly =
+    // Guarantee: a node takes its members only from its file: FENCEKEEPER_PEERS and
+    // FENCEKEEPER_ENDPOINTS, exported for clients, change nothing (a new node n4 was refused as
+    // "not one of the peers" when they did).
+    ClusterConfig.fromProperties(
+            props("node.id", "n4", "peers", PEERS + ",n4@127.0.0.1:7304", "metrics.port", "9304"))
+        .store(dir.resolve("n4.properties"));
+    ClusterConfig n4 =
         ClusterConfig.load(
-            null,
+            dir.resolve("n4.properties"),
             Map.of(
                 "FENCEKEEPER_PEERS",
                 PEERS,
-                "FENCEKEEPER_NODE_ID",
-                "n3",
+                "FENCEKEEPER_ENDPOINTS",
+                "127.0.0.1:7501",
                 "FENCEKEEPER_STORAGE_DIR",
                 "/var/lib/fencekeeper"));
-    assertThat(fromEnvOnly.self().id()).isEqualTo("n3");
-    assertThat(fromEnvOnly.storageDir()).isEqualTo(Path.of("/var/lib/fencekeeper"));
+    assertThat(n4.self().id()).isEqualTo("n4");
+    assertThat(n4.peers()).hasSize(4);
+    assertThat(n4.endpoints()).isEmpty();
+    assertThat(n4.storageDir()).isEqualTo(Path.of("/var/lib/fencekeeper"));
+    assertThatThrownBy(
+            () ->
+                ClusterConfig.load(
+                    null, Map.of("FENCEKEEPER_PEERS", PEERS, "FENCEKEEPER_NODE_ID", "n3")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("peers: missing");
 
     assertThatThrownBy(() -> ClusterConfig.load(file, Map.of("FENCEKEEPER_METRICS_PORT", "nine")))
         .isInstanceOf(ConfigException.class)
@@ -611,7 +625,7 @@ class ClusterConfigTest {
         .hasMessageContaining("metrics.port: 'nine'");
     assertThatThrownBy(() -> ClusterConfig.load(null, Map.of("FENCEKEEPER_BASE_PORT", "7301")))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("FENCEKEEPER_PEERS");
+        .hasMessageContaining("no config: give a properties file with peers");
   }
 
   // Every key is written by toProperties (or left out only when it has no value), and what is
@@ -631,10 +645,64 @@ class ClusterConfigTest {
                             Files.createFile(dir.resolve("n.key")),
                             Files.createFile(dir.resolve("ca.crt")))));
     Properties p = c.toProperties();
-    assertThat(p.stringPropertyNames()).containsExactlyInAnyOrderElementsOf(Keys.NAMES);
+    // endpoints is a client's key, which a node's config cannot have.
+    assertThat(p.stringPropertyNames())
+        .containsExactlyInAnyOrderElementsOf(
+            Keys.NAMES.stream().filter(k -> !k.equals("endpoints")).toList());
     assertThat(p.getProperty("authz.admins")).isEqualTo("alice,ops");
     assertThat(ClusterConfig.fromProperties(p)).isEqualTo(c);
     assertThat(c.toString()).contains("tls.trust=" + dir.resolve("ca.crt"), "bind=0.0.0.0");
+
+    ClusterConfig client = ClusterConfig.forEndpoints("10.0.0.1:7501,[::1]:7502");
+    Properties written = client.toProperties();
+    assertThat(written.getProperty("endpoints")).isEqualTo("10.0.0.1:7501,[::1]:7502");
+    assertThat(ClusterConfig.fromProperties(written)).isEqualTo(client);
+  }
+
+  // Guarantee: a client's config names the nodes' client ports (endpoints) and needs no Raft
+  // peers; clients connect to exactly those ports.
+  @Test
+  void aClientConfigNamesEndpoints() {
+    Properties p = new Properties();
+    p.setProperty("endpoints", "10.0.0.1:7501, 10.0.0.2:7501,10.0.0.3:7601");
+    ClusterConfig c = ClusterConfig.fromProperties(p);
+    assertThat(c.peers()).isEmpty();
+    assertThat(c.clientAddresses().stream().map(PeerAddress::address))
+        .containsExactly("10.0.0.1:7501", "10.0.0.2:7501", "10.0.0.3:7601");
+    assertThat(c.endpoints()).isEqualTo(c.clientAddresses());
+    // Without endpoints, the client ports follow from peers by the default rule.
+    assertThat(
+            ClusterConfig.forPeers("n1@10.0.0.1:7301").clientAddresses().stream()
+                .map(PeerAddress::address))
+        .containsExactly("10.0.0.1:7501");
+  }
+
+  // Guarantee: a Raft address given where a client endpoint belongs is refused at once, with the
+  // client port to give instead; a node's config cannot name endpoints, nor do without peers.
+  @Test
+  void aRaftAddressIsNoEndpoint() {
+    assertThatThrownBy(() -> ClusterConfig.forEndpoints("n1@127.0.0.1:7301,n2@127.0.0.1:7302"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "endpoints: 'n1@127.0.0.1:7301' is a Raft peer address (id@host:port), which only"
+                + " nodes use; give its client port instead: 127.0.0.1:7501 (Raft port + 200"
+                + " unless the node sets client.port)");
+    assertThatThrownBy(() -> ClusterConfig.forEndpoints("127.0.0.1"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("has no port");
+    assertThatThrownBy(() -> ClusterConfig.forEndpoints("a:1,,b:2"))
+        .hasMessageContaining("empty entry at position 2");
+
+    Properties node = new Properties();
+    node.setProperty("node.id", "n1");
+    node.setProperty("endpoints", "127.0.0.1:7501");
+    assertThatThrownBy(() -> ClusterConfig.fromProperties(node))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("peers: missing");
+    node.setProperty("peers", "n1@127.0.0.1:7301");
+    assertThatThrownBy(() -> ClusterConfig.fromProperties(node))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("endpoints: is for clients");
   }
 
   // Guarantee: the JSON gateway sits at the Raft port + 300 unless told otherwise, 0 turns it off,

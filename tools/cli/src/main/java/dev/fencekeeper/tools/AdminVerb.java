@@ -33,7 +33,7 @@ abstract class AdminVerb implements Callable<Integer>, ClientOptions.AdminOperat
   public Integer call() {
     ClusterConfig cluster = client.cluster();
     Report report;
-    try (FencingAdmin admin = FencingAdmin.connect(cluster)) {
+    try (FencingAdmin admin = client.admin(cluster)) {
       report = run(admin, cluster);
     } catch (FencingException e) {
       report = Report.failure(e);

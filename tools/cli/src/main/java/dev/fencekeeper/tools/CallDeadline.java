@@ -12,23 +12,35 @@ import picocli.CommandLine;
 import picocli.CommandLine.ParseResult;
 
 /**
- * Runs the chosen verb as picocli would, bounded by its {@code --timeout} when it has one: past the
- * deadline the verb's answer no longer matters, so the command prints UNAVAILABLE and exits 11
- * while the call is still out (the process ends with it; in a test JVM the abandoned call ends by
- * the client's own timeout).
+ * Runs the chosen verb as picocli would, bounded by its {@code --timeout} when it has one. The
+ * deadline starts when the verb sends its call ({@link CallOutcome#callSent(CliContext)}), after
+ * its local preparation (options, files, certificates; itself given no longer than the timeout);
+ * past it the verb's answer no longer matters, so the command prints UNAVAILABLE and exits 11 while
+ * the call is still out (the process ends with it; in a test JVM the abandoned call ends by the
+ * client's own timeout). {@link CallOutcome} makes the first of the two the only result printed.
  */
 final class CallDeadline {
-  private CallDeadline() {}
+  private final CallOutcome outcome;
+
+  CallDeadline(CallOutcome outcome) {
+    this.outcome = outcome;
+  }
 
   /**
    * A verb whose results do not all go to stdout ({@code lease acquire -q}) prints the timeout
-   * itself.
+   * itself, on the streams of {@code direct}.
    */
   interface PrintsTimeout {
-    int printTimeout(Report report);
+    int printTimeout(Report report, CliContext direct);
   }
 
-  static int execute(ParseResult parsed) {
+  /**
+   * Marks a verb that asks the cluster to change something: its timeout says the change may or may
+   * not have been applied. A timed-out read says nothing about changes.
+   */
+  interface Changes {}
+
+  int execute(ParseResult parsed) {
     ParseResult verb = parsed;
     while (verb.hasSubcommand()) {
       verb = verb.subcommand();
@@ -41,40 +53,74 @@ final class CallDeadline {
     if (timeout.isEmpty()) {
       return asPicocliWould.execute(parsed);
     }
+    outcome.bound();
     CompletableFuture<Integer> run = new CompletableFuture<>();
     Thread worker =
         new Thread(
             () -> {
               try {
-                run.complete(asPicocliWould.execute(parsed));
+                int code = asPicocliWould.execute(parsed);
+                if (outcome.settleByVerb()) {
+                  run.complete(code);
+                }
               } catch (Throwable t) {
-                run.completeExceptionally(t);
+                if (outcome.settleByVerb()) {
+                  run.completeExceptionally(t);
+                }
               }
             },
             "fencekeeper-verb");
     worker.setDaemon(true);
     worker.start();
     try {
-      return run.get(timeout.get().toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      return printTimeout(verb.commandSpec(), timeout.get());
+      outcome.awaitSent(run, timeout.get());
+      try {
+        return run.get(timeout.get().toMillis(), TimeUnit.MILLISECONDS);
+      } catch (TimeoutException | InterruptedException e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        if (outcome.settleByDeadline()) {
+          return printTimeout(verb.commandSpec(), timeout.get());
+        }
+        // The verb's result went out a moment before; it completes the future right after.
+        return joinUninterruptibly(run);
+      }
     } catch (InterruptedException e) {
+      // Interrupted before the call was sent: nothing went out, and nothing was printed either.
       Thread.currentThread().interrupt();
-      return printTimeout(verb.commandSpec(), timeout.get());
+      if (outcome.settleByDeadline()) {
+        return printTimeout(verb.commandSpec(), timeout.get());
+      }
+      return joinUninterruptibly(run);
     } catch (ExecutionException e) {
-      // Rethrown as picocli's own strategy would have thrown it, for its handlers (usage error,
-      // stack trace).
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      if (e.getCause() instanceof Error error) {
-        throw error;
-      }
-      throw new IllegalStateException(e.getCause());
+      throw rethrown(e);
     }
   }
 
-  private static int printTimeout(CommandLine.Model.CommandSpec verb, Duration timeout) {
+  private static int joinUninterruptibly(CompletableFuture<Integer> run) {
+    try {
+      return run.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      throw rethrown(e);
+    }
+  }
+
+  /**
+   * The verb's exception as picocli's own strategy would have thrown it, for its handlers (usage
+   * error, stack trace).
+   */
+  private static RuntimeException rethrown(Exception e) {
+    if (e.getCause() instanceof RuntimeException re) {
+      return re;
+    }
+    if (e.getCause() instanceof Error error) {
+      throw error;
+    }
+    return new IllegalStateException(e.getCause());
+  }
+
+  private int printTimeout(CommandLine.Model.CommandSpec verb, Duration timeout) {
     ClientOptions client =
         verb.mixins().values().stream()
             .map(CommandLine.Model.CommandSpec::userObject)
@@ -87,6 +133,10 @@ final class CallDeadline {
                         verb.qualifiedName() + " has --timeout but no ClientOptions"));
     String unresolved =
         PeerNames.unresolved(client.cluster()).map(hint -> " (" + hint + ")").orElse("");
+    String changes =
+        verb.userObject() instanceof Changes
+            ? "; a change it asked for may or may not have been applied"
+            : "";
     Report report =
         Report.failure(
             ResultCode.UNAVAILABLE,
@@ -94,10 +144,10 @@ final class CallDeadline {
                 + Durations.format(timeout)
                 + " (--timeout)"
                 + unresolved
-                + "; a change it asked for may or may not have been applied");
+                + changes);
     if (verb.userObject() instanceof PrintsTimeout custom) {
-      return custom.printTimeout(report);
+      return custom.printTimeout(report, outcome.real());
     }
-    return report.print(client.context(), client.json());
+    return report.print(outcome.real(), client.json());
   }
 }

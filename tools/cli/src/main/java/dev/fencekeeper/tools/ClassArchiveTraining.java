@@ -3,6 +3,7 @@ package dev.fencekeeper.tools;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.client.WriteResult;
+import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.local.LocalCluster;
 import java.io.ByteArrayOutputStream;
@@ -121,7 +122,8 @@ final class ClassArchiveTraining implements Callable<Integer> {
     long deadline = System.nanoTime() + load.toNanos();
     AtomicLong accepted = new AtomicLong();
     ExecutorService workers = Executors.newFixedThreadPool(LOAD_WORKERS);
-    try (FencingClient client = FencingClient.builder().peers(peers).owner("trainer").build()) {
+    try (FencingClient client =
+        FencingClient.builder().config(ClusterConfig.forPeers(peers)).owner("trainer").build()) {
       List<Future<?>> running = new ArrayList<>();
       for (int i = 0; i < LOAD_WORKERS; i++) {
         String resource = RESOURCE + "-load-" + i;

@@ -1,10 +1,15 @@
 package dev.fencekeeper.tools;
 
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.config.Security;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Properties;
+import java.util.stream.Collectors;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -31,12 +36,23 @@ public final class ClientOptions {
   private CommandSpec mixee;
 
   @Option(
-      names = "--peers",
+      names = "--endpoints",
       paramLabel = "HOST:PORT,...",
       description =
-          "Cluster members (or ID@HOST:PORT,...). Default: $FENCEKEEPER_PEERS, else the"
-              + " three nodes `up` starts (127.0.0.1:7301..7303, or from $FENCEKEEPER_BASE_PORT).")
+          "The nodes' client ports (each node's client.port, by default its Raft port + 200)."
+              + " Default: $FENCEKEEPER_ENDPOINTS, else the three nodes `up` starts"
+              + " (127.0.0.1:7501..7503, or from $FENCEKEEPER_BASE_PORT).")
+  private String endpoints;
+
+  @Option(
+      names = "--peers",
+      paramLabel = "ID@HOST:PORT,...",
+      description =
+          "Deprecated: the nodes' Raft addresses (also $FENCEKEEPER_PEERS); use --endpoints.")
   private String peers;
+
+  // The deprecation warning is printed once per command, however often the cluster is read.
+  private boolean warned;
 
   @Option(
       names = "--json",
@@ -81,7 +97,18 @@ public final class ClientOptions {
 
   ClusterConfig cluster() {
     quietRatisWarnings();
-    ClusterConfig cluster = LocalDefaults.cluster(context, peers);
+    ClusterConfig cluster =
+        LocalDefaults.cluster(
+            context,
+            endpoints,
+            peers,
+            warning -> {
+              if (!warned) {
+                warned = true;
+                context.err().println(warning);
+                context.err().flush();
+              }
+            });
     // Flags win: --no-tls, or --tls with --certs, ignore the environment.
     String envCerts = context.env(ENV_TLS_CERTS, null);
     boolean useTls = tls != null ? tls : envCerts != null;
@@ -114,9 +141,50 @@ public final class ClientOptions {
         cluster.security().withTls(Security.TlsFiles.inDirectory(absolute, name)));
   }
 
-  /** A client for the cluster; it contacts nodes only when the first call is made. */
+  /**
+   * A client for the cluster; it contacts nodes only when the first call is made, which starts the
+   * verb's {@code --timeout} ({@link CallOutcome#callSent(CliContext)}).
+   */
   FencingClient connect() {
-    return FencingClient.connect(cluster());
+    return connect(cluster());
+  }
+
+  /** As {@link #connect()}, for {@code cluster} as this verb has read it. */
+  FencingClient connect(ClusterConfig cluster) {
+    FencingClient fencing = FencingClient.connect(cluster);
+    CallOutcome.callSent(context);
+    return fencing;
+  }
+
+  /** An admin handle for {@code cluster}; its first call starts the verb's {@code --timeout}. */
+  FencingAdmin admin(ClusterConfig cluster) {
+    CallOutcome.callSent(context);
+    return FencingAdmin.connect(cluster.peers().isEmpty() ? withRaftPeers(cluster) : cluster);
+  }
+
+  /**
+   * {@code cluster}, named by its client endpoints, with the members' Raft addresses as the nodes
+   * report them over their client ports: {@link FencingAdmin} reaches the group through Ratis's
+   * client. Unchanged when no node answers (the admin call then reports that).
+   */
+  private static ClusterConfig withRaftPeers(ClusterConfig cluster) {
+    List<ClusterProbe.NodeStatus> nodes;
+    try (FencingClient fencing = FencingClient.connect(cluster)) {
+      nodes = ClusterProbe.probe(fencing, cluster, cluster.requestTimeout());
+    }
+    String peers =
+        nodes.stream()
+            .filter(ClusterProbe.NodeStatus::reachable)
+            .map(n -> n.info().getId() + "@" + n.info().getAddress())
+            .distinct()
+            .collect(Collectors.joining(","));
+    if (peers.isEmpty()) {
+      return cluster;
+    }
+    Properties p = cluster.toProperties();
+    p.remove(PropertyNames.ENDPOINTS);
+    p.setProperty(PropertyNames.PEERS, peers);
+    return ClusterConfig.fromProperties(p);
   }
 
   /**

@@ -56,7 +56,10 @@ final class ClusterProbe {
 
   private static List<NodeStatus> probe(
       Asker asker, ClusterConfig cluster, Duration timeoutPerNode) {
-    List<PeerAddress> peers = cluster.peers();
+    // Named by its Raft members, each node is shown by them; named by client endpoints only, by
+    // those, with the id the node gives when it answers.
+    boolean byEndpoints = cluster.peers().isEmpty();
+    List<PeerAddress> peers = byEndpoints ? cluster.clientAddresses() : cluster.peers();
     ExecutorService pool =
         Executors.newFixedThreadPool(
             peers.size(),
@@ -73,7 +76,8 @@ final class ClusterProbe {
                       // Bounded here as well as in the call: opening a connection to a node that
                       // accepts it and then says nothing may hold the asking thread past the
                       // call's own timeout.
-                      CompletableFuture.supplyAsync(() -> ask(asker, peer, timeoutPerNode), pool)
+                      CompletableFuture.supplyAsync(
+                              () -> ask(asker, peer, timeoutPerNode, byEndpoints), pool)
                           .completeOnTimeout(
                               new NodeStatus(peer, null, silence(timeoutPerNode)),
                               timeoutPerNode.toMillis(),
@@ -85,9 +89,13 @@ final class ClusterProbe {
     }
   }
 
-  private static NodeStatus ask(Asker asker, PeerAddress peer, Duration timeout) {
+  private static NodeStatus ask(
+      Asker asker, PeerAddress peer, Duration timeout, boolean byEndpoints) {
     try {
-      return new NodeStatus(peer, asker.ask(peer.id(), timeout), null);
+      NodeInfo info = asker.ask(peer.id(), timeout);
+      boolean assignedId = byEndpoints && !info.getId().isEmpty();
+      return new NodeStatus(
+          assignedId ? new PeerAddress(info.getId(), peer.host(), peer.port()) : peer, info, null);
     } catch (RuntimeException e) {
       return new NodeStatus(peer, null, reason(e, timeout));
     }

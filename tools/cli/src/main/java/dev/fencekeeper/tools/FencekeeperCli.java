@@ -24,8 +24,9 @@ import picocli.CommandLine.Spec;
       "A lock service whose locks cannot be outlived: leases carry fencing tokens, and the values"
           + " they protect reject writes with stale tokens.",
       "",
-      "Client verbs take --peers HOST:PORT,... (default: $FENCEKEEPER_PEERS, else the cluster `up`"
-          + " starts) and --json (one JSON object on stdout whose `status` is the result code)."
+      "Client verbs take --endpoints HOST:PORT,... of the nodes' client ports (default:"
+          + " $FENCEKEEPER_ENDPOINTS, else the cluster `up` starts) and --json (one JSON object on"
+          + " stdout whose `status` is the result code)."
     },
     subcommands = {
       ServerCommand.class,
@@ -77,7 +78,9 @@ public final class FencekeeperCli implements Callable<Integer> {
   }
 
   static CommandLine commandLine(CliContext context) {
-    CommandLine cli = new CommandLine(new FencekeeperCli(), new ContextFactory(context));
+    // Commands print through the outcome's streams, so that a bounded verb has one result.
+    CallOutcome outcome = new CallOutcome(context);
+    CommandLine cli = new CommandLine(new FencekeeperCli(), new ContextFactory(outcome.context()));
     // Before the settings below, which picocli applies to the subcommands present at the time.
     for (ExtraVerb verb :
         ServiceLoader.load(ExtraVerb.class, FencekeeperCli.class.getClassLoader())) {
@@ -94,7 +97,7 @@ public final class FencekeeperCli implements Callable<Integer> {
     // an option says so (write --value-file).
     cli.setExpandAtFiles(false);
     cli.setParameterExceptionHandler(FencekeeperCli::usageError);
-    cli.setExecutionStrategy(CallDeadline::execute);
+    cli.setExecutionStrategy(new CallDeadline(outcome)::execute);
     cli.setExitCodeExceptionMapper(
         e ->
             e instanceof ConfigException || e instanceof CommandLine.ParameterException

@@ -54,7 +54,7 @@ final class LeaderCommand implements Runnable {
             + " leadership",
         "stays where it is."
       })
-  static final class Transfer extends AdminVerb {
+  static final class Transfer extends AdminVerb implements CallDeadline.Changes {
     @Option(
         names = "--to",
         paramLabel = "<id>",
@@ -84,7 +84,7 @@ final class LeaderCommand implements Runnable {
         "included. Returns once a leader is known. Exit 0, 11 if no leader was known or none was"
             + " elected."
       })
-  static final class StepDown extends AdminVerb {
+  static final class StepDown extends AdminVerb implements CallDeadline.Changes {
     StepDown(CliContext context) {
       super(context);
     }

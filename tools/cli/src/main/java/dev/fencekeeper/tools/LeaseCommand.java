@@ -50,7 +50,8 @@ final class LeaseCommand implements Runnable {
         "served) until the resource is free or the wait ends.",
         "Exit 0 GRANTED, 3 HELD (also when a wait ends), 16 LOCK_DELAYED."
       })
-  static final class Acquire extends ClientVerb implements CallDeadline.PrintsTimeout {
+  static final class Acquire extends ClientVerb
+      implements CallDeadline.PrintsTimeout, CallDeadline.Changes {
     @Parameters(index = "0", paramLabel = "<resource>")
     private String resource;
 
@@ -124,12 +125,12 @@ final class LeaseCommand implements Runnable {
     }
 
     @Override
-    public int printTimeout(Report report) {
+    public int printTimeout(Report report, CliContext direct) {
       if (!quiet) {
-        return report.print(context, client.json());
+        return report.print(direct, client.json());
       }
-      report.lines().forEach(context.err()::println);
-      context.err().flush();
+      report.lines().forEach(direct.err()::println);
+      direct.err().flush();
       return report.exit().code();
     }
 
@@ -158,7 +159,7 @@ final class LeaseCommand implements Runnable {
         "Extends the live lease <token> on <resource>.",
         "Exit 0 RENEWED, 4 LEASE_LOST."
       })
-  static final class Renew extends ClientVerb {
+  static final class Renew extends ClientVerb implements CallDeadline.Changes {
     @Parameters(index = "0", paramLabel = "<resource>")
     private String resource;
 
@@ -190,7 +191,7 @@ final class LeaseCommand implements Runnable {
         "Ends lease <token> on <resource>; releasing an already ended lease says so and succeeds.",
         "Exit 0 RELEASED, 5 NOT_HOLDER."
       })
-  static final class Release extends ClientVerb {
+  static final class Release extends ClientVerb implements CallDeadline.Changes {
     @Parameters(index = "0", paramLabel = "<resource>")
     private String resource;
 
@@ -265,7 +266,8 @@ final class LeaseCommand implements Runnable {
         "client is told; a lock-delay it asked for starts now.",
         "Exit 0 REVOKED, 10 NOT_FOUND (no live lease)."
       })
-  static final class Revoke extends ClientVerb implements ClientOptions.AdminOperation {
+  static final class Revoke extends ClientVerb
+      implements ClientOptions.AdminOperation, CallDeadline.Changes {
     @Parameters(index = "0", paramLabel = "<resource>")
     private String resource;
 

@@ -4,14 +4,12 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.Durations;
-import dev.fencekeeper.config.PeerAddress;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -29,8 +27,8 @@ import picocli.CommandLine.Parameters;
     header = "Hold a lease while a command runs.",
     description = {
       "Acquires <resource> (waiting with --wait), then runs COMMAND with FENCEKEEPER_RESOURCE,",
-      "FENCEKEEPER_TOKEN and FENCEKEEPER_PEERS in its environment and its input and output those of"
-          + " this",
+      "FENCEKEEPER_TOKEN and FENCEKEEPER_ENDPOINTS (the nodes' client ports) in its environment and"
+          + " its input and output those of this",
       "process, renewing the lease about every TTL/3 meanwhile. When COMMAND exits the lease is"
           + " released",
       "and this exits with COMMAND's code. When the lease is lost (revoked, expired), COMMAND gets"
@@ -117,11 +115,10 @@ final class LeaseRunCommand implements Callable<Integer> {
           new ProcessBuilder(command).directory(context.workingDir().toFile()).inheritIO();
       builder.environment().put(ENV_RESOURCE, resource);
       builder.environment().put(ENV_TOKEN, Long.toString(lease.token()));
-      builder
-          .environment()
-          .put(
-              LocalDefaults.ENV_PEERS,
-              cluster.peers().stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
+      // The child reaches the cluster as this process did, by its client ports; an inherited
+      // FENCEKEEPER_PEERS (Raft addresses) would only mislead it.
+      builder.environment().put(LocalDefaults.ENV_ENDPOINTS, LocalDefaults.endpointsValue(cluster));
+      builder.environment().remove(LocalDefaults.ENV_PEERS);
       child = builder.start();
     } catch (IOException e) {
       end(fencing, lease);

@@ -13,6 +13,7 @@ final class LocalDefaults {
   static final String ENV_DATA_DIR = "FENCEKEEPER_DATA_DIR";
   static final String ENV_BASE_PORT = "FENCEKEEPER_BASE_PORT";
   static final String ENV_PEERS = "FENCEKEEPER_PEERS";
+  static final String ENV_ENDPOINTS = "FENCEKEEPER_ENDPOINTS";
   static final String DEFAULT_DATA_DIR = "./data";
 
   private LocalDefaults() {}
@@ -42,17 +43,69 @@ final class LocalDefaults {
     }
   }
 
-  /** {@code flag} if given, else $FENCEKEEPER_PEERS, else the three nodes {@code up} starts. */
-  static ClusterConfig cluster(CliContext context, String peersFlag) {
-    String peers = peersFlag != null ? peersFlag : context.env(ENV_PEERS, null);
+  /**
+   * The cluster a client verb talks to: {@code --endpoints}, else {@code --peers}, else
+   * $FENCEKEEPER_ENDPOINTS, else $FENCEKEEPER_PEERS, else the three nodes {@code up} starts (from
+   * $FENCEKEEPER_BASE_PORT). Raft peer addresses are still taken from the two deprecated sources,
+   * each time with a one-line warning on {@code warnings}.
+   */
+  static ClusterConfig cluster(
+      CliContext context,
+      String endpointsFlag,
+      String peersFlag,
+      java.util.function.Consumer<String> warnings) {
+    if (endpointsFlag != null && peersFlag != null) {
+      throw new ConfigException("--endpoints and --peers name the cluster twice; give --endpoints");
+    }
+    if (endpointsFlag != null) {
+      return endpoints("--endpoints", endpointsFlag);
+    }
+    if (peersFlag != null) {
+      warnings.accept(deprecation("--peers", "--endpoints"));
+      return peers("--peers", peersFlag);
+    }
+    String endpoints = context.env(ENV_ENDPOINTS, null);
+    if (endpoints != null) {
+      return endpoints(ENV_ENDPOINTS, endpoints);
+    }
+    String peers = context.env(ENV_PEERS, null);
     if (peers != null) {
-      try {
-        return ClusterConfig.forPeers(peers);
-      } catch (ConfigException e) {
-        throw new ConfigException(
-            (peersFlag != null ? "--peers" : ENV_PEERS) + ": " + e.getMessage());
-      }
+      warnings.accept(deprecation("$" + ENV_PEERS, "$" + ENV_ENDPOINTS));
+      return peers(ENV_PEERS, peers);
     }
     return ClusterConfig.local(basePort(context, null));
+  }
+
+  private static String deprecation(String old, String replacement) {
+    return "fencekeeper: warning: "
+        + old
+        + " (Raft addresses) is deprecated and will be removed; name the nodes' client ports with "
+        + replacement
+        + " HOST:PORT,... (by default each Raft port + "
+        + ClusterConfig.CLIENT_PORT_OFFSET
+        + ")";
+  }
+
+  private static ClusterConfig endpoints(String source, String text) {
+    try {
+      return ClusterConfig.forEndpoints(text);
+    } catch (ConfigException e) {
+      throw new ConfigException(source + ": " + e.getMessage());
+    }
+  }
+
+  private static ClusterConfig peers(String source, String text) {
+    try {
+      return ClusterConfig.forPeers(text);
+    } catch (ConfigException e) {
+      throw new ConfigException(source + ": " + e.getMessage());
+    }
+  }
+
+  /** {@code host:port,...} of the cluster's client ports, as $FENCEKEEPER_ENDPOINTS takes them. */
+  static String endpointsValue(ClusterConfig cluster) {
+    return cluster.clientAddresses().stream()
+        .map(dev.fencekeeper.config.PeerAddress::address)
+        .collect(java.util.stream.Collectors.joining(","));
   }
 }

@@ -145,7 +145,7 @@ final class MembersCommand implements Runnable {
             + " 11 if the",
         "change failed or the new member does not serve."
       })
-  static final class Add extends AdminVerb {
+  static final class Add extends AdminVerb implements CallDeadline.Changes {
     /** The status of a member that was added but does not serve. */
     static final String NOT_SERVING = "NOT_SERVING";
 
@@ -226,7 +226,7 @@ final class MembersCommand implements Runnable {
             + " afterwards.",
         "Exit 0, 10 if no such member, 11 if the change failed."
       })
-  static final class Remove extends AdminVerb {
+  static final class Remove extends AdminVerb implements CallDeadline.Changes {
     @Parameters(index = "0", paramLabel = "<id>")
     private String id;
 

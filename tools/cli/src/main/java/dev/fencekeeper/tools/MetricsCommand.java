@@ -150,7 +150,7 @@ final class MetricsCommand implements Callable<Integer> {
     ClusterConfig cluster = client.cluster();
     // Ask the members Raft knows, not only --peers: a node added later is reachable too.
     FencingAdmin.Membership membership;
-    try (FencingAdmin admin = FencingAdmin.connect(cluster)) {
+    try (FencingAdmin admin = client.admin(cluster)) {
       membership = admin.membership();
     }
     String id = node != null ? node : membership.leaderId();

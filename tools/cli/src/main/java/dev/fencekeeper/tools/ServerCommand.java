@@ -13,6 +13,7 @@ import dev.fencekeeper.server.StorageFullException;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -66,11 +67,11 @@ final class ServerCommand implements Callable<Integer> {
       names = "--config",
       paramLabel = "FILE",
       description =
-          "The node's properties file: node.id, peers, storage.dir, limits. Each key can also be"
-              + " set, or overridden, by an environment variable: FENCEKEEPER_ and the key in upper"
-              + " case with . and - as _ (FENCEKEEPER_NODE_ID, FENCEKEEPER_PEERS,"
-              + " FENCEKEEPER_STORAGE_DIR, FENCEKEEPER_BIND, ...); without --config they are the"
-              + " whole config.")
+          "The node's properties file: node.id, peers, storage.dir, limits. Each key but peers"
+              + " can also be set, or overridden, by an environment variable: FENCEKEEPER_ and the"
+              + " key in upper case with . and - as _ (FENCEKEEPER_NODE_ID,"
+              + " FENCEKEEPER_STORAGE_DIR, FENCEKEEPER_BIND, ...). peers comes only from the"
+              + " file: FENCEKEEPER_PEERS and FENCEKEEPER_ENDPOINTS are for clients.")
   private Path configFile;
 
   @Option(
@@ -99,6 +100,17 @@ final class ServerCommand implements Callable<Integer> {
     // Before anything logs: logback reads this once, when it starts.
     if (System.getProperty(LOG_LEVEL_PROPERTY) == null) {
       System.setProperty(LOG_LEVEL_PROPERTY, "INFO");
+    }
+    for (String clientVariable : List.of(LocalDefaults.ENV_PEERS, LocalDefaults.ENV_ENDPOINTS)) {
+      if (context.env(clientVariable, null) != null) {
+        context
+            .err()
+            .println(
+                "fencekeeper server: "
+                    + clientVariable
+                    + " is for clients and is ignored here: a node's peers come from its"
+                    + " --config file");
+      }
     }
     ClusterConfig config =
         ClusterConfig.load(configFile == null ? null : context.resolve(configFile), context.env());

@@ -40,7 +40,7 @@ final class SnapshotCommand implements Runnable {
             + " purged, and",
         "a restart replays less. Exit 0, 10 if <id> is not a member, 11 if any node failed."
       })
-  static final class Create extends AdminVerb {
+  static final class Create extends AdminVerb implements CallDeadline.Changes {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @ArgGroup(exclusive = true)

@@ -54,7 +54,7 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ClusterConfig cluster = client.cluster();
-    FencingAdmin admin = FencingAdmin.connect(cluster);
+    FencingAdmin admin = client.admin(cluster);
     List<NodeStatus> nodes;
     try {
       // Every node is asked at once over its own client port, each given the whole budget, and

@@ -6,10 +6,11 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 /**
- * {@code --timeout D}, shared by the verbs that make calls and print their answer: the whole verb
- * gives up after D with UNAVAILABLE (exit 11). {@link CallDeadline} enforces it around the verb, so
- * no verb can forget to. Verbs that run until stopped ({@code watch}, {@code lease hold}, {@code
- * lease run}) give their own {@code --timeout} their own meaning instead.
+ * {@code --timeout D}, shared by the verbs that make calls and print their answer: the verb gives
+ * up D after sending its call with UNAVAILABLE (exit 11), its only result. {@link CallDeadline}
+ * enforces it around the verb, so no verb can forget to. Verbs that run until stopped ({@code
+ * watch}, {@code lease hold}, {@code lease run}) give their own {@code --timeout} their own meaning
+ * instead.
  */
 final class TimeoutOption {
   private static final Duration PRINT_MARGIN = Duration.ofMillis(300);
@@ -19,8 +20,8 @@ final class TimeoutOption {
       paramLabel = "DURATION",
       converter = DurationConverter.class,
       description =
-          "Give up after this long: UNAVAILABLE, exit 11 (a change cut short may or may not have"
-              + " been applied). Default: the client's own limit per call.")
+          "Give up this long after the call is sent: UNAVAILABLE, exit 11 (a change cut short"
+              + " may or may not have been applied). Default: the client's own limit per call.")
   private Duration timeout;
 
   Optional<Duration> timeout() {

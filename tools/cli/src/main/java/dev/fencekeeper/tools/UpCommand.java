@@ -190,11 +190,16 @@ final class UpCommand implements Callable<Integer> {
   }
 
   /**
-   * The line to paste into a Spring Boot application's properties to reach this cluster: the
-   * addresses clients connect to, each named by its node id. The one place {@code up} says them.
+   * The line to export in a shell to reach this cluster from the command line, the Node client and
+   * any other client: the nodes' client ports. The one place {@code up} says them.
    */
-  static String applicationPeersLine(ClusterConfig cluster) {
-    return "fencekeeper.peers=" + cluster.toProperties().getProperty(PropertyNames.PEERS);
+  static String endpointsLine(ClusterConfig cluster) {
+    return "export " + LocalDefaults.ENV_ENDPOINTS + "=" + LocalDefaults.endpointsValue(cluster);
+  }
+
+  /** The same addresses as a Spring Boot application's property. */
+  static String applicationEndpointsLine(ClusterConfig cluster) {
+    return "fencekeeper." + PropertyNames.ENDPOINTS + "=" + LocalDefaults.endpointsValue(cluster);
   }
 
   /** Polls every node until one says it leads; reports once if that takes unusually long. */
@@ -208,7 +213,8 @@ final class UpCommand implements Callable<Integer> {
         Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
         if (leader.isPresent()) {
           context.out().println("cluster ready, leader " + leader.get().peer().id());
-          context.out().println(applicationPeersLine(cluster));
+          context.out().println(endpointsLine(cluster));
+          context.out().println(applicationEndpointsLine(cluster));
           context.out().flush();
           return;
         }

@@ -27,7 +27,7 @@ import picocli.CommandLine.Parameters;
       "Arguments are taken literally: a <value> starting with @ is that text, not a file.",
       "Exit 0 ACCEPTED, 6 STALE_TOKEN, 7 LEASE_EXPIRED, 8 UNKNOWN_TOKEN, 9 INVALID_ARGUMENT."
     })
-final class WriteCommand extends ClientVerb {
+final class WriteCommand extends ClientVerb implements CallDeadline.Changes {
   static final String STDIN = "-";
 
   @Parameters(index = "0", paramLabel = "<resource>")

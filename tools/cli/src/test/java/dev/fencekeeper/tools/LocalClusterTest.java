@@ -13,6 +13,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -140,9 +141,47 @@ class LocalClusterTest {
     assertThat(LocalDefaults.dataDir(plain, Path.of("mine"))).isEqualTo(dir.resolve("mine"));
     assertThat(LocalDefaults.dataDir(configured, null)).isEqualTo(dir.resolve("elsewhere"));
     assertThat(LocalDefaults.basePort(plain, null)).isEqualTo(ClusterConfig.DEFAULT_BASE_PORT);
-    assertThat(LocalDefaults.cluster(configured, null).peers())
+    List<String> warnings = new ArrayList<>();
+    assertThat(LocalDefaults.cluster(configured, null, null, warnings::add).peers())
         .isEqualTo(ClusterConfig.local(17101).peers());
-    assertThat(LocalDefaults.cluster(configured, "127.0.0.1:9000").peers())
+    assertThat(LocalDefaults.cluster(configured, null, "127.0.0.1:9000", warnings::add).peers())
         .containsExactly(new PeerAddress("n1", "127.0.0.1", 9000));
+    assertThat(warnings).singleElement().asString().contains("--peers", "deprecated");
+  }
+
+  // Guarantee: client verbs find the cluster by its client endpoints: --endpoints, else
+  // $FENCEKEEPER_ENDPOINTS, before the deprecated --peers / $FENCEKEEPER_PEERS (each of which warns
+  // once), else the cluster `up` starts.
+  @Test
+  void endpointsComeBeforeTheDeprecatedPeers() {
+    List<String> warnings = new ArrayList<>();
+    CliContext both =
+        new CliContext(
+            System.out,
+            System.err,
+            Map.of(
+                "FENCEKEEPER_ENDPOINTS", "10.0.0.1:7501,10.0.0.2:7501",
+                "FENCEKEEPER_PEERS", "n1@10.0.0.9:7301"),
+            dir);
+    assertThat(addresses(LocalDefaults.cluster(both, null, null, warnings::add)))
+        .containsExactly("10.0.0.1:7501", "10.0.0.2:7501");
+    assertThat(addresses(LocalDefaults.cluster(both, "127.0.0.1:7601", null, warnings::add)))
+        .containsExactly("127.0.0.1:7601");
+    assertThat(warnings).isEmpty();
+
+    CliContext peersOnly =
+        new CliContext(
+            System.out, System.err, Map.of("FENCEKEEPER_PEERS", "n1@10.0.0.9:7301"), dir);
+    assertThat(addresses(LocalDefaults.cluster(peersOnly, null, null, warnings::add)))
+        .containsExactly("10.0.0.9:7501");
+    assertThat(warnings).singleElement().asString().contains("$FENCEKEEPER_PEERS");
+
+    CliContext plain = new CliContext(System.out, System.err, Map.of(), dir);
+    assertThat(addresses(LocalDefaults.cluster(plain, null, null, warnings::add)))
+        .containsExactly("127.0.0.1:7501", "127.0.0.1:7502", "127.0.0.1:7503");
+  }
+
+  private static List<String> addresses(ClusterConfig cluster) {
+    return cluster.clientAddresses().stream().map(PeerAddress::address).toList();
   }
 }

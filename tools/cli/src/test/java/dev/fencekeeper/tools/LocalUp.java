@@ -2,6 +2,7 @@ package dev.fencekeeper.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -34,9 +35,15 @@ final class LocalUp implements AutoCloseable {
     this.basePort = basePort;
     env.put("FENCEKEEPER_DATA_DIR", dataDir.toString());
     env.put("FENCEKEEPER_BASE_PORT", Integer.toString(basePort));
+    int clientPort = basePort + ClusterConfig.CLIENT_PORT_OFFSET;
     env.put(
-        "FENCEKEEPER_PEERS",
-        "127.0.0.1:" + basePort + ",127.0.0.1:" + (basePort + 1) + ",127.0.0.1:" + (basePort + 2));
+        "FENCEKEEPER_ENDPOINTS",
+        "127.0.0.1:"
+            + clientPort
+            + ",127.0.0.1:"
+            + (clientPort + 1)
+            + ",127.0.0.1:"
+            + (clientPort + 2));
     // Maven built the jar moments ago in this very run. Should a source change meanwhile (an
     // editor, a concurrent checkout), a launcher-triggered build would rebuild the jar under the
     // running Maven.

@@ -15,12 +15,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * A three-node cluster in separate processes: {@code java -jar fencekeeper.jar up} on free loopback
  * ports, its files in a directory of its own. The application reaches it through the {@code
- * fencekeeper.peers=} line {@code up} prints, as a developer pastes it.
+ * fencekeeper.endpoints=} line {@code up} prints, as a developer pastes it.
  */
 final class LocalCluster implements AutoCloseable {
   private static final Duration READY_BOUND = Duration.ofSeconds(180);
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
-  private static final String PEERS_LINE = "fencekeeper.peers=";
+  private static final String PEERS_LINE = "fencekeeper.endpoints=";
   /** {@code up} gives node i port base+i-1 and serves its metrics on that port + 100. */
   private static final int METRICS_OFFSET = 100;
 
@@ -84,7 +84,7 @@ final class LocalCluster implements AutoCloseable {
     throw last;
   }
 
-  /** The value of {@code fencekeeper.peers}, as {@code up} printed it. */
+  /** The value of {@code fencekeeper.endpoints}, as {@code up} printed it. */
   String peers() {
     return peers;
   }

@@ -51,7 +51,7 @@ class StartsWithTheStarterTest {
         new SpringApplicationBuilder(ScheduledReportApplication.class)
             .run(
                 "--spring.main.banner-mode=off",
-                "--fencekeeper.peers=" + ThreeInstancesDrillTest.cluster.peers(),
+                "--fencekeeper.endpoints=" + ThreeInstancesDrillTest.cluster.peers(),
                 "--spring.datasource.url=jdbc:postgresql://127.0.0.1:"
                     + ThreeInstancesDrillTest.postgres.getPort()
                     + "/startup",

@@ -173,7 +173,7 @@ class ThreeInstancesDrillTest {
       fence = rs.getLong(1);
     }
     long issued;
-    try (FencingClient client = FencingClient.builder().peers(cluster.peers()).build()) {
+    try (FencingClient client = FencingClient.builder().endpoints(cluster.peers()).build()) {
       issued = client.lease("daily-sales-report").currentToken();
     }
     assertThat(late.newer()).isGreaterThan(paused).isLessThanOrEqualTo(fence);
@@ -236,7 +236,7 @@ class ThreeInstancesDrillTest {
                   System.getProperty("java.class.path"),
                   ScheduledReportApplication.class.getName(),
                   "--spring.main.banner-mode=off",
-                  "--fencekeeper.peers=" + cluster.peers(),
+                  "--fencekeeper.endpoints=" + cluster.peers(),
                   "--spring.datasource.url=jdbc:postgresql://127.0.0.1:"
                       + postgresPort
                       + "/drill",

@@ -10,9 +10,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("fencekeeper")
 public class FencekeeperProperties {
   /**
-   * The cluster's nodes as id@host:port, comma-separated, e.g.
-   * n1@10.0.0.1:7301,n2@10.0.0.2:7301,n3@10.0.0.3:7301. The client bean is created only when this
-   * is set.
+   * The nodes' client ports as host:port, comma-separated, e.g.
+   * 10.0.0.1:7501,10.0.0.2:7501,10.0.0.3:7501 (each node's client.port, by default its Raft port +
+   * 200). The client bean is created only when this (or the deprecated peers) is set.
+   */
+  private String endpoints;
+
+  /**
+   * Deprecated: the cluster's Raft members as id@host:port, comma-separated; use endpoints. Read
+   * only when endpoints is not set.
    */
   private String peers;
 
@@ -45,10 +51,33 @@ public class FencekeeperProperties {
 
   private final Jdbc jdbc = new Jdbc();
 
+  public String getEndpoints() {
+    return endpoints;
+  }
+
+  public void setEndpoints(String endpoints) {
+    this.endpoints = endpoints;
+  }
+
+  /**
+   * The deprecated {@code fencekeeper.peers}.
+   *
+   * @deprecated name the nodes' client ports with {@link #getEndpoints() fencekeeper.endpoints}
+   */
+  @Deprecated
+  @org.springframework.boot.context.properties.DeprecatedConfigurationProperty(
+      replacement = "fencekeeper.endpoints",
+      reason = "clients reach the nodes' client ports, not their Raft ports")
   public String getPeers() {
     return peers;
   }
 
+  /**
+   * Sets the deprecated {@code fencekeeper.peers}.
+   *
+   * @deprecated set {@link #setEndpoints fencekeeper.endpoints}
+   */
+  @Deprecated
   public void setPeers(String peers) {
     this.peers = peers;
   }

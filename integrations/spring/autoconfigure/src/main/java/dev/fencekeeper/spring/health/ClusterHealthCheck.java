@@ -58,7 +58,8 @@ public final class ClusterHealthCheck implements AutoCloseable {
 
   /** One check; never throws for an unreachable or leaderless cluster. */
   public ClusterHealth check() {
-    List<PeerAddress> peers = client.config().peers();
+    // Where the client connects: its endpoints, or its peers' client ports.
+    List<PeerAddress> peers = client.config().clientAddresses();
     Map<String, CompletableFuture<NodeStatus>> asked = new LinkedHashMap<>();
     for (PeerAddress peer : peers) {
       asked.put(peer.id(), ask(peer.id()));

@@ -8,6 +8,7 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.jdbc.StaleFenceTokenException;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
@@ -88,7 +89,10 @@ class FencekeeperAutoConfigurationClusterTest {
   private static ApplicationContextRunner connected(String owner) {
     return runner()
         .withPropertyValues(
-            "fencekeeper.peers=" + cluster.config().toProperties().getProperty("peers"),
+            "fencekeeper.endpoints="
+                + cluster.config().clientAddresses().stream()
+                    .map(PeerAddress::address)
+                    .collect(java.util.stream.Collectors.joining(",")),
             "fencekeeper.cluster-name=" + cluster.config().clusterName(),
             "fencekeeper.owner=" + owner,
             "fencekeeper.request-timeout=3s");
@@ -146,7 +150,11 @@ class FencekeeperAutoConfigurationClusterTest {
               assertThat(config.requestTimeout()).isEqualTo(Duration.ofSeconds(7));
               assertThat(config.electionTimeoutMin()).isEqualTo(Duration.ofSeconds(2));
               assertThat(config.clusterName()).isEqualTo(cluster.config().clusterName());
-              assertThat(config.peers()).isEqualTo(cluster.config().peers());
+              assertThat(config.clientAddresses().stream().map(PeerAddress::address))
+                  .containsExactlyElementsOf(
+                      cluster.config().clientAddresses().stream()
+                          .map(PeerAddress::address)
+                          .toList());
             });
     connected("app-1")
         .withPropertyValues("fencekeeper.cluster.no.such.key=1")
@@ -232,6 +240,17 @@ class FencekeeperAutoConfigurationClusterTest {
             context -> {
               assertThat(context).hasFailed();
               assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("peers");
+            });
+    // A Raft address where a client endpoint belongs is refused with the client port to use.
+    runner()
+        .withPropertyValues("fencekeeper.endpoints=n1@127.0.0.1:7301")
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .rootCause()
+                  .hasMessageContaining("is a Raft peer address")
+                  .hasMessageContaining("127.0.0.1:7501");
             });
   }
 
@@ -453,6 +472,7 @@ class FencekeeperAutoConfigurationClusterTest {
     }
     assertThat(metadata)
         .contains(
+            "\"name\": \"fencekeeper.endpoints\"",
             "\"name\": \"fencekeeper.peers\"",
             "\"name\": \"fencekeeper.owner\"",
             "\"name\": \"fencekeeper.tls.trust\"",
@@ -462,7 +482,7 @@ class FencekeeperAutoConfigurationClusterTest {
             "\"name\": \"fencekeeper.jdbc.table\"",
             "\"name\": \"fencekeeper.shedlock.keep-alive\"",
             "\"name\": \"management.health.fencekeeper.enabled\"");
-    assertThat(metadata).contains("The cluster's nodes as id@host:port");
+    assertThat(metadata).contains("The nodes' client ports as host:port");
   }
 
   @Configuration(proxyBeanMethods = false)
