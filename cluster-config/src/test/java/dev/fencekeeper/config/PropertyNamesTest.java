@@ -23,7 +23,7 @@ class PropertyNamesTest {
       assertThat(field.get(null)).as(field.getName()).isEqualTo(key.name());
       assertThat(Keys.NAMES).contains((String) field.get(null));
     }
-    assertThat(names).isEqualTo(14);
+    assertThat(names).isEqualTo(15);
   }
 
   @Test
