@@ -28,7 +28,7 @@ import java.util.stream.Collectors;
  * before a node starts its Raft server ({@link StartCheck}).
  */
 public final class ClusterIdentity {
-  static final String FILE_NAME = "fencekeeper-cluster.id";
+  public static final String FILE_NAME = "fencekeeper-cluster.id";
   private static final String ID_KEY = "cluster.id";
   private static final String SEEN_KEY = "members.seen";
 

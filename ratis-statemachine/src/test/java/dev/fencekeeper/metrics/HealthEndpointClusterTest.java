@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.server.ClusterIdentity;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.testing.TestCluster;
@@ -150,7 +151,15 @@ class HealthEndpointClusterTest {
     int port = cluster.metricsPort(wiped);
     writeMany(5);
     cluster.stopNode(wiped);
-    deleteTree(dataDir.resolve(wiped));
+    // Its Raft storage only: with its whole storage.dir gone the node would be refused at start
+    // (ClusterIdentityClusterTest); here it must start and catch up.
+    try (Stream<Path> entries = Files.list(dataDir.resolve(wiped))) {
+      for (Path p : entries.toList()) {
+        if (!p.getFileName().toString().equals(ClusterIdentity.FILE_NAME)) {
+          deleteTree(p);
+        }
+      }
+    }
 
     CountDownLatch gate = new CountDownLatch(1);
     FencekeeperServer restarted = startGated(wiped, gate);

@@ -215,15 +215,23 @@ class StuckFollowerClusterTest {
   }
 
   /**
-   * After some writes, stops a follower that holds them all and deletes its storage; returns its
-   * id.
+   * After some writes, stops a follower that holds them all and deletes its Raft storage; returns
+   * its id. The node's cluster identity file stays: a node whose whole storage.dir is gone is
+   * refused at start ({@code ClusterIdentityClusterTest}), and what is under test here is the
+   * leader bringing a member with an empty log up to date.
    */
   private String stopAndWipeAFollower(TestCluster cluster, String leader, FencingClient client) {
     writeRounds(client, "before", 40);
     String wiped = follower(cluster, leader);
     awaitApplied(cluster, wiped, cluster.lastApplied(leader));
     cluster.stopNode(wiped);
-    deleteTree(dataDir.resolve(wiped));
+    try (Stream<Path> entries = Files.list(dataDir.resolve(wiped))) {
+      entries
+          .filter(p -> !p.getFileName().toString().equals(ClusterIdentity.FILE_NAME))
+          .forEach(StuckFollowerClusterTest::deleteTree);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
     return wiped;
   }
 
