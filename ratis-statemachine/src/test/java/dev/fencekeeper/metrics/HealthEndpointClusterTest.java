@@ -150,10 +150,14 @@ class HealthEndpointClusterTest {
     String wiped = followersOf(leader).get(0);
     int port = cluster.metricsPort(wiped);
     writeMany(5);
+    Path storage = cluster.nodeConfig(wiped).storageDir();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> ClusterIdentity.open(storage).clusterId().isPresent());
     cluster.stopNode(wiped);
     // Its Raft storage only: with its whole storage.dir gone the node would be refused at start
     // (ClusterIdentityClusterTest); here it must start and catch up.
-    try (Stream<Path> entries = Files.list(dataDir.resolve(wiped))) {
+    try (Stream<Path> entries = Files.list(storage)) {
       for (Path p : entries.toList()) {
         if (!p.getFileName().toString().equals(ClusterIdentity.FILE_NAME)) {
           deleteTree(p);
