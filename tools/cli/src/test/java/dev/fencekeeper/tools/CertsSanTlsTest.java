@@ -43,7 +43,7 @@ class CertsSanTlsTest {
   }
 
   // Guarantee: with --san naming the node's address a TLS client reaches it there; without, the
-  // handshake fails and the verb answers UNAVAILABLE.
+  // handshake fails and the verb answers PERMISSION_DENIED at once, naming the mismatch.
   @Test
   void aNodeIsReachableByTheNameItsCertificateCarries() throws IOException {
     assertThat(CliRun.run(dir, "certs", "named", "--san", HOST).exitCode()).isZero();
@@ -74,7 +74,11 @@ class CertsSanTlsTest {
 
     assertThat(reached.exitCode()).as(reached.toString()).isZero();
     assertThat(JSON.readTree(reached.out()).get("status").asText()).isEqualTo("GRANTED");
-    assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());
+    assertThat(refused.exitCode())
+        .as(refused.toString())
+        .isEqualTo(ExitCode.PERMISSION_DENIED.code());
+    assertThat(JSON.readTree(refused.out()).get("status").asText()).isEqualTo("PERMISSION_DENIED");
+    assertThat(refused.out()).contains("name mismatch", "nothing was applied");
   }
 
   // Guarantee: `certs DIR --add NAME --cn CN --san HOST` issues one more certificate from the CA

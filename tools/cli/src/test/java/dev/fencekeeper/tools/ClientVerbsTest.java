@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.LocalPorts;
+import dev.fencekeeper.config.PeerAddress;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,6 +16,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -64,11 +66,36 @@ class ClientVerbsTest {
   }
 
   // Guarantee: -q prints the token alone, and on rejection prints nothing on stdout (the reason
-  // goes to stderr).
+  // goes to stderr, alone: the cluster is named by its client endpoints, so no deprecation
+  // warning).
   @Test
   void quietAcquirePrintsOnlyTheToken(TestInfo test) {
-    CliRun granted = cli("lease", "acquire", resource(test), "--ttl", "30s", "-q");
-    CliRun held = cli("lease", "acquire", resource(test), "--ttl", "30s", "-q");
+    String endpoints =
+        cluster.config().clientAddresses().stream()
+            .map(PeerAddress::address)
+            .collect(Collectors.joining(","));
+    CliRun granted =
+        CliRun.run(
+            cluster.dataDir(),
+            "lease",
+            "acquire",
+            resource(test),
+            "--ttl",
+            "30s",
+            "-q",
+            "--endpoints",
+            endpoints);
+    CliRun held =
+        CliRun.run(
+            cluster.dataDir(),
+            "lease",
+            "acquire",
+            resource(test),
+            "--ttl",
+            "30s",
+            "-q",
+            "--endpoints",
+            endpoints);
 
     assertThat(granted.out()).matches("\\d+\\n");
     assertThat(held.exitCode()).isEqualTo(ExitCode.HELD.code());
@@ -309,9 +336,10 @@ class ClientVerbsTest {
     assertThat(leaders).isEqualTo(1);
     assertThat(json.get("leader").asText()).matches("n[123]");
     List<String> lines = table.out().lines().toList();
-    assertThat(lines).hasSize(5);
+    assertThat(lines).hasSize(6);
     assertThat(lines.get(0)).startsWith("ID").contains("ADDRESS", "PID", "ROLE", "TERM", "APPLIED");
-    assertThat(lines.get(4)).isEqualTo("leader " + json.get("leader").asText());
+    assertThat(lines.get(4)).isEqualTo("cluster " + json.get("clusterId").asText());
+    assertThat(lines.get(5)).isEqualTo("leader " + json.get("leader").asText());
   }
 
   // Guarantee: metrics on a node without metrics.port says so (UNAVAILABLE, exit 11) instead of

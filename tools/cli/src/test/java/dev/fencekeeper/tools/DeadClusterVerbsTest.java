@@ -26,7 +26,8 @@ class DeadClusterVerbsTest {
             + ",127.0.0.1:"
             + LocalPorts.freeNodePort();
     long start = System.nanoTime();
-    CliRun run = CliRun.run(dir, "lease", "acquire", "nowhere", "--ttl", "5s", "--peers", nowhere);
+    CliRun run =
+        CliRun.run(dir, "lease", "acquire", "nowhere", "--ttl", "5s", "--endpoints", nowhere);
     Duration took = Duration.ofNanos(System.nanoTime() - start);
 
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCode.UNAVAILABLE.code());

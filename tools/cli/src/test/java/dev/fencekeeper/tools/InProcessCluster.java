@@ -113,6 +113,13 @@ final class InProcessCluster implements AutoCloseable, BeforeAllCallback, AfterA
     return config.peers().stream().map(PeerAddress::address).collect(Collectors.joining(","));
   }
 
+  /** The --endpoints value that reaches this cluster: its nodes' client ports. */
+  String endpoints() {
+    return config.clientAddresses().stream()
+        .map(PeerAddress::address)
+        .collect(Collectors.joining(","));
+  }
+
   ClusterConfig config() {
     return config;
   }

@@ -79,7 +79,7 @@ class LeaseRunTest {
     java.util.List<String> args =
         new java.util.ArrayList<>(
             java.util.List.of(
-                "lease", "run", resource, "--peers", cluster.peers(), "--owner", "runner"));
+                "lease", "run", resource, "--endpoints", cluster.endpoints(), "--owner", "runner"));
     args.addAll(java.util.List.of(flags));
     args.addAll(java.util.List.of("--", "sh", "-c", script));
     return CliProcess.start(scratch, name, args.toArray(String[]::new));
@@ -258,8 +258,8 @@ class LeaseRunTest {
                 missingResource,
                 "--ttl",
                 "10s",
-                "--peers",
-                cluster.peers(),
+                "--endpoints",
+                cluster.endpoints(),
                 "--",
                 "/nonexistent/command")) {
       heldExit = held.awaitExit(EXIT_WITHIN);

@@ -32,16 +32,18 @@ class ServerEnvironmentTest {
     assertThat(run.err()).contains("FENCEKEEPER_METRICS_PORT").contains("metrics.port: 'nine'");
   }
 
-  // Guarantee: without --config the variables are the whole config, and without either `server`
-  // says which variables to set (exit 2) instead of starting a node on defaults.
+  // Guarantee: a node reads its members only from its file: without --config `server` says so
+  // (exit 2) instead of starting a node on defaults, also when a shell exports the clients'
+  // FENCEKEEPER_PEERS.
   @Test
-  void withoutConfigTheEnvironmentIsTheConfig() {
+  void withoutConfigANodeAsksForItsFile() {
     CliRun none = CliRun.run(Map.of(), dir, "server");
     assertThat(none.exitCode()).isEqualTo(2);
-    assertThat(none.err()).contains("FENCEKEEPER_PEERS").contains("FENCEKEEPER_NODE_ID");
+    assertThat(none.err()).contains("properties file with peers");
 
-    CliRun incomplete = CliRun.run(Map.of("FENCEKEEPER_PEERS", "n1@127.0.0.1:7301"), dir, "server");
-    assertThat(incomplete.exitCode()).isEqualTo(2);
-    assertThat(incomplete.err()).contains("node.id");
+    CliRun fromClients =
+        CliRun.run(Map.of("FENCEKEEPER_PEERS", "n1@127.0.0.1:7301"), dir, "server");
+    assertThat(fromClients.exitCode()).isEqualTo(2);
+    assertThat(fromClients.err()).contains("properties file with peers");
   }
 }
