@@ -55,8 +55,6 @@ class StreamLimitsAcrossPortsTest {
   // Guarantee: with 2 watches and 1 session per identity, two watches on the gateway use up the
   // watches (a third, on either port, is OVERLOADED naming the watch limit), while a session still
   // opens on the gateway; a second session, on either port, is OVERLOADED naming the session limit.
-  // (A gateway with a combined count of its own refused the third watch in its own words, naming
-  // no limit, and with it that first session.)
   @Test
   void watchesAndSessionsAreEachBoundedOnTheirOwnAcrossBothPorts() throws Exception {
     int port = LocalPorts.freeNodePort();
