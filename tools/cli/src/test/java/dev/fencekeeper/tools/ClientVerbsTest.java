@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.LocalPorts;
-import dev.fencekeeper.config.PeerAddress;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,7 +15,6 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -70,10 +68,6 @@ class ClientVerbsTest {
   // warning).
   @Test
   void quietAcquirePrintsOnlyTheToken(TestInfo test) {
-    String endpoints =
-        cluster.config().clientAddresses().stream()
-            .map(PeerAddress::address)
-            .collect(Collectors.joining(","));
     CliRun granted =
         CliRun.run(
             cluster.dataDir(),
@@ -84,7 +78,7 @@ class ClientVerbsTest {
             "30s",
             "-q",
             "--endpoints",
-            endpoints);
+            cluster.endpoints());
     CliRun held =
         CliRun.run(
             cluster.dataDir(),
@@ -95,7 +89,7 @@ class ClientVerbsTest {
             "30s",
             "-q",
             "--endpoints",
-            endpoints);
+            cluster.endpoints());
 
     assertThat(granted.out()).matches("\\d+\\n");
     assertThat(held.exitCode()).isEqualTo(ExitCode.HELD.code());
