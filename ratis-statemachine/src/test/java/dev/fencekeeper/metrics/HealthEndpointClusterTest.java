@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
-import dev.fencekeeper.server.ClusterIdentity;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.testing.TestCluster;
@@ -14,16 +13,13 @@ import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.stream.Stream;
 import javax.management.ObjectName;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.server.RaftServer;
@@ -150,20 +146,9 @@ class HealthEndpointClusterTest {
     String wiped = followersOf(leader).get(0);
     int port = cluster.metricsPort(wiped);
     writeMany(5);
-    Path storage = cluster.nodeConfig(wiped).storageDir();
-    await()
-        .atMost(Duration.ofSeconds(20))
-        .until(() -> ClusterIdentity.open(storage).clusterId().isPresent());
-    cluster.stopNode(wiped);
     // Its Raft storage only: with its whole storage.dir gone the node would be refused at start
     // (ClusterIdentityClusterTest); here it must start and catch up.
-    try (Stream<Path> entries = Files.list(storage)) {
-      for (Path p : entries.toList()) {
-        if (!p.getFileName().toString().equals(ClusterIdentity.FILE_NAME)) {
-          deleteTree(p);
-        }
-      }
-    }
+    cluster.stopAndWipeRaftStorage(wiped);
 
     CountDownLatch gate = new CountDownLatch(1);
     FencekeeperServer restarted = startGated(wiped, gate);
@@ -222,14 +207,6 @@ class HealthEndpointClusterTest {
 
   private RaftServer.Division divisionOf(FencekeeperServer server) throws Exception {
     return server.raftServer().getDivision(cluster.config().groupId());
-  }
-
-  private static void deleteTree(Path root) throws Exception {
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
   }
 
   // Guarantee: closing a node stops its HTTP endpoint and unregisters its JMX beans; the other

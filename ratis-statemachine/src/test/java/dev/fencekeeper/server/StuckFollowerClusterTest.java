@@ -16,12 +16,8 @@ import dev.fencekeeper.proto.FollowerProgress;
 import dev.fencekeeper.replication.RecoveringLogAppender;
 import dev.fencekeeper.statemachine.RestoreSeed;
 import dev.fencekeeper.testing.TestCluster;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.ExecutorService;
@@ -29,7 +25,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -224,14 +219,7 @@ class StuckFollowerClusterTest {
     writeRounds(client, "before", 40);
     String wiped = follower(cluster, leader);
     awaitApplied(cluster, wiped, cluster.lastApplied(leader));
-    cluster.stopNode(wiped);
-    try (Stream<Path> entries = Files.list(dataDir.resolve(wiped))) {
-      entries
-          .filter(p -> !p.getFileName().toString().equals(ClusterIdentity.FILE_NAME))
-          .forEach(StuckFollowerClusterTest::deleteTree);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    cluster.stopAndWipeRaftStorage(wiped);
     return wiped;
   }
 
@@ -262,22 +250,6 @@ class StuckFollowerClusterTest {
                 assertThat(cluster.lastApplied(follower))
                     .as("%s applied, leader %s had applied %d", follower, leader, target)
                     .isGreaterThanOrEqualTo(target));
-  }
-
-  private static void deleteTree(Path dir) {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(StuckFollowerClusterTest::delete);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static void delete(Path p) {
-    try {
-      Files.delete(p);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 
   /** Acquires and releases in a loop on its own thread until closed: steady writes. */

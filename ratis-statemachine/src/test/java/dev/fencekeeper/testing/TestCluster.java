@@ -5,20 +5,24 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.server.ClusterIdentity;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.local.LocalCluster;
 import dev.fencekeeper.statemachine.RestoreSeed;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 import org.apache.ratis.server.RaftServer;
 
 /**
@@ -130,6 +134,38 @@ public final class TestCluster implements AutoCloseable {
 
   public void stopNode(String id) {
     cluster.stop(id);
+  }
+
+  /**
+   * Stops node {@code id} and deletes its Raft storage, keeping its cluster identity file: the
+   * state of a member whose log was lost but whose storage.dir was not. Waits first until the node
+   * has stored the cluster id (it does so shortly after it applies the first entry); a node wiped
+   * before that has no id and is refused at start as a wiped member ({@code
+   * ClusterIdentityClusterTest}).
+   */
+  public void stopAndWipeRaftStorage(String id) {
+    Path storage = nodeConfig(id).storageDir();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> ClusterIdentity.open(storage).clusterId().isPresent());
+    stopNode(id);
+    try (Stream<Path> entries = Files.list(storage)) {
+      for (Path p : entries.toList()) {
+        if (!p.getFileName().toString().equals(ClusterIdentity.FILE_NAME)) {
+          deleteTree(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
   }
 
   public void stopAll() {
