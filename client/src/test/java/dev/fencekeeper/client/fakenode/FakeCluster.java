@@ -213,7 +213,9 @@ public final class FakeCluster implements AutoCloseable {
     long now = nowMs();
     for (Map.Entry<String, Resource> e : resources.entrySet()) {
       Resource r = e.getValue();
-      if (r.live != null && r.live.expiresAtMs <= now) {
+      // Strictly past: this clock counts whole milliseconds, so a lease renewed within the
+      // millisecond of `now` may have less than a millisecond more in real time, never less.
+      if (r.live != null && r.live.expiresAtMs < now) {
         expiredByTtl.add(r.live.token);
         end(e.getKey(), r, LeaseEvent.Type.EXPIRED, now);
       }
