@@ -153,6 +153,22 @@ public final class FakeNode extends FencekeeperGrpc.FencekeeperImplBase implemen
     this.keepAlivesDropped = drop;
   }
 
+  /**
+   * This node stops leading, as at a leadership transfer: from now on it answers as {@link
+   * #notLeader} does, and each session stream open on it ends with NOT_LEADER naming {@code
+   * leaderAddress}.
+   */
+  public void stepDown(String leaderAddress) {
+    notLeader(leaderAddress);
+    for (StreamObserver<SessionResponse> s : List.copyOf(sessionStreams)) {
+      sessionStreams.remove(s);
+      cluster.sessionEnded(s);
+      cluster.send(
+          s, SessionResponse.newBuilder().setError(notLeaderAnswer(leaderAddress)).build());
+      cluster.complete(s);
+    }
+  }
+
   /** Breaks every session stream open on this node, as a node that dies or loses its network. */
   public void breakSessions() {
     for (StreamObserver<SessionResponse> s : List.copyOf(sessionStreams)) {

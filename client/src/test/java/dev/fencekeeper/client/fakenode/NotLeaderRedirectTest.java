@@ -55,4 +55,28 @@ class NotLeaderRedirectTest {
         "the session opened at the leader");
     assertThat(follower.calls("SessionOpen")).isEmpty();
   }
+
+  // Guarantee: when the leader steps down and ends the session NOT_LEADER naming the new leader,
+  // the session re-opens there and its lease stays held through TTL after TTL.
+  @Test
+  void aSessionEndedNotLeaderMovesToTheNamedLeaderAndKeepsItsLease() throws InterruptedException {
+    leader.notLeader(null);
+    follower.notLeader(null); // the follower leads first: it is the one address the client knows
+    Lease lease = client.acquire("r", Duration.ofMillis(1_200));
+    until(
+        () -> follower.calls("SessionOpen").size() == 1,
+        Duration.ofSeconds(2),
+        "the session opened at the first leader");
+
+    follower.stepDown(leader.address());
+
+    until(
+        () -> leader.calls("SessionOpen").size() == 1,
+        Duration.ofSeconds(2),
+        "the session re-opened at the new leader");
+    Thread.sleep(2_500); // two TTLs: only keep-alives at the new leader can have renewed it
+    assertThat(lease.isValid()).isTrue();
+    assertThat(cluster.liveToken("r")).isEqualTo(lease.token());
+    assertThat(leader.calls("KeepAlive")).isNotEmpty();
+  }
 }
