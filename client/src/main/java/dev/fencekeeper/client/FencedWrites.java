@@ -126,9 +126,9 @@ final class FencedWrites {
 
   /**
    * Asks the nodes, one after another, for the limits they enforce (a node-info query, answered by
-   * the node itself). Completes normally either way, within the unreachable bound: without an
-   * answer the write goes out unchecked, the cluster still checks it, and the next write asks
-   * again.
+   * the node itself). Completes normally either way, within the unreachable bound or the call
+   * timeout, whichever is shorter (the question is part of the write's call): without an answer the
+   * write goes out unchecked, the cluster still checks it, and the next write asks again.
    */
   private CompletableFuture<Void> learnLimits() {
     synchronized (this) {
@@ -143,7 +143,7 @@ final class FencedWrites {
       if (learningLimits == null || learningLimits.isDone()) {
         CompletableFuture<Void> asking =
             askForLimits()
-                .orTimeout(calls.unreachableTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .orTimeout(limitsQuestionMs(), TimeUnit.MILLISECONDS)
                 .handle(
                     (ok, error) -> {
                       if (error != null) {
@@ -160,6 +160,10 @@ final class FencedWrites {
     }
   }
 
+  private long limitsQuestionMs() {
+    return Math.min(calls.unreachableTimeout().toMillis(), calls.callTimeout().toMillis());
+  }
+
   /**
    * One node-info query: whichever node answers it tells the limits, which every node of a cluster
    * shares.
@@ -171,7 +175,7 @@ final class FencedWrites {
       asked =
           calls
               .port()
-              .call(request, calls.unreachableTimeout().toMillis(), null)
+              .call(request, limitsQuestionMs(), null)
               .thenApply(ClientPortTransport.Answer::response);
     } catch (RuntimeException e) {
       asked = CompletableFuture.failedFuture(e);
