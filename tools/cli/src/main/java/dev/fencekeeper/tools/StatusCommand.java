@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencekeeper.client.EndpointClusters;
 import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
@@ -53,17 +54,27 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ClusterConfig cluster = client.cluster();
-    FencingAdmin admin = client.admin(cluster);
     List<NodeStatus> nodes;
-    try {
-      // Every node is asked at once over its own client port, each given the whole budget, and
-      // answers from its own memory (not through Raft): one that does not answer in it is shown
-      // unreachable with the reason while the others are reported.
-      nodes = ClusterProbe.probe(admin, cluster, deadline.budget(cluster.requestTimeout()));
-    } finally {
-      // Closing waits for the connection to a node that accepted it and never answered; the
-      // report must not.
-      closeInBackground(admin);
+    // Every node is asked at once over its own client port, each given the whole budget, and
+    // answers from its own memory (not through Raft): one that does not answer in it is shown
+    // unreachable with the reason while the others are reported. Closing waits for the connection
+    // to a node that accepted it and never answered; the report must not.
+    if (cluster.peers().isEmpty()) {
+      // Named by client endpoints: each is asked as given, not through the membership the nodes
+      // report, so that an endpoint of another cluster (whose ids may be this one's) shows as such.
+      FencingClient fencing = client.connect(cluster);
+      try {
+        nodes = ClusterProbe.probe(fencing, cluster, deadline.budget(cluster.requestTimeout()));
+      } finally {
+        closeInBackground(fencing);
+      }
+    } else {
+      FencingAdmin admin = client.admin(cluster);
+      try {
+        nodes = ClusterProbe.probe(admin, cluster, deadline.budget(cluster.requestTimeout()));
+      } finally {
+        closeInBackground(admin);
+      }
     }
     Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
     EndpointClusters clusters = clusters(nodes);
@@ -79,8 +90,17 @@ final class StatusCommand implements Callable<Integer> {
     return exit.code();
   }
 
-  private static void closeInBackground(FencingAdmin admin) {
-    Thread closer = new Thread(admin::close, "fencekeeper-status-close");
+  private static void closeInBackground(AutoCloseable connection) {
+    Thread closer =
+        new Thread(
+            () -> {
+              try {
+                connection.close();
+              } catch (Exception ignored) {
+                // the report is printed; nothing is left to tell
+              }
+            },
+            "fencekeeper-status-close");
     closer.setDaemon(true);
     closer.start();
   }

@@ -85,6 +85,8 @@ class AdminVerbsTest {
                             .setNode(
                                 NodeInfo.newBuilder()
                                     .setId("x1")
+                                    .setAddress("127.0.0.1:" + port)
+                                    .setClientAddress("127.0.0.1:" + port)
                                     .setRole("LEADER")
                                     .setClusterId(other))
                             .build());
