@@ -462,22 +462,25 @@ public final class FencingAdmin implements AutoCloseable {
    * The membership as some configured node reports it, the nodes asked in turn: a node started with
    * {@code --join} and not yet added (the one {@code members add} is about to add, listed in the
    * peers like any other) has no group to report and answers UNAVAILABLE, as does one that is down.
+   * When none answers, a refusal (PERMISSION_DENIED) is what is thrown: it is the caller's to fix.
    */
   private Answer anyMember() {
     List<PeerAddress> nodes = new ArrayList<>(config.clientAddresses());
     Collections.shuffle(nodes);
     FencingException last = null;
+    FencingException denied = null;
     for (PeerAddress node : nodes) {
       try {
         return members(node.address());
       } catch (FencingException e) {
-        if (e.result().code() == ResultCode.PERMISSION_DENIED) {
-          throw e; // every node would say the same
+        // A refusal may be one node's (its TLS certificate from another CA): the next may answer.
+        if (e.result().code() == ResultCode.PERMISSION_DENIED && denied == null) {
+          denied = e;
         }
         last = e;
       }
     }
-    throw last;
+    throw denied != null ? denied : last;
   }
 
   /** The membership as the node at {@code clientAddress} (null: any node) reports it. */
