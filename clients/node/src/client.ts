@@ -9,6 +9,7 @@ import type {
   AcquireOptions,
   ConnectOptions,
   Consistency,
+  EndpointClusters,
   LeaseInfo,
   ReadOptions,
   RevokeResult,
@@ -123,6 +124,35 @@ export class FencekeeperClient {
   /** The client endpoints it dials, host:port. */
   get endpoints(): readonly string[] {
     return this.nodes.peers;
+  }
+
+  /**
+   * Asks every endpoint at once which cluster its node belongs to, each given `timeoutMs` (default the
+   * request timeout) to answer: check `oneCluster` to know the endpoints do not span two clusters. A node
+   * that does not answer is listed in `unanswered` with the reason; this does not reject for it.
+   */
+  async clusterIds(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<EndpointClusters> {
+    const timeoutMs = positiveInt(options.timeoutMs ?? this.nodes.requestTimeoutMs, 'timeoutMs');
+    const signal = checkSignal(options.signal);
+    this.checkOpen();
+    throwIfAborted(signal);
+    const answers = await Promise.allSettled(
+      this.nodes.peers.map((address) => this.nodes.ask(address, 'NodeStatus', {}, timeoutMs, signal)),
+    );
+    throwIfAborted(signal);
+    const clusterIds: Record<string, string> = {};
+    const unanswered: Record<string, string> = {};
+    answers.forEach((answer, i) => {
+      const address = this.nodes.peers[i];
+      if (answer.status === 'fulfilled' && answer.value.node) {
+        clusterIds[address] = answer.value.node.clusterId;
+      } else {
+        const reason = answer.status === 'rejected' ? answer.reason : undefined;
+        unanswered[address] = reason?.details || reason?.message || `answered ${answer.status === 'fulfilled' ? answer.value.code : '?'}`;
+      }
+    });
+    const ids = [...new Set(Object.values(clusterIds).filter((id) => id !== ''))];
+    return { clusterIds, unanswered, oneCluster: ids.length <= 1, clusterId: ids.length === 1 ? ids[0] : undefined };
   }
 
   /** The id of this client's session: every lease it acquires carries it. */

@@ -504,6 +504,17 @@ export class Nodes {
     }
   }
 
+  /** Asks the node at `address` alone, one attempt: its answer, or the gRPC error. */
+  ask<M extends UnaryMethod>(
+    address: string,
+    method: M,
+    request: WireRequests[M],
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<WireResponse> {
+    return this.once(address, method, request, timeoutMs, signal);
+  }
+
   private once<M extends UnaryMethod>(
     address: string,
     method: M,

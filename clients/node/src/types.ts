@@ -117,6 +117,22 @@ export interface WriteOptions extends Abortable {
   requestId?: string;
 }
 
+/**
+ * Which cluster each endpoint belongs to, as each node said (`client.clusterIds()`): endpoints given as
+ * one cluster must all belong to the same. A cluster's id is minted when it first forms and kept in every
+ * member's storage.
+ */
+export interface EndpointClusters {
+  /** By endpoint (host:port), the cluster id its node reported; '' for a node that knows none yet. */
+  clusterIds: Record<string, string>;
+  /** By endpoint, why its node gave no answer in time. */
+  unanswered: Record<string, string>;
+  /** Whether no two endpoints that answered report different cluster ids. */
+  oneCluster: boolean;
+  /** The one id the endpoints that know one report; undefined if none does or they differ. */
+  clusterId?: string;
+}
+
 /** A validate's answer; UNKNOWN_TOKEN: the token was never issued for the resource. */
 export type ValidateStatus = 'CURRENT' | 'STALE' | 'EXPIRED' | 'UNKNOWN_TOKEN';
 

@@ -70,6 +70,7 @@ export interface WireNodeInfo {
   leaderId: string;
   limits: WireServerLimits | null;
   clientAddress: string;
+  clusterId: string;
 }
 
 export interface WireResponse {

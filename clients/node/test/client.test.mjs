@@ -242,6 +242,43 @@ describe('endpoints', () => {
     delete process.env.FENCEKEEPER_PEERS;
     await assert.rejects(connect(), (e) => e.code === 'INVALID_ARGUMENT' && /FENCEKEEPER_ENDPOINTS/.test(e.message));
   });
+
+  // Guarantee: clusterIds() reports each endpoint's cluster id, says whether they form one cluster, and
+  // names an endpoint that did not answer instead of failing.
+  test('clusterIds tells endpoints of two clusters apart and names the one that did not answer', async (t) => {
+    const nodes = await Promise.all([1, 2, 3].map(() => new FakeNode().start()));
+    const clients = [];
+    t.after(async () => {
+      await Promise.all(clients.map((c) => c.close()));
+      await Promise.all(nodes.map((n) => n.stop()));
+    });
+    const [a, b, c] = nodes;
+    const status = (id, clusterId) => () => ({ code: 'FOUND', node: { id, role: 'FOLLOWER', clusterId, limits: a.limits } });
+    a.answers.NodeStatus = status('n1', '00000000000000aa');
+    b.answers.NodeStatus = status('n2', '00000000000000aa');
+    c.answers.NodeStatus = status('n3', '00000000000000bb');
+    const same = await connect({ endpoints: [a.address, b.address] });
+    clients.push(same);
+    const one = await same.clusterIds();
+    assert.equal(one.oneCluster, true);
+    assert.equal(one.clusterId, '00000000000000aa');
+    assert.deepEqual(one.clusterIds, { [a.address]: '00000000000000aa', [b.address]: '00000000000000aa' });
+
+    const mixed = await connect({ endpoints: [a.address, b.address, c.address] });
+    clients.push(mixed);
+    const two = await mixed.clusterIds();
+    assert.equal(two.oneCluster, false);
+    assert.equal(two.clusterId, undefined);
+    assert.equal(two.clusterIds[c.address], '00000000000000bb');
+
+    c.silent.add('NodeStatus');
+    const started = Date.now();
+    const silent = await mixed.clusterIds({ timeoutMs: 500 });
+    assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+    assert.equal(silent.oneCluster, true);
+    assert.deepEqual(Object.keys(silent.unanswered), [c.address]);
+    assert.match(silent.unanswered[c.address], /deadline/i);
+  });
 });
 
 describe('TLS refusals end the call within a second, naming the cause, nothing applied', { concurrency: 1 }, () => {

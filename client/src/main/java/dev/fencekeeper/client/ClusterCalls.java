@@ -483,7 +483,8 @@ final class ClusterCalls {
         info.getTerm(),
         info.getLastAppliedIndex(),
         info.getCommitIndex(),
-        info.getLeaderId());
+        info.getLeaderId(),
+        info.getClusterId());
   }
 
   /**

@@ -17,12 +17,15 @@ import dev.fencekeeper.proto.SnapshotRequest;
 import dev.fencekeeper.proto.TransferLeadershipRequest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -124,7 +127,34 @@ public final class FencingAdmin implements AutoCloseable {
         info.getTerm(),
         info.getLastAppliedIndex(),
         info.getCommitIndex(),
-        info.getLeaderId());
+        info.getLeaderId(),
+        info.getClusterId());
+  }
+
+  /**
+   * Which cluster each configured node (each endpoint) belongs to, every node asked at once over
+   * its own client port and given {@code timeout} to answer: a client given the endpoints of one
+   * cluster checks with {@link EndpointClusters#oneCluster()} that they do not span two. A node
+   * that does not answer is listed with the reason, not thrown.
+   */
+  public EndpointClusters endpointClusters(Duration timeout) {
+    Map<String, CompletableFuture<NodeInfo>> asked = new LinkedHashMap<>();
+    for (PeerAddress node : config.clientAddresses()) {
+      asked.put(
+          node.id(),
+          CompletableFuture.supplyAsync(() -> nodeInfoAt(node.address(), timeout), executor));
+    }
+    Map<String, String> clusterIds = new HashMap<>();
+    Map<String, String> unanswered = new HashMap<>();
+    asked.forEach(
+        (id, answer) -> {
+          try {
+            clusterIds.put(id, answer.join().getClusterId());
+          } catch (CompletionException e) {
+            unanswered.put(id, AdminFailures.describe(e.getCause() == null ? e : e.getCause()));
+          }
+        });
+    return new EndpointClusters(clusterIds, unanswered);
   }
 
   /** See {@link #nodeStatus}: every field the node sent. */
@@ -413,7 +443,7 @@ public final class FencingAdmin implements AutoCloseable {
 
   /** Any node's view, then the leader's when that node names another leader. */
   private Answer ask() {
-    Answer first = members(null);
+    Answer first = anyMember();
     String leader = first.membership.leaderId();
     if (leader.isEmpty()
         || leader.equals(first.membership.reportedBy())
@@ -426,6 +456,31 @@ public final class FencingAdmin implements AutoCloseable {
     } catch (FencingException e) {
       return first; // the leader moved or is unreachable right now; a member's view will do
     }
+  }
+
+  /**
+   * The membership as some configured node reports it, the nodes asked in turn: a node started with
+   * {@code --join} and not yet added (the one {@code members add} is about to add, listed in the
+   * peers like any other) has no group to report and answers UNAVAILABLE, as does one that is down.
+   * When none answers, a refusal (PERMISSION_DENIED) is what is thrown: it is the caller's to fix.
+   */
+  private Answer anyMember() {
+    List<PeerAddress> nodes = new ArrayList<>(config.clientAddresses());
+    Collections.shuffle(nodes);
+    FencingException last = null;
+    FencingException denied = null;
+    for (PeerAddress node : nodes) {
+      try {
+        return members(node.address());
+      } catch (FencingException e) {
+        // A refusal may be one node's (its TLS certificate from another CA): the next may answer.
+        if (e.result().code() == ResultCode.PERMISSION_DENIED && denied == null) {
+          denied = e;
+        }
+        last = e;
+      }
+    }
+    throw denied != null ? denied : last;
   }
 
   /** The membership as the node at {@code clientAddress} (null: any node) reports it. */

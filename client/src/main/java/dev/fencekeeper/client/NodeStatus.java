@@ -11,6 +11,8 @@ package dev.fencekeeper.client;
  * @param appliedIndex the last log index its state machine applied
  * @param commitIndex the last log index it knows to be committed
  * @param leaderId the leader it follows; empty when it knows of none
+ * @param clusterId the id of the cluster the node belongs to, minted when the cluster first formed;
+ *     empty while the node knows none yet
  */
 public record NodeStatus(
     String id,
@@ -19,7 +21,20 @@ public record NodeStatus(
     long term,
     long appliedIndex,
     long commitIndex,
-    String leaderId) {
+    String leaderId,
+    String clusterId) {
+
+  /** A node's status without its cluster id (as if it knew none yet). */
+  public NodeStatus(
+      String id,
+      String address,
+      String role,
+      long term,
+      long appliedIndex,
+      long commitIndex,
+      String leaderId) {
+    this(id, address, role, term, appliedIndex, commitIndex, leaderId, "");
+  }
 
   /** Whether this node is the cluster's leader. */
   public boolean isLeader() {

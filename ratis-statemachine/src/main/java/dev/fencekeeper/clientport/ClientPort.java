@@ -23,10 +23,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.thirdparty.io.grpc.Server;
 import org.apache.ratis.thirdparty.io.grpc.ServerInterceptors;
-import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
 import org.apache.ratis.thirdparty.io.grpc.netty.NettyServerBuilder;
-import org.apache.ratis.thirdparty.io.netty.handler.ssl.ClientAuth;
-import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -207,12 +204,8 @@ public final class ClientPort implements AutoCloseable {
     if (tls != null) {
       // A refused handshake is logged and counted by the node (the client is told by its TLS).
       b.protocolNegotiator(
-          new HandshakeWatch(
-              GrpcSslContexts.configure(
-                      SslContextBuilder.forServer(tls.getKeyManager().getKeyManager()))
-                  .trustManager(tls.getTrustManager().getTrustManager())
-                  .clientAuth(ClientAuth.REQUIRE)
-                  .build(),
+          HandshakeWatch.mutualTls(
+              tls,
               (remote, cause) -> metrics.tlsHandshakeRefused(TlsListener.CLIENT, remote, cause)));
     }
     return b;

@@ -2,13 +2,18 @@ package dev.fencekeeper.clientport;
 
 import java.net.SocketAddress;
 import java.util.function.BiConsumer;
+import javax.net.ssl.SSLException;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.thirdparty.io.grpc.netty.GrpcHttp2ConnectionHandler;
+import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
 import org.apache.ratis.thirdparty.io.grpc.netty.InternalProtocolNegotiator;
 import org.apache.ratis.thirdparty.io.grpc.netty.InternalProtocolNegotiators;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandler;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.ClientAuth;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandler;
 import org.apache.ratis.thirdparty.io.netty.util.AsciiString;
 
@@ -18,14 +23,31 @@ import org.apache.ratis.thirdparty.io.netty.util.AsciiString;
  * (and log it at FINE). gRPC adds the connection's {@link SslHandler} when the connection becomes
  * active; a watch in front of its handlers finds it at the first bytes the client sends, listens to
  * its handshake, and leaves the pipeline.
+ *
+ * <p>Used on the client port and, through Ratis's services customizer, on the Raft port
+ * (docs/ratis-workarounds.md, "Refused handshakes on the Raft port").
  */
-final class HandshakeWatch implements InternalProtocolNegotiator.ProtocolNegotiator {
+public final class HandshakeWatch implements InternalProtocolNegotiator.ProtocolNegotiator {
   private final InternalProtocolNegotiator.ProtocolNegotiator tls;
   private final BiConsumer<SocketAddress, Throwable> refused;
 
-  HandshakeWatch(SslContext sslContext, BiConsumer<SocketAddress, Throwable> refused) {
+  private HandshakeWatch(SslContext sslContext, BiConsumer<SocketAddress, Throwable> refused) {
     this.tls = InternalProtocolNegotiators.serverTls(sslContext);
     this.refused = refused;
+  }
+
+  /**
+   * Mutual TLS from {@code tls}'s managers, every client required to present a certificate its
+   * trust manager accepts, with each refused handshake passed to {@code refused}.
+   */
+  public static HandshakeWatch mutualTls(
+      GrpcTlsConfig tls, BiConsumer<SocketAddress, Throwable> refused) throws SSLException {
+    return new HandshakeWatch(
+        GrpcSslContexts.configure(SslContextBuilder.forServer(tls.getKeyManager().getKeyManager()))
+            .trustManager(tls.getTrustManager().getTrustManager())
+            .clientAuth(ClientAuth.REQUIRE)
+            .build(),
+        refused);
   }
 
   @Override

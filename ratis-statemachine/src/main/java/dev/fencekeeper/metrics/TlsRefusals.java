@@ -7,9 +7,7 @@ import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateNotYetValidException;
 import java.util.EnumMap;
-import java.util.EnumSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.LongSupplier;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
@@ -54,12 +52,6 @@ final class TlsRefusals {
     }
   }
 
-  /**
-   * The listeners that report their refusals: the Raft port's handshakes are Ratis's gRPC server's,
-   * which tells nothing of them, so it has no series rather than one that stays at zero.
-   */
-  static final Set<TlsListener> REPORTING = EnumSet.of(TlsListener.CLIENT, TlsListener.HTTP);
-
   private final Map<TlsListener, Map<Reason, Counter>> counters = new EnumMap<>(TlsListener.class);
   private final Map<TlsListener, long[]> logState = new EnumMap<>(TlsListener.class);
   private final LongSupplier nanoTime;
@@ -69,9 +61,6 @@ final class TlsRefusals {
     for (TlsListener listener : TlsListener.values()) {
       // {when the last line was written (0: never), refusals left out since}
       logState.put(listener, new long[] {0, 0});
-      if (!REPORTING.contains(listener)) {
-        continue;
-      }
       Map<Reason, Counter> byReason = new EnumMap<>(Reason.class);
       for (Reason reason : Reason.values()) {
         byReason.put(
@@ -87,10 +76,7 @@ final class TlsRefusals {
    */
   void refused(TlsListener listener, SocketAddress remote, Throwable cause) {
     Reason reason = reasonOf(cause);
-    Map<Reason, Counter> byReason = counters.get(listener);
-    if (byReason != null) {
-      byReason.get(reason).inc();
-    }
+    counters.get(listener).get(reason).inc();
     long leftOut;
     long[] state = logState.get(listener);
     synchronized (state) {

@@ -2,6 +2,7 @@ package dev.fencekeeper.server;
 
 import dev.fencekeeper.clientport.CallerIdentity;
 import dev.fencekeeper.clientport.ClientPort;
+import dev.fencekeeper.clientport.HandshakeWatch;
 import dev.fencekeeper.clientport.LocalRaft;
 import dev.fencekeeper.clientport.RaftPortGuide;
 import dev.fencekeeper.config.ClusterConfig;
@@ -31,6 +32,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
+import javax.net.ssl.SSLException;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
@@ -137,15 +139,21 @@ public final class FencekeeperServer implements AutoCloseable {
     RaftPortGuide guide = new RaftPortGuide(self.toString(), clientAddress);
     GrpcConfigKeys.Server.setServicesCustomizer(
         parameters,
-        // Interceptors run last-added first: Ratis's client and admin services are refused
-        // before anything else looks at the call; the peers' protocol passes to the gate.
-        (builder, types) ->
-            builder
-                .intercept(gate)
-                .intercept(leaderLossWatch)
-                .intercept(guide)
-                .addService(PeerIntroductions.service(self.toString(), identity))
-                .fallbackHandlerRegistry(guide));
+        (builder, types) -> {
+          if (tls != null) {
+            // Ratis's own TLS negotiation drops a refused handshake without a word: this one, from
+            // the same managers, tells the node (docs/ratis-workarounds.md).
+            builder.protocolNegotiator(raftPortTls(tls, metrics));
+          }
+          // Interceptors run last-added first: Ratis's client and admin services are refused
+          // before anything else looks at the call; the peers' protocol passes to the gate.
+          return builder
+              .intercept(gate)
+              .intercept(leaderLossWatch)
+              .intercept(guide)
+              .addService(PeerIntroductions.service(self.toString(), identity))
+              .fallbackHandlerRegistry(guide);
+        });
     stateMachine.setClusterId(() -> identity.clusterId().orElse(""));
     this.leaderTimer =
         Executors.newSingleThreadScheduledExecutor(
@@ -247,6 +255,21 @@ public final class FencekeeperServer implements AutoCloseable {
       GrpcConfigKeys.TLS.setConf(parameters, tls.grpcTlsConfig());
     }
     return parameters;
+  }
+
+  /**
+   * The Raft port's mutual TLS as Ratis sets it up from {@link ReloadableTls#grpcTlsConfig()}
+   * (client certificate required, the same key and trust managers), with each refused handshake
+   * counted and logged under {@link TlsListener#RAFT}.
+   */
+  private static HandshakeWatch raftPortTls(ReloadableTls tls, NodeMetrics metrics) {
+    try {
+      return HandshakeWatch.mutualTls(
+          tls.grpcTlsConfig(),
+          (remote, cause) -> metrics.tlsHandshakeRefused(TlsListener.RAFT, remote, cause));
+    } catch (SSLException e) {
+      throw new IllegalStateException("the Raft port's TLS cannot be set up: " + e, e);
+    }
   }
 
   /**

@@ -57,6 +57,16 @@ public final class StartCheck {
                 + " storage.dir and peers at this node's own cluster, or wipe storage.dir and add"
                 + " the node back as a new member (docs/operations.md, \"Replace a node\")");
       }
+      if (!local.hasRaftData() && !local.join()) {
+        // The id file survived but the Raft log did not (the group directory was deleted or lost):
+        // as unsafe as empty storage once a peer has seen this node hold the log.
+        Optional<Answer> knows =
+            withId.stream().filter(a -> a.clusterId().equals(mine) && a.knowsAsker()).findFirst();
+        if (knows.isPresent()) {
+          return lostItsLog(
+              local, "holds no Raft log (only the id of cluster " + mine + ")", knows.get());
+        }
+      }
       return new Start(Optional.empty());
     }
     Optional<String> agreed = agreedId(withId);
@@ -67,27 +77,36 @@ public final class StartCheck {
     }
     Optional<Answer> knows = withId.stream().filter(Answer::knowsAsker).findFirst();
     if (knows.isPresent()) {
-      Answer a = knows.get();
-      return new Refuse(
-          "node "
-              + local.nodeId()
-              + " refused to start: its storage "
-              + local.storageDir()
-              + " is empty, but peer "
-              + a.peerId()
-              + " has seen it hold the log of cluster "
-              + a.clusterId()
-              + ", so it lost its data; a member that lost its log must not vote again. Remove"
-              + " it and add it back as a new member: `fencekeeper members remove "
-              + local.nodeId()
-              + "`, start it with `fencekeeper server --config FILE --join`, then `fencekeeper"
-              + " members add "
-              + local.nodeId()
-              + "=HOST:PORT` (docs/operations.md, \"Replace a node\")");
+      return lostItsLog(local, "is empty", knows.get());
     }
     // A member of the first configuration that starts after the others formed the cluster: it never
     // held the log, so it joins with the cluster's id.
     return new Start(agreed);
+  }
+
+  /**
+   * The refusal of a member whose storage {@code state} although peer {@code seenBy} has seen it
+   * hold the log, with the way back.
+   */
+  private static Refuse lostItsLog(Local local, String state, Answer seenBy) {
+    return new Refuse(
+        "node "
+            + local.nodeId()
+            + " refused to start: its storage "
+            + local.storageDir()
+            + " "
+            + state
+            + ", but peer "
+            + seenBy.peerId()
+            + " has seen it hold the log of cluster "
+            + seenBy.clusterId()
+            + ", so it lost its data; a member that lost its log must not vote again. Remove"
+            + " it and add it back as a new member: `fencekeeper members remove "
+            + local.nodeId()
+            + "`, start it with `fencekeeper server --config FILE --join`, then `fencekeeper"
+            + " members add "
+            + local.nodeId()
+            + "=HOST:PORT` (docs/operations.md, \"Replace a node\")");
   }
 
   /** The one id every answering peer that knows one reports; empty if none or they differ. */

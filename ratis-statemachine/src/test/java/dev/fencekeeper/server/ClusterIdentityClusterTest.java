@@ -33,9 +33,10 @@ class ClusterIdentityClusterTest {
   @TempDir Path dataDir;
 
   // Guarantee: three empty nodes form a cluster and all of them store one cluster id; a member
-  // restarted on wiped storage without --join is refused with the way back and leaves nothing in
-  // its storage (its Raft server never ran, so it cannot have voted); the way back (remove, start
-  // with --join, add) works and the new member takes the cluster's id.
+  // restarted without --join on storage that kept only its cluster id file (the Raft group
+  // directory gone), and then on wiped storage, is refused with the way back each time and writes
+  // no Raft storage (its Raft server never ran, so it cannot have voted); the way back (remove,
+  // start with --join, add) works and the new member takes the cluster's id.
   @Test
   void aWipedMemberIsRefusedAndComesBackThroughJoin() throws Exception {
     try (LocalCluster cluster = cluster()) {
@@ -48,8 +49,23 @@ class ClusterIdentityClusterTest {
       await().atMost(WAIT).until(() -> ClusterIdentity.open(n1Storage).hasSeen("n3"));
       cluster.stop("n3");
       Path n3Storage = cluster.nodeConfig("n3").storageDir();
-      wipe(n3Storage);
+      wipe(n3Storage.resolve(groupDir(cluster)));
+      Files.delete(n3Storage.resolve(groupDir(cluster)));
+      assertThat(ClusterIdentity.open(n3Storage).clusterId()).contains(id);
 
+      assertThatThrownBy(() -> cluster.start("n3"))
+          .hasRootCauseInstanceOf(ClusterRefusedException.class)
+          .rootCause()
+          .hasMessageContaining("node n3 refused to start")
+          .hasMessageContaining("holds no Raft log")
+          .hasMessageContaining("cluster " + id)
+          .hasMessageContaining("`fencekeeper members remove n3`");
+      assertThat(contents(n3Storage))
+          .as("no Raft storage (term, vote, log) was written")
+          .noneMatch(p -> p.getFileName().toString().equals(groupDir(cluster)));
+      assertThat(cluster.isRunning("n3")).isFalse();
+
+      wipe(n3Storage);
       assertThatThrownBy(() -> cluster.start("n3"))
           .hasRootCauseInstanceOf(ClusterRefusedException.class)
           .rootCause()

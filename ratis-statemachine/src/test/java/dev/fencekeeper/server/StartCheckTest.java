@@ -54,6 +54,27 @@ class StartCheckTest {
         .isEqualTo(new Start(Optional.of(X)));
   }
 
+  // Guarantee: a node whose storage kept the cluster id file but lost its Raft log is refused
+  // like a wiped member once a peer has seen it hold the log; with --join, or when no peer has
+  // seen it (it stored the id before its first start got further), it starts.
+  @Test
+  void idWithoutRaftLogSeenByAPeerIsRefusedWithTheWayBack() {
+    Local idOnly = new Local("n3", "/data/n3", Optional.of(X), false, false);
+    var verdict =
+        StartCheck.decide(idOnly, List.of(new Answer("n1", X, false), new Answer("n2", X, true)));
+    assertThat(verdict).isInstanceOf(Refuse.class);
+    assertThat(((Refuse) verdict).reason())
+        .contains("node n3 refused to start", "/data/n3 holds no Raft log", "peer n2", X)
+        .contains("`fencekeeper members remove n3`", "--join", "members add n3=");
+    Local joining = new Local("n3", "/data/n3", Optional.of(X), false, true);
+    assertThat(StartCheck.decide(joining, List.of(new Answer("n2", X, true))))
+        .isEqualTo(new Start(Optional.empty()));
+    assertThat(StartCheck.decide(idOnly, List.of(new Answer("n2", X, false))))
+        .isEqualTo(new Start(Optional.empty()));
+    assertThat(StartCheck.decide(holding(X), List.of(new Answer("n2", X, true))))
+        .isEqualTo(new Start(Optional.empty()));
+  }
+
   @Test
   void storageOfAnotherClusterIsRefusedUnlessAPeerSharesIt() {
     var verdict = StartCheck.decide(holding(Y), List.of(new Answer("n1", X, false)));

@@ -13,28 +13,33 @@ import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.proto.FollowerProgress;
-import dev.fencekeeper.replication.RecoveringLogAppender;
+import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.RestoreSeed;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.awaitility.core.ConditionTimeoutException;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.statemachine.TransactionContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A follower that the leader stops feeding while it answers every heartbeat: the leader's
- * bookkeeping says the follower holds entries it does not hold. Each case ends with the follower
- * applying what the leader applied, within a bound. Run with {@code
- * -Dstuck-follower.restart-after=0} to see Ratis's own appender leave the wiped member behind.
+ * Members that must be brought up to date by the leader: one that lost its storage and came back
+ * the documented way (removed, started with {@code --join}, added) with an empty log, and one that
+ * restarted while leadership moved back and forth. Each case ends with the follower applying what
+ * the leader applied, within a bound. A member restarted on lost storage as a member, which Ratis's
+ * own appender used to leave behind (docs/ratis-workarounds.md), is refused at start ({@code
+ * ClusterIdentityClusterTest}). And a backup asked of a member that is behind.
  */
 @Timeout(240)
 class StuckFollowerClusterTest {
@@ -42,24 +47,22 @@ class StuckFollowerClusterTest {
 
   @TempDir Path dataDir;
 
-  // Guarantee: a member whose storage was wiped and that is started again as a member (not with
-  // --join) under the same leader catches up with that leader's applied index.
+  // Guarantee: a member whose storage was wiped, removed, started with --join and added again
+  // while the leader keeps writing catches up with that leader's applied index, and the leader's
+  // view of it shows it caught up, not lagging.
   @Test
-  void aMemberRestartedOnWipedStorageCatchesUpWithTheLeader() throws Exception {
+  void aMemberBackOnWipedStorageCatchesUpWithTheLeader() throws Exception {
     try (TestCluster cluster = TestCluster.start(dataDir, settings())) {
       String leader = cluster.awaitLeader();
       FencingClient client = cluster.newClient("writer");
-      String wiped = stopAndWipeAFollower(cluster, leader, client);
+      String wiped = stopWipeAndRemoveAFollower(cluster, leader, client);
       writeRounds(client, "while-down", 10);
-      long restartsBefore = RecoveringLogAppender.restartsBy(leader);
-      cluster.startNode(wiped);
 
       try (Writer writer = Writer.start(client, "after")) {
+        cluster.rejoin(wiped);
         awaitCaughtUp(cluster, leader, wiped);
       }
-      // Detection: the leader said why it started the follower's appender over.
-      assertThat(RecoveringLogAppender.restartsBy(leader)).isGreaterThan(restartsBefore);
-      // And its view of the follower shows it caught up, not lagging.
+      // The leader's view of the follower shows it caught up, not lagging.
       await()
           .atMost(Duration.ofSeconds(10))
           .untilAsserted(
@@ -71,86 +74,66 @@ class StuckFollowerClusterTest {
     }
   }
 
-  // Guarantee: a wiped member that Ratis's own appender leaves behind (the workaround switched off)
-  // shows on the leader as lagging within seconds, so the fault is seen even where the workaround
-  // does not act; with the workaround on, the test above shows the same member catch up.
-  @Test
-  void aMemberLeftBehindShowsAsLaggingOnTheLeader() throws Exception {
-    try (TestCluster cluster = TestCluster.start(dataDir, leavingMembersBehind())) {
-      String leader = cluster.awaitLeader();
-      leaveAFollowerBehind(cluster, leader, cluster.newClient("writer"));
-    }
-  }
-
   // Guarantee: a backup holds every write acknowledged before it was asked for, even when the
-  // client asks a member that has not applied them: the member left behind (here by Ratis's own
-  // appender) sends the first call to the leader, which freezes the copy after a read barrier.
+  // client asks a member that has not applied them (here one whose applies are held back): the
+  // member sends the first call to the leader, which freezes the copy after a read barrier.
   @Test
-  void aBackupAskedOfAMemberLeftBehindHoldsEveryAcknowledgedWrite() throws Exception {
-    try (TestCluster cluster = TestCluster.start(dataDir, leavingMembersBehind())) {
+  void aBackupAskedOfAMemberBehindHoldsEveryAcknowledgedWrite() throws Exception {
+    try (TestCluster cluster = TestCluster.start(dataDir, settings())) {
       String leader = cluster.awaitLeader();
       FencingClient client = cluster.newClient("writer");
-      String behind = leaveAFollowerBehind(cluster, leader, client);
-      Result grant = client.acquireToken("backed-up", Duration.ofMinutes(1), "w");
-      Result written =
-          client.write("backed-up", grant.token(), List.of(KeyChange.put("k", "v")), null);
-      assertThat(written.code()).as(written.toString()).isEqualTo(ResultCode.ACCEPTED);
-      long acknowledgedAt = cluster.lastApplied(leader);
+      String behind = follower(cluster, leader);
+      cluster.stopNode(behind);
+      CountDownLatch gate = new CountDownLatch(1);
+      FencekeeperServer held = startHoldingApplies(cluster, behind, gate);
+      try {
+        Result grant = client.acquireToken("backed-up", Duration.ofMinutes(1), "w");
+        Result written =
+            client.write("backed-up", grant.token(), List.of(KeyChange.put("k", "v")), null);
+        assertThat(written.code()).as(written.toString()).isEqualTo(ResultCode.ACCEPTED);
+        long acknowledgedAt = cluster.lastApplied(leader);
 
-      Path backup = dataDir.resolve("through-" + behind + ".backup");
-      PeerAddress member =
-          cluster.config().peers().stream().filter(a -> a.id().equals(behind)).findFirst().get();
-      // The member asked is behind the write when the backup is asked for. (The read barrier the
-      // leader appends for the backup may get the member going again, so this is checked before.)
-      assertThat(cluster.lastApplied(behind)).isLessThan(acknowledgedAt);
-      try (FencingClient viaBehind = FencingClient.builder().peers(member.toString()).build()) {
-        Result backedUp = viaBehind.backup(backup);
-        assertThat(backedUp.code()).as(backedUp.toString()).isEqualTo(ResultCode.FOUND);
+        Path backup = dataDir.resolve("through-" + behind + ".backup");
+        PeerAddress member =
+            cluster.config().peers().stream().filter(a -> a.id().equals(behind)).findFirst().get();
+        assertThat(held.stateMachine().getLastAppliedTermIndex().getIndex())
+            .isLessThan(acknowledgedAt);
+        try (FencingClient viaBehind = FencingClient.builder().peers(member.toString()).build()) {
+          Result backedUp = viaBehind.backup(backup);
+          assertThat(backedUp.code()).as(backedUp.toString()).isEqualTo(ResultCode.FOUND);
+        }
+        FencingState copy = RestoreSeed.read(backup, Limits.defaults());
+        assertThat(new String(copy.read("backed-up", "k").value(), UTF_8))
+            .as("the backed-up value of k")
+            .isEqualTo("v");
+      } finally {
+        gate.countDown();
+        held.close();
       }
-      FencingState copy = RestoreSeed.read(backup, Limits.defaults());
-      assertThat(new String(copy.read("backed-up", "k").value(), UTF_8))
-          .as("the backed-up value of k")
-          .isEqualTo("v");
     }
-  }
-
-  /** Ratis's own appender, which leaves a wiped member behind, and lag reported after 2 s. */
-  private static Properties leavingMembersBehind() {
-    Properties p = new Properties();
-    p.setProperty("raft.stuck-follower.restart-after", "0");
-    p.setProperty("health.max-follower-lag", "2s");
-    return p;
   }
 
   /**
-   * Wipes a follower and starts it again while the leader writes, under {@link
-   * #leavingMembersBehind}: returns its id once the leader reports it lagging. Ratis's appender
-   * leaves such a member behind most times, not every time; when the member catches up instead, the
-   * fault is made again, up to three times.
+   * Starts member {@code id} outside the cluster's bookkeeping with a state machine that applies no
+   * entry until {@code gate} opens: a member that receives the log but stays behind in applying it.
    */
-  private String leaveAFollowerBehind(TestCluster cluster, String leader, FencingClient client)
-      throws Exception {
-    for (int attempt = 1; ; attempt++) {
-      String wiped = stopAndWipeAFollower(cluster, leader, client);
-      writeRounds(client, "while-down", 10);
-      cluster.startNode(wiped);
-      try (Writer writer = Writer.start(client, "after")) {
-        await()
-            .atMost(Duration.ofSeconds(20))
-            .pollInterval(Duration.ofMillis(200))
-            .untilAsserted(
-                () -> {
-                  FollowerProgress seen = progressOf(client, leader, wiped);
-                  assertThat(seen.getLagging()).as("%s", seen).isTrue();
-                  assertThat(seen.getLagEntries()).as("%s", seen).isPositive();
-                });
-        return wiped;
-      } catch (ConditionTimeoutException caughtUp) {
-        if (attempt == 3) {
-          throw caughtUp;
-        }
-      }
-    }
+  private static FencekeeperServer startHoldingApplies(
+      TestCluster cluster, String id, CountDownLatch gate) throws Exception {
+    return FencekeeperServer.start(
+        cluster.nodeConfig(id),
+        false,
+        (limits, wallClock, nanos) ->
+            new FencingStateMachine(limits, wallClock, nanos) {
+              @Override
+              public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+                try {
+                  gate.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                return super.applyTransaction(trx);
+              }
+            });
   }
 
   private static FollowerProgress progressOf(FencingClient client, String leader, String follower) {
@@ -162,12 +145,12 @@ class StuckFollowerClusterTest {
 
   // Guarantee: the same, on an idle cluster: no new entry arrives after the wiped member is back.
   @Test
-  void aMemberRestartedOnWipedStorageCatchesUpOnAnIdleCluster() {
+  void aMemberBackOnWipedStorageCatchesUpOnAnIdleCluster() {
     try (TestCluster cluster = TestCluster.start(dataDir, settings())) {
       String leader = cluster.awaitLeader();
       FencingClient client = cluster.newClient("writer");
-      String wiped = stopAndWipeAFollower(cluster, leader, client);
-      cluster.startNode(wiped);
+      String wiped = stopWipeAndRemoveAFollower(cluster, leader, client);
+      cluster.rejoin(wiped);
       awaitCaughtUp(cluster, leader, wiped);
     }
   }
@@ -210,16 +193,15 @@ class StuckFollowerClusterTest {
   }
 
   /**
-   * After some writes, stops a follower that holds them all and deletes its Raft storage; returns
-   * its id. The node's cluster identity file stays: a node whose whole storage.dir is gone is
-   * refused at start ({@code ClusterIdentityClusterTest}), and what is under test here is the
-   * leader bringing a member with an empty log up to date.
+   * After some writes, stops a follower that holds them all, deletes its storage and removes it
+   * from the membership; returns its id.
    */
-  private String stopAndWipeAFollower(TestCluster cluster, String leader, FencingClient client) {
+  private String stopWipeAndRemoveAFollower(
+      TestCluster cluster, String leader, FencingClient client) {
     writeRounds(client, "before", 40);
     String wiped = follower(cluster, leader);
     awaitApplied(cluster, wiped, cluster.lastApplied(leader));
-    cluster.stopAndWipeRaftStorage(wiped);
+    cluster.stopWipeAndRemove(wiped);
     return wiped;
   }
 

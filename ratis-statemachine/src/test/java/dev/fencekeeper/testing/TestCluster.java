@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
-import dev.fencekeeper.server.ClusterIdentity;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.local.LocalCluster;
 import dev.fencekeeper.statemachine.RestoreSeed;
@@ -137,26 +136,40 @@ public final class TestCluster implements AutoCloseable {
   }
 
   /**
-   * Stops node {@code id} and deletes its Raft storage, keeping its cluster identity file: the
-   * state of a member whose log was lost but whose storage.dir was not. Waits first until the node
-   * has stored the cluster id (it does so shortly after it applies the first entry); a node wiped
-   * before that has no id and is refused at start as a wiped member ({@code
-   * ClusterIdentityClusterTest}).
+   * The first half of the documented way back for a member that lost its storage: stops node {@code
+   * id}, deletes its whole storage.dir (Raft log and cluster identity alike) and removes it from
+   * the membership ({@code fencekeeper members remove}). A member restarted on such storage without
+   * {@code --join} is refused ({@code ClusterIdentityClusterTest}); {@link #rejoin} brings it back
+   * as a new member with an empty log.
    */
-  public void stopAndWipeRaftStorage(String id) {
+  public void stopWipeAndRemove(String id) {
     Path storage = nodeConfig(id).storageDir();
-    await()
-        .atMost(Duration.ofSeconds(20))
-        .until(() -> ClusterIdentity.open(storage).clusterId().isPresent());
     stopNode(id);
-    try (Stream<Path> entries = Files.list(storage)) {
-      for (Path p : entries.toList()) {
-        if (!p.getFileName().toString().equals(ClusterIdentity.FILE_NAME)) {
-          deleteTree(p);
-        }
-      }
+    try {
+      deleteTree(storage);
+      Files.createDirectories(storage);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+    try (FencingAdmin admin = FencingAdmin.connect(config())) {
+      admin.removeMember(id);
+    }
+  }
+
+  /**
+   * The second half of the way back: starts node {@code id} with {@code --join} and adds it ({@code
+   * fencekeeper members add}), which returns once it serves.
+   */
+  public FencekeeperServer rejoin(String id) {
+    cluster.start(id, true);
+    addMember(id);
+    return node(id);
+  }
+
+  /** Adds node {@code id}, already running to join, as a member; returns once it serves. */
+  public void addMember(String id) {
+    try (FencingAdmin admin = FencingAdmin.connect(config())) {
+      admin.addMember(nodeConfig(id).self());
     }
   }
 

@@ -36,7 +36,10 @@ public enum ExitCode {
   OVERLOADED(20, "OVERLOADED: too many requests pending; nothing applied, retry later"),
   RUN_LEASE_LOST(21, "lease run: the lease was lost while the command ran, so it was stopped"),
   STORAGE_FULL(22, "server: disk below the 64 MiB reserve; free space, then start it again"),
-  NOT_THIS_CLUSTER(23, "server: storage lost or of another cluster; not started (see stderr)");
+  NOT_THIS_CLUSTER(
+      23,
+      "server: storage lost or of another cluster, not started (see stderr);"
+          + " status: the nodes given belong to different clusters");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 

@@ -2,17 +2,17 @@ package dev.fencekeeper.tools;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fencekeeper.client.EndpointClusters;
 import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.tools.ClusterProbe.NodeStatus;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
@@ -36,7 +36,7 @@ import picocli.CommandLine.Mixin;
       "Then the id of the cluster the nodes belong to (`cluster <id>`), or, when they report"
           + " different ones,",
       "which node belongs to which: nodes given as one cluster must all belong to the same.",
-      "Exit 0 if a leader is known, 11 if not."
+      "Exit 0 if a leader is known, 11 if not, 23 if the nodes report different cluster ids."
     })
 final class StatusCommand implements Callable<Integer> {
   static final String UNREACHABLE = "unreachable";
@@ -54,44 +54,76 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ClusterConfig cluster = client.cluster();
-    FencingAdmin admin = client.admin(cluster);
     List<NodeStatus> nodes;
-    try {
-      // Every node is asked at once over its own client port, each given the whole budget, and
-      // answers from its own memory (not through Raft): one that does not answer in it is shown
-      // unreachable with the reason while the others are reported.
-      nodes = ClusterProbe.probe(admin, cluster, deadline.budget(cluster.requestTimeout()));
-    } finally {
-      // Closing waits for the connection to a node that accepted it and never answered; the
-      // report must not.
-      closeInBackground(admin);
+    // Every node is asked at once over its own client port, each given the whole budget, and
+    // answers from its own memory (not through Raft): one that does not answer in it is shown
+    // unreachable with the reason while the others are reported. Closing waits for the connection
+    // to a node that accepted it and never answered; the report must not.
+    if (cluster.peers().isEmpty()) {
+      // Named by client endpoints: each is asked as given, not through the membership the nodes
+      // report, so that an endpoint of another cluster (whose ids may be this one's) shows as such.
+      FencingClient fencing = client.connect(cluster);
+      try {
+        nodes = ClusterProbe.probe(fencing, cluster, deadline.budget(cluster.requestTimeout()));
+      } finally {
+        closeInBackground(fencing);
+      }
+    } else {
+      FencingAdmin admin = client.admin(cluster);
+      try {
+        nodes = ClusterProbe.probe(admin, cluster, deadline.budget(cluster.requestTimeout()));
+      } finally {
+        closeInBackground(admin);
+      }
     }
     Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
-    ExitCode exit = leader.isPresent() ? ExitCode.SUCCESS : ExitCode.UNAVAILABLE;
+    EndpointClusters clusters = clusters(nodes);
+    ExitCode exit =
+        !clusters.oneCluster()
+            ? ExitCode.NOT_THIS_CLUSTER
+            : leader.isPresent() ? ExitCode.SUCCESS : ExitCode.UNAVAILABLE;
     if (client.json()) {
-      Json.print(context.out(), json(nodes, leader, exit));
+      Json.print(context.out(), json(nodes, leader, clusters, exit));
     } else {
-      printTable(nodes, leader);
+      printTable(nodes, leader, clusters);
     }
     return exit.code();
   }
 
-  private static void closeInBackground(FencingAdmin admin) {
-    Thread closer = new Thread(admin::close, "fencekeeper-status-close");
+  private static void closeInBackground(AutoCloseable connection) {
+    Thread closer =
+        new Thread(
+            () -> {
+              try {
+                connection.close();
+              } catch (Exception ignored) {
+                // the report is printed; nothing is left to tell
+              }
+            },
+            "fencekeeper-status-close");
     closer.setDaemon(true);
     closer.start();
   }
 
   private static ObjectNode json(
-      List<NodeStatus> nodes, Optional<NodeStatus> leader, ExitCode exit) {
+      List<NodeStatus> nodes,
+      Optional<NodeStatus> leader,
+      EndpointClusters clusters,
+      ExitCode exit) {
     ObjectNode o = Json.object();
-    o.put("status", exit == ExitCode.SUCCESS ? "OK" : "UNAVAILABLE");
+    o.put(
+        "status",
+        switch (exit) {
+          case SUCCESS -> "OK";
+          case NOT_THIS_CLUSTER -> "CLUSTER_IDS_DIFFER";
+          default -> "UNAVAILABLE";
+        });
     leader.ifPresent(l -> o.put("leader", l.peer().id()));
-    Map<String, List<String>> clusters = clusterIds(nodes);
-    if (clusters.size() == 1) {
-      o.put("clusterId", clusters.keySet().iterator().next());
+    clusters.clusterId().ifPresent(id -> o.put("clusterId", id));
+    o.put("clusterIdsDiffer", !clusters.oneCluster());
+    if (!clusters.oneCluster()) {
+      o.put("message", clusters.describe());
     }
-    o.put("clusterIdsDiffer", clusters.size() > 1);
     FollowerLagColumns lag = lagColumns(leader);
     lag.jsonSummary(o);
     ArrayNode array = o.putArray("nodes");
@@ -126,7 +158,8 @@ final class StatusCommand implements Callable<Integer> {
     return o;
   }
 
-  private void printTable(List<NodeStatus> nodes, Optional<NodeStatus> leader) {
+  private void printTable(
+      List<NodeStatus> nodes, Optional<NodeStatus> leader, EndpointClusters clusters) {
     Table table =
         new Table(
             "ID",
@@ -182,33 +215,26 @@ final class StatusCommand implements Callable<Integer> {
         context.out().println(n.peer().id() + " " + UNREACHABLE + ": " + n.error());
       }
     }
-    Map<String, List<String>> clusters = clusterIds(nodes);
-    if (clusters.size() == 1) {
-      context.out().println("cluster " + clusters.keySet().iterator().next());
-    } else if (clusters.size() > 1) {
-      context
-          .out()
-          .println(
-              "cluster ids differ, these nodes do not form one cluster: "
-                  + clusters.entrySet().stream()
-                      .map(e -> String.join(", ", e.getValue()) + " in " + e.getKey())
-                      .collect(Collectors.joining("; ")));
+    if (!clusters.byCluster().isEmpty()) {
+      // "cluster <id>", or which node belongs to which cluster
+      context.out().println(clusters.describe());
     }
     context.out().println(leader.map(l -> "leader " + l.peer().id()).orElse("no leader known"));
     context.out().flush();
   }
 
-  /**
-   * The node ids that answered, by the cluster id each reported (nodes that know none left out).
-   */
-  static Map<String, List<String>> clusterIds(List<NodeStatus> nodes) {
-    Map<String, List<String>> byId = new TreeMap<>();
+  /** The cluster id each node that answered reported, and why the others did not answer. */
+  static EndpointClusters clusters(List<NodeStatus> nodes) {
+    Map<String, String> ids = new TreeMap<>();
+    Map<String, String> unanswered = new TreeMap<>();
     for (NodeStatus n : nodes) {
-      if (n.reachable() && !n.info().getClusterId().isEmpty()) {
-        byId.computeIfAbsent(n.info().getClusterId(), k -> new ArrayList<>()).add(n.peer().id());
+      if (n.reachable()) {
+        ids.put(n.peer().id(), n.info().getClusterId());
+      } else {
+        unanswered.put(n.peer().id(), n.error());
       }
     }
-    return byId;
+    return new EndpointClusters(ids, unanswered);
   }
 
   /** The leader's view of its followers; every cell {@code -} when no leader answered. */

@@ -4,18 +4,30 @@ import static dev.fencekeeper.tools.CliRun.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.fencekeeper.client.EndpointClusters;
+import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.proto.FencekeeperGrpc;
+import dev.fencekeeper.proto.NodeInfo;
+import dev.fencekeeper.proto.NodeInfoQuery;
+import dev.fencekeeper.proto.Response;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Properties;
 import java.util.stream.IntStream;
 import java.util.stream.StreamSupport;
+import org.apache.ratis.thirdparty.io.grpc.Server;
+import org.apache.ratis.thirdparty.io.grpc.netty.NettyServerBuilder;
+import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -52,6 +64,77 @@ class AdminVerbsTest {
 
   // ---------------------------------------------------------------------------------------------
   // status
+
+  // Guarantee: endpoints that span two clusters are told apart: status prints which node belongs
+  // to which cluster and exits 23 (JSON: status CLUSTER_IDS_DIFFER), and FencingAdmin's
+  // endpointClusters says they are not one cluster, naming each endpoint's id. Here the third
+  // endpoint is a node of another cluster (it answers NodeStatus only).
+  @Test
+  void endpointsOfTwoClustersAreToldApart() throws Exception {
+    String other = "00000000000000bb";
+    int port = LocalPorts.freeNodePort();
+    Server stranger =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(
+                new FencekeeperGrpc.FencekeeperImplBase() {
+                  @Override
+                  public void nodeStatus(NodeInfoQuery request, StreamObserver<Response> answer) {
+                    answer.onNext(
+                        Response.newBuilder()
+                            .setCode(dev.fencekeeper.proto.ResultCode.FOUND)
+                            .setNode(
+                                NodeInfo.newBuilder()
+                                    .setId("x1")
+                                    .setAddress("127.0.0.1:" + port)
+                                    .setClientAddress("127.0.0.1:" + port)
+                                    .setRole("LEADER")
+                                    .setClusterId(other))
+                            .build());
+                    answer.onCompleted();
+                  }
+                })
+            .build()
+            .start();
+    try {
+      String mixed = cluster.endpoints() + ",127.0.0.1:" + port;
+      String ours = okJson(cli("status", "--json")).get("clusterId").asText();
+      CliRun table = CliRun.run(cluster.dataDir(), "status", "--endpoints", mixed);
+      assertThat(table.exitCode()).as(table.toString()).isEqualTo(23);
+      assertThat(table.out())
+          .contains("cluster ids differ, these nodes do not form one cluster: ")
+          .contains(" in " + ours)
+          .contains(" in " + other);
+      CliRun asJson = CliRun.run(cluster.dataDir(), "status", "--json", "--endpoints", mixed);
+      assertThat(asJson.exitCode()).isEqualTo(23);
+      JsonNode j = json(asJson);
+      assertThat(j.get("status").asText()).isEqualTo("CLUSTER_IDS_DIFFER");
+      assertThat(j.get("clusterIdsDiffer").asBoolean()).isTrue();
+      assertThat(j.has("clusterId")).isFalse();
+
+      try (FencingAdmin admin = FencingAdmin.connect(withEndpoints(mixed))) {
+        EndpointClusters clusters = admin.endpointClusters(Duration.ofSeconds(5));
+        assertThat(clusters.oneCluster()).isFalse();
+        assertThat(clusters.clusterId()).isEmpty();
+        assertThat(clusters.byCluster()).containsOnlyKeys(ours, other);
+        assertThat(clusters.unanswered()).isEmpty();
+      }
+      try (FencingAdmin admin = FencingAdmin.connect(withEndpoints(cluster.endpoints()))) {
+        EndpointClusters clusters = admin.endpointClusters(Duration.ofSeconds(5));
+        assertThat(clusters.oneCluster()).isTrue();
+        assertThat(clusters.clusterId()).contains(ours);
+        assertThat(clusters.clusterIds()).hasSize(3);
+      }
+    } finally {
+      stranger.shutdownNow();
+    }
+  }
+
+  /** The cluster's configuration, reaching the nodes at {@code endpoints}. */
+  private static ClusterConfig withEndpoints(String endpoints) {
+    Properties p = cluster.config().toProperties();
+    p.setProperty("endpoints", endpoints);
+    return ClusterConfig.fromProperties(p);
+  }
 
   // Guarantee: status adds per node the commit index, newest snapshot index, Raft log size on disk,
   // the leader it follows and its metrics port, in the table and in JSON, keeping the earlier

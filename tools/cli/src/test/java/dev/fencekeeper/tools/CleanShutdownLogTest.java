@@ -7,14 +7,23 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.Result;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.local.LocalCluster;
+import dev.fencekeeper.server.local.NodeCommand;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Properties;
 import org.apache.ratis.server.RaftServer;
 import org.junit.jupiter.api.Test;
@@ -23,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /** A node's start and clean stop are in its log, and a clean stop logs no warning. */
-@Timeout(120)
+@Timeout(300)
 class CleanShutdownLogTest {
   @TempDir Path dir;
 
@@ -79,6 +88,77 @@ class CleanShutdownLogTest {
   private static boolean isOfThisNode(ILoggingEvent event, String division) {
     String text = event.getThreadName() + " " + event.getFormattedMessage();
     return !text.contains("@group-") || text.contains(division);
+  }
+
+  // Guarantee: in a cluster of three node processes (`fencekeeper server`, as deployed, with its
+  // own logging configuration), a follower, then the leader, then the last node stopped by SIGTERM
+  // each exit 0 and write, from the moment they are asked to stop, "stopped" and no WARN or ERROR
+  // line and no stack trace to their log; the only warnings allowed are a leader's about a peer
+  // stopped before (Ratis's appender reporting a follower that is gone).
+  @Test
+  void nodesOfAClusterStopWithoutWarnings() throws Exception {
+    NodeCommand server = NodeProcesses.nodeCommand(List.of("server"));
+    List<String> flags = new ArrayList<>(server.jvmFlags());
+    // The deployed logging configuration, not this module's logback-test.xml, which is on the
+    // class path the nodes share with this JVM.
+    flags.add("-Dlogback.configurationFile=logback.xml");
+    NodeCommand asDeployed =
+        new NodeCommand(
+            server.prefix(),
+            server.java(),
+            flags,
+            server.classPath(),
+            server.mainClass(),
+            server.verb());
+    try (LocalCluster cluster =
+        LocalCluster.builder(dir.resolve("cluster")).processes(asDeployed).start()) {
+      // Three JVMs starting on a busy machine.
+      String leader = cluster.awaitLeader(Duration.ofSeconds(150));
+      try (FencingClient client = FencingClient.connect(cluster.config(), "writer")) {
+        // The leader just elected may not serve yet.
+        Result grant =
+            await()
+                .atMost(Duration.ofSeconds(60))
+                .until(
+                    () -> client.acquireToken("stop", Duration.ofMinutes(1), "writer"),
+                    r -> r.code() == ResultCode.GRANTED);
+        for (int i = 0; i < 20; i++) {
+          Result written = client.write("stop", grant.token(), "k" + i, new byte[] {1});
+          assertThat(written.code()).as(written.toString()).isEqualTo(ResultCode.ACCEPTED);
+        }
+      }
+      List<String> order = new ArrayList<>();
+      cluster.nodeIds().stream().filter(id -> !id.equals(leader)).forEach(order::add);
+      order.add(1, leader);
+      List<String> stopped = new ArrayList<>();
+      for (String id : order) {
+        long from = Files.size(cluster.logFile(id));
+        OptionalInt exit = cluster.stop(id, Duration.ofSeconds(30));
+        assertThat(exit).as(id + " exit code").hasValue(0);
+        String written;
+        try (var in = Files.newInputStream(cluster.logFile(id))) {
+          in.skipNBytes(from);
+          written = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        assertThat(written).as(id).contains("fencekeeper node " + id + " stopped");
+        assertThat(written.lines())
+            .as("what %s logged while it stopped", id)
+            .filteredOn(line -> !aboutAPeerStoppedBefore(line, stopped))
+            .noneMatch(
+                line ->
+                    line.contains(" WARN ")
+                        || line.contains(" ERROR ")
+                        || line.startsWith("\tat ")
+                        || line.contains("Exception"));
+        stopped.add(id);
+      }
+    }
+  }
+
+  /** A leader's log appender reporting a follower that stopped before (it logs "->n1-"). */
+  private static boolean aboutAPeerStoppedBefore(String line, List<String> stopped) {
+    return line.contains("GrpcLogAppender")
+        && stopped.stream().anyMatch(id -> line.contains("->" + id + "-"));
   }
 
   private static List<String> messages(List<ILoggingEvent> events) {

@@ -9,27 +9,39 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
 import dev.fencekeeper.client.ReadConsistency;
 import dev.fencekeeper.client.ReadResult;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.Security;
+import dev.fencekeeper.server.FencekeeperServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * CLI writes and {@code status} with short {@code --timeout}s against three nodes kept busy by
- * other writers: every call prints exactly one result (one line, or one JSON object) and never
- * anything after it, its exit code is that result's, and the result is true of the cluster — an
- * ACCEPTED write is there, a timed-out write is reported as of unknown outcome, a timed-out status
- * says nothing of changes.
+ * other writers, in plaintext and with mutual TLS: every call prints exactly one result (one line,
+ * or one JSON object) and never anything after it, its exit code is that result's, and the result
+ * is true of the cluster — an ACCEPTED write is there, a timed-out write is reported as of unknown
+ * outcome, a timed-out status says nothing of changes.
  */
+@Timeout(300)
 class ShortTimeoutsTest {
   @RegisterExtension static final InProcessCluster cluster = InProcessCluster.perClass();
+
+  @TempDir Path tlsDir;
 
   private static final ObjectMapper STRICT =
       new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
@@ -52,9 +64,12 @@ class ShortTimeoutsTest {
     }
   }
 
-  private static Call cli(String what, boolean json, String... args) {
+  /** How the CLI reaches the cluster under test, and where it runs. */
+  private record Target(List<String> options, Path workingDir) {}
+
+  private static Call cli(Target target, String what, boolean json, String... args) {
     List<String> all = new ArrayList<>(List.of(args));
-    all.addAll(List.of("--peers", cluster.peers()));
+    all.addAll(target.options());
     if (json) {
       all.add("--json");
     }
@@ -64,7 +79,7 @@ class ShortTimeoutsTest {
             new PrintStream(out, true, StandardCharsets.UTF_8),
             new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
             Map.of(),
-            cluster.dataDir());
+            target.workingDir());
     int exit = FencekeeperCli.execute(context, all.toArray(String[]::new));
     return new Call(what, json, exit, out, out.toString(StandardCharsets.UTF_8));
   }
@@ -76,10 +91,59 @@ class ShortTimeoutsTest {
   // print its late answer too: UNAVAILABLE and then ACCEPTED, exit 11, the write applied.)
   @Test
   void everyCallPrintsOneTrueResult() throws Exception {
+    everyCallPrintsOneTrueResult(
+        cluster.config(), new Target(List.of("--peers", cluster.peers()), cluster.dataDir()));
+  }
+
+  // Guarantee: the same on a cluster with mutual TLS, where each CLI call also sets up TLS and
+  // makes its handshakes within its deadline.
+  @Test
+  void everyCallPrintsOneTrueResultWithMutualTls() throws Exception {
+    Path certs = tlsDir.resolve("certs");
+    Certificates.writeLocalSet(certs, Duration.ofDays(1));
+    Properties p = new Properties();
+    p.setProperty(
+        "peers",
+        "n1@127.0.0.1:"
+            + LocalPorts.freeNodePort()
+            + ",n2@127.0.0.1:"
+            + LocalPorts.freeNodePort()
+            + ",n3@127.0.0.1:"
+            + LocalPorts.freeNodePort());
+    p.setProperty("authz.admins", Certificates.ADMIN_CN);
+    p.setProperty("authz.nodes", Certificates.NODE_CN);
+    ClusterConfig tlsCluster = ClusterConfig.fromProperties(p);
+    List<FencekeeperServer> servers = new ArrayList<>();
+    try {
+      for (PeerAddress peer : tlsCluster.peers()) {
+        servers.add(
+            FencekeeperServer.start(
+                withTls(tlsCluster, certs, Certificates.NODE)
+                    .withNodeId(peer.id())
+                    .withStorageDir(tlsDir.resolve(peer.id()))));
+      }
+      everyCallPrintsOneTrueResult(
+          withTls(tlsCluster, certs, Certificates.CLIENT),
+          new Target(
+              List.of("--peers", p.getProperty("peers"), "--tls", "--certs", certs.toString()),
+              tlsDir));
+    } finally {
+      for (FencekeeperServer server : servers) {
+        server.close();
+      }
+    }
+  }
+
+  private static ClusterConfig withTls(ClusterConfig config, Path dir, String name) {
+    return config.withSecurity(config.security().withTls(Security.TlsFiles.inDirectory(dir, name)));
+  }
+
+  private static void everyCallPrintsOneTrueResult(ClusterConfig clientConfig, Target target)
+      throws Exception {
     AtomicBoolean loading = new AtomicBoolean(true);
     List<Thread> load = new ArrayList<>();
     List<Call> calls = new ArrayList<>();
-    try (FencingClient client = FencingClient.connect(cluster.config())) {
+    try (FencingClient client = FencingClient.connect(clientConfig)) {
       long token = client.acquireToken("timed", Duration.ofMinutes(10), "test").token();
       long loadToken = client.acquireToken("load", Duration.ofMinutes(10), "load").token();
       for (int t = 0; t < 4; t++) {
@@ -109,6 +173,7 @@ class ShortTimeoutsTest {
           boolean json = i % 2 == 0;
           calls.add(
               cli(
+                  target,
                   "write k" + i,
                   json,
                   "write",
@@ -120,7 +185,7 @@ class ShortTimeoutsTest {
                   "--timeout",
                   timeout));
           if (i % 3 == 0) {
-            calls.add(cli("status", !json, "status", "--timeout", timeout));
+            calls.add(cli(target, "status", !json, "status", "--timeout", timeout));
           }
         }
       } finally {

@@ -34,8 +34,9 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /**
- * A TLS node tells what its handshakes refuse: each refusal on the client port and the JSON gateway
- * is counted by listener and reason and logged at WARN with the remote address and the cause.
+ * A TLS node tells what its handshakes refuse: each refusal on the Raft port, the client port and
+ * the JSON gateway is counted by listener and reason and logged at WARN with the remote address and
+ * the cause.
  */
 @Timeout(120)
 class TlsRefusalsTest {
@@ -54,7 +55,7 @@ class TlsRefusalsTest {
 
   // Guarantee: a client certificate that has expired, one from a CA the node does not trust, and
   // no client certificate at all are each refused in the handshake, counted in
-  // fencekeeper_tls_handshakes_refused_total under its listener (client, http) and reason
+  // fencekeeper_tls_handshakes_refused_total under its listener (raft, client, http) and reason
   // (expired, untrusted, no_certificate), and logged at WARN naming the port and the remote
   // address; on each port the first refusal is logged, the next ones within 10 s only counted.
   @Test
@@ -79,14 +80,14 @@ class TlsRefusalsTest {
 
     int clientPort = server.clientPort().port();
     int gatewayPort = server.gateway().orElseThrow().port();
-    for (int target : List.of(clientPort, gatewayPort)) {
+    for (int target : List.of(port, clientPort, gatewayPort)) {
       assertThat(handshake(certs, keys(certs, "expired"), target)).as("expired").isFalse();
       assertThat(handshake(certs, keys(foreign, Certificates.CLIENT), target)).isFalse();
       assertThat(handshake(certs, null, target)).as("no certificate").isFalse();
       assertThat(handshake(certs, keys(certs, Certificates.CLIENT), target)).isTrue();
     }
 
-    for (String listener : List.of("client", "http")) {
+    for (String listener : List.of("raft", "client", "http")) {
       for (String reason : List.of("expired", "untrusted", "no_certificate")) {
         await()
             .atMost(Duration.ofSeconds(10))
@@ -103,11 +104,14 @@ class TlsRefusalsTest {
             .filter(m -> m.startsWith("TLS: "))
             .toList();
     // The first refusal on each port, the expired certificate; the others within 10 s are counted.
-    assertThat(warnings).hasSize(2);
+    assertThat(warnings).hasSize(3);
     assertThat(warnings.get(0))
-        .startsWith("TLS: the client port refused a connection from /127.0.0.1:")
+        .startsWith("TLS: the raft port refused a connection from /127.0.0.1:")
         .contains("its certificate has expired");
     assertThat(warnings.get(1))
+        .startsWith("TLS: the client port refused a connection from /127.0.0.1:")
+        .contains("its certificate has expired");
+    assertThat(warnings.get(2))
         .startsWith("TLS: the http port refused a connection from /127.0.0.1:")
         .contains("its certificate has expired");
   }
@@ -141,7 +145,7 @@ class TlsRefusalsTest {
       alpn.setApplicationProtocols(new String[] {"h2", "http/1.1"});
       socket.setSSLParameters(alpn);
       socket.startHandshake();
-      // An HTTP/1.1 request line for the gateway; the client port answers it with an HTTP/2 error.
+      // An HTTP/1.1 request line for the gateway; the gRPC ports answer it with an HTTP/2 error.
       socket.getOutputStream().write("GET /v1/node/status HTTP/1.1\r\n\r\n".getBytes());
       socket.getOutputStream().flush();
       return socket.getInputStream().read() >= 0;
