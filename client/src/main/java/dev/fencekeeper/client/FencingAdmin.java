@@ -30,7 +30,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.thirdparty.com.google.protobuf.Message;
 import org.apache.ratis.thirdparty.io.grpc.MethodDescriptor;
 
@@ -93,7 +92,7 @@ public final class FencingAdmin implements AutoCloseable {
     this.port =
         new ClientPortTransport(
             config.clientAddresses(),
-            GrpcConfigKeys.TLS.conf(config.ratisParameters()),
+            ClientSettings.sslContext(config),
             config.requestTimeout().toMillis(),
             new Reachability(),
             new ClientMetrics(null),

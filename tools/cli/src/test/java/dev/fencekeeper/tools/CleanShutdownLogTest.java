@@ -10,6 +10,7 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -71,7 +72,7 @@ class CleanShutdownLogTest {
 
   private static boolean leads(FencekeeperServer server) {
     try {
-      RaftServer.Division d = server.raftServer().getDivision(server.config().groupId());
+      RaftServer.Division d = server.raftServer().getDivision(RaftConfig.groupId(server.config()));
       return d.getInfo().isLeader() && d.getInfo().isLeaderReady();
     } catch (IOException e) {
       return false;
