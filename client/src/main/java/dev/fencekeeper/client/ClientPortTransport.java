@@ -19,8 +19,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.ratis.grpc.GrpcTlsConfig;
-import org.apache.ratis.grpc.GrpcUtil;
 import org.apache.ratis.thirdparty.com.google.protobuf.Message;
 import org.apache.ratis.thirdparty.io.grpc.CallOptions;
 import org.apache.ratis.thirdparty.io.grpc.ClientCall;
@@ -66,12 +64,12 @@ final class ClientPortTransport implements AutoCloseable {
   private volatile boolean closed;
 
   /**
-   * @param tls the cluster's TLS settings, null without TLS
+   * @param ssl the client's TLS context ({@link ClientTls}), null without TLS
    * @param executor where answers are handled: never a thread that may block
    */
   ClientPortTransport(
       List<PeerAddress> clientAddresses,
-      GrpcTlsConfig tls,
+      SslContext ssl,
       long requestTimeoutMs,
       Reachability reachability,
       ClientMetrics metrics,
@@ -81,7 +79,7 @@ final class ClientPortTransport implements AutoCloseable {
       throw new IllegalArgumentException("the cluster names no peer");
     }
     this.peers = List.copyOf(clientAddresses);
-    this.ssl = tls == null ? null : GrpcUtil.buildSslContextForClient(tls);
+    this.ssl = ssl;
     this.requestTimeoutMs = requestTimeoutMs;
     this.reachability = reachability;
     this.metrics = metrics;

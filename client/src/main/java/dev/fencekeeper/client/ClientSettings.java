@@ -6,6 +6,7 @@ import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.config.Security;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,18 +56,21 @@ final class ClientSettings {
     return base;
   }
 
-  /** Ratis's gRPC parameters: the cluster's own TLS, or one from the builder's managers. */
-  static org.apache.ratis.conf.Parameters ratisParameters(
-      ClusterConfig effective, FencingClient.Builder b) {
-    javax.net.ssl.KeyManager keyManager = b.keyManager;
-    javax.net.ssl.TrustManager trustManager = b.trustManager;
-    if (keyManager == null) {
-      return effective.ratisParameters();
+  /**
+   * The TLS context for the client ports: the builder's key and trust managers if given, else the
+   * cluster's TLS files; null without TLS.
+   */
+  static SslContext sslContext(ClusterConfig effective, FencingClient.Builder b) {
+    if (b.keyManager != null) {
+      return ClientTls.fromManagers(b.keyManager, b.trustManager);
     }
-    org.apache.ratis.conf.Parameters p = new org.apache.ratis.conf.Parameters();
-    org.apache.ratis.grpc.GrpcConfigKeys.TLS.setConf(
-        p, new org.apache.ratis.grpc.GrpcTlsConfig(keyManager, trustManager, true));
-    return p;
+    return sslContext(effective);
+  }
+
+  /** The TLS context for {@code config}'s TLS files; null without TLS. */
+  static SslContext sslContext(ClusterConfig config) {
+    Security.TlsFiles files = config.security().tls();
+    return files == null ? null : ClientTls.fromFiles(files);
   }
 
   static Duration positive(String name, Duration d) {

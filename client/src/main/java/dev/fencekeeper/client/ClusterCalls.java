@@ -106,8 +106,7 @@ final class ClusterCalls {
     this.port =
         new ClientPortTransport(
             config.clientAddresses(),
-            org.apache.ratis.grpc.GrpcConfigKeys.TLS.conf(
-                ClientSettings.ratisParameters(config, settings)),
+            ClientSettings.sslContext(config, settings),
             config.requestTimeout().toMillis(),
             reachability,
             metrics,

@@ -33,7 +33,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.thirdparty.com.google.protobuf.Message;
 import org.apache.ratis.thirdparty.io.grpc.MethodDescriptor;
 
@@ -96,7 +95,7 @@ public final class FencingAdmin implements AutoCloseable {
     this.port =
         new ClientPortTransport(
             config.clientAddresses(),
-            GrpcConfigKeys.TLS.conf(config.ratisParameters()),
+            ClientSettings.sslContext(config),
             config.requestTimeout().toMillis(),
             new Reachability(),
             new ClientMetrics(null),
@@ -157,12 +156,24 @@ public final class FencingAdmin implements AutoCloseable {
     return new EndpointClusters(clusterIds, unanswered);
   }
 
-  /** See {@link #nodeStatus}: every field the node sent. */
+  /**
+   * See {@link #nodeStatus}: every field the node sent. A node the config names is asked at its
+   * configured client address; any other member (one added since, or any node when the config names
+   * endpoints only) at the client address the cluster reports for it.
+   */
   NodeInfo nodeInfo(String peerId, Duration timeout) {
     String address = port.addressOf(peerId);
     if (address == null) {
-      throw AdminFailures.notFound(
-          "no member '" + peerId + "' in " + config.peers() + ": name one of its node ids");
+      Answer answer = ask();
+      address = answer.clientAddresses.get(peerId);
+      if (address == null || address.isEmpty()) {
+        throw AdminFailures.notFound(
+            "no member '"
+                + peerId
+                + "' in the configuration ("
+                + answer.membership.peersProperty()
+                + "): name one of its node ids");
+      }
     }
     return nodeInfoAt(address, timeout);
   }
@@ -198,13 +209,57 @@ public final class FencingAdmin implements AutoCloseable {
   }
 
   /**
-   * Adds {@code peer}, which must already run without the group ({@code fencekeeper server
-   * --join}): the group is created on it with the new configuration, then the configuration grows
-   * to include it. Raft's joint consensus keeps the group available throughout; the leader first
-   * lets the new member catch up (from a snapshot and the log) before it counts towards the
-   * majority. Returns the new membership.
+   * Adds {@code peer}, reached at its client port by the default rule (its Raft port + {@value
+   * ClusterConfig#CLIENT_PORT_OFFSET}); a node whose {@code client.port} departs from that rule is
+   * added with {@link #addMember(PeerAddress, String)}. Returns the new membership.
    */
   public Membership addMember(PeerAddress peer) {
+    String clientAddress;
+    try {
+      clientAddress =
+          new PeerAddress(peer.id(), peer.host(), ClusterConfig.defaultClientPort(peer)).address();
+    } catch (ConfigException e) {
+      throw AdminFailures.invalid(e.getMessage());
+    }
+    return addMember(peer, clientAddress);
+  }
+
+  /**
+   * Adds {@code peer}, which must already run without the group ({@code fencekeeper server --join})
+   * and serve clients at {@code clientAddress} ({@code host:port}, its {@code client.port}): the
+   * group is created on it there with the new configuration, then the configuration grows to
+   * include it, recording {@code clientAddress} as the member's client address, which the cluster
+   * reports for it from then on ({@link #clientAddresses()}). Raft's joint consensus keeps the
+   * group available throughout; the leader first lets the new member catch up (from a snapshot and
+   * the log) before it counts towards the majority. Returns the new membership.
+   *
+   * @throws FencingException with INVALID_ARGUMENT if {@code clientAddress} is not {@code
+   *     host:port} or is the member's Raft address
+   */
+  public Membership addMember(PeerAddress peer, String clientAddress) {
+    java.util.Objects.requireNonNull(peer, "peer must not be null");
+    java.util.Objects.requireNonNull(clientAddress, "clientAddress must not be null");
+    String client;
+    try {
+      client = PeerAddress.parse(peer.id() + "@" + clientAddress.trim()).address();
+    } catch (ConfigException e) {
+      throw AdminFailures.invalid(
+          "client address of "
+              + peer.id()
+              + ": '"
+              + clientAddress
+              + "' is not host:port ("
+              + e.getMessage()
+              + ")");
+    }
+    if (client.equalsIgnoreCase(peer.address())) {
+      throw AdminFailures.invalid(
+          "client address of "
+              + peer.id()
+              + ": '"
+              + client
+              + "' is its Raft address; give the port it serves clients on (its client.port)");
+    }
     Membership current = membership();
     if (current.member(peer.id()).isPresent()) {
       throw AdminFailures.invalid(
@@ -221,16 +276,13 @@ public final class FencingAdmin implements AutoCloseable {
     }
     List<PeerAddress> next = new ArrayList<>(current.members());
     next.add(peer);
-    String clientAddress;
-    try {
-      clientAddress =
-          new PeerAddress(peer.id(), peer.host(), ClusterConfig.defaultClientPort(peer)).address();
-    } catch (ConfigException e) {
-      throw AdminFailures.invalid(e.getMessage());
-    }
     JoinGroupRequest.Builder join = JoinGroupRequest.newBuilder();
     for (PeerAddress m : next) {
-      join.addMembers(Member.newBuilder().setId(m.id()).setAddress(m.address()));
+      Member.Builder member = Member.newBuilder().setId(m.id()).setAddress(m.address());
+      if (m.equals(peer)) {
+        member.setClientAddress(client);
+      }
+      join.addMembers(member);
     }
     try {
       call(
@@ -238,7 +290,7 @@ public final class FencingAdmin implements AutoCloseable {
           join.build(),
           adminCallTimeout(),
           adminCallTimeout(),
-          clientAddress,
+          client,
           "creating the group on " + peer);
     } catch (FencingException e) {
       if (e.result().code() != dev.fencekeeper.client.ResultCode.UNAVAILABLE) {
@@ -248,16 +300,31 @@ public final class FencingAdmin implements AutoCloseable {
           "cannot reach new member "
               + peer
               + " at its client port "
-              + clientAddress
+              + client
               + " (is it running with `server --join`?): "
               + e.result().message(),
           e);
     }
     change(
         FencekeeperGrpc.getAddMemberMethod(),
-        AddMemberRequest.newBuilder().setId(peer.id()).setAddress(peer.address()).build(),
+        AddMemberRequest.newBuilder()
+            .setId(peer.id())
+            .setAddress(peer.address())
+            .setClientAddress(client)
+            .build(),
         "adding " + peer.id());
     return awaitMembership(next);
+  }
+
+  /**
+   * Each member's client address ({@code host:port}) by member id, as the cluster reports it: the
+   * address it was added with, the one the leader announced for itself, or else by the default
+   * rule.
+   */
+  public Map<String, String> clientAddresses() {
+    Map<String, String> addresses = new java.util.TreeMap<>(ask().clientAddresses);
+    addresses.values().removeIf(String::isEmpty);
+    return java.util.Collections.unmodifiableMap(addresses);
   }
 
   /**
@@ -490,7 +557,7 @@ public final class FencingAdmin implements AutoCloseable {
         call(
             FencekeeperGrpc.getMembersMethod(),
             MembersRequest.getDefaultInstance(),
-            clientAddress == null ? each.multipliedBy(config.peers().size()) : each,
+            clientAddress == null ? each.multipliedBy(config.clientAddresses().size()) : each,
             each,
             clientAddress,
             "membership");

@@ -7,10 +7,9 @@ import java.time.Duration;
 
 /**
  * Whether any node of the cluster can be reached at all, judged from the outcome of every attempt
- * the Raft clients make. A connection refused or a host that does not resolve is a refusal;
- * anything else (an answer, a node saying it is not the leader or not ready, a timeout) counts as
- * contact, so an election, where nodes answer but none leads yet, never looks unreachable. An
- * attempt through a connection Ratis has already closed counts as neither.
+ * the client makes. A connection refused or a host that does not resolve is a refusal; anything
+ * else (an answer, a node saying it is not the leader or not ready, a timeout) counts as contact,
+ * so an election, where nodes answer but none leads yet, never looks unreachable.
  */
 final class Reachability {
   private volatile long lastContactNanos;
@@ -26,11 +25,6 @@ final class Reachability {
 
   /** Records the outcome of one failed attempt. */
   void attemptFailed(Throwable cause) {
-    if (isClosedProxy(cause)) {
-      // After a failed connection Ratis closes its proxy to that node, and the next attempt through
-      // it fails with this before trying to connect again: it says nothing about the node.
-      return;
-    }
     String refusal = connectFailure(cause);
     if (refusal != null) {
       lastRefusal = refusal;
@@ -63,15 +57,6 @@ final class Reachability {
   /** The latest refusal, for the one-line message. */
   String lastRefusal() {
     return lastRefusal;
-  }
-
-  private static boolean isClosedProxy(Throwable error) {
-    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /** A short description when {@code error} is a failure to connect at all, else null. */

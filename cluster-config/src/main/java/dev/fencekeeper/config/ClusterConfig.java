@@ -1,7 +1,5 @@
 package dev.fencekeeper.config;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,13 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.UUID;
 import java.util.stream.Collectors;
-import org.apache.ratis.conf.Parameters;
-import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
 
 /**
  * The whole description of one fencekeeper cluster, and optionally which member this process is.
@@ -59,7 +51,6 @@ public final class ClusterConfig {
   private final Security security;
   private final Overload overload;
   private final StreamLimits streamLimits;
-  private final RaftGroupId groupId;
 
   private ClusterConfig(Map<ConfigKey<?>, Object> given) {
     Map<ConfigKey<?>, Object> checked = new HashMap<>();
@@ -113,9 +104,6 @@ public final class ClusterConfig {
             value(Keys.OVERLOAD_PENDING_WRITES_MAX), value(Keys.OVERLOAD_PENDING_READS_MAX));
     this.streamLimits =
         new StreamLimits(value(Keys.SESSIONS_PER_CLIENT_MAX), value(Keys.STREAM_BUFFER_MAX));
-    this.groupId =
-        RaftGroupId.valueOf(
-            UUID.nameUUIDFromBytes(("fencekeeper:" + clusterName()).getBytes(UTF_8)));
   }
 
   private <T> T value(ConfigKey<T> key) {
@@ -234,11 +222,6 @@ public final class ClusterConfig {
 
   public String clusterName() {
     return value(Keys.CLUSTER_NAME);
-  }
-
-  /** Derived from the cluster name, so every node and client computes the same id independently. */
-  public RaftGroupId groupId() {
-    return groupId;
   }
 
   /** The Raft members; empty in a client's config that names only {@link #endpoints()}. */
@@ -481,35 +464,6 @@ public final class ClusterConfig {
   /** How many writes and reads a node holds at once before it answers OVERLOADED. */
   public Overload overload() {
     return overload;
-  }
-
-  /** Ratis parameters for servers and clients of this cluster: the mutual-TLS setup, if any. */
-  public Parameters ratisParameters() {
-    return security.ratisParameters();
-  }
-
-  public List<RaftPeer> raftPeers() {
-    return peers().stream()
-        .map(peer -> RaftPeer.newBuilder().setId(peer.id()).setAddress(peer.address()).build())
-        .collect(Collectors.toUnmodifiableList());
-  }
-
-  public RaftGroup raftGroup() {
-    return RaftGroup.valueOf(groupId, raftPeers());
-  }
-
-  /**
-   * Ratis server properties for {@link #self()} ({@link RatisProperties#server}).
-   *
-   * @throws ConfigException if no node id is set
-   */
-  public RaftProperties serverProperties() {
-    return RatisProperties.server(this);
-  }
-
-  /** Ratis client properties: per-attempt request timeout and the async outstanding-request cap. */
-  public RaftProperties clientProperties() {
-    return RatisProperties.client(this);
   }
 
   // ---------------------------------------------------------------------------------------------

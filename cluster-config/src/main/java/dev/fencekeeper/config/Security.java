@@ -7,9 +7,6 @@ import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
 import java.util.TreeSet;
-import org.apache.ratis.conf.Parameters;
-import org.apache.ratis.grpc.GrpcConfigKeys;
-import org.apache.ratis.grpc.GrpcTlsConfig;
 
 /**
  * Who may talk to a cluster (docs/security.md). How much a node accepts at once is {@link
@@ -54,22 +51,6 @@ public record Security(TlsFiles tls, Set<String> admins, Set<String> nodes) {
 
   public Security withAdmins(Set<String> cns) {
     return new Security(tls, cns, nodes);
-  }
-
-  /**
-   * Ratis parameters carrying the mutual-TLS configuration for every channel (server-to-server,
-   * client, admin); empty parameters without TLS.
-   */
-  public Parameters ratisParameters() {
-    Parameters p = new Parameters();
-    if (tls != null) {
-      // mutual = true: a node requires a certificate from every caller, and a client presents its
-      // own.
-      GrpcConfigKeys.TLS.setConf(
-          p,
-          new GrpcTlsConfig(tls.key().toFile(), tls.cert().toFile(), tls.trust().toFile(), true));
-    }
-    return p;
   }
 
   static Set<String> parseCns(String key, String text) {

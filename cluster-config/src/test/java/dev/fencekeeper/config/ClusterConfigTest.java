@@ -10,17 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.apache.ratis.client.RaftClientConfigKeys;
-import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServerConfigKeys;
-import org.apache.ratis.util.TimeDuration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -164,7 +154,7 @@ class ClusterConfigTest {
       ClusterConfig back = ClusterConfig.fromProperties(c.toProperties());
       assertThat(back).isEqualTo(c).hasSameHashCodeAs(c);
       assertThat(back.storageDir()).isEqualTo(c.storageDir());
-      assertThat(back.groupId()).isEqualTo(c.groupId());
+      assertThat(back.clusterName()).isEqualTo(c.clusterName());
     }
   }
 
@@ -228,8 +218,8 @@ class ClusterConfigTest {
     assertThat(ClusterConfig.local(17000).peers())
         .extracting(PeerAddress::port)
         .containsExactly(17000, 17001, 17002);
-    assertThat(ClusterConfig.local(17000).groupId())
-        .isEqualTo(ClusterConfig.localDefaults().groupId());
+    assertThat(ClusterConfig.local(17000).clusterName())
+        .isEqualTo(ClusterConfig.localDefaults().clusterName());
     assertThatThrownBy(() -> ClusterConfig.local(65534))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("65534");
@@ -423,76 +413,16 @@ class ClusterConfigTest {
     assertThat(c.limits().maxTtl()).isEqualTo(Duration.ofMinutes(2));
   }
 
-  // The group id is a pure function of the cluster name, as specified, so every process agrees on
-  // it.
-  @Test
-  void groupIdIsDeterministic() {
-    RaftGroupId expected =
-        RaftGroupId.valueOf(UUID.nameUUIDFromBytes("fencekeeper:fencekeeper".getBytes(UTF_8)));
-    assertThat(ClusterConfig.localDefaults().groupId()).isEqualTo(expected);
-    assertThat(ClusterConfig.forPeers("10.0.0.1:1").groupId()).isEqualTo(expected);
-    ClusterConfig other = ClusterConfig.fromProperties(props("cluster.name", "other"));
-    assertThat(other.groupId())
-        .isNotEqualTo(expected)
-        .isEqualTo(ClusterConfig.fromProperties(props("cluster.name", "other")).groupId());
-    assertThat(other.raftGroup().getGroupId()).isEqualTo(other.groupId());
-  }
-
-  // Server properties carry this node's storage dir and port plus the documented Ratis settings.
-  @Test
-  void serverPropertiesForSelf() {
-    ClusterConfig c =
-        ClusterConfig.localDefaults().withNodeId("n2").withStorageDir(Path.of("/tmp/fk-n2"));
-    RaftProperties p = c.serverProperties();
-    assertThat(RaftServerConfigKeys.storageDir(p)).containsExactly(Path.of("/tmp/fk-n2").toFile());
-    assertThat(GrpcConfigKeys.Server.port(p)).isEqualTo(7302);
-    assertThat(RaftServerConfigKeys.Read.option(p))
-        .isEqualTo(RaftServerConfigKeys.Read.Option.LINEARIZABLE);
-    assertThat(RaftServerConfigKeys.Snapshot.autoTriggerEnabled(p)).isTrue();
-    assertThat(RaftServerConfigKeys.Snapshot.autoTriggerThreshold(p)).isEqualTo(10_000);
-    assertThat(RaftServerConfigKeys.Snapshot.retentionFileNum(p)).isEqualTo(2);
-    assertThat(RaftServerConfigKeys.Snapshot.triggerWhenStopEnabled(p)).isTrue();
-    assertThat(RaftServerConfigKeys.Rpc.timeoutMin(p))
-        .isEqualTo(TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
-    assertThat(RaftServerConfigKeys.Rpc.timeoutMax(p))
-        .isEqualTo(TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
-    assertThat(RaftServerConfigKeys.Log.logMetadataEnabled(p)).isFalse();
-    assertThat(GrpcConfigKeys.Server.port(c.withNodeId("n3").serverProperties())).isEqualTo(7303);
-  }
-
   // A server cannot be configured without knowing which peer it is.
   @Test
   void serverPropertiesRequireNodeId() {
-    assertThatThrownBy(() -> ClusterConfig.localDefaults().serverProperties())
+    assertThatThrownBy(() -> ClusterConfig.localDefaults().self())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("node.id: missing")
         .hasMessageContaining("n1");
     assertThatThrownBy(() -> ClusterConfig.localDefaults().withNodeId("n4"))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("'n4'");
-  }
-
-  // Client properties carry the request timeout and the raised async outstanding limit.
-  @Test
-  void clientProperties() {
-    ClusterConfig c = ClusterConfig.fromProperties(props("client.request.timeout", "7s"));
-    RaftProperties p = c.clientProperties();
-    assertThat(RaftClientConfigKeys.Rpc.requestTimeout(p))
-        .isEqualTo(TimeDuration.valueOf(7000, TimeUnit.MILLISECONDS));
-    assertThat(RaftClientConfigKeys.Async.outstandingRequestsMax(p)).isEqualTo(1024);
-  }
-
-  // Raft peers mirror the configured ids and host:port addresses, in order.
-  @Test
-  void raftPeersMirrorPeers() {
-    List<RaftPeer> peers = ClusterConfig.localDefaults().raftPeers();
-    assertThat(peers)
-        .extracting(RaftPeer::getId)
-        .containsExactly(
-            RaftPeerId.valueOf("n1"), RaftPeerId.valueOf("n2"), RaftPeerId.valueOf("n3"));
-    assertThat(peers)
-        .extracting(RaftPeer::getAddress)
-        .containsExactly("127.0.0.1:7301", "127.0.0.1:7302", "127.0.0.1:7303");
   }
 
   // --peers accepts bare host:port (ids n1, n2, ... in order) or explicit ids, but not a mix.
@@ -539,14 +469,12 @@ class ClusterConfigTest {
     ClusterConfig node = ClusterConfig.fromProperties(props("node.id", "n2"));
     assertThat(node.bindHost()).isEqualTo(node.self().host());
     assertThat(node.metricsBindHost()).isEqualTo(node.self().host());
-    assertThat(node.serverProperties().get("raft.grpc.server.host")).isEqualTo(node.self().host());
 
     ClusterConfig open =
         ClusterConfig.fromProperties(
             props("node.id", "n2", "bind", "0.0.0.0", "metrics.bind", "::"));
     assertThat(open.bindHost()).isEqualTo("0.0.0.0");
     assertThat(open.metricsBindHost()).isEqualTo("::");
-    assertThat(open.serverProperties().get("raft.grpc.server.host")).isEqualTo("0.0.0.0");
     assertThat(ClusterConfig.fromProperties(open.toProperties())).isEqualTo(open);
     assertThat(node.withBindHost("10.0.0.7").metricsBindHost()).isEqualTo("10.0.0.7");
 

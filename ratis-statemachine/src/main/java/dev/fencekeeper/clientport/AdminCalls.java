@@ -86,18 +86,24 @@ final class AdminCalls {
     if (refused != null) {
       return done(refused);
     }
-    List<PeerAddress> current;
+    RaftConfiguration conf;
     try {
-      current = members(raft.division().getRaftConf());
+      conf = raft.division().getRaftConf();
     } catch (IOException e) {
       return done(notInGroup());
     }
-    Response invalid = AdminRules.whyNotAdd(current, request.getId(), request.getAddress());
+    Response invalid = AdminRules.whyNotAdd(members(conf), request.getId(), request.getAddress());
+    if (invalid == null) {
+      invalid =
+          AdminRules.whyNotClientAddress(
+              request.getId(), request.getAddress(), request.getClientAddress());
+    }
     if (invalid != null) {
       return done(invalid);
     }
-    List<RaftPeer> next = new ArrayList<>(raftPeers(current));
-    next.add(RaftPeer.newBuilder().setId(request.getId()).setAddress(request.getAddress()).build());
+    // The members as they are, client addresses they were added with included.
+    List<RaftPeer> next = new ArrayList<>(conf.getCurrentPeers());
+    next.add(raftPeer(request.getId(), request.getAddress(), request.getClientAddress()));
     return changed(raft.setConfiguration(next), "adding " + request.getId());
   }
 
@@ -106,18 +112,20 @@ final class AdminCalls {
     if (refused != null) {
       return done(refused);
     }
-    List<PeerAddress> current;
+    RaftConfiguration conf;
     try {
-      current = members(raft.division().getRaftConf());
+      conf = raft.division().getRaftConf();
     } catch (IOException e) {
       return done(notInGroup());
     }
-    Response invalid = AdminRules.whyNotRemove(current, request.getId(), raft.selfId());
+    Response invalid = AdminRules.whyNotRemove(members(conf), request.getId(), raft.selfId());
     if (invalid != null) {
       return done(invalid);
     }
     List<RaftPeer> next =
-        raftPeers(current.stream().filter(m -> !m.id().equals(request.getId())).toList());
+        conf.getCurrentPeers().stream()
+            .filter(p -> !p.getId().toString().equals(request.getId()))
+            .toList();
     return changed(raft.setConfiguration(next), "removing " + request.getId());
   }
 
@@ -172,9 +180,16 @@ final class AdminCalls {
       return done(denied("join this node to the group", caller));
     }
     List<PeerAddress> members = new ArrayList<>();
+    List<RaftPeer> peers = new ArrayList<>();
     for (Member m : request.getMembersList()) {
       try {
         members.add(PeerAddress.parse(m.getId() + "@" + m.getAddress()));
+        Response invalid =
+            AdminRules.whyNotClientAddress(m.getId(), m.getAddress(), m.getClientAddress());
+        if (invalid != null) {
+          return done(invalid);
+        }
+        peers.add(raftPeer(m.getId(), m.getAddress(), m.getClientAddress()));
       } catch (ConfigException e) {
         return done(
             WireCodec.invalid(
@@ -195,7 +210,7 @@ final class AdminCalls {
                   + AdminRules.peersOf(members)
                   + "); list the configuration as it will be once it is added"));
     }
-    return raft.joinGroup(raftPeers(members))
+    return raft.joinGroup(peers)
         .handle(
             (reply, error) -> {
               Throwable failure = failure(reply, error);
@@ -281,10 +296,23 @@ final class AdminCalls {
     return members;
   }
 
-  static List<RaftPeer> raftPeers(List<PeerAddress> members) {
-    return members.stream()
-        .map(m -> RaftPeer.newBuilder().setId(m.id()).setAddress(m.address()).build())
-        .toList();
+  /**
+   * A member as the Raft configuration holds it: its Raft address and, when given, the client
+   * address it was added with (Ratis's own field for where a peer's clients connect), so every node
+   * reports the same client address for it.
+   */
+  static RaftPeer raftPeer(String id, String address, String clientAddress) {
+    RaftPeer.Builder b = RaftPeer.newBuilder().setId(id).setAddress(address);
+    if (!clientAddress.isEmpty()) {
+      b.setClientAddress(clientAddress);
+    }
+    return b.build();
+  }
+
+  /** The client address {@code peer} was added with; empty when none was recorded. */
+  static String recordedClientAddress(RaftPeer peer) {
+    String recorded = peer == null ? null : peer.getClientAddress();
+    return recorded == null ? "" : recorded;
   }
 
   /** The client address a member has by the default rule; empty when it has none. */

@@ -45,6 +45,38 @@ public final class AdminRules {
   }
 
   /**
+   * Why {@code clientAddress} cannot be the client address of member {@code id} at Raft address
+   * {@code address}: not a host:port, or the Raft address itself; null when it can (empty: none
+   * given, the default rule applies).
+   */
+  static Response whyNotClientAddress(String id, String address, String clientAddress) {
+    if (clientAddress.isEmpty()) {
+      return null;
+    }
+    PeerAddress client;
+    try {
+      client = PeerAddress.parse(id + "@" + clientAddress);
+    } catch (ConfigException e) {
+      return WireCodec.invalid(
+          "client address of "
+              + id
+              + ": '"
+              + clientAddress
+              + "' is not a host:port: "
+              + e.getMessage());
+    }
+    if (client.address().equalsIgnoreCase(address)) {
+      return WireCodec.invalid(
+          "client address of "
+              + id
+              + ": '"
+              + clientAddress
+              + "' is its Raft address; give the port it serves clients on");
+    }
+    return null;
+  }
+
+  /**
    * Why member {@code id} cannot be removed by leader {@code leaderId}: no such member, the last
    * one, or the leader itself. A Ratis 3.3.0 leader that commits a configuration without itself can
    * leave the change unanswered and the remaining members without a leader, so leadership moves

@@ -89,19 +89,25 @@ final class Redirects {
   }
 
   /**
-   * The default rule's client address of {@code id}: from the configured peers, else (a member
+   * Member {@code id}'s client address when it is not the leader: the one it was added with (kept
+   * in the Raft configuration), else by the default rule from the configured peers, else (a member
    * added later) from its Raft address in the configuration this node holds.
    */
   private String byRule(String id) {
+    RaftPeer peer;
+    try {
+      peer = raft.division().getRaftConf().getPeer(RaftPeerId.valueOf(id));
+    } catch (IOException | RuntimeException e) {
+      peer = null;
+    }
+    String recorded = AdminCalls.recordedClientAddress(peer);
+    if (!recorded.isEmpty()) {
+      return recorded;
+    }
     String configured = byRule.get(id);
     if (configured != null) {
       return configured;
     }
-    try {
-      RaftPeer peer = raft.division().getRaftConf().getPeer(RaftPeerId.valueOf(id));
-      return peer == null ? "" : AdminCalls.byRule(id, peer.getAddress());
-    } catch (IOException | RuntimeException e) {
-      return "";
-    }
+    return peer == null ? "" : AdminCalls.byRule(id, peer.getAddress());
   }
 }

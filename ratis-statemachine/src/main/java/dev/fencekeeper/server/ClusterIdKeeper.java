@@ -68,7 +68,7 @@ final class ClusterIdKeeper implements AutoCloseable {
     try {
       RaftServer.Division division;
       try {
-        division = server.getDivision(config.groupId());
+        division = server.getDivision(RaftConfig.groupId(config));
         division.getRaftLog().getStartIndex();
       } catch (IOException | IllegalStateException notYet) {
         division = null; // a joining node before the cluster added it, or a log still opening
@@ -110,7 +110,7 @@ final class ClusterIdKeeper implements AutoCloseable {
             LoggedCommand.parseFrom(entry.getStateMachineLogEntry().getLogData());
         return Optional.of(
             ClusterIdentity.mint(
-                config.groupId().getUuid().toString(),
+                RaftConfig.groupId(config).getUuid().toString(),
                 entry.getTerm(),
                 entry.getIndex(),
                 logged.getStampMs()));

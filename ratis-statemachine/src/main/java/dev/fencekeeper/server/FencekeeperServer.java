@@ -131,7 +131,7 @@ public final class FencekeeperServer implements AutoCloseable {
     Parameters parameters = ratisParameters(config, tls);
     this.reads = new ReadsInFlight(config.overload().maxPendingReads());
     this.leaderLossWatch =
-        new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
+        new LeaderLossWatch(self, RaftConfig.groupId(config), metrics::electionStartedOnLeaderLoss);
     CallerGate gate = new CallerGate(config.security(), metrics, reads);
     // Before the server starts: its first takeover entry announces the client address.
     String clientAddress = config.clientAddress().address();
@@ -163,7 +163,7 @@ public final class FencekeeperServer implements AutoCloseable {
               return t;
             });
     stateMachine.setLeaderDuties(new Duties());
-    RaftProperties serverProperties = config.serverProperties();
+    RaftProperties serverProperties = RaftConfig.serverProperties(config);
     long stuckFollowerRestartMs = config.stuckFollowerRestartAfter().toMillis();
     if (stuckFollowerRestartMs > 0) {
       // A leader whose bookkeeping for a follower went stale restarts that follower's appender
@@ -179,18 +179,19 @@ public final class FencekeeperServer implements AutoCloseable {
             .setOption(RaftStorage.StartupOption.RECOVER);
     // Without a group, Ratis still recovers every group already in the storage dir; a joining node
     // has none and waits for the cluster to add it (FencingAdmin.addMember).
-    this.server = (withGroup ? builder.setGroup(config.raftGroup()) : builder).build();
+    this.server = (withGroup ? builder.setGroup(RaftConfig.group(config)) : builder).build();
     // The one way into Raft on this node, for the client port and the leader's duties alike.
-    this.raft = new LocalRaft(server, config.groupId(), self);
+    this.raft = new LocalRaft(server, RaftConfig.groupId(config), self);
     stateMachine.setInternalClientId(raft.internalId());
-    metrics.bind(server, config.groupId(), stateMachine::read, config.healthMaxApplyLag());
+    metrics.bind(
+        server, RaftConfig.groupId(config), stateMachine::read, config.healthMaxApplyLag());
     metrics.watchClockOffset(stateMachine::wallAheadOfTimeLineMs);
     leaderLossWatch.watch(server);
     this.followerWatch =
         new FollowerWatch(
             self.toString(),
             server,
-            config.groupId(),
+            RaftConfig.groupId(config),
             config.healthMaxFollowerLag(),
             metrics::followersSampled);
     this.clusterIdKeeper =
@@ -213,7 +214,10 @@ public final class FencekeeperServer implements AutoCloseable {
             : null;
     boolean hasRaftData =
         Files.isDirectory(
-            config.storageDir().resolve(config.groupId().getUuid().toString()).resolve("current"));
+            config
+                .storageDir()
+                .resolve(RaftConfig.groupId(config).getUuid().toString())
+                .resolve("current"));
     List<StartCheck.Answer> answers =
         PeerIntroductions.introduce(
             config, peerTls, identity.clusterId().orElse(""), ClusterIdKeeper.ASK_TIMEOUT);
@@ -250,7 +254,7 @@ public final class FencekeeperServer implements AutoCloseable {
    * that {@link #reloadCertificates} reaches every channel of this node.
    */
   private static Parameters ratisParameters(ClusterConfig config, ReloadableTls tls) {
-    Parameters parameters = config.ratisParameters();
+    Parameters parameters = RaftConfig.parameters(config);
     if (tls != null) {
       GrpcConfigKeys.TLS.setConf(parameters, tls.grpcTlsConfig());
     }
@@ -410,7 +414,7 @@ public final class FencekeeperServer implements AutoCloseable {
           "fencekeeper node {} serving on {} (group {}, cluster {}, data {})",
           config.self().id(),
           config.self().address(),
-          config.groupId(),
+          RaftConfig.groupId(config),
           identity.clusterId().orElse("not known yet"),
           config.storageDir());
     } else {
@@ -419,7 +423,7 @@ public final class FencekeeperServer implements AutoCloseable {
               + " `fencekeeper members add {}={}`",
           config.self().id(),
           config.self().address(),
-          config.groupId(),
+          RaftConfig.groupId(config),
           config.storageDir(),
           config.self().id(),
           config.self().address());

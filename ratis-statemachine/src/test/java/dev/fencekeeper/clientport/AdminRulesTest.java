@@ -53,6 +53,20 @@ class AdminRulesTest {
         .isEqualTo(ResultCode.INVALID_ARGUMENT);
   }
 
+  // Guarantee: a new member's client address, when given, is a host:port other than its Raft
+  // address; none given passes (the default rule applies).
+  @Test
+  void refusesAClientAddressThatIsNone() {
+    assertThat(AdminRules.whyNotClientAddress("n4", "10.0.0.4:7301", "")).isNull();
+    assertThat(AdminRules.whyNotClientAddress("n4", "10.0.0.4:7301", "10.0.0.4:9000")).isNull();
+    Response raftPort = AdminRules.whyNotClientAddress("n4", "10.0.0.4:7301", "10.0.0.4:7301");
+    assertThat(raftPort.getCode()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    assertThat(raftPort.getMessage()).contains("is its Raft address");
+    Response noPort = AdminRules.whyNotClientAddress("n4", "10.0.0.4:7301", "10.0.0.4");
+    assertThat(noPort.getCode()).isEqualTo(ResultCode.INVALID_ARGUMENT);
+    assertThat(noPort.getMessage()).contains("client address of n4: '10.0.0.4'");
+  }
+
   // Guarantee: a remove is refused for a non-member (NOT_FOUND), the last member and the leader
   // itself (INVALID_ARGUMENT: leadership moves first); a follower passes.
   @Test

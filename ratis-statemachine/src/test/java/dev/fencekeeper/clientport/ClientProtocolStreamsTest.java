@@ -21,6 +21,7 @@ import dev.fencekeeper.proto.SessionOpen;
 import dev.fencekeeper.proto.SessionRequest;
 import dev.fencekeeper.proto.SessionResponse;
 import dev.fencekeeper.proto.WatchRequest;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
@@ -331,7 +332,11 @@ class ClientProtocolStreamsTest {
   /** Log entries in (from, to] that renew a lease: session renewals or renews, in any batch. */
   private int renewalEntries(long from, long to) throws IOException {
     RaftLog log =
-        cluster.node(leader).raftServer().getDivision(cluster.config().groupId()).getRaftLog();
+        cluster
+            .node(leader)
+            .raftServer()
+            .getDivision(RaftConfig.groupId(cluster.config()))
+            .getRaftLog();
     int found = 0;
     for (long i = from + 1; i <= to; i++) {
       LogEntryProto entry = log.get(i);

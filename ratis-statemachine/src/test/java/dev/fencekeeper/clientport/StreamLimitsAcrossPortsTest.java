@@ -13,6 +13,7 @@ import dev.fencekeeper.proto.SessionRequest;
 import dev.fencekeeper.proto.SessionResponse;
 import dev.fencekeeper.proto.WatchRequest;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -168,7 +169,7 @@ class StreamLimitsAcrossPortsTest {
 
   private boolean leads() {
     try {
-      RaftServer.Division d = server.raftServer().getDivision(server.config().groupId());
+      RaftServer.Division d = server.raftServer().getDivision(RaftConfig.groupId(server.config()));
       return d.getInfo().isLeader() && d.getInfo().isLeaderReady();
     } catch (IOException e) {
       return false;

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.UncheckedIOException;
@@ -224,7 +225,7 @@ class HealthEndpointClusterTest {
   }
 
   private RaftServer.Division divisionOf(FencekeeperServer server) throws Exception {
-    return server.raftServer().getDivision(cluster.config().groupId());
+    return server.raftServer().getDivision(RaftConfig.groupId(cluster.config()));
   }
 
   // Guarantee: closing a node stops its HTTP endpoint and unregisters its JMX beans; the other

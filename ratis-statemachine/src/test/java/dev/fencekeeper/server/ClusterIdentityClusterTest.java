@@ -166,7 +166,7 @@ class ClusterIdentityClusterTest {
   }
 
   private static String groupDir(LocalCluster cluster) {
-    return cluster.config().groupId().getUuid().toString();
+    return RaftConfig.groupId(cluster.config()).getUuid().toString();
   }
 
   private static java.util.List<Path> contents(Path dir) {

@@ -57,8 +57,8 @@ class RaftPortPeersOnlyClusterTest {
                   .build());
       try (RaftClient raw =
           RaftClient.newBuilder()
-              .setRaftGroup(cluster.config().raftGroup())
-              .setProperties(cluster.config().clientProperties())
+              .setRaftGroup(RaftConfig.group(cluster.config()))
+              .setProperties(RaftConfig.clientProperties(cluster.config()))
               .setLeaderId(RaftPeerId.valueOf(leader))
               .setRetryPolicy(RetryPolicies.noRetry())
               .build()) {

@@ -17,6 +17,7 @@ import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -144,7 +145,7 @@ class BackupRestoreClusterTest {
           restored
               .node(first)
               .raftServer()
-              .getDivision(restored.config().groupId())
+              .getDivision(RaftConfig.groupId(restored.config()))
               .getInfo()
               .getCurrentTerm();
       await()
@@ -172,7 +173,7 @@ class BackupRestoreClusterTest {
                 () ->
                     !unseeded
                         .raftServer()
-                        .getDivision(restored.config().groupId())
+                        .getDivision(RaftConfig.groupId(restored.config()))
                         .getInfo()
                         .isAlive());
         try {

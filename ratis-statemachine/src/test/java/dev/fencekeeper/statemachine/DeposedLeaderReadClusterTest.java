@@ -8,6 +8,7 @@ import dev.fencekeeper.client.Result;
 import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -129,7 +130,7 @@ class DeposedLeaderReadClusterTest {
   }
 
   private static RaftServer.Division division(TestCluster cluster, String id) throws IOException {
-    return cluster.node(id).raftServer().getDivision(cluster.config().groupId());
+    return cluster.node(id).raftServer().getDivision(RaftConfig.groupId(cluster.config()));
   }
 
   /** A client that knows only node {@code id}. */

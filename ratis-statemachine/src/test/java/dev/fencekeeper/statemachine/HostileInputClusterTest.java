@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,8 +43,8 @@ class HostileInputClusterTest {
           HostileInputPropertiesTest.hostileRequestBytes().sampleStream().limit(REQUESTS).toList();
       try (RaftClient raw =
           RaftClient.newBuilder()
-              .setRaftGroup(cluster.config().raftGroup())
-              .setProperties(cluster.config().clientProperties())
+              .setRaftGroup(RaftConfig.group(cluster.config()))
+              .setProperties(RaftConfig.clientProperties(cluster.config()))
               .setRetryPolicy(
                   RetryPolicies.retryUpToMaximumCountWithFixedSleep(
                       20, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
@@ -62,7 +63,11 @@ class HostileInputClusterTest {
 
       assertThat(cluster.running()).hasSize(3);
       for (var node : cluster.running().values()) {
-        assertThat(node.raftServer().getDivision(cluster.config().groupId()).getInfo().isAlive())
+        assertThat(
+                node.raftServer()
+                    .getDivision(RaftConfig.groupId(cluster.config()))
+                    .getInfo()
+                    .isAlive())
             .isTrue();
       }
       assertThat(fencing.acquireToken("after-fuzz", Duration.ofSeconds(30), "fuzz-check").code())

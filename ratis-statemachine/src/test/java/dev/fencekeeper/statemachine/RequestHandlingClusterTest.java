@@ -16,6 +16,7 @@ import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.WriteRequest;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.IOException;
@@ -398,7 +399,11 @@ class RequestHandlingClusterTest {
   }
 
   private static RaftLog raftLog(String node) throws IOException {
-    return cluster.node(node).raftServer().getDivision(cluster.config().groupId()).getRaftLog();
+    return cluster
+        .node(node)
+        .raftServer()
+        .getDivision(RaftConfig.groupId(cluster.config()))
+        .getRaftLog();
   }
 
   private static long lastLogIndex(String node) throws IOException {

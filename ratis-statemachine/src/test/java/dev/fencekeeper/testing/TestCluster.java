@@ -6,6 +6,7 @@ import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.server.local.LocalCluster;
 import dev.fencekeeper.statemachine.RestoreSeed;
 import java.io.IOException;
@@ -211,7 +212,7 @@ public final class TestCluster implements AutoCloseable {
   public Optional<String> leader() {
     for (Map.Entry<String, FencekeeperServer> e : running().entrySet()) {
       try {
-        RaftServer.Division d = e.getValue().raftServer().getDivision(config().groupId());
+        RaftServer.Division d = e.getValue().raftServer().getDivision(RaftConfig.groupId(config()));
         if (d.getInfo().isLeader() && d.getInfo().isLeaderReady()) {
           return Optional.of(e.getKey());
         }
@@ -231,7 +232,11 @@ public final class TestCluster implements AutoCloseable {
 
   public long lastApplied(String id) {
     try {
-      return node(id).raftServer().getDivision(config().groupId()).getInfo().getLastAppliedIndex();
+      return node(id)
+          .raftServer()
+          .getDivision(RaftConfig.groupId(config()))
+          .getInfo()
+          .getLastAppliedIndex();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -83,7 +83,11 @@ class EmbeddedClientTest {
     }
   }
 
-  /** The application keeps its own protobuf: fencekeeper brings none, and no server code either. */
+  /**
+   * The application keeps its own protobuf: fencekeeper brings none, no server code either, and of
+   * Ratis only its relocated gRPC/Netty/protobuf runtime: no Ratis client, no Ratis types, no
+   * Dropwizard metrics-core.
+   */
   @Test
   void classPathHoldsOnlyTheApplicationsProtobufAndNoServer() throws Exception {
     String protobufJar = Struct.class.getProtectionDomain().getCodeSource().getLocation().getPath();
@@ -98,5 +102,16 @@ class EmbeddedClientTest {
         .isInstanceOf(ClassNotFoundException.class);
     assertThatThrownBy(() -> Class.forName("dev.fencekeeper.statemachine.FencingStateMachine"))
         .isInstanceOf(ClassNotFoundException.class);
+    for (String absent :
+        new String[] {
+          "org.apache.ratis.client.RaftClient",
+          "org.apache.ratis.protocol.RaftPeer",
+          "org.apache.ratis.grpc.GrpcTlsConfig",
+          "org.apache.ratis.server.RaftServerConfigKeys",
+          "com.codahale.metrics.MetricRegistry"
+        }) {
+      assertThatThrownBy(() -> Class.forName(absent)).as(absent).isInstanceOf(ClassNotFoundException.class);
+    }
+    Class.forName("org.apache.ratis.thirdparty.io.grpc.ManagedChannel");
   }
 }

@@ -1,16 +1,14 @@
 package dev.fencekeeper.tools;
 
-import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingAdmin.Membership;
 import dev.fencekeeper.client.wire.Wire;
-import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
-import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.proto.NodeInfo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.Properties;
 
 /**
  * After {@code members add}: waits until the new member serves — it answers on its client port and
@@ -33,57 +31,50 @@ final class CatchUpWait {
   private CatchUpWait() {}
 
   /**
-   * Waits for member {@code id} of {@code cluster} (whose peers list already includes it) to serve;
-   * empty when it does, else why it does not, in words.
+   * Waits for member {@code id} of {@code membership} (which already includes it) to serve, asking
+   * it at the client address the cluster reports for it; empty when it does, else why it does not,
+   * in words.
    */
-  static Optional<String> awaitServing(ClusterConfig cluster, String id, String leaderId)
+  static Optional<String> awaitServing(FencingAdmin admin, Membership membership, String id)
       throws InterruptedException {
-    FencingClient client = FencingClient.connect(cluster);
-    try {
-      long target = commitIndex(client, cluster, id, leaderId);
-      long start = System.nanoTime();
-      long lastHeard = start;
-      long lastProgress = start;
-      long applied = Long.MIN_VALUE;
-      String why = "it has not answered yet";
-      while (true) {
-        long now = System.nanoTime();
-        try {
-          NodeInfo info = Wire.nodeInfo(client, id, ASK);
-          lastHeard = now;
-          if (info.getLastAppliedIndex() > applied) {
-            applied = info.getLastAppliedIndex();
-            lastProgress = now;
-          }
-          if (!info.getRole().isEmpty() && info.getLastAppliedIndex() >= target) {
-            return Optional.empty();
-          }
-          why =
-              "it has applied up to index "
-                  + info.getLastAppliedIndex()
-                  + " of the "
-                  + target
-                  + " the cluster had committed when it was added"
-                  + (info.getRole().isEmpty() ? ", and has no group yet" : "");
-        } catch (RuntimeException e) {
-          why = "not reachable: " + ClusterProbe.reason(e, ASK);
+    long target = commitIndex(admin, membership, id);
+    long start = System.nanoTime();
+    long lastHeard = start;
+    long lastProgress = start;
+    long applied = Long.MIN_VALUE;
+    String why = "it has not answered yet";
+    while (true) {
+      long now = System.nanoTime();
+      try {
+        NodeInfo info = Wire.nodeInfo(admin, id, ASK);
+        lastHeard = now;
+        if (info.getLastAppliedIndex() > applied) {
+          applied = info.getLastAppliedIndex();
+          lastProgress = now;
         }
-        if (now - lastHeard >= SILENCE.toNanos()) {
-          return Optional.of(why + " (for " + seconds(now - lastHeard) + ")");
+        if (!info.getRole().isEmpty() && info.getLastAppliedIndex() >= target) {
+          return Optional.empty();
         }
-        if (now - lastProgress >= STALL.toNanos()) {
-          return Optional.of(why + "; no progress for " + seconds(now - lastProgress));
-        }
-        if (now - start >= CATCH_UP.toNanos()) {
-          return Optional.of(why + " after " + seconds(now - start));
-        }
-        Thread.sleep(POLL.toMillis());
+        why =
+            "it has applied up to index "
+                + info.getLastAppliedIndex()
+                + " of the "
+                + target
+                + " the cluster had committed when it was added"
+                + (info.getRole().isEmpty() ? ", and has no group yet" : "");
+      } catch (RuntimeException e) {
+        why = "not reachable: " + ClusterProbe.reason(e, ASK);
       }
-    } finally {
-      // Closing waits for a connection that was accepted and never answered; the report must not.
-      Thread closer = new Thread(client::close, "fencekeeper-catch-up-close");
-      closer.setDaemon(true);
-      closer.start();
+      if (now - lastHeard >= SILENCE.toNanos()) {
+        return Optional.of(why + " (for " + seconds(now - lastHeard) + ")");
+      }
+      if (now - lastProgress >= STALL.toNanos()) {
+        return Optional.of(why + "; no progress for " + seconds(now - lastProgress));
+      }
+      if (now - start >= CATCH_UP.toNanos()) {
+        return Optional.of(why + " after " + seconds(now - start));
+      }
+      Thread.sleep(POLL.toMillis());
     }
   }
 
@@ -91,20 +82,20 @@ final class CatchUpWait {
    * The cluster's commit index now: the leader's, or, when it does not answer, the highest any
    * other member reports.
    */
-  private static long commitIndex(
-      FencingClient client, ClusterConfig cluster, String newMember, String leaderId) {
+  private static long commitIndex(FencingAdmin admin, Membership membership, String newMember) {
+    String leaderId = membership.leaderId();
     List<String> ask = new ArrayList<>();
     if (!leaderId.isEmpty()) {
       ask.add(leaderId);
     }
-    cluster.peers().stream()
+    membership.members().stream()
         .map(PeerAddress::id)
         .filter(p -> !p.equals(newMember) && !p.equals(leaderId))
         .forEach(ask::add);
     long highest = 0;
     for (String peer : ask) {
       try {
-        long commit = Wire.nodeInfo(client, peer, ASK).getCommitIndex();
+        long commit = Wire.nodeInfo(admin, peer, ASK).getCommitIndex();
         if (peer.equals(leaderId)) {
           return commit;
         }
@@ -114,13 +105,6 @@ final class CatchUpWait {
       }
     }
     return highest;
-  }
-
-  /** {@code cluster} with the peers {@code peersProperty} (as {@code members list} prints it). */
-  static ClusterConfig withPeers(ClusterConfig cluster, String peersProperty) {
-    Properties p = cluster.toProperties();
-    p.setProperty(PropertyNames.PEERS, peersProperty);
-    return ClusterConfig.fromProperties(p);
   }
 
   private static String seconds(long nanos) {

@@ -4,12 +4,8 @@ import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
-import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.config.Security;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Properties;
-import java.util.stream.Collectors;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -159,32 +155,7 @@ public final class ClientOptions {
   /** An admin handle for {@code cluster}; its first call starts the verb's {@code --timeout}. */
   FencingAdmin admin(ClusterConfig cluster) {
     CallOutcome.callSent(context);
-    return FencingAdmin.connect(cluster.peers().isEmpty() ? withRaftPeers(cluster) : cluster);
-  }
-
-  /**
-   * {@code cluster}, named by its client endpoints, with the members' Raft addresses as the nodes
-   * report them over their client ports: {@link FencingAdmin} reaches the group through Ratis's
-   * client. Unchanged when no node answers (the admin call then reports that).
-   */
-  private static ClusterConfig withRaftPeers(ClusterConfig cluster) {
-    List<ClusterProbe.NodeStatus> nodes;
-    try (FencingClient fencing = FencingClient.connect(cluster)) {
-      nodes = ClusterProbe.probe(fencing, cluster, cluster.requestTimeout());
-    }
-    String peers =
-        nodes.stream()
-            .filter(ClusterProbe.NodeStatus::reachable)
-            .map(n -> n.info().getId() + "@" + n.info().getAddress())
-            .distinct()
-            .collect(Collectors.joining(","));
-    if (peers.isEmpty()) {
-      return cluster;
-    }
-    Properties p = cluster.toProperties();
-    p.remove(PropertyNames.ENDPOINTS);
-    p.setProperty(PropertyNames.PEERS, peers);
-    return ClusterConfig.fromProperties(p);
+    return FencingAdmin.connect(cluster);
   }
 
   /**

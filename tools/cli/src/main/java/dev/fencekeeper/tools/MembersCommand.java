@@ -131,8 +131,9 @@ final class MembersCommand implements Runnable {
       mixinStandardHelpOptions = true,
       header = "Add a running, group-less node as a member.",
       description = {
-        "Adds <id>=<host:port>, which must already run with `fencekeeper server --config FILE"
-            + " --join`",
+        "Adds <id>=<host:port> (its Raft address), which must already run with `fencekeeper server"
+            + " --config FILE",
+        "--join` and serve clients at --client-address (default: its Raft port + 200)",
         "(its FILE lists the peers as they will be after the change). It catches up from the leader"
             + " before",
         "it counts towards the majority. ADDED is printed once the new member serves: it answers"
@@ -152,6 +153,14 @@ final class MembersCommand implements Runnable {
     @Parameters(index = "0", paramLabel = "<id>=<host:port>")
     private String member;
 
+    @CommandLine.Option(
+        names = "--client-address",
+        paramLabel = "<host:port>",
+        description =
+            "Where the new node serves clients (its client.port), if not its Raft port + 200. The"
+                + " cluster records it and reports it for the member from then on.")
+    private String clientAddress;
+
     Add(CliContext context) {
       super(context);
     }
@@ -159,12 +168,11 @@ final class MembersCommand implements Runnable {
     @Override
     Report run(FencingAdmin admin, ClusterConfig cluster) {
       PeerAddress peer = parse(member);
-      Membership m = admin.addMember(peer);
+      Membership m =
+          clientAddress == null ? admin.addMember(peer) : admin.addMember(peer, clientAddress);
       Optional<String> notServing;
       try {
-        notServing =
-            CatchUpWait.awaitServing(
-                CatchUpWait.withPeers(cluster, m.peersProperty()), peer.id(), m.leaderId());
+        notServing = CatchUpWait.awaitServing(admin, m, peer.id());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         notServing = Optional.of("the wait for it to catch up was interrupted");

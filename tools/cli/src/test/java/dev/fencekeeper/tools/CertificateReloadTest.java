@@ -12,6 +12,7 @@ import dev.fencekeeper.config.Security;
 import dev.fencekeeper.metrics.NodeMetric;
 import dev.fencekeeper.metrics.TlsListener;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigInteger;
@@ -191,7 +192,7 @@ class CertificateReloadTest {
 
   private boolean leads() {
     try {
-      RaftServer.Division d = server.raftServer().getDivision(server.config().groupId());
+      RaftServer.Division d = server.raftServer().getDivision(RaftConfig.groupId(server.config()));
       return d.getInfo().isLeader() && d.getInfo().isLeaderReady();
     } catch (IOException e) {
       return false;

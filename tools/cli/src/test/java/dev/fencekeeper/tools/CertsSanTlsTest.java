@@ -8,6 +8,7 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -130,7 +131,11 @@ class CertsSanTlsTest {
         .until(
             () -> {
               try {
-                return server.raftServer().getDivision(node.groupId()).getInfo().isLeaderReady();
+                return server
+                    .raftServer()
+                    .getDivision(RaftConfig.groupId(node))
+                    .getInfo()
+                    .isLeaderReady();
               } catch (IOException e) {
                 return false;
               }

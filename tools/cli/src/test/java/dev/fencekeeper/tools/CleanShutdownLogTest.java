@@ -14,6 +14,7 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PropertyNames;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.server.local.LocalCluster;
 import dev.fencekeeper.server.local.NodeCommand;
 import java.io.IOException;
@@ -59,7 +60,7 @@ class CleanShutdownLogTest {
       // logs under its own group's name and is not this node's stop.
       p.setProperty(PropertyNames.CLUSTER_NAME, "clean-shutdown-" + port);
       ClusterConfig config = ClusterConfig.fromProperties(p);
-      String division = "n1@" + config.groupId();
+      String division = "n1@" + RaftConfig.groupId(config);
       FencekeeperServer server = FencekeeperServer.start(config);
       await().atMost(Duration.ofSeconds(60)).until(() -> leads(server));
       int before = log.list.size();
@@ -167,7 +168,7 @@ class CleanShutdownLogTest {
 
   private static boolean leads(FencekeeperServer server) {
     try {
-      RaftServer.Division d = server.raftServer().getDivision(server.config().groupId());
+      RaftServer.Division d = server.raftServer().getDivision(RaftConfig.groupId(server.config()));
       return d.getInfo().isLeader() && d.getInfo().isLeaderReady();
     } catch (IOException e) {
       return false;

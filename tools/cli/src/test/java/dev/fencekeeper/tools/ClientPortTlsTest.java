@@ -23,6 +23,7 @@ import dev.fencekeeper.proto.SessionRequest;
 import dev.fencekeeper.proto.SessionResponse;
 import dev.fencekeeper.proto.WriteRequest;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.statemachine.proto.LoggedCommand;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -117,7 +118,7 @@ class ClientPortTlsTest {
   private FencekeeperServer leader() {
     for (FencekeeperServer s : servers) {
       try {
-        RaftServer.Division d = s.raftServer().getDivision(cluster.groupId());
+        RaftServer.Division d = s.raftServer().getDivision(RaftConfig.groupId(cluster));
         if (d.getInfo().isLeader() && d.getInfo().isLeaderReady()) {
           return s;
         }
@@ -313,12 +314,16 @@ class ClientPortTlsTest {
   }
 
   private long appliedOnLeader() throws IOException {
-    return leader().raftServer().getDivision(cluster.groupId()).getInfo().getLastAppliedIndex();
+    return leader()
+        .raftServer()
+        .getDivision(RaftConfig.groupId(cluster))
+        .getInfo()
+        .getLastAppliedIndex();
   }
 
   /** For each client entry in (from, to], the set of callers of the requests it carries. */
   private List<Set<String>> entriesWithCallers(long from, long to) throws IOException {
-    RaftLog log = leader().raftServer().getDivision(cluster.groupId()).getRaftLog();
+    RaftLog log = leader().raftServer().getDivision(RaftConfig.groupId(cluster)).getRaftLog();
     List<Set<String>> found = new ArrayList<>();
     for (long i = from + 1; i <= to; i++) {
       LogEntryProto entry = log.get(i);

@@ -18,6 +18,7 @@ import dev.fencekeeper.proto.BackupRequest;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -469,9 +470,9 @@ class TlsClusterTest {
       throws Exception {
     try (RaftClient raw =
         RaftClient.newBuilder()
-            .setRaftGroup(as.raftGroup())
-            .setProperties(as.clientProperties())
-            .setParameters(as.ratisParameters())
+            .setRaftGroup(RaftConfig.group(as))
+            .setProperties(RaftConfig.clientProperties(as))
+            .setParameters(RaftConfig.parameters(as))
             .setRetryPolicy(RetryPolicies.noRetry())
             .build()) {
       RaftClientReply reply =
@@ -509,7 +510,7 @@ class TlsClusterTest {
 
   private boolean leads(FencekeeperServer s) {
     try {
-      RaftServer.Division d = s.raftServer().getDivision(s.config().groupId());
+      RaftServer.Division d = s.raftServer().getDivision(RaftConfig.groupId(s.config()));
       return d.getInfo().isLeader() && d.getInfo().isLeaderReady();
     } catch (IOException e) {
       return false;

@@ -9,6 +9,7 @@ import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.config.Security;
 import dev.fencekeeper.server.FencekeeperServer;
+import dev.fencekeeper.server.RaftConfig;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -199,7 +200,7 @@ class TlsStatusMetricsTest {
 
   private boolean leads(FencekeeperServer s) {
     try {
-      RaftServer.Division d = s.raftServer().getDivision(s.config().groupId());
+      RaftServer.Division d = s.raftServer().getDivision(RaftConfig.groupId(s.config()));
       return d.getInfo().isLeader() && d.getInfo().isLeaderReady();
     } catch (IOException e) {
       return false;

@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools.bench;
 
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.tools.bench.Workload.Step;
 import dev.fencekeeper.tools.bench.Workload.Worker;
 import java.io.IOException;
@@ -31,8 +32,8 @@ final class Baseline {
 
   static RaftClient connect(ClusterConfig config) {
     return RaftClient.newBuilder()
-        .setRaftGroup(config.raftGroup())
-        .setProperties(config.clientProperties())
+        .setRaftGroup(RaftConfig.group(config))
+        .setProperties(RaftConfig.clientProperties(config))
         .setRetryPolicy(
             RetryPolicies.retryUpToMaximumCountWithFixedSleep(
                 300, TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))

@@ -2,6 +2,7 @@ package dev.fencekeeper.tools.bench;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.tools.bench.Failover.DeadHolder;
 import dev.fencekeeper.tools.bench.Failover.LeaderKill;
 import dev.fencekeeper.tools.bench.Runner.Measurement;
@@ -139,14 +140,15 @@ final class BenchReport {
     this.command = command;
     this.clusterDescription = clusterDescription;
     try {
-      RaftProperties server = config.withNodeId(config.peers().get(0).id()).serverProperties();
+      RaftProperties server =
+          RaftConfig.serverProperties(config.withNodeId(config.peers().get(0).id()));
       for (String key : SHOWN_RAFT_KEYS) {
         String value = server.get(key);
         raftSettings.put(key, value == null ? "(Ratis default)" : value);
       }
       raftSettings.put(
           "raft.client.rpc.request.timeout",
-          config.clientProperties().get("raft.client.rpc.request.timeout"));
+          RaftConfig.clientProperties(config).get("raft.client.rpc.request.timeout"));
     } catch (RuntimeException e) {
       raftSettings.put("(unknown)", e.getMessage());
     }

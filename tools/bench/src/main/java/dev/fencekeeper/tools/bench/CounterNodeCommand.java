@@ -1,6 +1,7 @@
 package dev.fencekeeper.tools.bench;
 
 import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.server.RaftConfig;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -35,8 +36,8 @@ final class CounterNodeCommand implements Callable<Integer> {
     RaftServer server =
         RaftServer.newBuilder()
             .setServerId(RaftPeerId.valueOf(config.self().id()))
-            .setGroup(config.raftGroup())
-            .setProperties(config.serverProperties())
+            .setGroup(RaftConfig.group(config))
+            .setProperties(RaftConfig.serverProperties(config))
             .setStateMachine(new CounterStateMachine())
             .setOption(RaftStorage.StartupOption.RECOVER)
             .build();

@@ -1,19 +1,18 @@
 package dev.fencekeeper.spring.metrics;
 
-import com.codahale.metrics.Counter;
-import com.codahale.metrics.MetricRegistry;
-import com.codahale.metrics.Timer;
 import dev.fencekeeper.client.ClientMetrics;
+import dev.fencekeeper.client.ClientMetrics.RequestStats;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * The {@link dev.fencekeeper.client.FencingClient}'s own metrics in Micrometer, read from its
- * registry each time they are scraped:
+ * {@link ClientMetrics} each time they are scraped:
  *
  * <ul>
  *   <li>{@code fencekeeper.client.requests{command}} — requests sent, by command (ACQUIRE, WRITE,
@@ -26,10 +25,6 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  */
 public class FencingClientMetrics implements MeterBinder {
-  private static final String TIMER_PREFIX = "fencekeeper.client.request.";
-  private static final String TIMER_SUFFIX = ".seconds";
-  private static final double[] QUANTILES = {0.5, 0.99, 0.999};
-
   private final ClientMetrics metrics;
 
   public FencingClientMetrics(ClientMetrics metrics) {
@@ -38,34 +33,40 @@ public class FencingClientMetrics implements MeterBinder {
 
   @Override
   public void bindTo(MeterRegistry registry) {
-    MetricRegistry source = metrics.registry();
-    for (Map.Entry<String, Counter> e : source.getCounters().entrySet()) {
-      FunctionCounter.builder(e.getKey(), e.getValue(), Counter::getCount)
-          .description("fencekeeper client: " + e.getKey())
-          .register(registry);
-    }
-    for (Map.Entry<String, Timer> e : source.getTimers().entrySet()) {
-      String name = e.getKey();
-      if (!name.startsWith(TIMER_PREFIX) || !name.endsWith(TIMER_SUFFIX)) {
-        continue;
-      }
-      String command = name.substring(TIMER_PREFIX.length(), name.length() - TIMER_SUFFIX.length());
-      Timer timer = e.getValue();
-      FunctionCounter.builder("fencekeeper.client.requests", timer, Timer::getCount)
+    counter(registry, ClientMetrics.RETRIES, ClientMetrics::retries);
+    counter(registry, ClientMetrics.LEADER_REDIRECTS, ClientMetrics::leaderRedirects);
+    counter(registry, ClientMetrics.LEASES_LOST, ClientMetrics::leasesLost);
+    for (String command : metrics.requests().keySet()) {
+      FunctionCounter.builder(
+              "fencekeeper.client.requests", metrics, m -> m.requests(command).count())
           .description("requests this client sent")
           .tag("command", command)
           .register(registry);
-      for (double q : QUANTILES) {
-        Gauge.builder(
-                "fencekeeper.client.request.latency",
-                timer,
-                t -> t.getSnapshot().getValue(q) / TimeUnit.SECONDS.toNanos(1))
-            .description("request latency of this client, in seconds")
-            .baseUnit("seconds")
-            .tag("command", command)
-            .tag("quantile", Double.toString(q))
-            .register(registry);
-      }
+      quantile(registry, command, "0.5", RequestStats::median);
+      quantile(registry, command, "0.99", RequestStats::p99);
+      quantile(registry, command, "0.999", RequestStats::p999);
     }
+  }
+
+  private void counter(MeterRegistry registry, String name, ToLongFunction<ClientMetrics> count) {
+    FunctionCounter.builder(name, metrics, count::applyAsLong)
+        .description("fencekeeper client: " + name)
+        .register(registry);
+  }
+
+  private void quantile(
+      MeterRegistry registry,
+      String command,
+      String quantile,
+      Function<RequestStats, Duration> value) {
+    Gauge.builder(
+            "fencekeeper.client.request.latency",
+            metrics,
+            m -> value.apply(m.requests(command)).toNanos() / 1e9)
+        .description("request latency of this client, in seconds")
+        .baseUnit("seconds")
+        .tag("command", command)
+        .tag("quantile", quantile)
+        .register(registry);
   }
 }

@@ -122,6 +122,25 @@ class FencekeeperAutoConfigurationClusterTest {
                 assertThat(seen.token()).isEqualTo(lease.token());
                 assertThat(seen.holderOwner()).isEqualTo("app-1");
               }
+              // The client's own figures reach Micrometer without Dropwizard's registry.
+              MeterRegistry meters = context.getBean(MeterRegistry.class);
+              assertThat(
+                      meters
+                          .get("fencekeeper.client.requests")
+                          .tag("command", "ACQUIRE")
+                          .functionCounter()
+                          .count())
+                  .isGreaterThanOrEqualTo(1);
+              assertThat(
+                      meters
+                          .get("fencekeeper.client.request.latency")
+                          .tag("command", "ACQUIRE")
+                          .tag("quantile", "0.99")
+                          .gauge()
+                          .value())
+                  .isPositive();
+              assertThat(meters.get("fencekeeper.client.retries").functionCounter().count())
+                  .isNotNegative();
             });
   }
 

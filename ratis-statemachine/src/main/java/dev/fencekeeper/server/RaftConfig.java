@@ -1,20 +1,33 @@
-package dev.fencekeeper.config;
+package dev.fencekeeper.server;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.ConfigException;
+import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.config.Security;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 
 /**
- * The Ratis settings a cluster config stands for: the keys it maps onto Ratis's own, and the Ratis
- * defaults fencekeeper overrides, each with the reason.
+ * The Ratis settings a {@link ClusterConfig} stands for: the group, its peers, the keys the config
+ * maps onto Ratis's own, and the Ratis defaults fencekeeper overrides, each with the reason. Only
+ * nodes (and tools that speak Raft) need these; the client's config holds no Ratis type.
  */
-final class RatisProperties {
+public final class RaftConfig {
 
   static final int LOG_CACHE_SEGMENTS = 2;
   static final long LOG_CACHE_MAX_BYTES = 64L << 20;
@@ -24,14 +37,52 @@ final class RatisProperties {
   // One to serve and one to fall back to if the newest turns out unreadable.
   static final int SNAPSHOT_RETENTION_FILES = 2;
 
-  private RatisProperties() {}
+  private RaftConfig() {}
+
+  /**
+   * The Raft group's id, derived from the cluster name, so every node computes the same id
+   * independently.
+   */
+  public static RaftGroupId groupId(ClusterConfig config) {
+    return RaftGroupId.valueOf(
+        UUID.nameUUIDFromBytes(("fencekeeper:" + config.clusterName()).getBytes(UTF_8)));
+  }
+
+  /** The Raft members, as {@code peers} names them, in order. */
+  public static List<RaftPeer> peers(ClusterConfig config) {
+    return config.peers().stream()
+        .map(peer -> RaftPeer.newBuilder().setId(peer.id()).setAddress(peer.address()).build())
+        .toList();
+  }
+
+  /** The group of {@link #peers} under {@link #groupId}. */
+  public static RaftGroup group(ClusterConfig config) {
+    return RaftGroup.valueOf(groupId(config), peers(config));
+  }
+
+  /**
+   * Ratis parameters for servers and Raft clients of this cluster: the mutual-TLS configuration for
+   * every channel (server-to-server, client, admin); empty parameters without TLS.
+   */
+  public static Parameters parameters(ClusterConfig config) {
+    Parameters p = new Parameters();
+    Security.TlsFiles tls = config.security().tls();
+    if (tls != null) {
+      // mutual = true: a node requires a certificate from every caller, and a client presents its
+      // own.
+      GrpcConfigKeys.TLS.setConf(
+          p,
+          new GrpcTlsConfig(tls.key().toFile(), tls.cert().toFile(), tls.trust().toFile(), true));
+    }
+    return p;
+  }
 
   /**
    * Ratis server properties for {@link ClusterConfig#self()}.
    *
    * @throws ConfigException if no node id is set
    */
-  static RaftProperties server(ClusterConfig config) {
+  public static RaftProperties serverProperties(ClusterConfig config) {
     PeerAddress self = config.self();
     RaftProperties p = new RaftProperties();
     // Ratis' default is /tmp/raft-server, shared by every server that forgets to set it.
@@ -79,8 +130,12 @@ final class RatisProperties {
     return p;
   }
 
-  /** Ratis client properties: per-attempt request timeout and the async outstanding-request cap. */
-  static RaftProperties client(ClusterConfig config) {
+  /**
+   * Ratis client properties, for tools that talk to the Raft port directly (a Ratis client is
+   * refused there unless it is a member): per-attempt request timeout and the async
+   * outstanding-request cap.
+   */
+  public static RaftProperties clientProperties(ClusterConfig config) {
     RaftProperties p = new RaftProperties();
     RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.requestTimeout()));
     RaftClientConfigKeys.Async.setOutstandingRequestsMax(p, CLIENT_ASYNC_OUTSTANDING_MAX);
