@@ -24,12 +24,8 @@ import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.function.LongSupplier;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
@@ -50,7 +46,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencekeeperServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencekeeperServer.class);
-  private static final long TICK_CHECK_INTERVAL_MS = 10;
 
   /**
    * TEST ONLY: {@code -Dfencekeeper.testing.clock-step-file=<file>} makes this node's wall clock
@@ -80,8 +75,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final ClusterIdKeeper clusterIdKeeper;
   private final CompletableFuture<StorageFullException> storageExhausted =
       new CompletableFuture<>();
-  private final AtomicBoolean tickInFlight = new AtomicBoolean();
-  private volatile ScheduledFuture<?> ticker;
+  private final ExpiryTicker expiryTicker;
   private volatile ClientPort clientPort;
   private volatile HttpGateway gateway;
 
@@ -130,7 +124,7 @@ public final class FencekeeperServer implements AutoCloseable {
     this.reads = new ReadsInFlight(config.overload().maxPendingReads());
     this.leaderLossWatch =
         new LeaderLossWatch(self, config.groupId(), metrics::electionStartedOnLeaderLoss);
-    CallerGate gate = new CallerGate(config.security(), metrics, reads);
+    CallerGate gate = new CallerGate(config.security(), metrics);
     // Before the server starts: its first takeover entry announces the client address.
     String clientAddress = config.clientAddress().address();
     stateMachine.setClientAddress(clientAddress);
@@ -147,13 +141,23 @@ public final class FencekeeperServer implements AutoCloseable {
                 .addService(PeerIntroductions.service(self.toString(), identity))
                 .fallbackHandlerRegistry(guide));
     stateMachine.setClusterId(() -> identity.clusterId().orElse(""));
-    this.leaderTimer =
-        Executors.newSingleThreadScheduledExecutor(
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(
+            1,
             r -> {
               Thread t = new Thread(r, "fencekeeper-leader-duties-" + self);
               t.setDaemon(true);
               return t;
             });
+    // The expiry ticker cancels a long sleep whenever a deadline moves earlier: drop it at once.
+    timer.setRemoveOnCancelPolicy(true);
+    this.leaderTimer = timer;
+    this.expiryTicker =
+        new ExpiryTicker(
+            leaderTimer,
+            stateMachine::leaderTimeMs,
+            stateMachine::nextExpiryMs,
+            () -> propose(InternalRequest.newBuilder().setTick(Tick.getDefaultInstance()).build()));
     stateMachine.setLeaderDuties(new Duties());
     RaftProperties serverProperties = config.serverProperties();
     long stuckFollowerRestartMs = config.stuckFollowerRestartAfter().toMillis();
@@ -283,7 +287,7 @@ public final class FencekeeperServer implements AutoCloseable {
     Thread stopper =
         new Thread(
             () -> {
-              stopTicker();
+              expiryTicker.stop();
               // The client port and gateway go first: answering clients on a node whose Raft
               // server is gone would point them back at it instead of at the new leader.
               try {
@@ -461,7 +465,7 @@ public final class FencekeeperServer implements AutoCloseable {
       port.close();
     }
     storageGuard.close();
-    stopTicker();
+    expiryTicker.stop();
     leaderTimer.shutdownNow();
     leaderLossWatch.close();
     followerWatch.close();
@@ -475,70 +479,43 @@ public final class FencekeeperServer implements AutoCloseable {
   }
 
   /**
-   * Proposes a leader duty through this node's own server. Not retried: a duty proposed by a node
-   * that is no longer leader is simply dropped; the new leader runs its own duties.
+   * Proposes a leader duty through this node's own server; completes true once it is applied, false
+   * if it was not. Not retried here: a duty proposed by a node that is no longer leader is simply
+   * dropped; the new leader runs its own duties.
    */
-  private void propose(InternalRequest request, AtomicBoolean inFlight) {
-    raft.propose(
+  private CompletableFuture<Boolean> propose(InternalRequest request) {
+    return raft.propose(
             org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(
                 request.toByteArray()))
-        .whenComplete(
+        .handle(
             (reply, error) -> {
-              if (inFlight != null) {
-                inFlight.set(false);
-              }
               if (error != null || !reply.isSuccess()) {
                 LOG.debug(
                     "Leader duty {} not committed: {}",
                     request.getBodyCase(),
                     error != null ? error.toString() : reply.getException());
+                return false;
               }
+              return true;
             });
-  }
-
-  private void checkExpiries() {
-    if (stateMachine.leaderTimeMs() >= stateMachine.nextExpiryMs()
-        && tickInFlight.compareAndSet(false, true)) {
-      propose(
-          InternalRequest.newBuilder().setTick(Tick.getDefaultInstance()).build(), tickInFlight);
-    }
-  }
-
-  private synchronized void startTicker() {
-    stopTicker();
-    try {
-      ticker =
-          leaderTimer.scheduleWithFixedDelay(
-              this::checkExpiries,
-              TICK_CHECK_INTERVAL_MS,
-              TICK_CHECK_INTERVAL_MS,
-              TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException closing) {
-      // This node is closing as it becomes leader. The exception must not reach Ratis: thrown from
-      // its apply thread, it leaves that thread spinning and close() waiting for it forever.
-      LOG.debug("{} became leader while closing: no expiry ticker", config.self().id());
-    }
-  }
-
-  private synchronized void stopTicker() {
-    if (ticker != null) {
-      ticker.cancel(false);
-      ticker = null;
-    }
   }
 
   private final class Duties implements LeaderDuties {
     @Override
     public void onLeaderReady() {
       LOG.info("{} is leader: committing the takeover grace for live leases", config.self().id());
-      propose(
-          InternalRequest.newBuilder().setTakeover(Takeover.getDefaultInstance()).build(), null);
-      startTicker();
+      propose(InternalRequest.newBuilder().setTakeover(Takeover.getDefaultInstance()).build());
+      expiryTicker.start();
+    }
+
+    @Override
+    public void deadlineMovedEarlier(long deadlineMs) {
+      expiryTicker.deadlineMoved(deadlineMs);
     }
 
     @Override
     public void onNotLeader() {
-      stopTicker();
+      expiryTicker.stop();
       ClientPort port = clientPort;
       if (port != null) {
         port.leadershipLost();
