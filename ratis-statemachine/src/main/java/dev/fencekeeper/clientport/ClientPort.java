@@ -104,7 +104,6 @@ public final class ClientPort implements AutoCloseable {
                   .build()
                   .toByteArray());
       ReadBarrier barrier = new ReadBarrier(() -> raft.propose(tick));
-      stateMachine.setReadBarrier(raft.internalId(), barrier::pass);
       CommandQueue commands =
           new CommandQueue(
               raft,

@@ -325,7 +325,7 @@ public final class FencekeeperService extends FencekeeperGrpc.FencekeeperImplBas
     }
     if (!reads.tryTake()) {
       metrics.readOverloaded(stamped.getCaller());
-      // The state machine words the refusal, as for Ratis's client path.
+      // The state machine words the refusal, as it words every answer to a read.
       stateMachine
           .answerQuery(stamped.toBuilder().setReadOverloaded(true).build())
           .thenAccept(r -> reply(out, r));

@@ -25,12 +25,8 @@ import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.function.LongSupplier;
 import javax.net.ssl.SSLException;
 import org.apache.ratis.conf.Parameters;
@@ -52,7 +48,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencekeeperServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencekeeperServer.class);
-  private static final long TICK_CHECK_INTERVAL_MS = 10;
 
   /**
    * TEST ONLY: {@code -Dfencekeeper.testing.clock-step-file=<file>} makes this node's wall clock
@@ -82,8 +77,7 @@ public final class FencekeeperServer implements AutoCloseable {
   private final ClusterIdKeeper clusterIdKeeper;
   private final CompletableFuture<StorageFullException> storageExhausted =
       new CompletableFuture<>();
-  private final AtomicBoolean tickInFlight = new AtomicBoolean();
-  private volatile ScheduledFuture<?> ticker;
+  private final ExpiryTicker expiryTicker;
   private volatile ClientPort clientPort;
   private volatile HttpGateway gateway;
 
@@ -132,7 +126,7 @@ public final class FencekeeperServer implements AutoCloseable {
     this.reads = new ReadsInFlight(config.overload().maxPendingReads());
     this.leaderLossWatch =
         new LeaderLossWatch(self, RaftConfig.groupId(config), metrics::electionStartedOnLeaderLoss);
-    CallerGate gate = new CallerGate(config.security(), metrics, reads);
+    CallerGate gate = new CallerGate(config.security(), metrics);
     // Before the server starts: its first takeover entry announces the client address.
     String clientAddress = config.clientAddress().address();
     stateMachine.setClientAddress(clientAddress);
@@ -155,13 +149,23 @@ public final class FencekeeperServer implements AutoCloseable {
               .fallbackHandlerRegistry(guide);
         });
     stateMachine.setClusterId(() -> identity.clusterId().orElse(""));
-    this.leaderTimer =
-        Executors.newSingleThreadScheduledExecutor(
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(
+            1,
             r -> {
               Thread t = new Thread(r, "fencekeeper-leader-duties-" + self);
               t.setDaemon(true);
               return t;
             });
+    // The expiry ticker cancels a long sleep whenever a deadline moves earlier: drop it at once.
+    timer.setRemoveOnCancelPolicy(true);
+    this.leaderTimer = timer;
+    this.expiryTicker =
+        new ExpiryTicker(
+            leaderTimer,
+            stateMachine::leaderTimeMs,
+            stateMachine::nextExpiryMs,
+            () -> propose(InternalRequest.newBuilder().setTick(Tick.getDefaultInstance()).build()));
     stateMachine.setLeaderDuties(new Duties());
     RaftProperties serverProperties = RaftConfig.serverProperties(config);
     long stuckFollowerRestartMs = config.stuckFollowerRestartAfter().toMillis();
@@ -310,7 +314,7 @@ public final class FencekeeperServer implements AutoCloseable {
     Thread stopper =
         new Thread(
             () -> {
-              stopTicker();
+              expiryTicker.stop();
               // The client port and gateway go first: answering clients on a node whose Raft
               // server is gone would point them back at it instead of at the new leader.
               try {
@@ -488,7 +492,7 @@ public final class FencekeeperServer implements AutoCloseable {
       port.close();
     }
     storageGuard.close();
-    stopTicker();
+    expiryTicker.stop();
     leaderTimer.shutdownNow();
     leaderLossWatch.close();
     followerWatch.close();
@@ -502,70 +506,43 @@ public final class FencekeeperServer implements AutoCloseable {
   }
 
   /**
-   * Proposes a leader duty through this node's own server. Not retried: a duty proposed by a node
-   * that is no longer leader is simply dropped; the new leader runs its own duties.
+   * Proposes a leader duty through this node's own server; completes true once it is applied, false
+   * if it was not. Not retried here: a duty proposed by a node that is no longer leader is simply
+   * dropped; the new leader runs its own duties.
    */
-  private void propose(InternalRequest request, AtomicBoolean inFlight) {
-    raft.propose(
+  private CompletableFuture<Boolean> propose(InternalRequest request) {
+    return raft.propose(
             org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(
                 request.toByteArray()))
-        .whenComplete(
+        .handle(
             (reply, error) -> {
-              if (inFlight != null) {
-                inFlight.set(false);
-              }
               if (error != null || !reply.isSuccess()) {
                 LOG.debug(
                     "Leader duty {} not committed: {}",
                     request.getBodyCase(),
                     error != null ? error.toString() : reply.getException());
+                return false;
               }
+              return true;
             });
-  }
-
-  private void checkExpiries() {
-    if (stateMachine.leaderTimeMs() >= stateMachine.nextExpiryMs()
-        && tickInFlight.compareAndSet(false, true)) {
-      propose(
-          InternalRequest.newBuilder().setTick(Tick.getDefaultInstance()).build(), tickInFlight);
-    }
-  }
-
-  private synchronized void startTicker() {
-    stopTicker();
-    try {
-      ticker =
-          leaderTimer.scheduleWithFixedDelay(
-              this::checkExpiries,
-              TICK_CHECK_INTERVAL_MS,
-              TICK_CHECK_INTERVAL_MS,
-              TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException closing) {
-      // This node is closing as it becomes leader. The exception must not reach Ratis: thrown from
-      // its apply thread, it leaves that thread spinning and close() waiting for it forever.
-      LOG.debug("{} became leader while closing: no expiry ticker", config.self().id());
-    }
-  }
-
-  private synchronized void stopTicker() {
-    if (ticker != null) {
-      ticker.cancel(false);
-      ticker = null;
-    }
   }
 
   private final class Duties implements LeaderDuties {
     @Override
     public void onLeaderReady() {
       LOG.info("{} is leader: committing the takeover grace for live leases", config.self().id());
-      propose(
-          InternalRequest.newBuilder().setTakeover(Takeover.getDefaultInstance()).build(), null);
-      startTicker();
+      propose(InternalRequest.newBuilder().setTakeover(Takeover.getDefaultInstance()).build());
+      expiryTicker.start();
+    }
+
+    @Override
+    public void deadlineMovedEarlier(long deadlineMs) {
+      expiryTicker.deadlineMoved(deadlineMs);
     }
 
     @Override
     public void onNotLeader() {
-      stopTicker();
+      expiryTicker.stop();
       ClientPort port = clientPort;
       if (port != null) {
         port.leadershipLost();

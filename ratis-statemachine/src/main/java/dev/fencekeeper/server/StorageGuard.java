@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -21,6 +22,14 @@ import org.slf4j.LoggerFactory;
  * node while there is still room for every file it must write to stop and to start again; a node
  * does not start below the reserve either. A supervisor restarts it; the start succeeds once space
  * has been freed.
+ *
+ * <p>How often it looks follows how close the disk is to the reserve: it assumes the disk fills at
+ * no more than {@link #FILL_BYTES_PER_SECOND} and looks again before that rate could have used the
+ * headroom above the reserve, at least every {@value #MIN_INTERVAL_MS} ms and at most every {@value
+ * #MAX_INTERVAL_MS} ms. At that rate the reserve is never entered between two looks, which is more
+ * than a fixed look every {@value #MIN_INTERVAL_MS} ms gave (the reserve itself was what a look's
+ * interval could use up); near the reserve it looks as often as that, and with gigabytes free it
+ * costs one look a second instead of twenty.
  */
 final class StorageGuard implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(StorageGuard.class);
@@ -34,16 +43,31 @@ final class StorageGuard implements AutoCloseable {
   /** TEST ONLY: a smaller reserve, for drills on a small tmpfs. Never set in production. */
   static final String RESERVE_PROPERTY = "fencekeeper.testing.storage-reserve-bytes";
 
-  private static final long CHECK_INTERVAL_MS = 50;
+  /** The shortest interval between two looks, where the headroom is nearly gone. */
+  static final long MIN_INTERVAL_MS = 50;
+
+  /** The longest interval between two looks, however much is free. */
+  static final long MAX_INTERVAL_MS = 1_000;
+
+  /**
+   * The fastest the storage is assumed to fill: the reserve every {@value #MIN_INTERVAL_MS} ms, the
+   * rate a fixed look at that interval was sized for; far beyond what a node writes (its log at
+   * saturation is tens of MB/s).
+   */
+  static final long FILL_BYTES_PER_SECOND = RESERVE_BYTES * 1_000 / MIN_INTERVAL_MS;
 
   private final Path dir;
+  private final FileStore store;
   private final long reserveBytes;
   private final ScheduledExecutorService checker;
   private final CompletableFuture<String> exhausted = new CompletableFuture<>();
   private volatile long freeBytes;
 
-  private StorageGuard(Path dir, long reserveBytes, String nodeId) {
+  private StorageGuard(Path dir, FileStore store, long reserveBytes, String nodeId) {
     this.dir = dir;
+    // Found once: Files.getFileStore reads the mount table on every call, statvfs is all a look
+    // needs.
+    this.store = store;
     this.reserveBytes = reserveBytes;
     this.checker =
         Executors.newSingleThreadScheduledExecutor(
@@ -65,14 +89,13 @@ final class StorageGuard implements AutoCloseable {
    */
   static StorageGuard start(Path dir, String nodeId) throws IOException {
     Files.createDirectories(dir);
-    StorageGuard guard = new StorageGuard(dir, reserveBytes(), nodeId);
+    StorageGuard guard = new StorageGuard(dir, Files.getFileStore(dir), reserveBytes(), nodeId);
     guard.freeBytes = guard.measure();
     if (guard.freeBytes < guard.reserveBytes) {
       guard.checker.shutdownNow();
       throw new StorageFullException(guard.why());
     }
-    guard.checker.scheduleWithFixedDelay(
-        guard::check, CHECK_INTERVAL_MS, CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    guard.scheduleNext();
     return guard;
   }
 
@@ -99,11 +122,35 @@ final class StorageGuard implements AutoCloseable {
       freeBytes = measure();
     } catch (IOException e) {
       LOG.debug("cannot measure the free space of {}: {}", dir, e.toString());
+      scheduleNext(MIN_INTERVAL_MS);
       return;
     }
     if (freeBytes < reserveBytes && exhausted.complete(why())) {
       LOG.error("Stopping this node: {}", why()); // once: the future completes only once
       checker.shutdown();
+      return;
+    }
+    scheduleNext();
+  }
+
+  /**
+   * Milliseconds until the next look, with {@code headroomBytes} free above the reserve: the time
+   * the storage takes to fill that much at {@link #FILL_BYTES_PER_SECOND}, within the bounds.
+   */
+  static long intervalMs(long headroomBytes) {
+    long fillMs = Math.max(0, headroomBytes) / (FILL_BYTES_PER_SECOND / 1_000);
+    return Math.max(MIN_INTERVAL_MS, Math.min(MAX_INTERVAL_MS, fillMs));
+  }
+
+  private void scheduleNext() {
+    scheduleNext(intervalMs(freeBytes - reserveBytes));
+  }
+
+  private void scheduleNext(long delayMs) {
+    try {
+      checker.schedule(this::check, delayMs, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closed) {
+      // The guard was closed.
     }
   }
 
@@ -119,7 +166,6 @@ final class StorageGuard implements AutoCloseable {
   }
 
   private long measure() throws IOException {
-    FileStore store = Files.getFileStore(dir);
     return store.getUsableSpace();
   }
 

@@ -8,7 +8,6 @@ import dev.fencekeeper.core.ReplicaDivergedException;
 import dev.fencekeeper.metrics.StateMachineMetrics;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.ResultCode;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
@@ -59,10 +58,8 @@ public class FencingStateMachine extends BaseStateMachine {
   private final EventLog eventLog = new EventLog(EventLog.DEFAULT_CAPACITY);
   private final CompletableFuture<ReplicaDivergedException> diverged = new CompletableFuture<>();
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
-  // Replaced by the client port's as the node starts; a state machine run without one (in tests of
-  // it alone) has only Ratis's read index.
-  private volatile Supplier<CompletableFuture<Boolean>> readBarrier =
-      () -> CompletableFuture.completedFuture(true);
+  private volatile PendingSlots pendingSlots =
+      new PendingSlots(Overload.DEFAULT_MAX_PENDING_WRITES);
   private final Admission admission;
   private final EntryApplier applier = new EntryApplier(diverged, eventLog);
   private final QueryService queries;
@@ -102,28 +99,21 @@ public class FencingStateMachine extends BaseStateMachine {
             this::writeFrozen);
   }
 
-  /** Requests from this client id may carry internal commands (takeover, tick); others never. */
+  /**
+   * Requests from this client id are this node's own entries: takeovers, expiry ticks and read
+   * barriers. Set before start.
+   */
   public void setInternalClientId(ClientId id) {
     admission.setInternalClientId(id);
   }
 
   /**
-   * Requests from this client id are the client port's own submissions (see {@code
-   * Admission.setClientPortId}). Set before start.
+   * Requests from this client id are the client port's commands (see {@code
+   * Admission.setClientPortId}); requests from any other client id but the internal one are
+   * refused. Set before start.
    */
   public void setClientPortId(ClientId id) {
     admission.setClientPortId(id);
-  }
-
-  /**
-   * The client port's read barrier: {@code pass} completes true once an entry proposed after the
-   * call has been applied here, false if this node could not commit one; {@code proposer} is the
-   * client id its entries (ticks) carry. Linearizable reads through Ratis's client wait for it too.
-   * Set before start.
-   */
-  public void setReadBarrier(ClientId proposer, Supplier<CompletableFuture<Boolean>> pass) {
-    admission.setReadBarrierClientId(proposer);
-    this.readBarrier = pass;
   }
 
   /**
@@ -140,9 +130,12 @@ public class FencingStateMachine extends BaseStateMachine {
     queries.setClusterId(id);
   }
 
-  /** The leader's bound on pending commands (overload.pending-writes.max). */
+  /**
+   * The leader's bound on pending commands (overload.pending-writes.max), which its client port
+   * takes and gives back.
+   */
   public PendingSlots pendingSlots() {
-    return admission.pendingSlots();
+    return pendingSlots;
   }
 
   /**
@@ -170,13 +163,12 @@ public class FencingStateMachine extends BaseStateMachine {
 
   /** Who counts as an admin (revoke, backup); without TLS everyone does. Set before start. */
   public void setSecurity(Security security) {
-    admission.setSecurity(security);
     queries.setSecurity(security);
   }
 
   /** How many commands the leader and reads a node hold at once. Set before start. */
   public void setOverload(Overload overload) {
-    admission.setOverload(overload);
+    this.pendingSlots = new PendingSlots(overload.maxPendingWrites());
     queries.setOverload(overload);
   }
 
@@ -286,7 +278,8 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   // -----------------------------------------------------------------------------------------------
-  // Leader side: admit (authorize, bound, stamp time), or answer at once.
+  // Leader side: log what this node's client port and its own duties propose, stamped with the
+  // leader's time; refuse anything else.
 
   @Override
   public TransactionContext startTransaction(RaftClientRequest request) {
@@ -299,8 +292,7 @@ public class FencingStateMachine extends BaseStateMachine {
           .build();
     }
     // Refused without a log entry. The exception must ride on the context, not be thrown: a thrown
-    // one leaves the request pending in Ratis's retry cache and the client's retry hangs on it.
-    // The decision stays on the context too, for in-process callers that want the typed answer.
+    // one leaves the request pending in Ratis's retry cache.
     Admission.Answered answered = (Admission.Answered) decision;
     TransactionContext refused = trx.setStateMachineContext(answered).build();
     refused.setException(answered.asException());
@@ -316,9 +308,8 @@ public class FencingStateMachine extends BaseStateMachine {
     Response response;
     lock.writeLock().lock();
     try {
-      Object context = trx.getStateMachineContext();
-      Admission.Started.release(context);
-      response = applier.apply(state, entry, Admission.Started.timingOf(context));
+      Object timing = Admission.Started.timingOf(trx.getStateMachineContext());
+      response = applier.apply(state, entry, timing);
       leaderClock.applied(state.nowMs());
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
       publishNextExpiry();
@@ -336,8 +327,17 @@ public class FencingStateMachine extends BaseStateMachine {
     return diverged;
   }
 
+  /**
+   * Publishes the state's earliest deadline for the leader's expiry ticker, and wakes the ticker
+   * when it moved earlier: the ticker sleeps until the deadline it last saw.
+   */
   private void publishNextExpiry() {
-    nextExpiryMs = state.nextWakeupMs();
+    long previous = nextExpiryMs;
+    long next = state.nextWakeupMs();
+    nextExpiryMs = next;
+    if (next < previous) {
+      leaderDuties.deadlineMovedEarlier(next);
+    }
   }
 
   /** The earliest deadline of a lease live in the applied state; Long.MAX_VALUE when none. */
@@ -346,43 +346,10 @@ public class FencingStateMachine extends BaseStateMachine {
   }
 
   // -----------------------------------------------------------------------------------------------
-  // Reads: linearizable through Ratis's read index and the client port's read barrier, or stale
-  // from whichever node is asked.
-
-  /**
-   * A linearizable read through Ratis's client, after Ratis's read index: that alone may pass on a
-   * leader that has been replaced, so the read also waits for the read barrier.
-   */
-  @Override
-  public CompletableFuture<Message> query(Message request) {
-    return readBarrier
-        .get()
-        .thenCompose(
-            passed ->
-                passed
-                    ? answerNow(request)
-                    : CompletableFuture.completedFuture(
-                        toMessage(
-                            Response.newBuilder()
-                                .setCode(ResultCode.NOT_LEADER)
-                                .setMessage(READ_NOT_CONFIRMED)
-                                .build())));
-  }
-
-  private CompletableFuture<Message> answerNow(Message request) {
-    return queries
-        .query(request.getContent().asReadOnlyByteBuffer())
-        .thenApply(FencingStateMachine::toMessage);
-  }
-
-  /**
-   * Stale reads need no waiting: the caller asked for whatever this replica has applied. They carry
-   * the caller the node stamped, like every read.
-   */
-  @Override
-  public CompletableFuture<Message> queryStale(Message request, long minIndex) {
-    return answerNow(request);
-  }
+  // Reads enter through the client port ({@link #answerQuery}); the Raft port refuses Ratis's
+  // client
+  // service, so Ratis's query and queryStale are never called with a read of fencekeeper's and keep
+  // BaseStateMachine's behaviour.
 
   private static Message toMessage(Response response) {
     return Message.valueOf(UnsafeByteOperations.unsafeWrap(response.toByteArray()));
@@ -428,22 +395,14 @@ public class FencingStateMachine extends BaseStateMachine {
   public void notifyNotLeader(Collection<TransactionContext> pendingEntries) {
     leaderClock.release();
     leaderDuties.onNotLeader();
-    // No longer this node's to answer: whatever becomes of them, they no longer wait in its queue.
-    for (TransactionContext trx : pendingEntries) {
-      Admission.Started.release(trx.getStateMachineContext());
-    }
   }
 
-  /** Ratis gave up on a started transaction before logging it (e.g. it lost leadership). */
-  @Override
-  public TransactionContext cancelTransaction(TransactionContext trx) throws IOException {
-    Admission.Started.release(trx.getStateMachineContext());
-    return super.cancelTransaction(trx);
-  }
-
-  /** The number of client commands this node accepted as leader and has not yet applied. */
+  /**
+   * The number of client commands this node's client port holds as leader: queued, in flight or not
+   * yet answered.
+   */
   public int pendingCommands() {
-    return admission.pendingCommands();
+    return pendingSlots.inUse();
   }
 
   @Override

@@ -20,7 +20,7 @@ import java.util.function.LongSupplier;
  */
 public final class LeaderClock {
   /** How far, in parts per million, the line's rate may differ from the monotonic clock's. */
-  static final long SLEW_PPM = 500;
+  public static final long SLEW_PPM = 500;
 
   private static final long NANOS_PER_MS = 1_000_000L;
 

@@ -14,4 +14,11 @@ public interface LeaderDuties {
   void onLeaderReady();
 
   void onNotLeader();
+
+  /**
+   * Every replica, on the apply thread under the write lock: the entry just applied (or the state
+   * just loaded) moved the earliest deadline of the state earlier, to {@code deadlineMs}. A
+   * leader's expiry ticker must wake by then; the call must return at once.
+   */
+  default void deadlineMovedEarlier(long deadlineMs) {}
 }

@@ -20,7 +20,6 @@ import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.ServerLimits;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -29,14 +28,14 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Every request answered without the log, on whichever node is asked (linearizable reads reach it
- * after Ratis's read index): reads, leases, validations and listings of the applied state under the
- * read lock, this node's self-description, watches of lease events and backups.
+ * on the leader once the client port's read barrier passed): reads, leases, validations and
+ * listings of the applied state under the read lock, this node's self-description, watches of lease
+ * events and backups.
  */
 final class QueryService {
   private static final Logger LOG = LoggerFactory.getLogger(QueryService.class);
@@ -108,16 +107,6 @@ final class QueryService {
     this.clusterId = id;
   }
 
-  /** The answer to {@code request}, a serialized {@link Request}; never fails. */
-  CompletableFuture<Response> query(ByteBuffer request) {
-    try {
-      return query(Request.parseFrom(request));
-    } catch (InvalidProtocolBufferException e) {
-      return CompletableFuture.completedFuture(
-          WireCodec.invalid("malformed request: " + e.getMessage()));
-    }
-  }
-
   /** The answer to {@code parsed}, whose caller the node stamped; never fails. */
   CompletableFuture<Response> query(Request parsed) {
     Response response;
@@ -150,9 +139,8 @@ final class QueryService {
   }
 
   /**
-   * The answer to a read the node refused on arrival (server.CallerGate marks it) because it
-   * already held overload.pending-reads.max reads: nothing was read, and the caller may simply
-   * retry later.
+   * The answer to a read the node refused on arrival (the client port marks it) because it already
+   * held overload.pending-reads.max reads: nothing was read, and the caller may simply retry later.
    */
   private Response readOverloaded() {
     return Response.newBuilder()

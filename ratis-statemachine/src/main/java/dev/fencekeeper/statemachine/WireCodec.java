@@ -53,8 +53,9 @@ public final class WireCodec {
    * As {@link #toCommand(Request)}; with {@code innerCallers}, each request of a batch is the
    * command of its own {@code caller}, as a leader that coalesced the requests of several callers
    * wrote them (its client port stamps every one). Without, the envelope's caller is every
-   * command's: Ratis's client path stamps only the envelope (server/CallerGate), so whatever the
-   * requests inside name is ignored there and a batch cannot borrow another identity.
+   * command's: so were entries written before every command entered through the client port, when
+   * commands sent through Ratis's client had only their envelope stamped, so whatever the requests
+   * inside name is ignored there and a batch cannot borrow another identity.
    */
   public static Command toCommand(Request request, boolean innerCallers) {
     if (request.getCommandCase() == Request.CommandCase.BATCH) {

@@ -2,131 +2,113 @@ package dev.fencekeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencekeeper.proto.AcquireRequest;
-import dev.fencekeeper.proto.Request;
-import java.util.List;
-import org.apache.ratis.client.impl.OrderedAsync;
-import org.apache.ratis.proto.RaftProtos.ClientMessageEntryProto;
-import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
-import org.apache.ratis.proto.RaftProtos.ReadRequestTypeProto;
-import org.apache.ratis.proto.RaftProtos.StaleReadRequestTypeProto;
-import org.apache.ratis.proto.RaftProtos.WatchRequestTypeProto;
-import org.apache.ratis.proto.RaftProtos.WriteRequestTypeProto;
-import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import dev.fencekeeper.config.Security;
+import dev.fencekeeper.metrics.StateMachineMetrics;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import org.apache.ratis.proto.grpc.RaftServerProtocolServiceGrpc;
+import org.apache.ratis.thirdparty.io.grpc.Metadata;
+import org.apache.ratis.thirdparty.io.grpc.MethodDescriptor;
+import org.apache.ratis.thirdparty.io.grpc.ServerCall;
+import org.apache.ratis.thirdparty.io.grpc.ServerCallHandler;
+import org.apache.ratis.thirdparty.io.grpc.Status;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/**
- * The caller a node stamps into a request is the one apply sees, whatever the client wrote there.
- */
+/** On the Raft port only the cluster's nodes may speak the peers' protocols. */
 class CallerGateTest {
-  @Test
-  void theStampedCallerOverridesWhatTheClientClaimed() throws Exception {
-    Request claimed =
-        Request.newBuilder()
-            .setAcquire(AcquireRequest.newBuilder().setResource("r").setTtlMs(1000))
-            .setCaller("fencekeeper-admin")
-            .build();
-    assertThat(callerAfterStamp(claimed, "fencekeeper-client")).isEqualTo("fencekeeper-client");
-    // Without TLS the stamp is empty, and empty still overrides: nobody can claim an identity in
-    // plaintext.
-    assertThat(callerAfterStamp(claimed, "")).isEmpty();
-  }
+  @TempDir Path dir;
 
+  // Guarantee: under TLS, a caller whose certificate does not name one of authz.nodes (here: no
+  // certificate at all) is refused PERMISSION_DENIED on the server-to-server protocol and on the
+  // nodes' introductions, and the call never reaches Ratis; without TLS nothing is refused.
   @Test
-  void theRestOfTheRequestIsUntouched() throws Exception {
-    Request sent =
-        Request.newBuilder()
-            .setAcquire(AcquireRequest.newBuilder().setResource("r").setTtlMs(1000))
-            .build();
-    Request seen = Request.parseFrom(stamp(sent, "someone").toByteArray());
-    assertThat(seen.toBuilder().clearCaller().build()).isEqualTo(sent);
-  }
+  void onlyNodesSpeakThePeersProtocols() throws Exception {
+    CallerGate tls = new CallerGate(withTls(), StateMachineMetrics.NONE);
+    for (String service :
+        new String[] {RaftServerProtocolServiceGrpc.SERVICE_NAME, PeerIntroductions.SERVICE}) {
+      FakeCall call = new FakeCall(service);
+      boolean[] reached = {false};
+      tls.interceptCall(call, new Metadata(), handler(reached));
+      assertThat(reached[0]).as(service).isFalse();
+      assertThat(call.closedWith.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+      assertThat(call.closedWith.getDescription()).contains("authz.nodes");
 
-  @Test
-  void staleReadsAreStampedLikeEveryRead() throws Exception {
-    RaftClientRequestProto stale =
-        RaftClientRequestProto.newBuilder()
-            .setStaleRead(StaleReadRequestTypeProto.getDefaultInstance())
-            .setMessage(
-                ClientMessageEntryProto.newBuilder()
-                    .setContent(
-                        ByteString.copyFrom(
-                            Request.newBuilder()
-                                .setCaller("fencekeeper-admin")
-                                .build()
-                                .toByteArray())))
-            .build();
-    assertThat(
-            Request.parseFrom(
-                    CallerGate.stamp(stale, "someone").getMessage().getContent().toByteArray())
-                .getCaller())
-        .isEqualTo("someone");
-  }
-
-  // Ratis answers its own probe at once only while the content is exactly DUMMY; stamped, a node
-  // that is not leader would fail it, and every request queued behind it on that stream would wait
-  // forever.
-  @Test
-  void ratisOwnDummyPassesAsItCame() {
-    for (RaftClientRequestProto dummy :
-        List.of(
-            RaftClientRequestProto.newBuilder()
-                .setWatch(WatchRequestTypeProto.getDefaultInstance())
-                .setMessage(
-                    ClientMessageEntryProto.newBuilder()
-                        .setContent(OrderedAsync.DUMMY.getContent()))
-                .build(),
-            RaftClientRequestProto.newBuilder()
-                .setRead(ReadRequestTypeProto.getDefaultInstance())
-                .setMessage(
-                    ClientMessageEntryProto.newBuilder()
-                        .setContent(OrderedAsync.DUMMY.getContent()))
-                .build())) {
-      assertThat(CallerGate.stamp(dummy, "someone")).isSameAs(dummy);
+      FakeCall plaintext = new FakeCall(service);
+      boolean[] passed = {false};
+      new CallerGate(Security.none(), StateMachineMetrics.NONE)
+          .interceptCall(plaintext, new Metadata(), handler(passed));
+      assertThat(passed[0]).isTrue();
+      assertThat(plaintext.closedWith).isNull();
     }
   }
 
-  // The read bound's verdict is the node's, whatever the client wrote into read_overloaded.
-  @Test
-  void theReadVerdictOverridesWhatTheClientClaimed() throws Exception {
-    for (boolean claimed : new boolean[] {false, true}) {
-      RaftClientRequestProto read =
-          RaftClientRequestProto.newBuilder()
-              .setRead(ReadRequestTypeProto.getDefaultInstance())
-              .setMessage(
-                  ClientMessageEntryProto.newBuilder()
-                      .setContent(
-                          ByteString.copyFrom(
-                              Request.newBuilder()
-                                  .setReadOverloaded(claimed)
-                                  .build()
-                                  .toByteArray())))
+  private Security withTls() throws Exception {
+    Path cert = Files.writeString(dir.resolve("node.crt"), "");
+    Path key = Files.writeString(dir.resolve("node.key"), "");
+    Path trust = Files.writeString(dir.resolve("ca.crt"), "");
+    return new Security(
+        new Security.TlsFiles(cert, key, trust), Set.of("fencekeeper-admin"), Set.of("node-cn"));
+  }
+
+  private static ServerCallHandler<byte[], byte[]> handler(boolean[] reached) {
+    return (call, headers) -> {
+      reached[0] = true;
+      return new ServerCall.Listener<>() {};
+    };
+  }
+
+  private static final class FakeCall extends ServerCall<byte[], byte[]> {
+    private final MethodDescriptor<byte[], byte[]> method;
+    Status closedWith;
+
+    FakeCall(String service) {
+      MethodDescriptor.Marshaller<byte[]> bytes =
+          new MethodDescriptor.Marshaller<>() {
+            @Override
+            public InputStream stream(byte[] value) {
+              return new ByteArrayInputStream(value);
+            }
+
+            @Override
+            public byte[] parse(InputStream stream) {
+              return new byte[0];
+            }
+          };
+      this.method =
+          MethodDescriptor.<byte[], byte[]>newBuilder()
+              .setType(MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(MethodDescriptor.generateFullMethodName(service, "call"))
+              .setRequestMarshaller(bytes)
+              .setResponseMarshaller(bytes)
               .build();
-      for (boolean verdict : new boolean[] {false, true}) {
-        Request seen =
-            Request.parseFrom(
-                CallerGate.stampRead(read, "someone", verdict)
-                    .getMessage()
-                    .getContent()
-                    .toByteArray());
-        assertThat(seen.getReadOverloaded()).isEqualTo(verdict);
-        assertThat(seen.getCaller()).isEqualTo("someone");
-      }
     }
-  }
 
-  private static String callerAfterStamp(Request request, String caller) throws Exception {
-    return Request.parseFrom(stamp(request, caller).toByteArray()).getCaller();
-  }
+    @Override
+    public void request(int numMessages) {}
 
-  private static ByteString stamp(Request request, String caller) {
-    RaftClientRequestProto proto =
-        RaftClientRequestProto.newBuilder()
-            .setWrite(WriteRequestTypeProto.getDefaultInstance())
-            .setMessage(
-                ClientMessageEntryProto.newBuilder()
-                    .setContent(ByteString.copyFrom(request.toByteArray())))
-            .build();
-    return CallerGate.stamp(proto, caller).getMessage().getContent();
+    @Override
+    public void sendHeaders(Metadata headers) {}
+
+    @Override
+    public void sendMessage(byte[] message) {}
+
+    @Override
+    public void close(Status status, Metadata trailers) {
+      closedWith = status;
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return false;
+    }
+
+    @Override
+    public MethodDescriptor<byte[], byte[]> getMethodDescriptor() {
+      return method;
+    }
   }
 }

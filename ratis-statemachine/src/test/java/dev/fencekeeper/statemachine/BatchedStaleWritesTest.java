@@ -6,7 +6,6 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.fencekeeper.config.Limits;
-import dev.fencekeeper.config.Overload;
 import dev.fencekeeper.core.Code;
 import dev.fencekeeper.metrics.NodeMetric;
 import dev.fencekeeper.metrics.NodeMetrics;
@@ -25,14 +24,9 @@ import java.io.IOException;
 import java.util.List;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
-import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientRequest;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,15 +35,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Stale writes inside a batch, through the real Ratis adapter on a leader and a follower (no
- * servers): the leader logs the batch as the client sent it, and every replica, in apply, refuses
- * each stale or malformed command with the answer it gets alone, applies the others in order, and
- * answers the whole batch alike.
+ * servers): the leader logs the batch as its client port queued it, and every replica, in apply,
+ * refuses each stale or malformed command with the answer it gets alone, applies the others in
+ * order, and answers the whole batch alike.
  */
 @Timeout(30)
 class BatchedStaleWritesTest {
   private static final long T0 = 1_700_000_000_000L;
-  private final RaftGroupId group = RaftGroupId.randomId();
-  private final ClientId clientId = ClientId.randomId();
   private final ListAppender<ILoggingEvent> rejectionLines = new ListAppender<>();
   private final Logger rejectionLogger = (Logger) LoggerFactory.getLogger(RejectionLog.LOGGER);
   private final NodeMetrics leaderMetrics =
@@ -60,8 +52,8 @@ class BatchedStaleWritesTest {
   private final FencingStateMachine leader =
       new FencingStateMachine(Limits.defaults(), () -> clock);
   private final FencingStateMachine follower = new FencingStateMachine(Limits.defaults(), () -> T0);
+  private final AsClientPort port = new AsClientPort(leader);
   private long index;
-  private long callId;
   private long stale;
   private long current;
   private long other;
@@ -90,7 +82,8 @@ class BatchedStaleWritesTest {
   }
 
   // Guarantee: a batch with stale writes and a malformed command is logged whole, as the client
-  // sent it; the leader (with its local context) and a follower (without) answer it identically,
+  // port queued it; the leader (with its local context) and a follower (without) answer it
+  // identically,
   // each refused command with its lone answer (the same code, tokens, holder and message) in its
   // position, the others applied in the client's order; and the replicas end in the same state.
   @Test
@@ -115,14 +108,13 @@ class BatchedStaleWritesTest {
     TransactionContext trx = start(batch);
 
     assertThat(trx.getException()).isNull();
-    assertThat(leader.pendingCommands()).as("pending-write slots: every command").isEqualTo(7);
     LoggedCommand logged =
         LoggedCommand.parseFrom(trx.getStateMachineLogEntry().getLogData().toByteArray());
     assertThat(logged.getClientRequest()).isEqualTo(batch.toByteString());
+    assertThat(logged.getInnerCallers()).isTrue();
 
     Response answer = commit(trx);
 
-    assertThat(leader.pendingCommands()).isZero();
     assertThat(answer.getBatchList())
         .extracting(Response::getCode)
         .containsExactly(
@@ -203,7 +195,6 @@ class BatchedStaleWritesTest {
             withoutTime(lateAlone), withoutTime(malformedAlone), withoutTime(lateAlone));
     String after = leader.read(s -> s.read("report", "k").toString());
     assertThat(after).isEqualTo(before);
-    assertThat(leader.pendingCommands()).isZero();
   }
 
   // Guarantee: a batch sent again with the same request ids (a client's retry, as a new entry)
@@ -233,30 +224,6 @@ class BatchedStaleWritesTest {
     assertThat(follower.digest()).isEqualTo(leader.digest());
   }
 
-  // Guarantee: when the leader already holds all the commands it may, a batch is answered
-  // OVERLOADED before the log, counted once per command, and its slots are not taken; a caller on
-  // Ratis's client gets that refusal as a plain, readable exception.
-  @Test
-  void whenTheLeaderIsFullABatchIsAnsweredOverloaded() {
-    leader.setOverload(Overload.defaults().withMaxPendingWrites(2));
-    TransactionContext filling = start(batch(List.of(renew(current), acquire("fresh", 5_000))));
-    assertThat(filling.getException()).isNull();
-
-    TransactionContext trx = start(batch(List.of(renew(current), write(stale, "k", "late"))));
-
-    Response answer = Admission.Answered.of(trx.getStateMachineContext());
-    assertThat(answer.getCode()).isEqualTo(ResultCode.OVERLOADED);
-    // What a caller on Ratis's client sees: a JDK exception it can print as it is.
-    assertThat(trx.getException())
-        .isExactlyInstanceOf(java.io.IOException.class)
-        .hasMessage("OVERLOADED: " + answer.getMessage());
-    assertThat(counter(leaderMetrics, NodeMetric.REQUESTS_OVERLOADED.dropwizardName()))
-        .isEqualTo(2);
-    assertThat(leader.pendingCommands()).isEqualTo(2);
-    commit(filling);
-    assertThat(leader.pendingCommands()).isZero();
-  }
-
   // ---------------------------------------------------------------------------------------------
 
   /** {@code answer} without its state-machine time, which moves with every entry applied. */
@@ -264,25 +231,16 @@ class BatchedStaleWritesTest {
     return answer.toBuilder().clearNowMs().build();
   }
 
-  /** Submits and, unless the leader refuses it, commits; the answer the client gets. */
+  /** Submits and commits; the answer the client gets. */
   private Response submit(Request request) {
-    TransactionContext trx = start(request);
-    return trx.getException() != null
-        ? Admission.Answered.of(trx.getStateMachineContext())
-        : commit(trx);
+    return commit(start(request));
   }
 
   private TransactionContext start(Request request) {
     clock++;
-    return leader.startTransaction(
-        RaftClientRequest.newBuilder()
-            .setClientId(clientId)
-            .setServerId(RaftPeerId.valueOf("n1"))
-            .setGroupId(group)
-            .setCallId(++callId)
-            .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray())))
-            .setType(RaftClientRequest.writeRequestType())
-            .build());
+    TransactionContext trx = port.start(request);
+    assertThat(trx.getException()).isNull();
+    return trx;
   }
 
   /**

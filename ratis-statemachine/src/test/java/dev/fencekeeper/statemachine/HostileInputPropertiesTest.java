@@ -28,7 +28,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -39,11 +38,6 @@ import net.jqwik.api.constraints.Size;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.proto.RaftProtos.StateMachineLogEntryProto;
-import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientRequest;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.CodedOutputStream;
@@ -52,9 +46,13 @@ import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 /**
  * Hostile input against the request decoder and the core, through the real Ratis adapter: random
  * bytes, truncated, extended and bit-flipped requests, unknown enum values, negative and huge
- * numbers, invalid UTF-8, control characters, oversized values, spoofed callers. Nothing throws out
- * of startTransaction, apply or query, every answer decodes, and a refused or rejected command
- * leaves the state digest as it was.
+ * numbers, invalid UTF-8, control characters, oversized values, spoofed callers. Every request that
+ * decodes is handed over as a node's client port hands it over (its caller stamped on it and on
+ * every request of a batch, under the client port's client id), including what the client port
+ * itself refuses before the log (no command, a revoke by a non-admin), so apply must cope with
+ * those too; bytes that do not decode never get past the client port's transport. Nothing throws
+ * out of startTransaction, apply or a query, every answer decodes, and a refused or rejected
+ * command leaves the state digest as it was.
  *
  * <p>Runs jqwik's default 1000 tries per property in CI; more from the command line with e.g.
  * {@code ./mvnw -o -pl ratis-statemachine -am verify -Dtest=HostileInputPropertiesTest
@@ -84,16 +82,18 @@ class HostileInputPropertiesTest {
           .build();
   private static final List<String> CALLERS = List.of("", "alice", "bob", "fencekeeper-admin");
   private static final List<String> NAMES = List.of("r1", "r2", "r3", "", "k1");
-  private final RaftGroupId group = RaftGroupId.randomId();
-  private long callId;
 
   @Property
   void hostileCommandsNeverThrowAndRejectionsChangeNothing(
       @ForAll("hostileRequestSequences") List<byte[]> requests) {
     Replica replica = seeded();
     for (byte[] bytes : requests) {
+      Optional<Request> parsed = parse(bytes);
+      if (parsed.isEmpty()) {
+        continue;
+      }
       FencingStateMachine.StateDigest before = replica.sm.digest();
-      Response answer = replica.submit(bytes);
+      Response answer = replica.submit(stamped(parsed.get()));
       assertThat(answer.getCode()).isNotEqualTo(ResultCode.INTERNAL);
       if (isRejection(answer.getCode())) {
         assertThat(replica.sm.digest().sha256()).as("%s", answer).isEqualTo(before.sha256());
@@ -128,14 +128,12 @@ class HostileInputPropertiesTest {
   void hostileQueriesAreAnswered(@ForAll("hostileRequests") byte[] bytes) throws Exception {
     Replica replica = seeded();
     Optional<Request> parsed = parse(bytes);
-    if (parsed.isPresent()
-        && (parsed.get().getCommandCase() == Request.CommandCase.WATCH
-            || parsed.get().getCommandCase() == Request.CommandCase.BACKUP)) {
-      return; // long polls and backup files: covered by the cluster tests
+    if (parsed.isEmpty()
+        || parsed.get().getCommandCase() == Request.CommandCase.WATCH
+        || parsed.get().getCommandCase() == Request.CommandCase.BACKUP) {
+      return; // undecodable: refused by the transport; long polls and backup files: cluster tests
     }
-    CompletableFuture<Message> reply =
-        replica.sm.query(Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes)));
-    Response answer = Response.parseFrom(reply.get().getContent().asReadOnlyByteBuffer());
+    Response answer = replica.sm.answerQuery(stamped(parsed.get())).get();
     assertThat(answer.getCode()).isNotEqualTo(ResultCode.INTERNAL);
   }
 
@@ -158,6 +156,21 @@ class HostileInputPropertiesTest {
           true;
       default -> false;
     };
+  }
+
+  /**
+   * {@code request} as the client port hands it on: the caller it claims stands for the identity
+   * its connection established, which the port writes over every request of a batch as well.
+   */
+  private static Request stamped(Request request) {
+    if (!request.hasBatch()) {
+      return request;
+    }
+    BatchRequest.Builder batch = BatchRequest.newBuilder();
+    for (Request inner : request.getBatch().getRequestsList()) {
+      batch.addRequests(inner.toBuilder().setCaller(request.getCaller()).clearReadOverloaded());
+    }
+    return request.toBuilder().setBatch(batch).build();
   }
 
   private static Optional<Request> parse(byte[] bytes) {
@@ -224,33 +237,24 @@ class HostileInputPropertiesTest {
     return r;
   }
 
-  private static byte[] with(String caller, Request.Builder request) {
-    return request.setCaller(caller).build().toByteArray();
+  private static Request with(String caller, Request.Builder request) {
+    return request.setCaller(caller).build();
   }
 
-  private final class Replica {
+  private static final class Replica {
     final FencingStateMachine sm;
+    final AsClientPort port;
     long index;
 
     Replica(FencingStateMachine sm) {
       this.sm = sm;
+      this.port = new AsClientPort(sm);
     }
 
-    /** As a leader would: startTransaction (maybe refusing), then apply the logged entry. */
-    Response submit(byte[] content) {
-      RaftClientRequest request =
-          RaftClientRequest.newBuilder()
-              .setClientId(ClientId.randomId())
-              .setServerId(RaftPeerId.valueOf("n1"))
-              .setGroupId(group)
-              .setCallId(++callId)
-              .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(content)))
-              .setType(RaftClientRequest.writeRequestType())
-              .build();
-      TransactionContext trx = sm.startTransaction(request);
-      if (trx.getException() != null) {
-        return Admission.Answered.of(trx.getStateMachineContext());
-      }
+    /** As a leader would: startTransaction for its client port, then apply the logged entry. */
+    Response submit(Request stamped) {
+      TransactionContext trx = port.start(stamped);
+      assertThat(trx.getException()).as("refused before the log").isNull();
       return apply(trx.getStateMachineLogEntry().getLogData());
     }
 

@@ -14,13 +14,8 @@ import java.io.IOException;
 import java.util.List;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
-import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientRequest;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,14 +25,12 @@ import org.junit.jupiter.api.Test;
 class LeaderClockStepTest {
   private static final long T0 = 1_700_000_000_000L;
   private static final long MS = 1_000_000L;
-  private final RaftGroupId group = RaftGroupId.randomId();
-  private final ClientId clientId = ClientId.randomId();
   private long wallMs = T0;
   private long monotonicNanos = 42 * MS;
   private final FencingStateMachine leader =
       new FencingStateMachine(Limits.defaults(), () -> wallMs, () -> monotonicNanos);
+  private final AsClientPort port = new AsClientPort(leader);
   private long index;
-  private long callId;
 
   // Guarantee: a wall-clock step of +30 s and then -60 s on the leader while a holder renews its
   // 10 s lease moves no stamp off the monotonic time line by more than the slew bound: every
@@ -187,16 +180,9 @@ class LeaderClockStepTest {
     assertThat(leader.leaderTimeMs()).isEqualTo(T0 + 456);
   }
 
+  /** The leader stamps a command its client port submits. */
   private TransactionContext start(Request request) {
-    return leader.startTransaction(
-        RaftClientRequest.newBuilder()
-            .setClientId(clientId)
-            .setServerId(RaftPeerId.valueOf("n1"))
-            .setGroupId(group)
-            .setCallId(++callId)
-            .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(request.toByteArray())))
-            .setType(RaftClientRequest.writeRequestType())
-            .build());
+    return port.start(request);
   }
 
   private Response submit(Request request) {

@@ -21,7 +21,8 @@ final class ClockSteps {
   static final Duration RENEW_EVERY = Duration.ofMillis(500);
 
   /**
-   * Expiry is ticked within 10 ms of the deadline; the rest is room for a loaded two-core machine.
+   * Expiry is ticked when the leader's clock reaches the deadline; the slack is room for a loaded
+   * two-core machine.
    */
   static final Duration EXPIRY_SLACK = Duration.ofSeconds(3);
 
