@@ -41,6 +41,9 @@ final class LeaseSession {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final int MAX_EXCEPT_TOKENS = 10_000;
   private static final long MIN_INTERVAL_MS = 20;
+  // The longest pause between attempts to re-open the stream while its leases can still be saved.
+  private static final long PROMPT_RETRY_MS = 100;
+  private static final long MIN_OPEN_TIMEOUT_MS = 500;
 
   private record Key(String resource, long token) {}
 
@@ -180,6 +183,7 @@ final class LeaseSession {
       lastUpNanos = System.nanoTime();
     }
     String at = port.target();
+    LOG.debug("Opening session {} at {}", id, at);
     Handler handler = new Handler(at);
     StreamObserver<SessionRequest> requests;
     try {
@@ -205,7 +209,7 @@ final class LeaseSession {
         client
             .calls()
             .scheduler()
-            .schedule(() -> openTimedOut(requests), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+            .schedule(() -> openTimedOut(requests), openTimeoutMs(), TimeUnit.MILLISECONDS);
   }
 
   private void openTimedOut(StreamObserver<SessionRequest> requests) {
@@ -214,7 +218,7 @@ final class LeaseSession {
         return;
       }
     }
-    LOG.debug("{} did not open the session within {} ms", address, port.requestTimeoutMs());
+    LOG.debug("{} did not open the session within {} ms", address, openTimeoutMs());
     port.failed(address);
     ended(requests, true);
   }
@@ -224,11 +228,17 @@ final class LeaseSession {
     if (System.nanoTime() - lastUpNanos >= client.calls().unreachableTimeout().toNanos()) {
       client.calls().sessionReachable(false);
     }
-    // Backs off to a second at most, and to a tenth of the shortest TTL held: after a leader's
-    // crash the new leader is elected within a second or two, and every pause past that point
-    // comes out of the leases' last third (a 3 s lease renewed every second has about 2 s left
-    // when its leader dies).
-    long pauseMs = Math.min(Math.min(50L << Math.min(openFailures - 1, 4), 1000), pauseCapMs());
+    // A lease renewed every third of its TTL has two thirds left when its leader dies, and every
+    // pause after the new leader is ready comes out of them. So while the cluster has been out of
+    // reach for less than the shortest TTL held (the leases can still be saved) a pause is at most
+    // PROMPT_RETRY_MS: a new leader is elected within a second and ready one entry later. Past that
+    // it backs off to a second at most, and to a tenth of the shortest TTL held.
+    long backOffMs = Math.min(50L << Math.min(openFailures - 1, 4), 1000);
+    long outageNanos = System.nanoTime() - lastUpNanos;
+    long pauseMs =
+        outageNanos < shortestTtlNanos()
+            ? Math.min(backOffMs, PROMPT_RETRY_MS)
+            : Math.min(backOffMs, pauseCapMs());
     client
         .calls()
         .later(
@@ -239,6 +249,32 @@ final class LeaseSession {
             },
             pauseMs,
             TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * How long an open may go unanswered before it is given up: the request timeout, but no more than
+   * a third of the shortest TTL held (at least {@link #MIN_OPEN_TIMEOUT_MS}). An open takes no Raft
+   * round, only the node's answer; a node that neither answers nor refuses would otherwise hold the
+   * session for the whole request timeout, which for a 3 s lease is the whole lease. (A keep-alive
+   * waits for a log entry, which a loaded cluster may take seconds to commit: it keeps the request
+   * timeout.)
+   */
+  private synchronized long openTimeoutMs() {
+    long shortest = shortestTtlNanos();
+    long bound =
+        shortest == 0
+            ? Long.MAX_VALUE
+            : Math.max(MIN_OPEN_TIMEOUT_MS, TimeUnit.NANOSECONDS.toMillis(shortest) / 3);
+    return Math.min(port.requestTimeoutMs(), bound);
+  }
+
+  /** The shortest TTL held, in nanoseconds (0 with none); guarded by this. */
+  private long shortestTtlNanos() {
+    long shortest = Long.MAX_VALUE;
+    for (Lease lease : leases.values()) {
+      shortest = Math.min(shortest, lease.ttl().toNanos());
+    }
+    return shortest == Long.MAX_VALUE ? 0 : shortest;
   }
 
   /** A tenth of the shortest TTL held (at least the shortest pause); guarded by this. */
@@ -298,6 +334,7 @@ final class LeaseSession {
       port.attemptFailed(t);
       if (TlsFailures.describe(t) == null) {
         port.failed(at);
+        port.reconnectPromptly(at, t);
       }
       ended(requests, true);
     }
