@@ -55,6 +55,7 @@ final class RenewingHolders implements AutoCloseable {
   private final List<Renewal> renewals = new CopyOnWriteArrayList<>();
   private final List<Kill> kills = new CopyOnWriteArrayList<>();
   private volatile String javaLoss;
+  private volatile String cliLoss;
   private volatile boolean closing;
 
   private RenewingHolders(DrillContext ctx) {
@@ -66,7 +67,10 @@ final class RenewingHolders implements AutoCloseable {
             .map(PeerAddress::address)
             .collect(Collectors.joining(","));
     this.cliLog = ctx.cluster.root().resolve("renewing-holder-cli.log");
-    this.cli = startCli(endpoints, cliResource, cliLog);
+    this.cli = startCli(endpoints, cliResource);
+    Thread errors = new Thread(this::copyCliErrors, "drill-renewing-holder-cli-stderr");
+    errors.setDaemon(true);
+    errors.start();
     // A user's client: the default request timeout, not the workload's short one.
     this.client = FencingClient.connect(ClusterConfig.forEndpoints(endpoints), "renewing-holder");
     this.lease = acquire(client, javaResource);
@@ -103,10 +107,15 @@ final class RenewingHolders implements AutoCloseable {
     }
   }
 
-  private static Process startCli(String endpoints, String resource, Path log) {
+  private static Process startCli(String endpoints, String resource) {
     List<String> command = new ArrayList<>();
     command.add(DrillCluster.javaBinary());
     command.addAll(List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+    // Whoever debugs the drill with their own logging configuration gets the holder's log too.
+    String logging = System.getProperty("logback.configurationFile");
+    if (logging != null) {
+      command.add("-Dlogback.configurationFile=" + logging);
+    }
     command.addAll(
         List.of(
             "-cp",
@@ -123,7 +132,7 @@ final class RenewingHolders implements AutoCloseable {
             "10s"));
     Process p;
     try {
-      p = new ProcessBuilder(command).redirectError(log.toFile()).start();
+      p = new ProcessBuilder(command).start();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start the `lease hold` process", e);
     }
@@ -153,6 +162,27 @@ final class RenewingHolders implements AutoCloseable {
       throw new DrillException("interrupted while starting `lease hold`");
     }
     return p;
+  }
+
+  /**
+   * Copies the holder's stderr to its log file, and notes when it says it lost its lease: the
+   * moment, against the kills, is what tells a failover's loss from one of a starved process.
+   */
+  private void copyCliErrors() {
+    try (BufferedReader err =
+            new BufferedReader(
+                new InputStreamReader(cli.getErrorStream(), StandardCharsets.UTF_8));
+        java.io.Writer out = Files.newBufferedWriter(cliLog, StandardCharsets.UTF_8)) {
+      for (String line = err.readLine(); line != null; line = err.readLine()) {
+        out.write(line + System.lineSeparator());
+        out.flush();
+        if (line.startsWith("LOST ")) {
+          cliLoss = line + " at " + ctx.at(System.nanoTime());
+        }
+      }
+    } catch (IOException e) {
+      // The process ended.
+    }
   }
 
   /** Records every move of the in-JVM lease's local deadline. */
@@ -210,17 +240,14 @@ final class RenewingHolders implements AutoCloseable {
       ctx.renewals.add(
           new DrillResult.Window("kill -9 leader " + kill.leader(), kill.atNanos(), ms));
     }
-    String cliLoss = cli.isAlive() ? null : "`lease hold` exited " + cli.exitValue();
+    String exited = cli.isAlive() ? null : "exited " + cli.exitValue();
     close();
-    String cliLost = lostLine();
-    if (cliLost != null) {
-      cliLoss = cliLost;
-    }
     if (javaLoss != null) {
       ctx.violation(lost("the Lease on " + javaResource + " was lost: " + javaLoss));
     }
-    if (cliLoss != null) {
-      ctx.violation(lost("`lease hold " + cliResource + "`: " + cliLoss));
+    if (cliLoss != null || exited != null) {
+      ctx.violation(
+          lost("`lease hold " + cliResource + "`: " + (cliLoss != null ? cliLoss : exited)));
     }
   }
 
@@ -235,17 +262,6 @@ final class RenewingHolders implements AutoCloseable {
             + " leader kill(s))",
         List.of(),
         List.of());
-  }
-
-  private String lostLine() {
-    try {
-      return Files.readAllLines(cliLog, StandardCharsets.UTF_8).stream()
-          .filter(l -> l.startsWith("LOST "))
-          .findFirst()
-          .orElse(null);
-    } catch (IOException e) {
-      return null;
-    }
   }
 
   @Override
