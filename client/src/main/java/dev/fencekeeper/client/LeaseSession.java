@@ -24,10 +24,10 @@ import org.slf4j.LoggerFactory;
  * The client's one session stream to the leader (docs/protocol.md, Sessions). Every lease a {@link
  * FencingClient} hands out was acquired with this session's id, so one keep-alive renews all of
  * them with one log entry, each by its own TTL; the ends of those leases come back on the stream as
- * they commit. The stream is opened when the first lease is added (a client that holds none opens
- * none), and a broken one (leader change, node stop, network) is re-opened with the same id from
- * the last event seen, so no end of a lease goes unnoticed and leases still live on the cluster
- * stay held.
+ * they commit. The stream is opened when the first acquire is sent (a client that never acquires
+ * opens none), and a broken one (leader change, node stop, network) is re-opened with the same id
+ * from the last event seen, so no end of a lease goes unnoticed and leases still live on the
+ * cluster stay held.
  *
  * <p>A lease's local deadline moves only on a keep-alive answered RENEWED, to the time the
  * keep-alive was <em>sent</em> plus the lease's TTL, and only for leases whose grant was answered
@@ -74,6 +74,8 @@ final class LeaseSession {
   // The stream being opened was refused by a node that named another as leader: re-open there now.
   private boolean redirectedNow;
   private int immediateRedirects; // in a row, since a stream last opened
+  // A stream is being opened ahead of a grant (openAhead): wanted although no lease is held yet.
+  private boolean ahead;
 
   LeaseSession(FencingClient client, ClientPortTransport port, String owner) {
     this.client = client;
@@ -87,6 +89,22 @@ final class LeaseSession {
   /** The id every lease of this client is acquired with. */
   String id() {
     return id;
+  }
+
+  /**
+   * An acquire is about to be sent: opens the stream now if it is not open, once, so that it is
+   * open by the time the grant is answered. Opened only then, the lease's first renewal would wait
+   * for the open's round trip after the grant's, which a cold client on a loaded machine may not
+   * fit into a short TTL. A stream opened ahead that ends while no lease is held is not re-opened.
+   */
+  void openAhead() {
+    synchronized (this) {
+      if (closed || stream != null || opening != null || !leases.isEmpty()) {
+        return;
+      }
+      ahead = true;
+      openIfNeeded();
+    }
   }
 
   /** Keeps {@code lease} alive from now on; opens the stream if it is not open. */
@@ -174,7 +192,7 @@ final class LeaseSession {
 
   /** Starts opening the stream when leases need it and none is open or opening. */
   private void openIfNeeded() {
-    if (closed || stream != null || opening != null || leases.isEmpty()) {
+    if (closed || stream != null || opening != null || (leases.isEmpty() && !ahead)) {
       return;
     }
     if (openFailures == 0) {
@@ -354,6 +372,7 @@ final class LeaseSession {
       cancel(openTimeout);
       opening = null;
       stream = requests;
+      ahead = false;
       openFailures = 0;
       immediateRedirects = 0;
       lastUpNanos = System.nanoTime();
@@ -386,6 +405,7 @@ final class LeaseSession {
       boolean wasOpening = opening == requests;
       stream = null;
       opening = null;
+      ahead = false;
       cancel(openTimeout);
       pending.clear();
       atRisk = new ArrayList<>(leases.values());
