@@ -44,7 +44,8 @@ final class ProcessFaultDrills {
           // would take two of three nodes away, an outage rather than a failover.
           ctx.cluster.awaitCaughtUp(leader, CATCH_UP_TIMEOUT);
           ctx.note(leader + " caught up");
-          ctx.sleepBetween(2_000, 4_000);
+          // At least one renewal period of the holders (a second) under a full cluster.
+          ctx.sleepBetween(1_000, 2_000);
         }
         ctx.untilDeadline();
         holders.finish();
