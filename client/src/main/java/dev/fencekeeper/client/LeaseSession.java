@@ -43,7 +43,7 @@ final class LeaseSession {
   private static final long MIN_INTERVAL_MS = 20;
   // The longest pause between attempts to re-open the stream while its leases can still be saved.
   private static final long PROMPT_RETRY_MS = 100;
-  private static final long MIN_OPEN_TIMEOUT_MS = 500;
+  private static final long MIN_OPEN_TIMEOUT_MS = 1000;
 
   private record Key(String resource, long token) {}
 
@@ -271,18 +271,19 @@ final class LeaseSession {
 
   /**
    * How long an open may go unanswered before it is given up: the request timeout, but no more than
-   * a third of the shortest TTL held (at least {@link #MIN_OPEN_TIMEOUT_MS}). An open takes no Raft
+   * half the shortest TTL held (at least {@link #MIN_OPEN_TIMEOUT_MS}). An open takes no Raft
    * round, only the node's answer; a node that neither answers nor refuses would otherwise hold the
-   * session for the whole request timeout, which for a 3 s lease is the whole lease. (A keep-alive
-   * waits for a log entry, which a loaded cluster may take seconds to commit: it keeps the request
-   * timeout.)
+   * session for the whole request timeout, which for a 3 s lease is the whole lease. Not shorter:
+   * on a loaded node an open given up and sent again is no faster, and one given up every time
+   * renews nothing. (A keep-alive waits for a log entry, which a loaded cluster may take seconds to
+   * commit: it keeps the request timeout.)
    */
   private synchronized long openTimeoutMs() {
     long shortest = shortestTtlNanos();
     long bound =
         shortest == 0
             ? Long.MAX_VALUE
-            : Math.max(MIN_OPEN_TIMEOUT_MS, TimeUnit.NANOSECONDS.toMillis(shortest) / 3);
+            : Math.max(MIN_OPEN_TIMEOUT_MS, TimeUnit.NANOSECONDS.toMillis(shortest) / 2);
     return Math.min(port.requestTimeoutMs(), bound);
   }
 
