@@ -88,6 +88,7 @@ final class Acquisitions {
             track(cancelWait(resource, waiting.requestId));
           }
         });
+    session.openAhead();
     waiting.attempt();
     return waiting.result;
   }
@@ -108,6 +109,7 @@ final class Acquisitions {
     // The local deadline counts from before the request leaves, so it can only be early, never
     // late.
     long sentNanos = System.nanoTime();
+    session.openAhead();
     CompletableFuture<Result> attempt;
     try {
       attempt =

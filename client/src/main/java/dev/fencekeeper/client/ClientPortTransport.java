@@ -148,6 +148,18 @@ final class ClientPortTransport implements AutoCloseable {
     }
   }
 
+  /**
+   * {@code address} could not be reached ({@code error}): the client's own pacing decides when to
+   * try it again, not gRPC's reconnect back-off (which grows to two minutes while the node is down,
+   * and fails every call at once meanwhile), so a restarted node is reached on the next attempt.
+   */
+  void reconnectPromptly(String address, Throwable error) {
+    ManagedChannel channel = channels.get(address);
+    if (channel != null && Status.fromThrowable(error).getCode() == Status.Code.UNAVAILABLE) {
+      channel.resetConnectBackoff();
+    }
+  }
+
   /** A leader-only call was answered by {@code address}. */
   void answered(String address) {
     leader = address;
@@ -445,12 +457,7 @@ final class ClientPortTransport implements AutoCloseable {
             mayHaveReached = true; // a connection was made, or may have been: the request with it
           }
           failed(address);
-          ManagedChannel channel = channels.get(address);
-          if (channel != null && status.getCode() == Status.Code.UNAVAILABLE) {
-            // The client's own pacing decides when to try again, not gRPC's reconnect back-off
-            // (which grows to two minutes): a restarted node is reached on the next attempt.
-            channel.resetConnectBackoff();
-          }
+          reconnectPromptly(address, error);
           lastProblem =
               address
                   + ": "

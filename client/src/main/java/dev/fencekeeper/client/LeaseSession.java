@@ -24,10 +24,10 @@ import org.slf4j.LoggerFactory;
  * The client's one session stream to the leader (docs/protocol.md, Sessions). Every lease a {@link
  * FencingClient} hands out was acquired with this session's id, so one keep-alive renews all of
  * them with one log entry, each by its own TTL; the ends of those leases come back on the stream as
- * they commit. The stream is opened when the first lease is added (a client that holds none opens
- * none), and a broken one (leader change, node stop, network) is re-opened with the same id from
- * the last event seen, so no end of a lease goes unnoticed and leases still live on the cluster
- * stay held.
+ * they commit. The stream is opened when the first acquire is sent (a client that never acquires
+ * opens none), and a broken one (leader change, node stop, network) is re-opened with the same id
+ * from the last event seen, so no end of a lease goes unnoticed and leases still live on the
+ * cluster stay held.
  *
  * <p>A lease's local deadline moves only on a keep-alive answered RENEWED, to the time the
  * keep-alive was <em>sent</em> plus the lease's TTL, and only for leases whose grant was answered
@@ -41,6 +41,9 @@ final class LeaseSession {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final int MAX_EXCEPT_TOKENS = 10_000;
   private static final long MIN_INTERVAL_MS = 20;
+  // The longest pause between attempts to re-open the stream while its leases can still be saved.
+  private static final long PROMPT_RETRY_MS = 100;
+  private static final long MIN_OPEN_TIMEOUT_MS = 1000;
 
   private record Key(String resource, long token) {}
 
@@ -71,6 +74,8 @@ final class LeaseSession {
   // The stream being opened was refused by a node that named another as leader: re-open there now.
   private boolean redirectedNow;
   private int immediateRedirects; // in a row, since a stream last opened
+  // A stream is being opened ahead of a grant (openAhead): wanted although no lease is held yet.
+  private boolean ahead;
 
   LeaseSession(FencingClient client, ClientPortTransport port, String owner) {
     this.client = client;
@@ -84,6 +89,22 @@ final class LeaseSession {
   /** The id every lease of this client is acquired with. */
   String id() {
     return id;
+  }
+
+  /**
+   * An acquire is about to be sent: opens the stream now if it is not open, once, so that it is
+   * open by the time the grant is answered. Opened only then, the lease's first renewal would wait
+   * for the open's round trip after the grant's, which a cold client on a loaded machine may not
+   * fit into a short TTL. A stream opened ahead that ends while no lease is held is not re-opened.
+   */
+  void openAhead() {
+    synchronized (this) {
+      if (closed || stream != null || opening != null || !leases.isEmpty()) {
+        return;
+      }
+      ahead = true;
+      openIfNeeded();
+    }
   }
 
   /** Keeps {@code lease} alive from now on; opens the stream if it is not open. */
@@ -171,7 +192,7 @@ final class LeaseSession {
 
   /** Starts opening the stream when leases need it and none is open or opening. */
   private void openIfNeeded() {
-    if (closed || stream != null || opening != null || leases.isEmpty()) {
+    if (closed || stream != null || opening != null || (leases.isEmpty() && !ahead)) {
       return;
     }
     if (openFailures == 0) {
@@ -180,6 +201,7 @@ final class LeaseSession {
       lastUpNanos = System.nanoTime();
     }
     String at = port.target();
+    LOG.debug("Opening session {} at {}", id, at);
     Handler handler = new Handler(at);
     StreamObserver<SessionRequest> requests;
     try {
@@ -205,7 +227,7 @@ final class LeaseSession {
         client
             .calls()
             .scheduler()
-            .schedule(() -> openTimedOut(requests), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+            .schedule(() -> openTimedOut(requests), openTimeoutMs(), TimeUnit.MILLISECONDS);
   }
 
   private void openTimedOut(StreamObserver<SessionRequest> requests) {
@@ -214,7 +236,7 @@ final class LeaseSession {
         return;
       }
     }
-    LOG.debug("{} did not open the session within {} ms", address, port.requestTimeoutMs());
+    LOG.debug("{} did not open the session within {} ms", address, openTimeoutMs());
     port.failed(address);
     ended(requests, true);
   }
@@ -224,11 +246,17 @@ final class LeaseSession {
     if (System.nanoTime() - lastUpNanos >= client.calls().unreachableTimeout().toNanos()) {
       client.calls().sessionReachable(false);
     }
-    // Backs off to a second at most, and to a tenth of the shortest TTL held: after a leader's
-    // crash the new leader is elected within a second or two, and every pause past that point
-    // comes out of the leases' last third (a 3 s lease renewed every second has about 2 s left
-    // when its leader dies).
-    long pauseMs = Math.min(Math.min(50L << Math.min(openFailures - 1, 4), 1000), pauseCapMs());
+    // A lease renewed every third of its TTL has two thirds left when its leader dies, and every
+    // pause after the new leader is ready comes out of them. So while the cluster has been out of
+    // reach for less than the shortest TTL held (the leases can still be saved) a pause is at most
+    // PROMPT_RETRY_MS: a new leader is elected within a second and ready one entry later. Past that
+    // it backs off to a second at most, and to a tenth of the shortest TTL held.
+    long backOffMs = Math.min(50L << Math.min(openFailures - 1, 4), 1000);
+    long outageNanos = System.nanoTime() - lastUpNanos;
+    long pauseMs =
+        outageNanos < shortestTtlNanos()
+            ? Math.min(backOffMs, PROMPT_RETRY_MS)
+            : Math.min(backOffMs, pauseCapMs());
     client
         .calls()
         .later(
@@ -239,6 +267,33 @@ final class LeaseSession {
             },
             pauseMs,
             TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * How long an open may go unanswered before it is given up: the request timeout, but no more than
+   * half the shortest TTL held (at least {@link #MIN_OPEN_TIMEOUT_MS}). An open takes no Raft
+   * round, only the node's answer; a node that neither answers nor refuses would otherwise hold the
+   * session for the whole request timeout, which for a 3 s lease is the whole lease. Not shorter:
+   * on a loaded node an open given up and sent again is no faster, and one given up every time
+   * renews nothing. (A keep-alive waits for a log entry, which a loaded cluster may take seconds to
+   * commit: it keeps the request timeout.)
+   */
+  private synchronized long openTimeoutMs() {
+    long shortest = shortestTtlNanos();
+    long bound =
+        shortest == 0
+            ? Long.MAX_VALUE
+            : Math.max(MIN_OPEN_TIMEOUT_MS, TimeUnit.NANOSECONDS.toMillis(shortest) / 2);
+    return Math.min(port.requestTimeoutMs(), bound);
+  }
+
+  /** The shortest TTL held, in nanoseconds (0 with none); guarded by this. */
+  private long shortestTtlNanos() {
+    long shortest = Long.MAX_VALUE;
+    for (Lease lease : leases.values()) {
+      shortest = Math.min(shortest, lease.ttl().toNanos());
+    }
+    return shortest == Long.MAX_VALUE ? 0 : shortest;
   }
 
   /** A tenth of the shortest TTL held (at least the shortest pause); guarded by this. */
@@ -298,6 +353,7 @@ final class LeaseSession {
       port.attemptFailed(t);
       if (TlsFailures.describe(t) == null) {
         port.failed(at);
+        port.reconnectPromptly(at, t);
       }
       ended(requests, true);
     }
@@ -317,6 +373,7 @@ final class LeaseSession {
       cancel(openTimeout);
       opening = null;
       stream = requests;
+      ahead = false;
       openFailures = 0;
       immediateRedirects = 0;
       lastUpNanos = System.nanoTime();
@@ -349,6 +406,7 @@ final class LeaseSession {
       boolean wasOpening = opening == requests;
       stream = null;
       opening = null;
+      ahead = false;
       cancel(openTimeout);
       pending.clear();
       atRisk = new ArrayList<>(leases.values());

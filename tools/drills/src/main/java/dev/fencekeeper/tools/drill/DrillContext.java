@@ -38,6 +38,9 @@ final class DrillContext {
   final List<Mark> marks = new CopyOnWriteArrayList<>();
   final List<DeadHolder> deadHolders = new CopyOnWriteArrayList<>();
 
+  /** Each leader kill → the first renewal of a renewing holder's lease the new leader answered. */
+  final List<DrillResult.Window> renewals = new CopyOnWriteArrayList<>();
+
   /** Violations a drill checks itself, beside the history checker's; any one fails the drill. */
   final List<Finding> findings = new CopyOnWriteArrayList<>();
 

@@ -86,6 +86,13 @@ final class DrillReport {
                 : " (INCOMPLETE)"));
     out.println("unavailability, fault -> first accepted write: " + windows(r.unavailability()));
     out.println("dead holder -> re-grant of its resource: " + windows(r.regrants()));
+    if (!r.renewals().isEmpty()) {
+      out.println(
+          "leader kill -> first renewal of a "
+              + RenewingHolders.TTL.toSeconds()
+              + " s lease by the new leader: "
+              + windows(r.renewals()));
+    }
     out.println(
         "elections seen: "
             + r.electionsSeen()
@@ -161,6 +168,7 @@ final class DrillReport {
     root.put("events_complete", r.history().eventsComplete());
     windowsJson(root.putArray("unavailability_ms"), r.unavailability());
     windowsJson(root.putArray("regrant_ms"), r.regrants());
+    windowsJson(root.putArray("renewal_after_kill_ms"), r.renewals());
     root.put("elections_seen", r.electionsSeen());
     ArrayNode timeline = root.putArray("timeline");
     for (DrillContext.Mark m : r.marks()) {

@@ -18,6 +18,7 @@ record DrillResult(
     Verdict verdict,
     List<DrillContext.Mark> marks,
     List<DrillContext.DeadHolder> deadHolders,
+    List<DrillResult.Window> renewals,
     List<LeaderMonitor.Leadership> leaderships,
     List<String> staleWriterTimeline,
     long startNanos,

@@ -124,6 +124,7 @@ final class DrillRunner {
               verdict,
               List.copyOf(ctx.marks),
               List.copyOf(ctx.deadHolders),
+              List.copyOf(ctx.renewals),
               monitor.leaderships(),
               drill instanceof StaleWriterDrill s ? s.timeline() : List.of(),
               start,

@@ -14,6 +14,8 @@ final class ProcessFaultDrills {
   private ProcessFaultDrills() {}
 
   static final class LeaderKill implements Drill {
+    private static final Duration CATCH_UP_TIMEOUT = Duration.ofSeconds(60);
+
     @Override
     public String name() {
       return "leader-kill";
@@ -21,22 +23,33 @@ final class ProcessFaultDrills {
 
     @Override
     public String summary() {
-      return "kill -9 the leader repeatedly during the workload, restarting it each time";
+      return "kill -9 the leader repeatedly during the workload, restarting it each time; two"
+          + " holders renewing a 3 s lease must keep it through every kill";
     }
 
     @Override
     public void inject(DrillContext ctx) throws Exception {
-      ctx.sleep(Duration.ofSeconds(2));
-      while (ctx.roomFor(Duration.ofSeconds(5))) {
-        String leader = ctx.leader();
-        ctx.cluster.kill(leader);
-        ctx.fault("kill -9 leader " + leader);
-        ctx.sleepBetween(1_500, 2_500);
-        ctx.cluster.start(leader);
-        ctx.note("restarted " + leader + " from its data");
-        ctx.sleepBetween(2_000, 4_000);
+      try (RenewingHolders holders = RenewingHolders.start(ctx)) {
+        ctx.sleep(Duration.ofSeconds(2));
+        while (ctx.roomFor(Duration.ofSeconds(5))) {
+          String leader = ctx.leader();
+          long killedAt = System.nanoTime();
+          ctx.cluster.kill(leader);
+          ctx.fault("kill -9 leader " + leader);
+          holders.killed(leader, killedAt);
+          ctx.sleepBetween(1_500, 2_500);
+          ctx.cluster.start(leader);
+          ctx.note("restarted " + leader + " from its data");
+          // The next kill must leave a majority: one while the restarted node is still starting
+          // would take two of three nodes away, an outage rather than a failover.
+          ctx.cluster.awaitCaughtUp(leader, CATCH_UP_TIMEOUT);
+          ctx.note(leader + " caught up");
+          // At least one renewal period of the holders (a second) under a full cluster.
+          ctx.sleepBetween(1_000, 2_000);
+        }
+        ctx.untilDeadline();
+        holders.finish();
       }
-      ctx.untilDeadline();
     }
   }
 

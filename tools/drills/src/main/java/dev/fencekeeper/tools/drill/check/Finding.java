@@ -41,6 +41,11 @@ public record Finding(Kind kind, String summary, List<Op> ops, List<LeaseEventRe
      */
     NODE_NOT_RECOVERED_FROM_FULL_DISK,
     /**
+     * A holder renewing its lease through the client's session lost it across a leader kill, while
+     * the rest of the cluster stayed available.
+     */
+    RENEWING_HOLDER_LOST_LEASE,
+    /**
      * The checker could not decide (final state unreadable, search budget exhausted): not a pass.
      */
     INCONCLUSIVE
