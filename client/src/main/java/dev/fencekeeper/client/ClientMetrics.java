@@ -3,8 +3,7 @@ package dev.fencekeeper.client;
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
-import dev.fencekeeper.proto.Request;
-import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
@@ -20,7 +19,7 @@ import org.apache.ratis.retry.RetryPolicy;
  */
 public final class ClientMetrics {
   private final MetricRegistry registry;
-  private final Map<Request.CommandCase, Timer> latency = new EnumMap<>(Request.CommandCase.class);
+  private final Map<String, Timer> latency = new HashMap<>();
   private final Counter retries;
   private final Counter redirects;
   private final Counter leasesLost;
@@ -32,11 +31,14 @@ public final class ClientMetrics {
     this.retries = this.registry.counter("fencekeeper.client.retries");
     this.redirects = this.registry.counter("fencekeeper.client.leader.redirects");
     this.leasesLost = this.registry.counter("fencekeeper.client.leases.lost");
-    for (Request.CommandCase c : Request.CommandCase.values()) {
-      if (c != Request.CommandCase.COMMAND_NOT_SET) {
-        latency.put(c, registry.timer("fencekeeper.client.request." + c.name() + ".seconds"));
-      }
+    for (Rpc<?> rpc : Rpc.ALL) {
+      latency.put(rpc.name, timer(rpc.name));
     }
+    latency.put(Rpc.SESSION_KEEP_ALIVE, timer(Rpc.SESSION_KEEP_ALIVE));
+  }
+
+  private Timer timer(String command) {
+    return registry.timer("fencekeeper.client.request." + command + ".seconds");
   }
 
   /** The registry holding these metrics. */
@@ -44,7 +46,7 @@ public final class ClientMetrics {
     return registry;
   }
 
-  <T> CompletableFuture<T> timed(Request.CommandCase command, CompletableFuture<T> call) {
+  <T> CompletableFuture<T> timed(String command, CompletableFuture<T> call) {
     Timer timer = latency.get(command);
     if (timer == null) {
       return call;
@@ -77,9 +79,7 @@ public final class ClientMetrics {
 
   /** A session keep-alive answered after {@code nanos}: the {@code RENEW_SESSION} latency. */
   void keepAliveAnswered(long nanos) {
-    latency
-        .get(Request.CommandCase.RENEW_SESSION)
-        .update(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    latency.get(Rpc.SESSION_KEEP_ALIVE).update(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
   }
 
   /** One failed attempt the client-protocol transport retries. */

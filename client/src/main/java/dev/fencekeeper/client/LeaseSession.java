@@ -46,7 +46,7 @@ final class LeaseSession {
 
   private record Excepted(String resource, long untilNanos) {}
 
-  private final FencingClient client;
+  private final LeaseCalls client;
   private final ClientPortTransport port;
   private final String owner;
   private final String id;
@@ -72,7 +72,7 @@ final class LeaseSession {
   private boolean redirectedNow;
   private int immediateRedirects; // in a row, since a stream last opened
 
-  LeaseSession(FencingClient client, ClientPortTransport port, String owner) {
+  LeaseSession(LeaseCalls client, ClientPortTransport port, String owner) {
     this.client = client;
     this.port = port;
     this.owner = owner;
@@ -481,7 +481,7 @@ final class LeaseSession {
       }
     }
     client.calls().sessionReachable(true);
-    client.metrics().keepAliveAnswered(System.nanoTime() - sentNanos);
+    client.calls().metrics().keepAliveAnswered(System.nanoTime() - sentNanos);
     for (Lease lease : covered) {
       lease.renewedAt(sentNanos);
     }
