@@ -30,11 +30,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * How one {@link FencingClient}'s calls reach the cluster over the nodes' client ports, each as its
- * own call of {@code fencekeeper.v1} ({@link Rpc}): commands to the leader (which puts concurrent
- * ones into shared log entries itself), queries to the leader or (stale) to any node, each bounded
- * by the call timeout and failed early when no node can be reached at all, and every failure
- * settled into an UNAVAILABLE answer. What the calls see of the cluster is the client's {@link
- * ConnectionState}. Owns the client's threads.
+ * own call of {@code fencekeeper.v1} ({@link Rpc}): commands through the {@link CommandCoalescer}
+ * to the leader, queries to the leader or (stale) to any node, each bounded by the call timeout and
+ * failed early when no node can be reached at all, and every failure settled into an UNAVAILABLE
+ * answer. What the calls see of the cluster is the client's {@link ConnectionState}. Owns the
+ * client's threads.
  */
 final class ClusterCalls {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
@@ -44,6 +44,8 @@ final class ClusterCalls {
    */
   private static final Logger CONNECTION_LOG =
       LoggerFactory.getLogger("dev.fencekeeper.client.connection");
+
+  private static final int DEFAULT_CALLS_IN_FLIGHT = 2;
 
   private final ClusterConfig config;
   private final ClientPortTransport port;
@@ -60,6 +62,7 @@ final class ClusterCalls {
   private final List<Map.Entry<Executor, Consumer<ConnectionState>>> connectionListeners =
       new CopyOnWriteArrayList<>();
   private final ClientMetrics metrics;
+  private final CommandCoalescer coalescer;
 
   ClusterCalls(ClusterConfig config, FencingClient.Builder settings) {
     this.config = config;
@@ -111,10 +114,29 @@ final class ClusterCalls {
             metrics,
             scheduler,
             sendExecutor);
+    this.coalescer =
+        new CommandCoalescer(
+            call ->
+                port.call(call, callTimeout.toMillis(), null)
+                    .thenApply(ClientPortTransport.Answer::response),
+            callsInFlight(),
+            config.limits().maxRequestsPerBatch(),
+            config.limits().maxValueBytes());
     // Often enough that a call fails close to the bound it documents, not up to half a second past.
     long sweepMs = Math.max(20, Math.min(100, unreachableTimeout.toMillis() / 10));
     scheduler.scheduleWithFixedDelay(
         this::failUnreachableCalls, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Command calls one client keeps outstanding before it coalesces further commands into Batch
+   * calls. Two keep the leader's pipeline busy while the next batch fills; more only make each
+   * batch smaller, and the cost is per call (docs/benchmarks.md). The system property exists for
+   * benchmarking.
+   */
+  private static int callsInFlight() {
+    return Math.max(
+        1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_CALLS_IN_FLIGHT));
   }
 
   ClientPortTransport port() {
@@ -139,6 +161,11 @@ final class ClusterCalls {
 
   ScheduledExecutorService scheduler() {
     return scheduler;
+  }
+
+  /** The cluster's own batch limits, once a node told them: the coalescer sizes batches by them. */
+  void batchLimits(int commands, long valueBytes) {
+    coalescer.limits(commands, valueBytes);
   }
 
   /**
@@ -242,7 +269,7 @@ final class ClusterCalls {
     return call.rpc().command ? command(call.rpc(), call.message()) : query(call, null);
   }
 
-  /** A command, to the leader. */
+  /** A command, to the leader, alone or in a Batch call with others ({@link CommandCoalescer}). */
   <T extends Message> CompletableFuture<Response> command(Rpc<T> rpc, T message) {
     return command(rpc, message, System.nanoTime());
   }
@@ -259,14 +286,7 @@ final class ClusterCalls {
             1,
             callTimeout.toMillis()
                 - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos));
-    CompletableFuture<Response> sent;
-    try {
-      sent =
-          port.call(new Rpc.Call<>(rpc, message), leftMs, null)
-              .thenApply(ClientPortTransport.Answer::response);
-    } catch (RuntimeException e) {
-      sent = CompletableFuture.failedFuture(e);
-    }
+    CompletableFuture<Response> sent = coalescer.submit(new Rpc.Call<>(rpc, message));
     return metrics.timed(
         rpc.name,
         settle(

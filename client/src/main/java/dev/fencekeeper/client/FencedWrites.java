@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Fenced writes of one {@link FencingClient}: each checked against the limits the cluster told
- * (learnt once, from a node's status), so that one too big is refused before it is sent, then sent
- * with a request id that makes a retry safe.
+ * (learnt once, from a node's status), so that one too big is refused before it is sent and batches
+ * are sized by the cluster's rules, then sent with a request id that makes a retry safe.
  */
 final class FencedWrites {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
@@ -22,7 +22,8 @@ final class FencedWrites {
 
   private final ClusterCalls calls;
   // The limits a node said it enforces; null until one did. Writes wait for them (once), so that
-  // one too big for the cluster is refused here, before it is sent.
+  // one too big for the cluster is refused here, before it is sent, and batches are sized by the
+  // cluster's rules.
   private volatile dev.fencekeeper.proto.ServerLimits serverLimits;
   private CompletableFuture<Void> learningLimits; // guarded by this
   // When asking last failed (guarded by this): writes meanwhile go out unchecked rather than each
@@ -189,6 +190,7 @@ final class FencedWrites {
           synchronized (this) {
             if (serverLimits == null) {
               dev.fencekeeper.proto.ServerLimits limits = response.getNode().getLimits();
+              calls.batchLimits(limits.getMaxRequestsPerBatch(), limits.getMaxValueBytes());
               serverLimits = limits;
               LOG.debug("The cluster enforces {}", limits);
             }

@@ -3,9 +3,10 @@ package dev.fencekeeper.client.wire;
 import dev.fencekeeper.proto.Request;
 
 /**
- * Which kind of request each command of the nodes' request envelope is: a query is answered without
- * the log (a node refuses it as a write); a batchable command may share a log entry with others (a
- * node's command queue joins them, and a node refuses a Batch call holding anything else).
+ * Which kind of request each wire command is, the one rule the client and the nodes both follow: a
+ * query is answered without the log (the client sends it as a read, a node refuses it as a write);
+ * a batchable command may share a log entry with others (the client's coalescer joins them, a node
+ * refuses a batch holding anything else).
  */
 public final class RequestKinds {
   /** The batchable commands, as error messages name them. */

@@ -105,7 +105,8 @@ public enum ExitCode {
           // A reply without a code, or with one newer than this build's fencing.proto, is not an
           // answer we can act on: the node failed to give one.
           case INTERNAL, RESULT_CODE_UNSPECIFIED, UNRECOGNIZED -> INTERNAL;
-          // The CLI sends no Batch calls, so a batch's answer is not its answer.
+          // The CLI sends no batches (only FencingClient coalesces), so a batch envelope is not its
+          // answer.
           case BATCH_ANSWERED -> INTERNAL;
           default -> null;
         });

@@ -51,7 +51,7 @@ class ExitCodeTest {
         Arrays.stream(ResultCode.values())
             .filter(c -> !SUCCESSES.contains(c))
             .filter(c -> c != ResultCode.RESULT_CODE_UNSPECIFIED && c != ResultCode.UNRECOGNIZED)
-            // The answer to a Batch call, which the CLI never makes.
+            // The envelope of a coalesced batch, never the answer to a request the CLI sends.
             .filter(c -> c != ResultCode.BATCH_ANSWERED)
             // A redirect the client follows; left over, it is UNAVAILABLE (no leader answered).
             .filter(c -> c != ResultCode.NOT_LEADER)
