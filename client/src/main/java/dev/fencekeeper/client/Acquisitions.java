@@ -2,13 +2,11 @@ package dev.fencekeeper.client;
 
 import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.CancelWaitRequest;
-import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,39 +18,34 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The leases one {@link FencingClient} hands out: acquires whose grant becomes a self-renewing
- * {@link Lease} kept by the client's {@link LeaseSession}, acquires that wait in line ({@link
- * WaitingAcquire}), and what {@link FencingClient#close()} gives back: waits given up, leases
- * released, grants that arrive late released too.
+ * {@link Lease} kept by the client's {@link LeaseSession}, acquires that wait in line on the leader
+ * (one Acquire call with {@code wait_ms}, held open by the node until the grant or the end of the
+ * wait), and what {@link FencingClient#close()} gives back: waits given up, leases released, grants
+ * that arrive late released too.
  */
 final class Acquisitions {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
 
-  private final FencingClient client;
+  private final LeaseCalls client;
   private final ClusterCalls calls;
   private final LeaseSession session;
   private final String defaultOwner;
+  private final RequestIds requestIds;
   // Set first thing in close(): a grant that arrives from then on is released, not handed out.
   private volatile boolean closing;
-  private final Set<WaitingAcquire> openWaits = ConcurrentHashMap.newKeySet();
+  private final Set<Waiting> openWaits = ConcurrentHashMap.newKeySet();
   // Leases handed out and neither lost, closed nor abandoned: close() releases them.
   private final Set<Lease> held = ConcurrentHashMap.newKeySet();
   // Acquires, cancel-waits and releases of late grants still in flight: close() waits for them.
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
 
   Acquisitions(
-      FencingClient client, ClusterCalls calls, LeaseSession session, String defaultOwner) {
+      LeaseCalls client, LeaseSession session, String defaultOwner, RequestIds requestIds) {
     this.client = client;
-    this.calls = calls;
+    this.calls = client.calls();
     this.session = session;
     this.defaultOwner = defaultOwner;
-  }
-
-  FencingClient client() {
-    return client;
-  }
-
-  ClusterCalls calls() {
-    return calls;
+    this.requestIds = requestIds;
   }
 
   /**
@@ -63,34 +56,161 @@ final class Acquisitions {
       String resource, Duration ttl, Duration waitTimeout, AcquireOptions options) {
     checkAcquire(resource, ttl, options);
     java.util.Objects.requireNonNull(waitTimeout, "waitTimeout must not be null");
-    String requestId =
-        options.requestId() != null ? options.requestId() : UUID.randomUUID().toString();
-    String owner = options.owner() != null ? options.owner() : defaultOwner;
-    WaitingAcquire waiting =
-        new WaitingAcquire(
-            this,
-            resource,
-            ttl,
-            owner,
-            requestId,
-            options.lockDelay(),
-            System.nanoTime() + waitTimeout.toNanos());
     if (closing) {
       throw closedError();
     }
+    Waiting waiting =
+        new Waiting(
+            acquireRequest(resource, ttl, options, session.id()),
+            System.nanoTime() + waitTimeout.toNanos());
     openWaits.add(waiting);
     // Whoever completes the future first — the wait, a cancel, orTimeout, close() — the place is
-    // given up.
+    // given up: the call is cancelled (the node then leaves the line itself), and a CancelWait is
+    // sent too, which also reaches the leader when the call was between nodes, and releases a grant
+    // that raced with giving up.
     waiting.result.whenComplete(
         (lease, error) -> {
           openWaits.remove(waiting);
           if (error != null && !waiting.leftQueue) {
-            track(cancelWait(resource, waiting.requestId));
+            waiting.giveUp();
+            track(cancelWait(resource, waiting.request.getRequestId()));
           }
         });
     session.openAhead();
-    waiting.attempt();
+    waiting.send();
     return waiting.result;
+  }
+
+  /** One acquire waiting in line on the leader, as one call. */
+  private final class Waiting {
+    volatile AcquireRequest request; // its request id replaced when its grant ran out unheard
+    final long waitUntilNanos;
+    final CompletableFuture<Lease> result = new CompletableFuture<>();
+    // True once this waiter is known not to be queued: a final answer, or refused unqueued.
+    volatile boolean leftQueue;
+    private volatile Runnable giveUpCall = () -> {};
+
+    Waiting(AcquireRequest request, long waitUntilNanos) {
+      this.request = request;
+      this.waitUntilNanos = waitUntilNanos;
+    }
+
+    void send() {
+      if (result.isDone()) {
+        return;
+      }
+      long sentNanos = System.nanoTime();
+      ClusterCalls.Waiting call = calls.waitingAcquire(request, waitUntilNanos);
+      giveUpCall = call.giveUp();
+      if (result.isDone()) {
+        call.giveUp().run();
+      }
+      track(call.answer()).thenApply(Result::new).whenComplete((r, e) -> answered(r, e, sentNanos));
+    }
+
+    void giveUp() {
+      giveUpCall.run();
+    }
+
+    private void answered(Result r, Throwable error, long sentNanos) {
+      LOG.debug(
+          "Waited for {} ({}): {} after {} ms",
+          request.getResource(),
+          request.getRequestId(),
+          error != null ? error : r,
+          (System.nanoTime() - sentNanos) / 1_000_000);
+      if (error != null) {
+        result.completeExceptionally(error);
+        return;
+      }
+      switch (r.code()) {
+        case GRANTED -> granted(r, sentNanos, false);
+        case WAITING, HELD, LOCK_DELAYED -> {
+          // The wait ended on the node, which gave up the place in line before it answered.
+          leftQueue = true;
+          result.completeExceptionally(new LeaseHeldException(r));
+        }
+        case UNAVAILABLE -> {
+          // No node answered within the call's bounds (the unreachable bound, or the call timeout
+          // through an election): that is an outage, not a holder, and a worker that skips its work
+          // while someone else holds the resource must not skip it silently all through one. The
+          // future's completion sends a CancelWait, in case an attempt queued this waiter.
+          result.completeExceptionally(new FencingException(r));
+        }
+        default -> {
+          leftQueue = true; // refused (invalid input, permission): never queued
+          result.completeExceptionally(new FencingException(r));
+        }
+      }
+    }
+
+    /**
+     * The lease, its local deadline counted from a moment no later than the grant: the send of the
+     * call it answers. When the wait took so long that little of the TTL would be left by that
+     * reckoning, the same acquire is asked again without a wait ({@code exact} then), whose answer
+     * (the same lease, by its request id) says how much of it is left now; if little is, the
+     * session renews it at once.
+     */
+    private void granted(Result r, long sentNanos, boolean exact) {
+      Duration ttl = Duration.ofMillis(request.getTtlMs());
+      if (!r.live()) {
+        // Granted while queued, but it ran out before this client heard of it (a stalled client, a
+        // slow leader change): that lease is gone. Queue again rather than hand back a dead lease.
+        LOG.debug(
+            "Grant {} of {} expired before it was picked up; queueing again",
+            r.token(),
+            request.getResource());
+        request = request.toBuilder().setRequestId(requestIds.next()).build();
+        send();
+        return;
+      }
+      long startNanos = leaseStart(ttl, sentNanos, r.expiresAtMs() - r.nowMs());
+      if (exact || startNanos + ttl.toNanos() - System.nanoTime() >= ttl.toNanos() / 2) {
+        grant(
+            new Lease(
+                client, request.getResource(), request.getOwner(), ttl, r.token(), startNanos));
+        return;
+      }
+      long askedNanos = System.nanoTime();
+      track(calls.command(Rpc.ACQUIRE, request.toBuilder().setWaitMs(0).build()))
+          .thenApply(Result::new)
+          .whenComplete(
+              (again, e) -> {
+                if (e == null && again.code() == ResultCode.GRANTED && again.token() == r.token()) {
+                  granted(again, askedNanos, true);
+                } else {
+                  answered(again, e, askedNanos);
+                }
+              });
+    }
+
+    /**
+     * Hands the lease over; if the caller gave up meanwhile, its CancelWait is on its way and this
+     * releases.
+     */
+    @SuppressWarnings("unchecked")
+    private void grant(Lease lease) {
+      leftQueue = true;
+      deliver((CompletableFuture<Object>) (CompletableFuture<?>) result, lease, lease);
+    }
+
+    /**
+     * The client is closing: fail the wait, which gives up its place (see {@link #acquireAsync}).
+     */
+    void abandon() {
+      result.completeExceptionally(
+          new IllegalStateException("the FencingClient was closed while this acquire waited"));
+    }
+  }
+
+  /**
+   * When, on this client's clock, to count a lease's TTL from: {@code boundNanos} is a moment no
+   * later than the cluster's view of the grant, {@code leftMs} what the cluster said was left of
+   * the lease then.
+   */
+  private static long leaseStart(Duration ttl, long boundNanos, long leftMs) {
+    return boundNanos
+        - Duration.ofMillis(ttl.toMillis() - Math.min(leftMs, ttl.toMillis())).toNanos();
   }
 
   /**
@@ -114,7 +234,8 @@ final class Acquisitions {
     try {
       attempt =
           calls
-              .command(acquireRequest(resource, ttl, options.owner(owner), sessionId()))
+              .command(
+                  Rpc.ACQUIRE, acquireRequest(resource, ttl, options.owner(owner), session.id()))
               .thenApply(Result::new);
     } catch (RuntimeException e) {
       result.completeExceptionally(e);
@@ -173,11 +294,6 @@ final class Acquisitions {
     }
   }
 
-  /** The session id leases are acquired with. */
-  String sessionId() {
-    return session.id();
-  }
-
   /**
    * Forgets a lease that is no longer held (lost, closed, abandoned): close() has nothing to
    * release.
@@ -197,27 +313,24 @@ final class Acquisitions {
     return new IllegalStateException("this FencingClient is closed; build a new one");
   }
 
-  CompletableFuture<Response> cancelWait(String resource, String requestId) {
+  private CompletableFuture<Response> cancelWait(String resource, String requestId) {
     return calls.command(
-        Request.newBuilder()
-            .setCancelWait(
-                CancelWaitRequest.newBuilder().setResource(resource).setRequestId(requestId))
-            .build());
+        Rpc.CANCEL_WAIT,
+        CancelWaitRequest.newBuilder().setResource(resource).setRequestId(requestId).build());
   }
 
-  Request acquireRequest(String resource, Duration ttl, AcquireOptions options, String sessionId) {
-    return Request.newBuilder()
-        .setAcquire(
-            AcquireRequest.newBuilder()
-                .setResource(resource)
-                .setOwner(options.owner() == null ? defaultOwner : options.owner())
-                .setTtlMs(ttl.toMillis())
-                .setRequestId(
-                    options.requestId() == null
-                        ? UUID.randomUUID().toString()
-                        : options.requestId())
-                .setLockDelayMs(options.lockDelay().toMillis())
-                .setSessionId(sessionId))
+  /**
+   * The acquire {@code options} describe, kept alive by session {@code sessionId} (empty: by none).
+   */
+  AcquireRequest acquireRequest(
+      String resource, Duration ttl, AcquireOptions options, String sessionId) {
+    return AcquireRequest.newBuilder()
+        .setResource(resource)
+        .setOwner(options.owner() == null ? defaultOwner : options.owner())
+        .setTtlMs(ttl.toMillis())
+        .setRequestId(options.requestId() == null ? requestIds.next() : options.requestId())
+        .setLockDelayMs(options.lockDelay().toMillis())
+        .setSessionId(sessionId)
         .build();
   }
 
@@ -253,7 +366,7 @@ final class Acquisitions {
       }
       closing = true;
     }
-    for (WaitingAcquire w : openWaits) {
+    for (Waiting w : openWaits) {
       w.abandon();
     }
     // Acquires in flight: a grant that still arrives is released by deliver() and tracked.

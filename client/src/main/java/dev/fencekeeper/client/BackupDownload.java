@@ -1,7 +1,6 @@
 package dev.fencekeeper.client;
 
 import dev.fencekeeper.proto.BackupRequest;
-import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import java.util.concurrent.CompletableFuture;
 
@@ -18,11 +17,7 @@ final class BackupDownload {
     java.nio.file.Path tmp = file.resolveSibling(file.getFileName() + ".partial");
     try (java.io.OutputStream out = dev.fencekeeper.config.PrivateFiles.newOutputStream(tmp)) {
       String[] frozenAt = new String[1];
-      Result first =
-          sendBackup(
-              calls,
-              Request.newBuilder().setBackup(BackupRequest.getDefaultInstance()).build(),
-              frozenAt);
+      Result first = sendBackup(calls, BackupRequest.getDefaultInstance(), frozenAt);
       if (first.code() != ResultCode.FOUND) {
         return first;
       }
@@ -33,10 +28,7 @@ final class BackupDownload {
         Result next =
             sendBackup(
                 calls,
-                Request.newBuilder()
-                    .setBackup(
-                        BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written))
-                    .build(),
+                BackupRequest.newBuilder().setBackupId(r.getBackupId()).setOffset(written).build(),
                 frozenAt);
         if (next.code() != ResultCode.FOUND || next.response.getChunk().isEmpty()) {
           return next;
@@ -64,11 +56,11 @@ final class BackupDownload {
    * One backup call: through the client port at the node {@code frozenAt[0]} names (the leader for
    * the first call, which records the node that answered).
    */
-  private static Result sendBackup(ClusterCalls calls, Request request, String[] frozenAt) {
+  private static Result sendBackup(ClusterCalls calls, BackupRequest request, String[] frozenAt) {
     CompletableFuture<Response> answer =
         calls
             .port()
-            .call(request, calls.callTimeout().toMillis(), frozenAt[0])
+            .call(new Rpc.Call<>(Rpc.BACKUP, request), calls.callTimeout().toMillis(), frozenAt[0])
             .thenApply(
                 a -> {
                   frozenAt[0] = a.address();

@@ -1,11 +1,10 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.proto.Request;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
@@ -34,8 +33,8 @@ public final class ClientMetrics {
   // The latency quantiles are those of this many most recent requests of a command.
   static final int LATENCY_WINDOW = 1028;
 
-  private final Map<Request.CommandCase, Latency> latency =
-      new EnumMap<>(Request.CommandCase.class);
+  // By command name (Rpc's), in the order Rpc lists the calls.
+  private final Map<String, Latency> latency = new LinkedHashMap<>();
   private final LongAdder retries = new LongAdder();
   private final LongAdder redirects = new LongAdder();
   private final LongAdder leasesLost = new LongAdder();
@@ -47,14 +46,13 @@ public final class ClientMetrics {
    * is not null, or in a registry of their own when metrics-core is on the class path.
    */
   ClientMetrics(Object into) {
-    for (Request.CommandCase c : Request.CommandCase.values()) {
-      if (c != Request.CommandCase.COMMAND_NOT_SET) {
-        latency.put(c, new Latency());
-      }
+    for (Rpc<?> rpc : Rpc.ALL) {
+      latency.put(rpc.name, new Latency());
     }
+    latency.put(Rpc.SESSION_KEEP_ALIVE, new Latency());
     this.dropwizard =
         into != null || DropwizardMetrics.available()
-            ? new DropwizardMetrics(into, latency.keySet().stream().map(Enum::name).toList())
+            ? new DropwizardMetrics(into, List.copyOf(latency.keySet()))
             : null;
   }
 
@@ -64,7 +62,7 @@ public final class ClientMetrics {
    */
   public Map<String, RequestStats> requests() {
     Map<String, RequestStats> stats = new LinkedHashMap<>();
-    latency.forEach((command, l) -> stats.put(command.name(), l.stats()));
+    latency.forEach((command, l) -> stats.put(command, l.stats()));
     return Collections.unmodifiableMap(stats);
   }
 
@@ -75,10 +73,9 @@ public final class ClientMetrics {
    * @throws IllegalArgumentException for a command the client does not send
    */
   public RequestStats requests(String command) {
-    for (Map.Entry<Request.CommandCase, Latency> e : latency.entrySet()) {
-      if (e.getKey().name().equals(command)) {
-        return e.getValue().stats();
-      }
+    Latency l = latency.get(command);
+    if (l != null) {
+      return l.stats();
     }
     throw new IllegalArgumentException(
         "no command '" + command + "'; one of " + requests().keySet());
@@ -130,7 +127,7 @@ public final class ClientMetrics {
    */
   public record RequestStats(long count, Duration median, Duration p99, Duration p999) {}
 
-  <T> CompletableFuture<T> timed(Request.CommandCase command, CompletableFuture<T> call) {
+  <T> CompletableFuture<T> timed(String command, CompletableFuture<T> call) {
     if (!latency.containsKey(command)) {
       return call;
     }
@@ -140,13 +137,13 @@ public final class ClientMetrics {
 
   /** A session keep-alive answered after {@code nanos}: the {@code RENEW_SESSION} latency. */
   void keepAliveAnswered(long nanos) {
-    record(Request.CommandCase.RENEW_SESSION, nanos);
+    record(Rpc.SESSION_KEEP_ALIVE, nanos);
   }
 
-  private void record(Request.CommandCase command, long nanos) {
+  private void record(String command, long nanos) {
     latency.get(command).record(nanos);
     if (dropwizard != null) {
-      ((DropwizardMetrics) dropwizard).requestTook(command.name(), nanos);
+      ((DropwizardMetrics) dropwizard).requestTook(command, nanos);
     }
   }
 

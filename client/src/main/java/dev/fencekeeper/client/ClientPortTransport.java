@@ -3,7 +3,6 @@ package dev.fencekeeper.client;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.proto.FencekeeperGrpc;
 import dev.fencekeeper.proto.NodeInfoQuery;
-import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
 import dev.fencekeeper.proto.SessionRequest;
@@ -19,6 +18,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.apache.ratis.thirdparty.com.google.protobuf.Message;
 import org.apache.ratis.thirdparty.io.grpc.CallOptions;
 import org.apache.ratis.thirdparty.io.grpc.ClientCall;
@@ -225,45 +225,42 @@ final class ClientPortTransport implements AutoCloseable {
   // Unary calls.
 
   /**
-   * Sends {@code request}'s command to the leader (or, for {@code pinned}, to that node alone)
-   * until a node answers it, or {@code callTimeoutMs} is up. Every answer that reached fencekeeper
-   * is returned as it is, rejections included; NOT_LEADER and UNAVAILABLE answers are followed to
-   * the leader they name, OVERLOADED is retried a few times with back-off.
+   * Sends {@code call} to {@code pinned} alone, or (null) to the leader when it is leader-only,
+   * else to any node, until a node answers it or {@code callTimeoutMs} is up. Every answer that
+   * reached fencekeeper is returned as it is, rejections included; NOT_LEADER and UNAVAILABLE
+   * answers (a leader deposed while the call was pending) are followed to the leader they name, and
+   * a command's OVERLOADED is retried a few times with back-off: it is re-sent unchanged, so its
+   * request id applies it at most once. Each attempt may take up to the request timeout.
    */
-  CompletableFuture<Answer> call(Request request, long callTimeoutMs, String pinned) {
-    if (request.getCommandCase() == Request.CommandCase.WATCH) {
-      return watchOnce(request.getWatch()).thenApply(r -> new Answer(r, ""));
-    }
-    Unary<?> unary;
-    try {
-      unary = unary(request);
-    } catch (IllegalArgumentException e) {
-      // Malformed input answered as the node answers it: nothing was sent, nothing changed.
-      return CompletableFuture.completedFuture(
-          new Answer(
-              Response.newBuilder()
-                  .setCode(ResultCode.INVALID_ARGUMENT)
-                  .setMessage(e.getMessage() + "; nothing was sent")
-                  .build(),
-              ""));
-    }
-    // A command refused as OVERLOADED is retried a few times; a query's answer is the caller's.
+  <T extends Message> CompletableFuture<Answer> call(
+      Rpc.Call<T> call, long callTimeoutMs, String pinned) {
+    T message = call.message();
     return start(
-        unary,
+        new Unary<>(call.rpc().method, () -> message),
         callTimeoutMs,
         requestTimeoutMs,
         pinned,
-        pinned == null && leaderOnly(request),
-        !dev.fencekeeper.client.wire.RequestKinds.isQuery(request.getCommandCase()),
+        pinned == null && call.leaderOnly(),
+        call.rpc().command,
         true);
   }
 
   /**
-   * Sends {@code message} by {@code method}, as {@link #call(Request, long, String)} sends a
-   * request: to {@code pinned} alone, or (null) to the leader when {@code leaderOnly}, else to any
+   * A command whose message is made again for each attempt by {@code message} (an acquire that
+   * waits sends what is left of its wait), each attempt taking up to {@code attemptTimeoutMs}.
+   * Completing the returned future (the caller giving up) cancels the attempt in flight.
+   */
+  <T extends Message> CompletableFuture<Answer> command(
+      Rpc<T> rpc, Supplier<T> message, long callTimeoutMs, long attemptTimeoutMs) {
+    return start(
+        new Unary<>(rpc.method, message), callTimeoutMs, attemptTimeoutMs, null, true, true, true);
+  }
+
+  /**
+   * Sends {@code message} by {@code method}, as {@link #call(Rpc.Call, long, String)} sends a
+   * query: to {@code pinned} alone, or (null) to the leader when {@code leaderOnly}, else to any
    * node, following NOT_LEADER answers; each attempt may take up to {@code attemptTimeoutMs} (an
-   * admin call waits for Raft: a new member's catch-up, an election). For the calls outside the
-   * request envelope (admin).
+   * admin call waits for Raft: a new member's catch-up, an election). For the admin calls.
    */
   <T extends Message> CompletableFuture<Answer> call(
       MethodDescriptor<T, Response> method,
@@ -275,7 +272,7 @@ final class ClientPortTransport implements AutoCloseable {
     // An admin call's UNAVAILABLE is Raft's own answer (a refused transfer, a change that failed),
     // not a command a deposed leader left pending: it is the caller's, not retried.
     return start(
-        new Unary<>(method, message),
+        new Unary<>(method, () -> message),
         callTimeoutMs,
         attemptTimeoutMs,
         pinned,
@@ -300,51 +297,20 @@ final class ClientPortTransport implements AutoCloseable {
     attempts.retryOverloaded = retryOverloaded;
     attempts.followUnavailable = followUnavailable;
     attempts.callTimeoutMs = callTimeoutMs;
+    attempts.result.whenComplete(
+        (answer, error) -> {
+          ClientCall<?, ?> inFlight = attempts.inFlight;
+          if (error != null && inFlight != null) {
+            // The caller gave up (cancelled, timed out): so does the node, at once.
+            inFlight.cancel("the caller gave up", null);
+          }
+        });
     attempts.next();
     return attempts.result;
   }
 
-  /** Queries answered from what the receiving node applied (stale reads) go to any node. */
-  CompletableFuture<Answer> callAnyNode(Request request, long callTimeoutMs) {
-    return call(request, callTimeoutMs, anyNode());
-  }
-
-  private static boolean leaderOnly(Request request) {
-    return switch (request.getCommandCase()) {
-      case NODE_INFO, WATCH -> false;
-      case BACKUP -> request.getBackup().getBackupId().isEmpty();
-      case READ -> request.getRead().getConsistencyValue() == 0;
-      case LEASE -> request.getLease().getConsistencyValue() == 0;
-      case VALIDATE -> request.getValidate().getConsistencyValue() == 0;
-      case LIST -> request.getList().getConsistencyValue() == 0;
-      default -> true;
-    };
-  }
-
-  private record Unary<T extends Message>(MethodDescriptor<T, Response> method, T message) {}
-
-  private static Unary<?> unary(Request r) {
-    return switch (r.getCommandCase()) {
-      case ACQUIRE -> new Unary<>(FencekeeperGrpc.getAcquireMethod(), r.getAcquire());
-      case RENEW -> new Unary<>(FencekeeperGrpc.getRenewMethod(), r.getRenew());
-      case RELEASE -> new Unary<>(FencekeeperGrpc.getReleaseMethod(), r.getRelease());
-      case WRITE -> new Unary<>(FencekeeperGrpc.getWriteMethod(), r.getWrite());
-      case READ -> new Unary<>(FencekeeperGrpc.getReadMethod(), r.getRead());
-      case LEASE -> new Unary<>(FencekeeperGrpc.getGetLeaseMethod(), r.getLease());
-      case VALIDATE -> new Unary<>(FencekeeperGrpc.getValidateMethod(), r.getValidate());
-      case NODE_INFO -> new Unary<>(FencekeeperGrpc.getNodeStatusMethod(), r.getNodeInfo());
-      case CANCEL_WAIT -> new Unary<>(FencekeeperGrpc.getCancelWaitMethod(), r.getCancelWait());
-      case REVOKE -> new Unary<>(FencekeeperGrpc.getRevokeMethod(), r.getRevoke());
-      case LIST -> new Unary<>(FencekeeperGrpc.getListMethod(), r.getList());
-      case BACKUP -> new Unary<>(FencekeeperGrpc.getBackupMethod(), r.getBackup());
-      case BATCH -> new Unary<>(FencekeeperGrpc.getBatchMethod(), r.getBatch());
-      case COMMAND_NOT_SET ->
-          throw new IllegalArgumentException("command: the request names no command");
-      default ->
-          throw new IllegalArgumentException(
-              "command: " + r.getCommandCase() + " is not a call of the client protocol");
-    };
-  }
+  private record Unary<T extends Message>(
+      MethodDescriptor<T, Response> method, Supplier<T> message) {}
 
   /** One call's attempts, each at the node the cluster's answers so far point to. */
   private final class Attempts {
@@ -365,6 +331,8 @@ final class ClientPortTransport implements AutoCloseable {
     // leader that lost its leadership while the command was pending): then no failure later can
     // say the command was not applied.
     boolean mayHaveReached;
+    // The attempt on the wire, cancelled when the caller gives up.
+    volatile ClientCall<?, ?> inFlight;
 
     Attempts(Unary<?> unary, long deadlineNanos) {
       this.unary = unary;
@@ -384,7 +352,7 @@ final class ClientPortTransport implements AutoCloseable {
       long attemptMs = Math.max(1, Math.min(attemptTimeoutMs, leftMs));
       CompletableFuture<Response> sent;
       try {
-        sent = once(address, unary, attemptMs);
+        sent = once(address, unary, attemptMs, this);
       } catch (RuntimeException e) {
         sent = CompletableFuture.failedFuture(e);
       }
@@ -502,16 +470,21 @@ final class ClientPortTransport implements AutoCloseable {
   }
 
   private <T extends Message> CompletableFuture<Response> once(
-      String address, Unary<T> unary, long timeoutMs) {
+      String address, Unary<T> unary, long timeoutMs, Attempts attempts) {
     CompletableFuture<Response> answer = new CompletableFuture<>();
+    T message = unary.message().get();
     ClientCall<T, Response> call =
         channel(address)
             .newCall(
                 unary.method(),
                 CallOptions.DEFAULT.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS));
+    attempts.inFlight = call;
+    if (attempts.result.isDone()) {
+      call.cancel("the caller gave up", null);
+    }
     ClientCalls.asyncUnaryCall(
         call,
-        unary.message(),
+        message,
         new StreamObserver<Response>() {
           @Override
           public void onNext(Response value) {
@@ -536,74 +509,30 @@ final class ClientPortTransport implements AutoCloseable {
   }
 
   // -----------------------------------------------------------------------------------------------
-  // Watch polls and the session stream.
+  // Watch streams and the session stream.
 
   /**
-   * One Watch poll at any node: its first message, or, when the poll ends without one, an empty
-   * answer carrying the node's applied index (asked with NodeStatus), as a long-poll through the
-   * log answers. A position past every event only asks for that applied index.
+   * Opens a Watch stream at {@code address}; its messages go to {@code responses}. Cancel the
+   * returned call to end it.
    */
-  CompletableFuture<Response> watchOnce(WatchRequest request) {
-    String address = leader != null ? leader : anyNode();
-    if (request.getAfterIndex() == Long.MAX_VALUE) {
-      return appliedIndexAt(address);
-    }
-    // A poll without a timeout would never end when nothing happens; the shortest one tells where
-    // the node is.
-    WatchRequest sent =
-        request.getTimeoutMs() > 0 ? request : request.toBuilder().setTimeoutMs(1).build();
-    CompletableFuture<Response> first = new CompletableFuture<>();
+  ClientCall<WatchRequest, Response> openWatch(
+      String address, WatchRequest request, StreamObserver<Response> responses) {
     ClientCall<WatchRequest, Response> call =
-        channel(address)
-            .newCall(
-                FencekeeperGrpc.getWatchMethod(),
-                CallOptions.DEFAULT.withDeadlineAfter(
-                    sent.getTimeoutMs() + requestTimeoutMs, TimeUnit.MILLISECONDS));
-    ClientCalls.asyncServerStreamingCall(
-        call,
-        sent,
-        new StreamObserver<Response>() {
-          @Override
-          public void onNext(Response value) {
-            Response after = onlyAfter(value, sent.getAfterIndex(), sent.getAfterSeq());
-            if (after != null && first.complete(after)) {
-              call.cancel("the poll took its answer", null);
-            }
-          }
+        channel(address).newCall(FencekeeperGrpc.getWatchMethod(), CallOptions.DEFAULT);
+    ClientCalls.asyncServerStreamingCall(call, request, responses);
+    return call;
+  }
 
-          @Override
-          public void onError(Throwable t) {
-            if (!first.isDone()) {
-              attemptFailed(t);
-              if (Status.fromThrowable(t).getCode() == Status.Code.UNAVAILABLE) {
-                failed(address);
-              }
-              first.completeExceptionally(t);
-            }
-          }
-
-          @Override
-          public void onCompleted() {
-            if (!first.isDone()) {
-              appliedIndexAt(address)
-                  .whenComplete(
-                      (r, e) -> {
-                        if (e != null) {
-                          first.completeExceptionally(e);
-                        } else {
-                          first.complete(r);
-                        }
-                      });
-            }
-          }
-        });
-    return first;
+  /** The node a watch should read from: the leader when known, else any node. */
+  String watchTarget() {
+    String l = leader;
+    return l != null ? l : anyNode();
   }
 
   /**
    * {@code message} without the events at or before the position asked from; null when none is
-   * left. A node's live events can reach a stream registered just after they were replayed to the
-   * poll before it, and a watch delivers each event once.
+   * left. A stream re-opened at another node delivers each event once, however the nodes' replays
+   * and live events meet.
    */
   static Response onlyAfter(Response message, long afterIndex, int afterSeq) {
     if (message.getEventsCount() == 0) {
@@ -625,10 +554,10 @@ final class ClientPortTransport implements AutoCloseable {
     return kept.isEmpty() ? null : message.toBuilder().clearEvents().addAllEvents(kept).build();
   }
 
-  /** An empty FOUND answer with the applied index of the node at {@code address}. */
-  private CompletableFuture<Response> appliedIndexAt(String address) {
+  /** The applied index of the node at {@code address}: where a watch from now starts. */
+  CompletableFuture<Long> appliedIndexAt(String address) {
     return call(
-            Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build(),
+            new Rpc.Call<>(Rpc.NODE_INFO, NodeInfoQuery.getDefaultInstance()),
             requestTimeoutMs,
             address)
         .thenApply(
@@ -638,10 +567,7 @@ final class ClientPortTransport implements AutoCloseable {
                 throw new java.util.concurrent.CompletionException(
                     new CallFailed(a.response().getCode() + ": " + a.response().getMessage()));
               }
-              return Response.newBuilder()
-                  .setCode(ResultCode.FOUND)
-                  .setAppliedIndex(a.response().getNode().getLastAppliedIndex())
-                  .build();
+              return a.response().getNode().getLastAppliedIndex();
             });
   }
 
@@ -654,8 +580,8 @@ final class ClientPortTransport implements AutoCloseable {
   /**
    * Closes every channel at once. The client calls this after its releases and cancels were
    * answered (or their time ran out), so what is still open is only what nobody waits for any more:
-   * a watch's long poll, a waiter's poll, the session stream. A graceful shutdown would wait for
-   * those to end by themselves, up to a poll's whole length.
+   * a watch's stream, an acquire's wait, the session stream. A graceful shutdown would wait for
+   * those to end by themselves, which a watch never does.
    */
   @Override
   public void close() {

@@ -1,13 +1,12 @@
 package dev.fencekeeper.client;
 
-import dev.fencekeeper.client.wire.RequestKinds;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
+import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.NodeInfo;
 import dev.fencekeeper.proto.NodeInfoQuery;
 import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
-import dev.fencekeeper.proto.WatchRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -25,15 +24,17 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import org.apache.ratis.thirdparty.com.google.protobuf.Message;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How one {@link FencingClient}'s calls reach the cluster over the nodes' client ports: commands
- * through the {@link CommandCoalescer} to the leader, queries to the leader or (stale) to any node,
- * each bounded by the call timeout and failed early when no node can be reached at all, and every
- * failure settled into an UNAVAILABLE answer. What the calls see of the cluster is the client's
- * {@link ConnectionState}. Owns the client's threads.
+ * How one {@link FencingClient}'s calls reach the cluster over the nodes' client ports, each as its
+ * own call of {@code fencekeeper.v1} ({@link Rpc}): commands through the {@link CommandCoalescer}
+ * to the leader, queries to the leader or (stale) to any node, each bounded by the call timeout and
+ * failed early when no node can be reached at all, and every failure settled into an UNAVAILABLE
+ * answer. What the calls see of the cluster is the client's {@link ConnectionState}. Owns the
+ * client's threads.
  */
 final class ClusterCalls {
   private static final Logger LOG = LoggerFactory.getLogger(FencingClient.class);
@@ -44,7 +45,7 @@ final class ClusterCalls {
   private static final Logger CONNECTION_LOG =
       LoggerFactory.getLogger("dev.fencekeeper.client.connection");
 
-  private static final int DEFAULT_ENTRIES_IN_FLIGHT = 2;
+  private static final int DEFAULT_CALLS_IN_FLIGHT = 2;
 
   private final ClusterConfig config;
   private final ClientPortTransport port;
@@ -114,8 +115,10 @@ final class ClusterCalls {
             sendExecutor);
     this.coalescer =
         new CommandCoalescer(
-            this::sendThroughPort,
-            entriesInFlight(),
+            call ->
+                port.call(call, callTimeout.toMillis(), null)
+                    .thenApply(ClientPortTransport.Answer::response),
+            callsInFlight(),
             config.limits().maxRequestsPerBatch(),
             config.limits().maxValueBytes());
     // Often enough that a call fails close to the bound it documents, not up to half a second past.
@@ -125,14 +128,14 @@ final class ClusterCalls {
   }
 
   /**
-   * Log entries one client keeps outstanding before it coalesces further commands into batches. Two
-   * keep the Raft pipeline busy while the next batch fills; more only make each batch smaller, and
-   * the cost is per entry (docs/benchmarks.md, Coalescing). The system property exists for
+   * Command calls one client keeps outstanding before it coalesces further commands into Batch
+   * calls. Two keep the leader's pipeline busy while the next batch fills; more only make each
+   * batch smaller, and the cost is per call (docs/benchmarks.md). The system property exists for
    * benchmarking.
    */
-  private static int entriesInFlight() {
+  private static int callsInFlight() {
     return Math.max(
-        1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_ENTRIES_IN_FLIGHT));
+        1, Integer.getInteger("fencekeeper.client.entries-in-flight", DEFAULT_CALLS_IN_FLIGHT));
   }
 
   ClientPortTransport port() {
@@ -242,14 +245,32 @@ final class ClusterCalls {
     }
   }
 
+  /**
+   * Sends a request envelope as a tool built it (see {@link dev.fencekeeper.client.wire.Wire}), as
+   * the one call it names; an envelope that names none is answered INVALID_ARGUMENT, unsent.
+   */
   CompletableFuture<Result> sendAsync(Request request) {
-    boolean query = RequestKinds.isQuery(request.getCommandCase());
-    return (query ? query(request, ReadConsistency.LINEARIZABLE) : command(request))
-        .thenApply(Result::new);
+    Rpc.Call<?> call;
+    try {
+      call = Rpc.of(request);
+    } catch (IllegalArgumentException e) {
+      return CompletableFuture.completedFuture(
+          new Result(
+              Response.newBuilder()
+                  .setCode(dev.fencekeeper.proto.ResultCode.INVALID_ARGUMENT)
+                  .setMessage(e.getMessage() + "; nothing was sent")
+                  .build()));
+    }
+    return send(call).thenApply(Result::new);
   }
 
-  CompletableFuture<Response> command(Request request) {
-    return command(request, System.nanoTime());
+  private <T extends Message> CompletableFuture<Response> send(Rpc.Call<T> call) {
+    return call.rpc().command ? command(call.rpc(), call.message()) : query(call, null);
+  }
+
+  /** A command, to the leader, alone or in a Batch call with others ({@link CommandCoalescer}). */
+  <T extends Message> CompletableFuture<Response> command(Rpc<T> rpc, T message) {
+    return command(rpc, message, System.nanoTime());
   }
 
   /**
@@ -257,18 +278,58 @@ final class ClusterCalls {
    * timeout) count from then, so time the call spent before sending (learning the cluster's limits)
    * is not granted twice.
    */
-  CompletableFuture<Response> command(Request request, long startedNanos) {
-    CompletableFuture<Response> sent = coalescer.submit(request);
+  <T extends Message> CompletableFuture<Response> command(
+      Rpc<T> rpc, T message, long startedNanos) {
     long leftMs =
         Math.max(
             1,
             callTimeout.toMillis()
                 - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos));
+    CompletableFuture<Response> sent = coalescer.submit(new Rpc.Call<>(rpc, message));
     return metrics.timed(
-        request.getCommandCase(),
+        rpc.name,
         settle(
             failingFastWhenUnreachable(sent, startedNanos).orTimeout(leftMs, TimeUnit.MILLISECONDS),
             true));
+  }
+
+  /** An acquire waiting on the leader ({@link #waitingAcquire}), and how to give it up. */
+  record Waiting(CompletableFuture<Response> answer, Runnable giveUp) {}
+
+  /**
+   * An acquire that waits in line on the leader until {@code waitUntilNanos}: the call stays open
+   * until the node answers it granted, or, the wait over, as the resource then stands (HELD,
+   * WAITING, LOCK_DELAYED) with its place given up. Each attempt (after a leader change) sends what
+   * is left of the wait, with the same request id, which keeps the place in line. {@link
+   * Waiting#giveUp()} cancels the call, which makes the node give up the place too.
+   */
+  Waiting waitingAcquire(AcquireRequest acquire, long waitUntilNanos) {
+    long startedNanos = System.nanoTime();
+    long waitMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(waitUntilNanos - startedNanos));
+    CompletableFuture<ClientPortTransport.Answer> call;
+    try {
+      call =
+          port.command(
+              Rpc.ACQUIRE,
+              () ->
+                  acquire.toBuilder()
+                      .setWaitMs(
+                          Math.max(
+                              1, TimeUnit.NANOSECONDS.toMillis(waitUntilNanos - System.nanoTime())))
+                      .build(),
+              waitMs + callTimeout.toMillis(),
+              waitMs + port.requestTimeoutMs());
+    } catch (RuntimeException e) {
+      call = CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<ClientPortTransport.Answer> attempts = call;
+    CompletableFuture<Response> answer =
+        settle(
+            failingFastWhenUnreachable(
+                    attempts.thenApply(ClientPortTransport.Answer::response), startedNanos)
+                .orTimeout(waitMs + callTimeout.toMillis(), TimeUnit.MILLISECONDS),
+            true);
+    return new Waiting(answer, () -> attempts.cancel(true));
   }
 
   /**
@@ -339,69 +400,39 @@ final class ClusterCalls {
     }
   }
 
-  CompletableFuture<Response> query(Request request, ReadConsistency consistency) {
-    Request sent = consistency == ReadConsistency.STALE ? stale(request) : request;
-    CompletableFuture<ClientPortTransport.Answer> answer =
-        consistency == ReadConsistency.STALE
-            ? port.callAnyNode(sent, callTimeout.toMillis())
-            : port.call(sent, callTimeout.toMillis(), null);
+  /**
+   * A query; its message asks for {@code consistency} itself. Linearizable ones go to the leader,
+   * stale ones to any node.
+   */
+  <T extends Message> CompletableFuture<Response> query(
+      Rpc<T> rpc, T message, ReadConsistency consistency) {
+    return query(
+        new Rpc.Call<>(rpc, message), consistency == ReadConsistency.STALE ? port.anyNode() : null);
+  }
+
+  /** {@code call} at {@code pinned} alone, or (null) wherever it is answered. */
+  <T extends Message> CompletableFuture<Response> query(Rpc.Call<T> call, String pinned) {
+    CompletableFuture<Response> answer;
+    try {
+      answer =
+          port.call(call, callTimeout.toMillis(), pinned)
+              .thenApply(ClientPortTransport.Answer::response);
+    } catch (RuntimeException e) {
+      answer = CompletableFuture.failedFuture(e);
+    }
     return metrics.timed(
-        request.getCommandCase(),
+        call.rpc().name,
         settle(
-            failingFastWhenUnreachable(answer.thenApply(ClientPortTransport.Answer::response))
+            failingFastWhenUnreachable(answer)
                 .orTimeout(callTimeout.toMillis(), TimeUnit.MILLISECONDS),
             false));
   }
 
-  /** {@code request} asked with CONSISTENCY_STALE, for any node to answer. */
-  private static Request stale(Request request) {
-    var stale = dev.fencekeeper.proto.Consistency.CONSISTENCY_STALE;
-    return switch (request.getCommandCase()) {
-      case READ ->
-          request.toBuilder().setRead(request.getRead().toBuilder().setConsistency(stale)).build();
-      case LEASE ->
-          request.toBuilder()
-              .setLease(request.getLease().toBuilder().setConsistency(stale))
-              .build();
-      case VALIDATE ->
-          request.toBuilder()
-              .setValidate(request.getValidate().toBuilder().setConsistency(stale))
-              .build();
-      case LIST ->
-          request.toBuilder().setList(request.getList().toBuilder().setConsistency(stale)).build();
-      default -> request;
-    };
-  }
-
-  /**
-   * One command (or a batch of them, see CommandCoalescer) through the client port, to the leader.
-   * A waiting acquire goes as a batch of one, which the leader answers at once (WAITING or granted)
-   * rather than holding the call: {@link WaitingAcquire} re-sends it and follows its grant itself.
-   */
-  private CompletableFuture<Response> sendThroughPort(Request request) {
-    boolean waitingAcquire =
-        request.getCommandCase() == Request.CommandCase.ACQUIRE
-            && request.getAcquire().getWaitMs() > 0;
-    Request sent =
-        waitingAcquire
-            ? Request.newBuilder()
-                .setBatch(dev.fencekeeper.proto.BatchRequest.newBuilder().addRequests(request))
-                .build()
-            : request;
-    try {
-      return port.call(sent, callTimeout.toMillis(), null)
-          .thenApply(
-              answer -> {
-                Response r = answer.response();
-                return waitingAcquire
-                        && r.getCode() == dev.fencekeeper.proto.ResultCode.BATCH_ANSWERED
-                        && r.getBatchCount() == 1
-                    ? r.getBatch(0)
-                    : r;
-              });
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+  /** How a query asks for {@code consistency}. */
+  static dev.fencekeeper.proto.Consistency wire(ReadConsistency consistency) {
+    return consistency == ReadConsistency.STALE
+        ? dev.fencekeeper.proto.Consistency.CONSISTENCY_STALE
+        : dev.fencekeeper.proto.Consistency.CONSISTENCY_LINEARIZABLE;
   }
 
   /** {@code answer} of a call routed by its caller, bounded and settled as a query's. */
@@ -444,15 +475,6 @@ final class ClusterCalls {
         });
   }
 
-  CompletableFuture<Response> watchOnce(WatchRequest request) {
-    try {
-      return port.watchOnce(request);
-    } catch (RuntimeException e) {
-      // Failing the future keeps every caller's retry loop alive; a throw would end it silently.
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
   /** See {@link FencingClient#nodeStatus}. */
   NodeStatus nodeStatus(String peerId, Duration timeout) {
     NodeInfo info;
@@ -490,7 +512,6 @@ final class ClusterCalls {
    * What node {@code peerId} says about itself; fails if it does not answer within {@code timeout}.
    */
   NodeInfo nodeInfo(String peerId, Duration timeout) {
-    Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
     String address = port.addressOf(peerId);
     if (address == null) {
       throw new IllegalArgumentException(
@@ -501,7 +522,10 @@ final class ClusterCalls {
               + ": name one of its node ids");
     }
     Response answer =
-        join(port.call(request, timeout.toMillis(), address)
+        join(port.call(
+                    new Rpc.Call<>(Rpc.NODE_INFO, NodeInfoQuery.getDefaultInstance()),
+                    timeout.toMillis(),
+                    address)
                 .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
             .response();
     if (!answer.hasNode()) {

@@ -2,9 +2,9 @@ package dev.fencekeeper.client;
 
 import dev.fencekeeper.client.wire.RequestKinds;
 import dev.fencekeeper.proto.BatchRequest;
-import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.ResultCode;
+import dev.fencekeeper.proto.WriteRequest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,8 +16,11 @@ import java.util.function.Function;
  * Puts the concurrent commands of one client into shared log entries. Every Raft entry costs a
  * round to the followers, an fsync on each node and several thread hand-offs, whatever it carries;
  * on a small machine that cost, not the work of a command, sets the throughput. So at most {@code
- * maxInFlight} entries are outstanding at once, and the commands submitted meanwhile wait here and
- * go out together, as one {@link BatchRequest}, when an entry comes back.
+ * maxInFlight} calls are outstanding at once, and the commands submitted meanwhile wait here and go
+ * out together, as one Batch call, when a call comes back. The leader packs the commands of all its
+ * clients into shared entries too, but one Batch call costs this client and the node one call where
+ * dozens of concurrent commands would each cost their own (a same-run A/B of W2 at 64 workers,
+ * docs/benchmarks.md).
  *
  * <p>A lone command is sent at once and as itself: coalescing never delays a client that has
  * nothing else in flight. Commands leave in the order they were submitted, each batch is applied in
@@ -26,7 +29,7 @@ import java.util.function.Function;
  * OVERLOADED, no node answering) fails each of its commands the same way.
  */
 final class CommandCoalescer {
-  private final Function<Request, CompletableFuture<Response>> transport;
+  private final Function<Rpc.Call<?>, CompletableFuture<Response>> transport;
   private final int maxInFlight;
   // Replaced when the cluster tells its own limits (FencingClient learns them); read under this
   // lock.
@@ -38,14 +41,14 @@ final class CommandCoalescer {
   private final AtomicInteger drainRequests = new AtomicInteger();
 
   /**
-   * @param transport sends one request (one log entry on the leader) and completes with its answer
-   * @param maxInFlight entries outstanding at once; further commands wait and are batched
+   * @param transport makes one call (a command, or a Batch of them) and completes with its answer
+   * @param maxInFlight calls outstanding at once; further commands wait and are batched
    * @param maxCommands commands per batch (the cluster's {@code limits.requests-per-batch.max})
    * @param maxValueBytes value bytes per batch, a batch being one entry (the cluster's {@code
    *     limits.value.max-bytes})
    */
   CommandCoalescer(
-      Function<Request, CompletableFuture<Response>> transport,
+      Function<Rpc.Call<?>, CompletableFuture<Response>> transport,
       int maxInFlight,
       int maxCommands,
       long maxValueBytes) {
@@ -68,9 +71,9 @@ final class CommandCoalescer {
     }
   }
 
-  /** Sends {@code request}, alone or with others; completes with its own answer. */
-  CompletableFuture<Response> submit(Request request) {
-    Pending pending = new Pending(request, valueBytes(request));
+  /** Sends {@code call}, alone or with others; completes with its own answer. */
+  CompletableFuture<Response> submit(Rpc.Call<?> call) {
+    Pending pending = new Pending(call, valueBytes(call));
     synchronized (this) {
       queue.add(pending);
     }
@@ -78,17 +81,16 @@ final class CommandCoalescer {
     return pending.answer;
   }
 
-  /** Whether a request may share an entry with others ({@link RequestKinds#isBatchable}). */
-  static boolean isBatchable(Request request) {
-    return RequestKinds.isBatchable(request.getCommandCase());
+  /** Whether a command may share a Batch call with others ({@link RequestKinds#isBatchable}). */
+  static boolean isBatchable(Rpc.Call<?> call) {
+    return RequestKinds.isBatchable(call.rpc().kind);
   }
 
   /**
    * Sends what the in-flight bound allows. One thread at a time drains, so entries leave in queue
    * order; a thread that finds another draining leaves its request to it and returns at once. No
-   * lock is held while sending: Ratis completes replies while holding its own client lock, and a
-   * reply's completion drains too, so waiting for a lock of ours there could deadlock against a
-   * sender waiting for Ratis's.
+   * lock is held while sending: a call may complete on the sending thread (a refusal made before
+   * anything is sent), and its completion drains too.
    */
   private void drain() {
     if (drainRequests.getAndIncrement() != 0) {
@@ -128,13 +130,13 @@ final class CommandCoalescer {
     List<Pending> next = new ArrayList<>();
     Pending head = queue.poll();
     next.add(head);
-    if (!isBatchable(head.request)) {
+    if (!isBatchable(head.call)) {
       return next;
     }
     long bytes = head.valueBytes;
     while (next.size() < maxCommands && !queue.isEmpty()) {
       Pending candidate = queue.peek();
-      if (!isBatchable(candidate.request) || bytes + candidate.valueBytes > maxValueBytes) {
+      if (!isBatchable(candidate.call) || bytes + candidate.valueBytes > maxValueBytes) {
         break;
       }
       bytes += candidate.valueBytes;
@@ -146,7 +148,7 @@ final class CommandCoalescer {
   private void send(List<Pending> entry) {
     CompletableFuture<Response> sent;
     try {
-      sent = transport.apply(entry.size() == 1 ? entry.get(0).request : batchOf(entry));
+      sent = transport.apply(entry.size() == 1 ? entry.get(0).call : batchOf(entry));
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     }
@@ -160,12 +162,12 @@ final class CommandCoalescer {
         });
   }
 
-  private static Request batchOf(List<Pending> entry) {
+  private static Rpc.Call<BatchRequest> batchOf(List<Pending> entry) {
     BatchRequest.Builder batch = BatchRequest.newBuilder();
     for (Pending p : entry) {
-      batch.addRequests(p.request);
+      batch.addRequests(Rpc.envelope(p.call));
     }
-    return Request.newBuilder().setBatch(batch).build();
+    return new Rpc.Call<>(Rpc.BATCH, batch.build());
   }
 
   private static void deliver(List<Pending> entry, Response response, Throwable error) {
@@ -205,24 +207,24 @@ final class CommandCoalescer {
     }
   }
 
-  private static long valueBytes(Request request) {
-    if (request.getCommandCase() != Request.CommandCase.WRITE) {
+  private static long valueBytes(Rpc.Call<?> call) {
+    if (!(call.message() instanceof WriteRequest write)) {
       return 0;
     }
     long bytes = 0;
-    for (var write : request.getWrite().getWritesList()) {
-      bytes += write.getValue().size();
+    for (var change : write.getWritesList()) {
+      bytes += change.getValue().size();
     }
     return bytes;
   }
 
   private static final class Pending {
-    final Request request;
+    final Rpc.Call<?> call;
     final long valueBytes;
     final CompletableFuture<Response> answer = new CompletableFuture<>();
 
-    Pending(Request request, long valueBytes) {
-      this.request = request;
+    Pending(Rpc.Call<?> call, long valueBytes) {
+      this.call = call;
       this.valueBytes = valueBytes;
     }
   }

@@ -2,11 +2,9 @@ package dev.fencekeeper.client;
 
 import dev.fencekeeper.proto.KeyWrite;
 import dev.fencekeeper.proto.NodeInfoQuery;
-import dev.fencekeeper.proto.Request;
 import dev.fencekeeper.proto.Response;
 import dev.fencekeeper.proto.WriteRequest;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
@@ -34,11 +32,10 @@ final class FencedWrites {
   // A node answered without limits (an older version): nothing to learn, so writes never wait for
   // it.
   private volatile boolean limitsNotServed;
-  private final String requestIdPrefix = UUID.randomUUID() + "-";
-  private final java.util.concurrent.atomic.AtomicLong requestIdCounter =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final RequestIds requestIds;
 
-  FencedWrites(ClusterCalls calls) {
+  FencedWrites(ClusterCalls calls, RequestIds requestIds) {
+    this.requestIds = requestIds;
     this.calls = calls;
   }
 
@@ -169,13 +166,15 @@ final class FencedWrites {
    * shares.
    */
   private CompletableFuture<Void> askForLimits() {
-    Request request = Request.newBuilder().setNodeInfo(NodeInfoQuery.getDefaultInstance()).build();
     CompletableFuture<Response> asked;
     try {
       asked =
           calls
               .port()
-              .call(request, limitsQuestionMs(), null)
+              .call(
+                  new Rpc.Call<>(Rpc.NODE_INFO, NodeInfoQuery.getDefaultInstance()),
+                  limitsQuestionMs(),
+                  null)
               .thenApply(ClientPortTransport.Answer::response);
     } catch (RuntimeException e) {
       asked = CompletableFuture.failedFuture(e);
@@ -209,28 +208,17 @@ final class FencedWrites {
         WriteRequest.newBuilder()
             .setResource(resource)
             .setToken(token)
-            .setRequestId(requestId == null ? freshRequestId() : requestId);
+            .setRequestId(requestId == null ? requestIds.next() : requestId);
     for (KeyChange change : changes) {
       write.addWrites(
           KeyWrite.newBuilder()
               .setKey(change.key())
-              // Copied: a coalesced write is serialized after this method returns, when the caller
-              // may already be reusing its array.
+              // Copied: the message is serialized after this method returns (and again for each
+              // retry), when the caller may already be reusing its array.
               .setValue(ByteString.copyFrom(change.value()))
               .setDelete(change.delete()));
     }
     // Bounded from the call's start: the time spent learning the limits counts against it.
-    return calls
-        .command(Request.newBuilder().setWrite(write).build(), startedNanos)
-        .thenApply(WriteResult::new);
-  }
-
-  /**
-   * A request id no other call of any client has used: this client's random prefix and a counter.
-   * Cheaper than a random UUID per write, whose SecureRandom is shared by every thread of the
-   * process.
-   */
-  private String freshRequestId() {
-    return requestIdPrefix + Long.toString(requestIdCounter.incrementAndGet(), 36);
+    return calls.command(Rpc.WRITE, write.build(), startedNanos).thenApply(WriteResult::new);
   }
 }

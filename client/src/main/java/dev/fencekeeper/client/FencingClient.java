@@ -4,7 +4,13 @@ import static dev.fencekeeper.client.ClusterCalls.join;
 
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.Security;
+import dev.fencekeeper.proto.LeaseQuery;
 import dev.fencekeeper.proto.ListRequest;
+import dev.fencekeeper.proto.ReadRequest;
+import dev.fencekeeper.proto.ReleaseRequest;
+import dev.fencekeeper.proto.RenewRequest;
+import dev.fencekeeper.proto.RevokeRequest;
+import dev.fencekeeper.proto.ValidateRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -52,9 +58,45 @@ public final class FencingClient implements AutoCloseable {
         settings.owner != null ? settings.owner : ClientSettings.defaultOwnerLabel();
     this.closeTimeout = settings.closeTimeout;
     this.calls = new ClusterCalls(config, settings);
-    this.session = new LeaseSession(this, calls.port(), defaultOwner);
-    this.acquisitions = new Acquisitions(this, calls, session, defaultOwner);
-    this.writes = new FencedWrites(calls);
+    RequestIds requestIds = new RequestIds();
+    this.writes = new FencedWrites(calls, requestIds);
+    LeaseCalls leaseCalls = new LeaseSide();
+    this.session = new LeaseSession(leaseCalls, calls.port(), defaultOwner);
+    this.acquisitions = new Acquisitions(leaseCalls, session, defaultOwner, requestIds);
+  }
+
+  /** What this client's leases, session and acquisitions call back into. */
+  private final class LeaseSide implements LeaseCalls {
+    @Override
+    public CompletableFuture<Result> renew(String resource, long token) {
+      return renewAsync(resource, token, null);
+    }
+
+    @Override
+    public CompletableFuture<Result> release(String resource, long token) {
+      return releaseUnchecked(resource, token);
+    }
+
+    @Override
+    public CompletableFuture<WriteResult> write(
+        String resource, long token, List<KeyChange> changes, String requestId) {
+      return writeAsync(resource, token, changes, requestId);
+    }
+
+    @Override
+    public CompletableFuture<Result> leaseQuery(String resource) {
+      return FencingClient.this.leaseQuery(resource);
+    }
+
+    @Override
+    public void forget(Lease lease, boolean endedOnCluster) {
+      acquisitions.forget(lease, endedOnCluster);
+    }
+
+    @Override
+    public ClusterCalls calls() {
+      return calls;
+    }
   }
 
   /** Connects to the cluster described by {@code config}; nodes are contacted lazily. */
@@ -251,7 +293,7 @@ public final class FencingClient implements AutoCloseable {
     Acquisitions.checkAcquire(resource, ttl, options);
     // Nothing keeps a raw token alive: it is acquired outside the session.
     return calls
-        .command(acquisitions.acquireRequest(resource, ttl, options, ""))
+        .command(Rpc.ACQUIRE, acquisitions.acquireRequest(resource, ttl, options, ""))
         .thenApply(Result::new);
   }
 
@@ -264,7 +306,11 @@ public final class FencingClient implements AutoCloseable {
   public CompletableFuture<Result> renewAsync(String resource, long token, Duration ttl) {
     ensureOpen();
     java.util.Objects.requireNonNull(resource, "resource must not be null");
-    return calls.command(Requests.renew(resource, token, ttl)).thenApply(Result::new);
+    RenewRequest.Builder renew = RenewRequest.newBuilder().setResource(resource).setToken(token);
+    if (ttl != null) {
+      renew.setTtlMs(ttl.toMillis());
+    }
+    return calls.command(Rpc.RENEW, renew.build()).thenApply(Result::new);
   }
 
   /** Ends lease {@code token}: RELEASED (also when it had already ended), or NOT_HOLDER. */
@@ -276,12 +322,15 @@ public final class FencingClient implements AutoCloseable {
   public CompletableFuture<Result> releaseAsync(String resource, long token) {
     ensureOpen();
     java.util.Objects.requireNonNull(resource, "resource must not be null");
-    return release(Requests.release(resource, token));
+    return releaseUnchecked(resource, token);
   }
 
   /** A release without the closed check: {@link #close()} itself releases leases this way. */
-  CompletableFuture<Result> release(dev.fencekeeper.proto.Request release) {
-    return calls.command(release).thenApply(Result::new);
+  private CompletableFuture<Result> releaseUnchecked(String resource, long token) {
+    return calls
+        .command(
+            Rpc.RELEASE, ReleaseRequest.newBuilder().setResource(resource).setToken(token).build())
+        .thenApply(Result::new);
   }
 
   /** Writes one key fenced by {@code token}. */
@@ -333,7 +382,16 @@ public final class FencingClient implements AutoCloseable {
     java.util.Objects.requireNonNull(resource, "resource must not be null");
     java.util.Objects.requireNonNull(key, "key must not be null");
     java.util.Objects.requireNonNull(consistency, "consistency must not be null");
-    return calls.query(Requests.read(resource, key), consistency).thenApply(ReadResult::new);
+    return calls
+        .query(
+            Rpc.READ,
+            ReadRequest.newBuilder()
+                .setResource(resource)
+                .setKey(key)
+                .setConsistency(ClusterCalls.wire(consistency))
+                .build(),
+            consistency)
+        .thenApply(ReadResult::new);
   }
 
   /** The live lease of {@code resource}, if any, and the newest token issued for it. */
@@ -351,7 +409,10 @@ public final class FencingClient implements AutoCloseable {
   /** The lease query without the closed check, for the session's own checks. */
   CompletableFuture<Result> leaseQuery(String resource) {
     return calls
-        .query(Requests.lease(resource), ReadConsistency.LINEARIZABLE)
+        .query(
+            Rpc.LEASE,
+            LeaseQuery.newBuilder().setResource(resource).build(),
+            ReadConsistency.LINEARIZABLE)
         .thenApply(Result::new);
   }
 
@@ -369,7 +430,10 @@ public final class FencingClient implements AutoCloseable {
     ensureOpen();
     java.util.Objects.requireNonNull(resource, "resource must not be null");
     return calls
-        .query(Requests.validate(resource, token), ReadConsistency.LINEARIZABLE)
+        .query(
+            Rpc.VALIDATE,
+            ValidateRequest.newBuilder().setResource(resource).setToken(token).build(),
+            ReadConsistency.LINEARIZABLE)
         .thenApply(Result::new);
   }
 
@@ -380,14 +444,29 @@ public final class FencingClient implements AutoCloseable {
    */
   public Result listLeases(String prefix, String after, int limit) {
     ensureOpen();
-    return join(calls.sendAsync(Requests.list(ListRequest.What.LEASES, "", prefix, after, limit)));
+    return join(list(ListRequest.What.LEASES, "", prefix, after, limit));
   }
 
   /** One page of the keys of {@code resource} starting with {@code prefix}, after {@code after}. */
   public Result listKeys(String resource, String prefix, String after, int limit) {
     ensureOpen();
-    return join(
-        calls.sendAsync(Requests.list(ListRequest.What.KEYS, resource, prefix, after, limit)));
+    return join(list(ListRequest.What.KEYS, resource, prefix, after, limit));
+  }
+
+  private CompletableFuture<Result> list(
+      ListRequest.What what, String resource, String prefix, String after, int limit) {
+    return calls
+        .query(
+            Rpc.LIST,
+            ListRequest.newBuilder()
+                .setWhat(what)
+                .setResource(resource)
+                .setPrefix(prefix)
+                .setAfter(after)
+                .setLimit(limit)
+                .build(),
+            ReadConsistency.LINEARIZABLE)
+        .thenApply(Result::new);
   }
 
   /**
@@ -410,7 +489,15 @@ public final class FencingClient implements AutoCloseable {
   public Result revoke(String resource, String reason) {
     ensureOpen();
     java.util.Objects.requireNonNull(resource, "resource must not be null");
-    return join(calls.command(Requests.revoke(resource, reason)).thenApply(Result::new));
+    return join(
+        calls
+            .command(
+                Rpc.REVOKE,
+                RevokeRequest.newBuilder()
+                    .setResource(resource)
+                    .setReason(reason == null ? "" : reason)
+                    .build())
+            .thenApply(Result::new));
   }
 
   /**
@@ -425,7 +512,7 @@ public final class FencingClient implements AutoCloseable {
     ensureOpen();
     java.util.Objects.requireNonNull(name, "name must not be null");
     java.util.Objects.requireNonNull(listener, "listener must not be null");
-    return new Watch(this, name, prefix, afterIndex, e -> listener.accept(LeaseEvent.of(e)));
+    return new Watch(calls, name, prefix, afterIndex, e -> listener.accept(LeaseEvent.of(e)));
   }
 
   /**
@@ -451,14 +538,6 @@ public final class FencingClient implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("this FencingClient is closed; build a new one");
     }
-  }
-
-  /**
-   * Forgets a lease that is no longer held (lost, closed, abandoned): close() has nothing to
-   * release.
-   */
-  void forget(Lease lease, boolean endedOnCluster) {
-    acquisitions.forget(lease, endedOnCluster);
   }
 
   /**

@@ -82,7 +82,7 @@ public final class Lease implements AutoCloseable {
 
   private record Registered<T>(Executor executor, Consumer<T> listener) {}
 
-  private final FencingClient client;
+  private final LeaseCalls client;
   private final String resource;
   private final String owner;
   private final Duration ttl;
@@ -100,12 +100,7 @@ public final class Lease implements AutoCloseable {
   private ScheduledFuture<?> atRiskCheck;
 
   Lease(
-      FencingClient client,
-      String resource,
-      String owner,
-      Duration ttl,
-      long token,
-      long sentNanos) {
+      LeaseCalls client, String resource, String owner, Duration ttl, long token, long sentNanos) {
     this.client = client;
     this.resource = resource;
     this.owner = owner;
@@ -318,7 +313,7 @@ public final class Lease implements AutoCloseable {
 
   /** The asynchronous form of {@link #write(List, String)}. */
   public CompletableFuture<WriteResult> writeAsync(List<KeyChange> changes, String requestId) {
-    return client.writeAsync(resource, token, changes, requestId);
+    return client.write(resource, token, changes, requestId);
   }
 
   /** The asynchronous form of {@link #write(String, byte[])}. */
@@ -338,7 +333,7 @@ public final class Lease implements AutoCloseable {
   public CompletableFuture<Result> renewAsync() {
     long sentNanos = System.nanoTime();
     return client
-        .renewAsync(resource, token, null)
+        .renew(resource, token)
         .thenApply(
             result -> {
               onRenewal(result, sentNanos);
@@ -429,7 +424,7 @@ public final class Lease implements AutoCloseable {
     if (loss != null) {
       client.forget(this, endedOnCluster);
       LOG.info("Lease on {} (token {}) lost: {}", resource, token, loss);
-      client.metrics().leaseLost();
+      client.calls().metrics().leaseLost();
       dispatch(lossToNotify, loss);
     }
     if (to == State.AT_RISK) {
@@ -519,7 +514,7 @@ public final class Lease implements AutoCloseable {
       client.forget(this, false);
       settle();
       client
-          .release(Requests.release(resource, token))
+          .release(resource, token)
           .whenComplete(
               (result, error) -> {
                 if (error != null || result.code() != ResultCode.RELEASED) {

@@ -49,7 +49,7 @@ final class LeaseSession {
 
   private record Excepted(String resource, long untilNanos) {}
 
-  private final FencingClient client;
+  private final LeaseCalls client;
   private final ClientPortTransport port;
   private final String owner;
   private final String id;
@@ -77,7 +77,7 @@ final class LeaseSession {
   // A stream is being opened ahead of a grant (openAhead): wanted although no lease is held yet.
   private boolean ahead;
 
-  LeaseSession(FencingClient client, ClientPortTransport port, String owner) {
+  LeaseSession(LeaseCalls client, ClientPortTransport port, String owner) {
     this.client = client;
     this.port = port;
     this.owner = owner;
@@ -539,7 +539,7 @@ final class LeaseSession {
       }
     }
     client.calls().sessionReachable(true);
-    client.metrics().keepAliveAnswered(System.nanoTime() - sentNanos);
+    client.calls().metrics().keepAliveAnswered(System.nanoTime() - sentNanos);
     for (Lease lease : covered) {
       lease.renewedAt(sentNanos);
     }

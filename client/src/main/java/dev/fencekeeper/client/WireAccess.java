@@ -47,6 +47,6 @@ final class WireAccess implements Wire.Access {
       boolean prefix,
       long afterIndex,
       Consumer<LeaseEvent> listener) {
-    return new Watch(client, name, prefix, afterIndex, listener);
+    return new Watch(client.calls(), name, prefix, afterIndex, listener);
   }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.codahale.metrics.MetricRegistry;
-import dev.fencekeeper.proto.Request;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -63,7 +62,7 @@ class ClientMetricsTest {
     m.retried();
     m.redirected();
     m.leaseLost();
-    m.timed(Request.CommandCase.WRITE, java.util.concurrent.CompletableFuture.completedFuture(1));
+    m.timed(Rpc.WRITE.name, java.util.concurrent.CompletableFuture.completedFuture(1));
     assertThat(m.registry()).isSameAs(given);
     assertThat(given.counter(ClientMetrics.RETRIES).getCount()).isEqualTo(1);
     assertThat(given.counter(ClientMetrics.LEADER_REDIRECTS).getCount()).isEqualTo(1);

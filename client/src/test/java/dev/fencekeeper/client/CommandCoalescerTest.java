@@ -27,6 +27,11 @@ class CommandCoalescerTest {
     final List<CompletableFuture<Response>> replies =
         Collections.synchronizedList(new ArrayList<>());
 
+    /** The coalescer's side: each call as the envelope it would be in a batch. */
+    CompletableFuture<Response> call(Rpc.Call<?> call) {
+      return send(Rpc.envelope(call));
+    }
+
     CompletableFuture<Response> send(Request request) {
       CompletableFuture<Response> reply = new CompletableFuture<>();
       sent.add(request);
@@ -49,15 +54,19 @@ class CommandCoalescerTest {
    */
   private static final class TwoQueued {
     final Transport transport = new Transport();
-    final CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
+    final CommandCoalescer coalescer = new CommandCoalescer(transport::call, 1, 100, 1 << 20);
     final CompletableFuture<Response> second;
     final CompletableFuture<Response> third;
 
     TwoQueued() {
-      coalescer.submit(write(1));
-      second = coalescer.submit(write(2));
-      third = coalescer.submit(write(3));
+      submit(coalescer, write(1));
+      second = submit(coalescer, write(2));
+      third = submit(coalescer, write(3));
     }
+  }
+
+  private static CompletableFuture<Response> submit(CommandCoalescer coalescer, Request request) {
+    return coalescer.submit(Rpc.of(request));
   }
 
   static Response answerTo(Request request) {
@@ -98,9 +107,9 @@ class CommandCoalescerTest {
   @Test
   void aLoneCommandIsSentAtOnceAndAsItself() {
     Transport transport = new Transport();
-    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
+    CommandCoalescer coalescer = new CommandCoalescer(transport::call, 1, 100, 1 << 20);
 
-    CompletableFuture<Response> answer = coalescer.submit(write(7));
+    CompletableFuture<Response> answer = submit(coalescer, write(7));
 
     assertThat(transport.sent).containsExactly(write(7));
     transport.answer(0);
@@ -110,10 +119,10 @@ class CommandCoalescerTest {
   @Test
   void commandsSubmittedWhileEntriesAreInFlightLeaveTogetherAndEachGetsItsOwnAnswer() {
     Transport transport = new Transport();
-    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 100, 1 << 20);
+    CommandCoalescer coalescer = new CommandCoalescer(transport::call, 1, 100, 1 << 20);
     List<CompletableFuture<Response>> answers = new ArrayList<>();
     for (long token = 1; token <= 4; token++) {
-      answers.add(coalescer.submit(write(token)));
+      answers.add(submit(coalescer, write(token)));
     }
     assertThat(transport.sent).hasSize(1);
 
@@ -131,14 +140,14 @@ class CommandCoalescerTest {
   @Test
   void batchesStayWithinTheCommandAndValueBoundsAndNeverCarryAnUnbatchableCommand() {
     Transport transport = new Transport();
-    CommandCoalescer coalescer = new CommandCoalescer(transport::send, 1, 3, 1_000);
-    coalescer.submit(write(1));
+    CommandCoalescer coalescer = new CommandCoalescer(transport::call, 1, 3, 1_000);
+    submit(coalescer, write(1));
     for (long token = 2; token <= 6; token++) {
-      coalescer.submit(write(token)); // queued: 2..6
+      submit(coalescer, write(token)); // queued: 2..6
     }
-    coalescer.submit(revoke());
-    coalescer.submit(write(7, 600));
-    coalescer.submit(write(8, 600));
+    submit(coalescer, revoke());
+    submit(coalescer, write(7, 600));
+    submit(coalescer, write(8, 600));
 
     for (int i = 0; transport.sent.size() > i; i++) {
       transport.answer(i);
@@ -216,7 +225,8 @@ class CommandCoalescerTest {
     ConcurrentLinkedQueue<Request> sent = new ConcurrentLinkedQueue<>();
     CommandCoalescer coalescer =
         new CommandCoalescer(
-            request -> {
+            call -> {
+              Request request = Rpc.envelope(call);
               sent.add(request);
               if (sent.size() % 5 == 0) {
                 return CompletableFuture.completedFuture(answerTo(request));
@@ -235,7 +245,7 @@ class CommandCoalescerTest {
       submitters.execute(
           () -> {
             for (int i = 1; i <= perThread; i++) {
-              answers.add(coalescer.submit(write(base + i)));
+              answers.add(submit(coalescer, write(base + i)));
             }
           });
     }

@@ -89,7 +89,11 @@ class HostileInputClusterTest {
 
       assertThat(cluster.running()).hasSize(3);
       for (var node : cluster.running().values()) {
-        assertThat(node.raftServer().getDivision(RaftConfig.groupId(cluster.config())).getInfo().isAlive())
+        assertThat(
+                node.raftServer()
+                    .getDivision(RaftConfig.groupId(cluster.config()))
+                    .getInfo()
+                    .isAlive())
             .isTrue();
       }
       assertThat(fencing.acquireToken("after-fuzz", Duration.ofSeconds(30), "fuzz-check").code())

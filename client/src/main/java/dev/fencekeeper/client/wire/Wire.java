@@ -80,8 +80,10 @@ public final class Wire {
   }
 
   /**
-   * Sends a request envelope as built by the caller: queries as linearizable reads, everything else
-   * through the log, unchecked by the client (malformed input included).
+   * Sends a request envelope as built by the caller, as the one call of the client protocol it
+   * names (the client's own calls build no envelope): commands to the leader, queries as they ask,
+   * unchecked by the client (malformed input included). An envelope naming no unary call is
+   * answered INVALID_ARGUMENT without being sent.
    */
   public static Result send(FencingClient client, Request request) {
     return sendAsync(client, request).join();
