@@ -33,7 +33,9 @@ class NotLeaderRedirectTest {
   }
 
   // Guarantee: a command answered NOT_LEADER goes to the leader the answer names and is applied
-  // there once; later calls and the session go straight to the leader.
+  // there once; later calls go straight to the leader, and the session ends up there. (The session
+  // is opened as the first acquire is sent, before any answer has named the leader, so that open
+  // may reach the follower first.)
   @Test
   void aCommandFollowsNotLeaderToTheNamedLeaderAndIsAppliedOnce() {
     follower.notLeader(leader.address());
@@ -53,7 +55,9 @@ class NotLeaderRedirectTest {
         () -> leader.calls("SessionOpen").size() == 1,
         Duration.ofSeconds(2),
         "the session opened at the leader");
-    assertThat(follower.calls("SessionOpen")).isEmpty();
+    assertThat(follower.calls("SessionOpen"))
+        .as("only the open sent with the first acquire, before the leader was known")
+        .hasSizeLessThanOrEqualTo(1);
   }
 
   // Guarantee: when the leader steps down and ends the session NOT_LEADER naming the new leader,
