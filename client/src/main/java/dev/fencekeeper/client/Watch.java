@@ -26,6 +26,11 @@ public final class Watch implements AutoCloseable {
   private static final long FIRST_RETRY_MS = 100;
   private static final long MAX_RETRY_MS = 1_000;
   private static final long OVERLOADED_RETRY_MS = 1_000;
+  // How long one stream lasts before the node ends it and the watch re-opens it (at the leader when
+  // one is known) from its last event. A node cut off from the leader but still connected applies
+  // nothing and raises no error: without this bound a watch on it would stay silent until the
+  // partition heals.
+  private static final long STREAM_TURN_MS = 5_000;
 
   private final ClusterCalls calls;
   private final String name;
@@ -101,7 +106,10 @@ public final class Watch implements AutoCloseable {
         return;
       }
       WatchRequest.Builder request =
-          WatchRequest.newBuilder().setAfterIndex(index).setAfterSeq(seq);
+          WatchRequest.newBuilder()
+              .setAfterIndex(index)
+              .setAfterSeq(seq)
+              .setTimeoutMs(STREAM_TURN_MS);
       if (prefix) {
         request.setPrefix(name);
       } else {

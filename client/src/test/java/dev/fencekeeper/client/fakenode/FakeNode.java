@@ -77,6 +77,7 @@ public final class FakeNode extends FencekeeperGrpc.FencekeeperImplBase implemen
   private volatile String leaderHint; // null: this node leads
   private volatile boolean hung;
   private volatile boolean keepAlivesDropped;
+  private volatile boolean cutOff;
 
   private FakeNode(FakeCluster cluster, String id, SslContext tls) {
     this.cluster = cluster;
@@ -146,6 +147,15 @@ public final class FakeNode extends FencekeeperGrpc.FencekeeperImplBase implemen
   /** While true, the node accepts connections and calls and answers none of them. */
   public void hang(boolean hang) {
     this.hung = hang;
+  }
+
+  /**
+   * While true, the node is cut off from the leader but still connected: its watch streams stay
+   * open and deliver nothing new (it applies nothing), and end only when their {@code timeout_ms}
+   * runs out, as a real node's do.
+   */
+  public void cutOff(boolean cutOff) {
+    this.cutOff = cutOff;
   }
 
   /** While true, keep-alives reach the node and are neither applied nor answered. */
@@ -445,9 +455,28 @@ public final class FakeNode extends FencekeeperGrpc.FencekeeperImplBase implemen
       unanswered.add(out);
       return;
     }
+    StreamObserver<Response> fed =
+        new StreamObserver<>() {
+          @Override
+          public void onNext(Response message) {
+            if (!cutOff) {
+              out.onNext(message);
+            }
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            out.onError(t);
+          }
+
+          @Override
+          public void onCompleted() {
+            out.onCompleted();
+          }
+        };
     ((ServerCallStreamObserver<Response>) out)
-        .setOnCancelHandler(() -> cluster.watchCancelled(out));
-    cluster.watch(request, out);
+        .setOnCancelHandler(() -> cluster.watchCancelled(fed));
+    cluster.watch(request, fed);
   }
 
   @Override

@@ -59,4 +59,29 @@ class WatchTest {
       assertThat(watch.lastIndex()).isEqualTo(cluster.events().get(3).getIndex());
     }
   }
+
+  // Guarantee: a watch whose node is cut off from the leader but still connected (it applies
+  // nothing new and raises no error) moves to the leader within seconds and delivers what was
+  // committed meanwhile, once the client knows the leader.
+  @Test
+  void aWatchOnANodeCutOffFromTheLeaderMovesToTheLeader() {
+    try (FakeNode leader = FakeNode.start(cluster, "n2")) {
+      List<LeaseEvent> seen = new CopyOnWriteArrayList<>();
+      try (Watch watch = client.watch("r", false, Watch.FROM_NOW, seen::add)) {
+        until(() -> !node.calls("Watch").isEmpty(), Duration.ofSeconds(3), "the watch started");
+        cluster.grantToOther("r", Duration.ofSeconds(30));
+        until(() -> seen.size() == 1, Duration.ofSeconds(3), "the grant seen");
+
+        node.cutOff(true);
+        node.notLeader(leader.address());
+        // Any call learns the new leader from the cut-off node's NOT_LEADER answer.
+        client.acquire("other", Duration.ofSeconds(30)).close();
+        cluster.revoke("r");
+
+        until(() -> seen.size() == 2, Duration.ofSeconds(10), "the revoke seen at the leader");
+        assertThat(seen.get(1).type()).isEqualTo(LeaseEvent.Type.REVOKED);
+        assertThat(leader.calls("Watch")).as("the watch re-opened at the leader").isNotEmpty();
+      }
+    }
+  }
 }
