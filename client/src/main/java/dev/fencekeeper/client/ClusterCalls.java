@@ -306,6 +306,10 @@ final class ClusterCalls {
   Waiting waitingAcquire(AcquireRequest acquire, long waitUntilNanos) {
     long startedNanos = System.nanoTime();
     long waitMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(waitUntilNanos - startedNanos));
+    // No wait asked: a plain acquire, answered HELD at once while someone holds the resource. With
+    // a wait, each attempt asks for what is left of it, at least 1 ms, so that a re-sent attempt
+    // still finds its place in line.
+    boolean waits = waitMs > 0;
     CompletableFuture<ClientPortTransport.Answer> call;
     try {
       call =
@@ -314,8 +318,11 @@ final class ClusterCalls {
               () ->
                   acquire.toBuilder()
                       .setWaitMs(
-                          Math.max(
-                              1, TimeUnit.NANOSECONDS.toMillis(waitUntilNanos - System.nanoTime())))
+                          waits
+                              ? Math.max(
+                                  1,
+                                  TimeUnit.NANOSECONDS.toMillis(waitUntilNanos - System.nanoTime()))
+                              : 0)
                       .build(),
               waitMs + callTimeout.toMillis(),
               waitMs + port.requestTimeoutMs());

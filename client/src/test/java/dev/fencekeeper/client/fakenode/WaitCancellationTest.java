@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
+import dev.fencekeeper.client.LeaseHeldException;
+import dev.fencekeeper.client.ResultCode;
+import dev.fencekeeper.proto.AcquireRequest;
 import dev.fencekeeper.proto.LeaseEvent;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -86,6 +89,29 @@ class WaitCancellationTest {
     assertThat(thrown.get()).isInstanceOf(CancellationException.class);
     assertThat(stillInterrupted.get()).as("interrupt status kept").isTrue();
     until(() -> cluster.waiters("r") == 0, Duration.ofSeconds(3), "the place in line given up");
+    holderReleasesAndNobodyIsGranted(other);
+  }
+
+  // Guarantee: an acquire with no wait (Duration.ZERO) is a plain acquire: a held resource is
+  // answered HELD at once, never queued, so nothing is granted to it when the holder lets go.
+  @Test
+  void aZeroWaitIsAnsweredHeldAndNeverQueues() throws InterruptedException {
+    long other = cluster.grantToOther("r", Duration.ofSeconds(30));
+
+    CompletableFuture<Lease> attempt =
+        client.acquireAsync("r", Duration.ofSeconds(5), Duration.ZERO);
+
+    assertThat(attempt)
+        .failsWithin(Duration.ofSeconds(3))
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+        .havingCause()
+        .isInstanceOf(LeaseHeldException.class)
+        .extracting(e -> ((LeaseHeldException) e).result().code())
+        .isEqualTo(ResultCode.HELD);
+    assertThat(node.calls("Acquire"))
+        .extracting(request -> ((AcquireRequest) request).getWaitMs())
+        .as("the wait each Acquire asked the node for")
+        .containsOnly(0L);
     holderReleasesAndNobodyIsGranted(other);
   }
 }

@@ -36,10 +36,7 @@ public enum ExitCode {
   OVERLOADED(20, "OVERLOADED: too many requests pending; nothing applied, retry later"),
   RUN_LEASE_LOST(21, "lease run: the lease was lost while the command ran, so it was stopped"),
   STORAGE_FULL(22, "server: disk below the 64 MiB reserve; free space, then start it again"),
-  NOT_THIS_CLUSTER(
-      23,
-      "server: storage lost or of another cluster, not started (see stderr);"
-          + " status: the nodes given belong to different clusters");
+  NOT_THIS_CLUSTER(23, "server: storage lost or another cluster's; status: nodes of 2 clusters");
 
   private static final Map<ResultCode, ExitCode> BY_RESULT = new EnumMap<>(ResultCode.class);
 

@@ -47,7 +47,7 @@ record HeldLeaseAcquisition(Lease lease, Response refusal) {
       if (e.getCause() instanceof FencingException refused) {
         Response r = Wire.response(refused.result());
         return refused(
-            r.getCode() != ResultCode.WAITING
+            r.getCode() != ResultCode.WAITING || !flags.waits()
                 ? r
                 : r.toBuilder()
                     .setCode(ResultCode.HELD)
