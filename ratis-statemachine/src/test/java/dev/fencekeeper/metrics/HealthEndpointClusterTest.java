@@ -8,7 +8,6 @@ import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.Lease;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.RaftConfig;
-import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.testing.TestCluster;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
@@ -23,10 +22,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import javax.management.ObjectName;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.statemachine.TransactionContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -113,7 +110,7 @@ class HealthEndpointClusterTest {
     writeMany(20);
 
     CountDownLatch gate = new CountDownLatch(1);
-    FencekeeperServer restarted = startGated(lagging, gate);
+    FencekeeperServer restarted = cluster.startHoldingApplies(lagging, false, gate);
     try {
       await()
           .atMost(Duration.ofSeconds(20))
@@ -154,7 +151,7 @@ class HealthEndpointClusterTest {
     cluster.stopWipeAndRemove(wiped);
 
     CountDownLatch gate = new CountDownLatch(1);
-    FencekeeperServer restarted = startGated(wiped, true, gate);
+    FencekeeperServer restarted = cluster.startHoldingApplies(wiped, true, gate);
     // Adding returns once the member serves, which needs the gate open: it runs meanwhile.
     CompletableFuture<Void> added = CompletableFuture.runAsync(() -> cluster.addMember(wiped));
     try {
@@ -197,31 +194,6 @@ class HealthEndpointClusterTest {
                   .isAccepted())
           .isTrue();
     }
-  }
-
-  /** Starts node {@code id} with a state machine that applies no entry until {@code gate} opens. */
-  private FencekeeperServer startGated(String id, CountDownLatch gate) throws Exception {
-    return startGated(id, false, gate);
-  }
-
-  /** As above, started with {@code --join} when {@code join}. */
-  private FencekeeperServer startGated(String id, boolean join, CountDownLatch gate)
-      throws Exception {
-    return FencekeeperServer.start(
-        cluster.nodeConfig(id),
-        join,
-        (limits, wallClock, nanos) ->
-            new FencingStateMachine(limits, wallClock, nanos) {
-              @Override
-              public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
-                try {
-                  gate.await();
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-                return super.applyTransaction(trx);
-              }
-            });
   }
 
   private RaftServer.Division divisionOf(FencekeeperServer server) throws Exception {

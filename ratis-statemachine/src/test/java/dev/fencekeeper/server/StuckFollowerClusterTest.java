@@ -13,22 +13,18 @@ import dev.fencekeeper.config.Limits;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.core.FencingState;
 import dev.fencekeeper.proto.FollowerProgress;
-import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.RestoreSeed;
 import dev.fencekeeper.testing.TestCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.ratis.protocol.Message;
-import org.apache.ratis.statemachine.TransactionContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,7 +81,7 @@ class StuckFollowerClusterTest {
       String behind = follower(cluster, leader);
       cluster.stopNode(behind);
       CountDownLatch gate = new CountDownLatch(1);
-      FencekeeperServer held = startHoldingApplies(cluster, behind, gate);
+      FencekeeperServer held = cluster.startHoldingApplies(behind, false, gate);
       try {
         Result grant = client.acquireToken("backed-up", Duration.ofMinutes(1), "w");
         Result written =
@@ -111,29 +107,6 @@ class StuckFollowerClusterTest {
         held.close();
       }
     }
-  }
-
-  /**
-   * Starts member {@code id} outside the cluster's bookkeeping with a state machine that applies no
-   * entry until {@code gate} opens: a member that receives the log but stays behind in applying it.
-   */
-  private static FencekeeperServer startHoldingApplies(
-      TestCluster cluster, String id, CountDownLatch gate) throws Exception {
-    return FencekeeperServer.start(
-        cluster.nodeConfig(id),
-        false,
-        (limits, wallClock, nanos) ->
-            new FencingStateMachine(limits, wallClock, nanos) {
-              @Override
-              public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
-                try {
-                  gate.await();
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-                return super.applyTransaction(trx);
-              }
-            });
   }
 
   private static FollowerProgress progressOf(FencingClient client, String leader, String follower) {

@@ -8,6 +8,7 @@ import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.server.FencekeeperServer;
 import dev.fencekeeper.server.RaftConfig;
 import dev.fencekeeper.server.local.LocalCluster;
+import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.RestoreSeed;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,9 +22,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
+import org.apache.ratis.protocol.Message;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.statemachine.TransactionContext;
 
 /**
  * Three real Ratis nodes in this JVM ({@link LocalCluster}'s in-process flavour) on loopback ports
@@ -130,6 +135,30 @@ public final class TestCluster implements AutoCloseable {
   public FencekeeperServer startNode(String id, UnaryOperator<ClusterConfig> adjust) {
     cluster.start(id, false, adjust);
     return node(id);
+  }
+
+  /**
+   * Starts node {@code id} outside this cluster's bookkeeping (with {@code --join} when {@code
+   * join}), its state machine applying no entry until {@code gate} opens: a member that receives
+   * the log but stays behind in applying it. The caller closes the server it returns.
+   */
+  public FencekeeperServer startHoldingApplies(String id, boolean join, CountDownLatch gate)
+      throws IOException {
+    return FencekeeperServer.start(
+        nodeConfig(id),
+        join,
+        (limits, wallClock, nanos) ->
+            new FencingStateMachine(limits, wallClock, nanos) {
+              @Override
+              public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+                try {
+                  gate.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                return super.applyTransaction(trx);
+              }
+            });
   }
 
   public void stopNode(String id) {
