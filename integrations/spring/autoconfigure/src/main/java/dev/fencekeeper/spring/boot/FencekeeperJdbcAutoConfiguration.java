@@ -3,6 +3,7 @@ package dev.fencekeeper.spring.boot;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.shedlock.AcquireFence;
+import dev.fencekeeper.spring.integration.LeaseFence;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -20,7 +21,8 @@ import org.springframework.context.annotation.Configuration;
  * {@code acquire} raises the guard row before it returns, and a raw {@code (resource, token)} (a
  * ShedLock lock's) is checked with the cluster before the guard row moves. With Flyway on the class
  * path it also migrates the fence table in a Flyway run of its own; with fencekeeper-shedlock,
- * every granted ShedLock lock raises its guard row before the task runs.
+ * every granted ShedLock lock raises its guard row before the task runs, and with Spring
+ * Integration every lock the LockRegistry grants raises it before {@code lock()} returns.
  */
 @AutoConfiguration(
     after = FencekeeperAutoConfiguration.class,
@@ -85,6 +87,25 @@ public class FencekeeperJdbcAutoConfiguration {
     @ConditionalOnMissingBean
     AcquireFence fencekeeperAcquireFence(ObjectProvider<JdbcFence> fence) {
       return lock -> fence.getObject().advance(lock.resource(), lock.token());
+    }
+  }
+
+  /**
+   * Each lock the {@code LockRegistry} grants raises its resource's guard row to its lease's token
+   * before {@code lock()} returns. The token comes from a lease, so no check with the cluster is
+   * needed.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.integration.support.locks.LockRegistry")
+  @ConditionalOnProperty(
+      prefix = "fencekeeper.lock-registry",
+      name = "fence-at-acquire",
+      matchIfMissing = true)
+  static class LockRegistryFenceAtAcquire {
+    @Bean
+    @ConditionalOnMissingBean
+    LeaseFence fencekeeperLeaseFence(ObjectProvider<JdbcFence> fence) {
+      return lease -> fence.getObject().advance(lease);
     }
   }
 }

@@ -2,6 +2,8 @@ package dev.fencekeeper.spring.boot;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.spring.integration.FencekeeperLockRegistry;
+import dev.fencekeeper.spring.integration.LeaseFence;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -11,8 +13,13 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.integration.support.locks.LockRegistry;
 
-/** A Spring Integration {@link LockRegistry} whose locks are fencekeeper leases with tokens. */
-@AutoConfiguration(after = FencekeeperAutoConfiguration.class)
+/**
+ * A Spring Integration {@link LockRegistry} whose locks are fencekeeper leases with tokens; with a
+ * {@link LeaseFence} bean (a {@code JdbcFence} provides one), each grant raises the guard row
+ * first.
+ */
+@AutoConfiguration(
+    after = {FencekeeperAutoConfiguration.class, FencekeeperJdbcAutoConfiguration.class})
 @ConditionalOnClass(LockRegistry.class)
 @ConditionalOnBean(FencingClient.class)
 @ConditionalOnProperty(
@@ -25,8 +32,12 @@ public class FencekeeperLockRegistryAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(LockRegistry.class)
   public FencekeeperLockRegistry fencekeeperLockRegistry(
-      FencingClient client, FencekeeperProperties properties) {
+      FencingClient client, FencekeeperProperties properties, ObjectProvider<LeaseFence> fence) {
     FencekeeperProperties.LockRegistry settings = properties.getLockRegistry();
-    return new FencekeeperLockRegistry(client, settings.getResourcePrefix(), settings.getTtl());
+    LeaseFence atAcquire = fence.getIfAvailable();
+    return atAcquire == null
+        ? new FencekeeperLockRegistry(client, settings.getResourcePrefix(), settings.getTtl())
+        : new FencekeeperLockRegistry(
+            client, settings.getResourcePrefix(), settings.getTtl(), atAcquire);
   }
 }

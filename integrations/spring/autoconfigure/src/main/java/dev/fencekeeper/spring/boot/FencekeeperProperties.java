@@ -243,8 +243,22 @@ public class FencekeeperProperties {
      */
     private Duration ttl = Duration.ofSeconds(30);
 
+    /**
+     * With a JdbcFence, raise each granted lock's guard row to its token before lock() returns, so
+     * a previous holder is refused from then on, not only from this holder's first write.
+     */
+    private boolean fenceAtAcquire = true;
+
     public boolean isEnabled() {
       return enabled;
+    }
+
+    public boolean isFenceAtAcquire() {
+      return fenceAtAcquire;
+    }
+
+    public void setFenceAtAcquire(boolean fenceAtAcquire) {
+      this.fenceAtAcquire = fenceAtAcquire;
     }
 
     public void setEnabled(boolean enabled) {

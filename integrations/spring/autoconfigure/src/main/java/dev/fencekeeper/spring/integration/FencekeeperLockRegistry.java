@@ -28,6 +28,9 @@ import org.springframework.util.ClassUtils;
  * here and throws {@link IllegalStateException}: whatever the holder wrote after the loss was not
  * protected, unless it was fenced with {@link FencedLock#token()}.
  *
+ * <p>Built with a {@link LeaseFence}, each grant raises the store's fence to the new token before
+ * the lock is handed over (fence at acquire).
+ *
  * <p>Works with Spring Integration 6.5 and 7. The registry implements the raw {@code
  * ExpirableLockRegistry}: the interface is generic on 7 and not on 6.5, and a class file naming a
  * type argument for it would fail reflection on 6.5. {@link #obtain} still returns {@link
@@ -49,15 +52,29 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry {
   private final String resourcePrefix;
   private final Duration ttl;
   private final Map<String, LeaseLock> locks = new ConcurrentHashMap<>();
+  private static final LeaseFence NO_FENCE = lease -> {};
+
+  private final LeaseFence fence;
   private final LongAdder unavailable = new LongAdder();
+  private final LongAdder fenceFailures = new LongAdder();
 
   public FencekeeperLockRegistry(FencingClient client, String resourcePrefix, Duration ttl) {
+    this(client, resourcePrefix, ttl, NO_FENCE);
+  }
+
+  /**
+   * As {@link #FencekeeperLockRegistry(FencingClient, String, Duration)}, with {@code fence} run on
+   * every grant before the lock is handed over (see {@link LeaseFence}).
+   */
+  public FencekeeperLockRegistry(
+      FencingClient client, String resourcePrefix, Duration ttl, LeaseFence fence) {
     this.client = Objects.requireNonNull(client, "client");
     this.resourcePrefix = Objects.requireNonNull(resourcePrefix, "resourcePrefix");
     if (ttl == null || ttl.isNegative() || ttl.isZero()) {
       throw new IllegalArgumentException("ttl must be positive, was " + ttl);
     }
     this.ttl = ttl;
+    this.fence = Objects.requireNonNull(fence, "fence");
   }
 
   public FencekeeperLockRegistry(FencingClient client) {
@@ -77,6 +94,14 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry {
    */
   public long unavailableAttempts() {
     return unavailable.sum();
+  }
+
+  /**
+   * How many grants were given back because the {@link LeaseFence} failed (the lock attempt threw),
+   * since the registry was built.
+   */
+  public long fenceFailures() {
+    return fenceFailures.sum();
   }
 
   /** Forgets locks nobody holds and nobody obtained for {@code age} milliseconds. */
@@ -259,10 +284,36 @@ public class FencekeeperLockRegistry implements ExpirableLockRegistry {
         }
         throw e;
       }
+      raiseFence(taken);
       lost = null;
       taken.onLost(reason -> lost = reason);
       lease = taken;
       return true;
+    }
+
+    /** Runs the fence on a new grant; if it fails, gives the lease back and throws. */
+    private void raiseFence(Lease taken) {
+      try {
+        fence.advance(taken);
+      } catch (Exception e) {
+        fenceFailures.increment();
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        try {
+          taken.close();
+        } catch (RuntimeException closing) {
+          e.addSuppressed(closing);
+        }
+        throw new IllegalStateException(
+            "the lock on '"
+                + resource
+                + "' was granted (token "
+                + taken.token()
+                + ") but its fence could not be raised, so the lease was given back: "
+                + e.getMessage(),
+            e);
+      }
     }
 
     @Override

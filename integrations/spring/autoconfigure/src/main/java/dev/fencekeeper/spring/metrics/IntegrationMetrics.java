@@ -54,5 +54,10 @@ public final class IntegrationMetrics {
         .tag("integration", "lock-registry")
         .tag("reason", "unavailable")
         .register(registry);
+    FunctionCounter.builder(SKIPPED, lockRegistry, FencekeeperLockRegistry::fenceFailures)
+        .description("lock attempts that skipped their task for a reason other than a holder")
+        .tag("integration", "lock-registry")
+        .tag("reason", "fence_failed")
+        .register(registry);
   }
 }

@@ -12,6 +12,8 @@ import dev.fencekeeper.jdbc.JdbcFence;
 import dev.fencekeeper.jdbc.StaleFenceTokenException;
 import dev.fencekeeper.shedlock.FencekeeperLock;
 import dev.fencekeeper.shedlock.FencekeeperLockProvider;
+import dev.fencekeeper.spring.integration.FencedLock;
+import dev.fencekeeper.spring.integration.FencekeeperLockRegistry;
 import dev.fencekeeper.testing.RefusingPorts;
 import dev.fencekeeper.testing.TestCluster;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -50,8 +53,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The starter with a real PostgreSQL (embedded, no Docker) and a real cluster: fencekeeper's
- * migration beside an application's own {@code V1__}, the guard row raised when a ShedLock lock is
- * granted, and lock attempts that fail quietly and are counted.
+ * migration beside an application's own {@code V1__}, the guard row raised when a ShedLock lock or
+ * a LockRegistry lock is granted, and lock attempts that fail quietly and are counted.
  */
 @Timeout(180)
 class FenceAtAcquirePostgresClusterTest {
@@ -82,6 +85,7 @@ class FenceAtAcquirePostgresClusterTest {
             AutoConfigurations.of(
                 FencekeeperAutoConfiguration.class,
                 FencekeeperShedLockAutoConfiguration.class,
+                FencekeeperLockRegistryAutoConfiguration.class,
                 FencekeeperJdbcAutoConfiguration.class,
                 FencekeeperMetricsAutoConfiguration.class,
                 MetricsAutoConfiguration.class,
@@ -225,6 +229,85 @@ class FenceAtAcquirePostgresClusterTest {
                 assertThat(log.list.get(0).getThrowableProxy()).isNull();
               });
     }
+  }
+
+  // Guarantee: a LockRegistry lock raises its guard row to its token before lock() returns (the
+  // default with a JdbcFence), so an earlier holder's token is refused before the new holder
+  // writes.
+  @Test
+  void aLockRegistryLockRaisesTheGuardRowBeforeItIsHandedOver() throws Exception {
+    DataSource database = newDatabase();
+    app("app-a", database)
+        .withPropertyValues("fencekeeper.lock-registry.resource-prefix=jobs/")
+        .run(
+            a ->
+                app("app-b", database)
+                    .withPropertyValues("fencekeeper.lock-registry.resource-prefix=jobs/")
+                    .run(
+                        b -> {
+                          FencedLock earlier =
+                              a.getBean(FencekeeperLockRegistry.class).obtain("report");
+                          earlier.lock();
+                          long earlierToken = earlier.token();
+                          JdbcFence fenceA = a.getBean(JdbcFence.class);
+                          assertThat(fenceA.acceptedToken("jobs/report")).hasValue(earlierToken);
+                          earlier.unlock();
+
+                          FencedLock newer =
+                              b.getBean(FencekeeperLockRegistry.class).obtain("report");
+                          assertThat(newer.tryLock(10, TimeUnit.SECONDS)).isTrue();
+                          long newerToken = newer.token();
+                          assertThat(newerToken).isGreaterThan(earlierToken);
+                          assertThat(fenceA.acceptedToken("jobs/report"))
+                              .describedAs("raised at B's lock(), before B wrote anything")
+                              .hasValue(newerToken);
+                          assertThatThrownBy(
+                                  () ->
+                                      fenceA.inTransaction(
+                                          "jobs/report",
+                                          earlierToken,
+                                          conn -> insertReport(conn, "A")))
+                              .isInstanceOf(StaleFenceTokenException.class);
+                          assertThat(reports(database)).isZero();
+                          newer.unlock();
+                        }));
+  }
+
+  // Guarantee: a LockRegistry lock whose guard row cannot be raised is given back at once, the lock
+  // attempt fails with the cause, and it is counted; with fence-at-acquire off the row is
+  // untouched.
+  @Test
+  void aLockRegistryLockWhoseFenceFailsIsGivenBackAndCounted() throws Exception {
+    DataSource database = newDatabase();
+    app("app-a", database)
+        .run(
+            a -> {
+              try (Connection c = database.getConnection();
+                  Statement st = c.createStatement()) {
+                st.execute(
+                    "INSERT INTO fencekeeper_fence VALUES ('outranked-lock', "
+                        + Long.MAX_VALUE / 2
+                        + ", now())");
+              }
+              FencedLock lock = a.getBean(FencekeeperLockRegistry.class).obtain("outranked-lock");
+              assertThatThrownBy(lock::tryLock)
+                  .isInstanceOf(IllegalStateException.class)
+                  .hasMessageContaining("outranked-lock")
+                  .hasMessageContaining("given back")
+                  .hasCauseInstanceOf(StaleFenceTokenException.class);
+              assertThat(observer.lease("outranked-lock").live()).describedAs("released").isFalse();
+              assertThat(skipped(a.getBean(MeterRegistry.class), "lock-registry", "fence_failed"))
+                  .isEqualTo(1);
+            });
+    app("app-a", database)
+        .withPropertyValues("fencekeeper.lock-registry.fence-at-acquire=false")
+        .run(
+            a -> {
+              FencedLock lock = a.getBean(FencekeeperLockRegistry.class).obtain("unfenced-lock");
+              assertThat(lock.tryLock()).isTrue();
+              assertThat(a.getBean(JdbcFence.class).acceptedToken("unfenced-lock")).isEmpty();
+              lock.unlock();
+            });
   }
 
   private static long lockAndLetExpire(LockProvider provider, String name) {
