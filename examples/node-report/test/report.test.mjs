@@ -7,6 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -73,6 +74,28 @@ function startWorker(name) {
   return worker;
 }
 
+// SIGSTOP takes effect on each thread of the process on its own: resolves once /proc shows all of them
+// stopped, so that what the test observes next finds the worker frozen (at once where there is no /proc).
+async function stop(worker) {
+  worker.child.kill('SIGSTOP');
+  const tasks = `/proc/${worker.child.pid}/task`;
+  if (!existsSync('/proc/self/task')) return;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const states = readdirSync(tasks).map((t) => {
+      try {
+        const stat = readFileSync(`${tasks}/${t}/stat`, 'utf8');
+        return stat.charAt(stat.lastIndexOf(')') + 2);
+      } catch {
+        return 'T'; // a thread that ended meanwhile
+      }
+    });
+    if (states.every((c) => c === 'T' || c === 't')) return;
+    if (Date.now() > deadline) throw new Error(`${worker.name} was sent SIGSTOP but its threads are ${states.join('')}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 function lineOf(worker, pattern) {
   const seen = worker.lines.find((l) => pattern.test(l));
   if (seen) {
@@ -101,7 +124,7 @@ test('a worker paused past its lease is refused by PostgreSQL when it resumes, b
       'a worker to acquire the lease',
     );
     await within(10_000, lineOf(first, /generating: region 2 of 5/), `${first.name} to start generating`);
-    first.child.kill('SIGSTOP');
+    await stop(first);
     const pausedToken = BigInt(first.lines.find((l) => /acquired/.test(l)).match(/token (\d+)/)[1]);
 
     // Its lease expires; a waiting worker takes over with a newer token, advances the database to it,
@@ -112,7 +135,7 @@ test('a worker paused past its lease is refused by PostgreSQL when it resumes, b
       Promise.race(others.map((w) => lineOf(w, /advanced the database to token \d+/).then(() => w))),
       'another worker to acquire and advance',
     );
-    second.child.kill('SIGSTOP');
+    await stop(second);
     const secondToken = BigInt(second.lines.find((l) => /advanced the database/.test(l)).match(/token (\d+)/)[1]);
     assert.ok(secondToken > pausedToken, `the new holder's token ${secondToken} must exceed ${pausedToken}`);
     assert.ok(!second.lines.some((l) => /wrote the report/.test(l)), `${second.name} must not have written yet`);

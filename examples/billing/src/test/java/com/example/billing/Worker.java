@@ -6,10 +6,14 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -21,6 +25,9 @@ final class Worker implements AutoCloseable {
   private final Process process;
   private final Writer stdin;
   private final BlockingQueue<String> steps = new LinkedBlockingQueue<>();
+  // Everything the worker printed, for the failure message: a build log may show only the assertion.
+  private final List<String> output = new CopyOnWriteArrayList<>();
+  private boolean stopped;
 
   private Worker(String name, Process process) {
     this.name = name;
@@ -50,6 +57,7 @@ final class Worker implements AutoCloseable {
         new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       for (String line; (line = out.readLine()) != null; ) {
         System.out.println("[" + name + "] " + line);
+        output.add(line);
         if (line.matches("(ACQUIRED|CHARGED|REFUSED) .*")) {
           steps.add(line);
         }
@@ -64,7 +72,8 @@ final class Worker implements AutoCloseable {
     String step = steps.poll(STEP_BOUND.toSeconds(), TimeUnit.SECONDS);
     if (step == null) {
       throw new AssertionError(name + " printed no step within " + STEP_BOUND
-          + (process.isAlive() ? "" : " (exited with " + process.exitValue() + ")"));
+          + (process.isAlive() ? "" : " (exited with " + process.exitValue() + ")")
+          + "; its output:\n  " + String.join("\n  ", output));
     }
     return step;
   }
@@ -86,16 +95,78 @@ final class Worker implements AutoCloseable {
 
   /** Sends {@code kill -<signal>} to the worker's JVM: STOP freezes it entirely, CONT resumes it. */
   void signal(String signal) throws IOException, InterruptedException {
+    if (signal.equals("CONT") && stopped) {
+      assertStillStopped();
+    }
+    kill(signal);
+    if (signal.equals("STOP")) {
+      awaitStopped();
+    }
+    stopped = signal.equals("STOP");
+  }
+
+  private void kill(String signal) throws IOException, InterruptedException {
     Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
     if (kill.waitFor() != 0) {
       throw new AssertionError("kill -" + signal + " " + name + " failed");
     }
   }
 
+  /**
+   * Returns once the kernel reports every thread of the JVM stopped: a STOP takes effect on each thread
+   * on its own, and what the test sends the worker next must find all of them frozen.
+   */
+  private void awaitStopped() throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    String states = threadStates();
+    while (!allStopped(states)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(name + " was sent STOP but its threads are " + states);
+      }
+      Thread.sleep(10);
+      states = threadStates();
+    }
+  }
+
+  /** Fails unless the worker is still stopped: nothing but this test may resume it. */
+  private void assertStillStopped() throws IOException {
+    String states = threadStates();
+    if (!allStopped(states)) {
+      throw new AssertionError(name + " was resumed by something other than this test: " + states);
+    }
+  }
+
+  private static boolean allStopped(String states) {
+    return states.chars().allMatch(c -> c == 'T' || c == 't');
+  }
+
+  /**
+   * One letter per thread of the worker's JVM, its state as /proc shows it (R, S, D, T, ...); empty
+   * where there is no /proc (then the test trusts {@code kill}).
+   */
+  private String threadStates() throws IOException {
+    StringBuilder states = new StringBuilder();
+    if (!Files.isDirectory(Path.of("/proc/self/task"))) {
+      return "";
+    }
+    try (DirectoryStream<Path> tasks =
+        Files.newDirectoryStream(Path.of("/proc", Long.toString(process.pid()), "task"))) {
+      for (Path task : tasks) {
+        try {
+          String stat = Files.readString(task.resolve("stat"));
+          states.append(stat.charAt(stat.lastIndexOf(')') + 2));
+        } catch (NoSuchFileException ended) {
+          // a thread that ended meanwhile
+        }
+      }
+    }
+    return states.toString();
+  }
+
   @Override
   public void close() throws Exception {
     if (process.isAlive()) {
-      signal("CONT");
+      kill("CONT");
       try {
         stdin.write("quit\n");
         stdin.close();

@@ -9,6 +9,9 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -281,6 +284,37 @@ class ThreeInstancesDrillTest {
               .inheritIO()
               .start();
       assertThat(kill.waitFor()).describedAs("kill -%s %s", signal, name).isZero();
+      if (signal.equals("STOP")) {
+        // A STOP takes effect on each thread on its own: what the test observes next must find the
+        // whole JVM frozen.
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .pollInterval(Duration.ofMillis(10))
+            .until(this::allThreadsStopped);
+      }
+    }
+
+    /** Whether /proc shows every thread of the instance's JVM stopped (true where there is none). */
+    private boolean allThreadsStopped() throws IOException {
+      Path tasks = Path.of("/proc", Long.toString(process.pid()), "task");
+      if (!Files.isDirectory(Path.of("/proc/self/task"))) {
+        return true;
+      }
+      try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
+        for (Path thread : threads) {
+          String stat;
+          try {
+            stat = Files.readString(thread.resolve("stat"));
+          } catch (NoSuchFileException ended) {
+            continue;
+          }
+          char state = stat.charAt(stat.lastIndexOf(')') + 2);
+          if (state != 'T' && state != 't') {
+            return false;
+          }
+        }
+      }
+      return true;
     }
 
     void stop() {
