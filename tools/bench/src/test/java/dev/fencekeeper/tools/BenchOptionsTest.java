@@ -90,13 +90,43 @@ class BenchOptionsTest {
     assertThat(alone.err()).contains("needs --snapshot-load");
 
     CliRun external =
-        CliRun.run(dir, "bench", "--snapshot-load", "--peers", "127.0.0.1:1", "--workload", "W9");
+        CliRun.run(
+            dir, "bench", "--snapshot-load", "--endpoints", "127.0.0.1:1", "--workload", "W9");
     assertThat(external.exitCode()).as(external.toString()).isEqualTo(2);
     assertThat(external.err().strip().lines())
         .as(external.toString())
         .hasSize(1)
         .first()
         .asString()
-        .contains("--snapshot-load needs clusters the bench starts (not --peers)");
+        .contains("--snapshot-load needs clusters the bench starts (not --endpoints)");
+  }
+
+  // Guarantee: a running cluster is named by its client endpoints; a Raft address there is refused
+  // at once naming the client port, and the deprecated --peers still works with a warning.
+  @Test
+  void aRunningClusterIsNamedByItsClientEndpoints() {
+    CliRun raft = CliRun.run(dir, "bench", "--endpoints", "n1@127.0.0.1:7301", "--workload", "W2");
+    assertThat(raft.exitCode()).as(raft.toString()).isEqualTo(2);
+    assertThat(raft.err()).as(raft.toString()).contains("--endpoints").contains("7501");
+
+    CliRun both =
+        CliRun.run(
+            dir,
+            "bench",
+            "--endpoints",
+            "127.0.0.1:1",
+            "--peers",
+            "127.0.0.1:2",
+            "--workload",
+            "W2");
+    assertThat(both.exitCode()).as(both.toString()).isEqualTo(2);
+    assertThat(both.err()).as(both.toString()).contains("name the cluster twice");
+
+    CliRun deprecated =
+        CliRun.run(dir, "bench", "--snapshot-load", "--peers", "127.0.0.1:1", "--workload", "W9");
+    assertThat(deprecated.exitCode()).as(deprecated.toString()).isEqualTo(2);
+    assertThat(deprecated.err())
+        .as(deprecated.toString())
+        .contains("--snapshot-load needs clusters the bench starts");
   }
 }

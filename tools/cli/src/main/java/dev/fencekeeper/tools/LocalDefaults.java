@@ -54,15 +54,9 @@ final class LocalDefaults {
       String endpointsFlag,
       String peersFlag,
       java.util.function.Consumer<String> warnings) {
-    if (endpointsFlag != null && peersFlag != null) {
-      throw new ConfigException("--endpoints and --peers name the cluster twice; give --endpoints");
-    }
-    if (endpointsFlag != null) {
-      return endpoints("--endpoints", endpointsFlag);
-    }
-    if (peersFlag != null) {
-      warnings.accept(deprecation("--peers", "--endpoints"));
-      return peers("--peers", peersFlag);
+    java.util.Optional<ClusterConfig> named = RunningCluster.of(endpointsFlag, peersFlag, warnings);
+    if (named.isPresent()) {
+      return named.get();
     }
     String endpoints = context.env(ENV_ENDPOINTS, null);
     if (endpoints != null) {
@@ -76,7 +70,7 @@ final class LocalDefaults {
     return ClusterConfig.local(basePort(context, null));
   }
 
-  private static String deprecation(String old, String replacement) {
+  static String deprecation(String old, String replacement) {
     return "fencekeeper: warning: "
         + old
         + " (Raft addresses) is deprecated and will be removed; name the nodes' client ports with "
@@ -86,7 +80,7 @@ final class LocalDefaults {
         + ")";
   }
 
-  private static ClusterConfig endpoints(String source, String text) {
+  static ClusterConfig endpoints(String source, String text) {
     try {
       return ClusterConfig.forEndpoints(text);
     } catch (ConfigException e) {
@@ -94,7 +88,7 @@ final class LocalDefaults {
     }
   }
 
-  private static ClusterConfig peers(String source, String text) {
+  static ClusterConfig peers(String source, String text) {
     try {
       return ClusterConfig.forPeers(text);
     } catch (ConfigException e) {

@@ -25,8 +25,8 @@ import java.util.Properties;
 /**
  * The cluster a bench runs against: three node processes it starts under a temp dir (fencekeeper
  * nodes, or the baseline's counter nodes, with {@code up}'s JVM flags: {@link
- * NodeProcesses#localCluster}) and can kill -9 and restart one by one; or, with {@code --peers}, a
- * running cluster it only talks to.
+ * NodeProcesses#localCluster}) and can kill -9 and restart one by one; or, with {@code
+ * --endpoints}, a running cluster it only talks to.
  */
 final class BenchCluster implements AutoCloseable {
   private static final Duration STOP_GRACE = Duration.ofSeconds(10);
@@ -135,7 +135,7 @@ final class BenchCluster implements AutoCloseable {
       return pids;
     }
     List<Long> pids = new ArrayList<>();
-    for (var peer : config.peers()) {
+    for (var peer : config.clientAddresses()) {
       try {
         pids.add(Wire.nodeInfo(client, peer.id(), Duration.ofSeconds(2)).getPid());
       } catch (RuntimeException e) {
@@ -148,7 +148,7 @@ final class BenchCluster implements AutoCloseable {
 
   /** The node that says it leads, asking each in turn. */
   Optional<String> leader(FencingClient client) {
-    for (var peer : config.peers()) {
+    for (var peer : config.clientAddresses()) {
       try {
         NodeInfo info = Wire.nodeInfo(client, peer.id(), Duration.ofSeconds(1));
         if ("LEADER".equals(info.getRole())) {
@@ -164,7 +164,7 @@ final class BenchCluster implements AutoCloseable {
   /** The highest term any node reports: its growth over a run counts the elections in it. */
   long term(FencingClient client) {
     long term = -1;
-    for (var peer : config.peers()) {
+    for (var peer : config.clientAddresses()) {
       try {
         term = Math.max(term, Wire.nodeInfo(client, peer.id(), Duration.ofSeconds(1)).getTerm());
       } catch (RuntimeException e) {
@@ -180,7 +180,7 @@ final class BenchCluster implements AutoCloseable {
    */
   long appliedIndex(FencingClient client) {
     long applied = -1;
-    for (var peer : config.peers()) {
+    for (var peer : config.clientAddresses()) {
       try {
         applied =
             Math.max(

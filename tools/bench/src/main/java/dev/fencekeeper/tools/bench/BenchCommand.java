@@ -14,7 +14,7 @@ import picocli.CommandLine.Mixin;
     mixinStandardHelpOptions = true,
     header = "Measure throughput, latency, CPU and failover; regenerate docs/benchmarks.md.",
     description = {
-      "Starts a three-node cluster of separate processes under a temp dir (or uses --peers) and"
+      "Starts a three-node cluster of separate processes under a temp dir (or uses --endpoints) and"
           + " runs each workload at each concurrency: a warm-up, then a measured window. Workloads:"
           + " W1 lock churn (acquire, write, release), W2 fenced writes, W3 stale replay (every"
           + " stale write must be rejected), W4 linearizable reads, W5 renew storm, W6 contended"

@@ -48,6 +48,9 @@ final class BenchCommandLine {
     if (options.baseline != null) {
       parts.addAll(List.of("--baseline", options.baseline));
     }
+    if (options.endpoints != null) {
+      parts.addAll(List.of("--endpoints", options.endpoints));
+    }
     if (options.peers != null) {
       parts.addAll(List.of("--peers", options.peers));
     }

@@ -25,10 +25,17 @@ final class BenchOptions {
   static final String DEFAULT_JIT_WARMUP = DEFAULT_JIT_WARMUP_SECONDS + "s";
 
   @Option(
-      names = "--peers",
+      names = "--endpoints",
       paramLabel = "HOST:PORT,...",
       description =
-          "Measure this running cluster instead of starting one (no failover figures then).")
+          "Measure this running cluster, named by its nodes' client ports, instead of starting one"
+              + " (no failover figures then).")
+  String endpoints;
+
+  @Option(
+      names = "--peers",
+      paramLabel = "HOST:PORT,...",
+      description = "Deprecated: the running cluster's Raft addresses; give --endpoints.")
   String peers;
 
   @Option(
@@ -291,7 +298,7 @@ final class BenchOptions {
    * @throws ConfigException one line naming the option
    */
   Plan plan(CliContext context) {
-    SnapshotLoad.validate(snapshotLoad, snapshotEvery, peers != null);
+    SnapshotLoad.validate(snapshotLoad, snapshotEvery, runsOnACluster());
     List<Workload> chosen = parseWorkloads();
     List<ClientApi> apis = ClientApi.parse(api);
     ratePerSecond();
@@ -325,14 +332,15 @@ final class BenchOptions {
           "--clients and --leases must be ≥ 1, --failover-trials ≥ 0, --duration > 0,"
               + " --warmup, --cold-warmup, --jit-warmup and --idle ≥ 0");
     }
-    if (costCurve && (peers != null || output == null)) {
+    if (costCurve && (runsOnACluster() || output == null)) {
       throw new ConfigException(
-          "--cost-curve needs a cluster the bench starts (not --peers): its state sizes kill and"
-              + " restart every node; and --output FILE: its chart is drawn next to the document");
+          "--cost-curve needs a cluster the bench starts (not --endpoints): its state sizes kill"
+              + " and restart every node; and --output FILE: its chart is drawn next to the"
+              + " document");
     }
-    if (stateKeys < 0 || (stateKeys > 0 && peers != null)) {
+    if (stateKeys < 0 || (stateKeys > 0 && runsOnACluster())) {
       throw new ConfigException(
-          "--state-keys must be ≥ 0, and needs a cluster the bench starts (not --peers):"
+          "--state-keys must be ≥ 0, and needs a cluster the bench starts (not --endpoints):"
               + " it kills and restarts every node");
     }
     return new Plan(
@@ -374,11 +382,13 @@ final class BenchOptions {
     }
   }
 
-  static ClusterConfig forPeers(String peers) {
-    try {
-      return ClusterConfig.forPeers(peers);
-    } catch (ConfigException e) {
-      throw new ConfigException("--peers: " + e.getMessage());
-    }
+  /** Whether a running cluster was named (--endpoints, or the deprecated --peers). */
+  private boolean runsOnACluster() {
+    return endpoints != null || peers != null;
+  }
+
+  /** The running cluster --endpoints (or the deprecated --peers) names; empty if neither. */
+  java.util.Optional<ClusterConfig> runningCluster(java.util.function.Consumer<String> warnings) {
+    return dev.fencekeeper.tools.RunningCluster.of(endpoints, peers, warnings);
   }
 }

@@ -139,6 +139,10 @@ final class BenchReport {
   BenchReport(String command, ClusterConfig config, String clusterDescription) {
     this.command = command;
     this.clusterDescription = clusterDescription;
+    if (config.peers().isEmpty()) {
+      raftSettings.put("(unknown)", "a running cluster named by its endpoints: its nodes' own");
+      return;
+    }
     try {
       RaftProperties server =
           RaftConfig.serverProperties(config.withNodeId(config.peers().get(0).id()));

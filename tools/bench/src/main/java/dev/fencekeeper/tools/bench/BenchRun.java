@@ -41,14 +41,14 @@ final class BenchRun {
     List<Phase> phases = plan.phases();
     PrintStream progress = context.err();
     String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    ClusterConfig described = options.runningCluster(progress::println).orElse(null);
     boolean mainCluster =
         !chosen.isEmpty()
-            || (options.peers == null && options.failoverTrials > 0)
+            || (described == null && options.failoverTrials > 0)
             || options.costCurve
             || options.nodeW2
             || options.manyLeases > 0
             || !options.idle.isZero();
-    ClusterConfig described = options.peers != null ? BenchOptions.forPeers(options.peers) : null;
     BenchCluster cluster =
         described != null
             ? BenchCluster.external(described)
@@ -78,7 +78,7 @@ final class BenchRun {
                 + benchJvmFlags()
                 + ")"
             : "the running cluster at "
-                + options.peers
+                + (options.endpoints != null ? options.endpoints : options.peers)
                 + ", "
                 + options.clients
                 + " FencingClient(s) (bench JVM flags "

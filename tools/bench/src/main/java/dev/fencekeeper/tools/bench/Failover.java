@@ -171,13 +171,13 @@ final class Failover {
       BenchCluster cluster, FencingClient client, String runId, int trials, PrintStream progress)
       throws Exception {
     List<DeadHolder> results = new ArrayList<>();
-    String peers =
-        cluster.config().peers().stream()
-            .map(PeerAddress::toString)
+    String endpoints =
+        cluster.config().clientAddresses().stream()
+            .map(PeerAddress::address)
             .collect(Collectors.joining(","));
     for (int trial = 0; trial < trials; trial++) {
       String resource = "bench/" + runId + "/holder/" + trial;
-      Process holder = startHolder(peers, resource);
+      Process holder = startHolder(endpoints, resource);
       try {
         CompletableFuture<Lease> waiter =
             client.acquireAsync(resource, Duration.ofSeconds(5), Duration.ofSeconds(30));
@@ -203,7 +203,7 @@ final class Failover {
   }
 
   /** A separate {@code fencekeeper lease hold} process: a holder that renews until it is killed. */
-  private static Process startHolder(String peers, String resource)
+  private static Process startHolder(String endpoints, String resource)
       throws IOException, InterruptedException {
     String java =
         ProcessHandle.current()
@@ -219,8 +219,8 @@ final class Failover {
             FencekeeperCli.class.getName(),
             "lease",
             "hold",
-            "--peers",
-            peers,
+            "--endpoints",
+            endpoints,
             resource,
             "--ttl",
             HOLDER_TTL.toMillis() + "ms"));

@@ -89,7 +89,7 @@ final class SnapshotLoad {
    *
    * @param enabled --snapshot-load
    * @param snapshotEvery --snapshot-every, null when not given
-   * @param external whether the bench measures a cluster it did not start (--peers)
+   * @param external whether the bench measures a cluster it did not start (--endpoints)
    * @throws ConfigException one line naming the flag
    */
   static void validate(boolean enabled, Long snapshotEvery, boolean external) {
@@ -99,7 +99,7 @@ final class SnapshotLoad {
     }
     if (enabled && external) {
       throw new ConfigException(
-          "--snapshot-load needs clusters the bench starts (not --peers): it sets their"
+          "--snapshot-load needs clusters the bench starts (not --endpoints): it sets their"
               + " snapshot.auto-trigger.entries");
     }
   }

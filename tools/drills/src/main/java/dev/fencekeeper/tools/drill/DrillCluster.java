@@ -161,10 +161,14 @@ public final class DrillCluster implements AutoCloseable {
    * by a fault ends as "unknown" within seconds instead of hanging for the whole drill.
    */
   static ClusterConfig clientConfig(List<PeerAddress> members) {
-    Properties p =
+    return clientConfig(
         ClusterConfig.forPeers(
-                members.stream().map(PeerAddress::toString).collect(Collectors.joining(",")))
-            .toProperties();
+            members.stream().map(PeerAddress::toString).collect(Collectors.joining(","))));
+  }
+
+  /** {@code cluster} as the workload's clients see it: requests time out after a second. */
+  static ClusterConfig clientConfig(ClusterConfig cluster) {
+    Properties p = cluster.toProperties();
     p.setProperty(PropertyNames.CLIENT_REQUEST_TIMEOUT, "1s");
     return ClusterConfig.fromProperties(p);
   }

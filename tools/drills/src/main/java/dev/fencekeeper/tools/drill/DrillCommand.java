@@ -10,6 +10,7 @@ import dev.fencekeeper.tools.Directories;
 import dev.fencekeeper.tools.DriverManagerDataSource;
 import dev.fencekeeper.tools.ExitCode;
 import dev.fencekeeper.tools.FencekeeperCli;
+import dev.fencekeeper.tools.RunningCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -100,11 +101,17 @@ public final class DrillCommand implements Callable<Integer> {
   private boolean json;
 
   @Option(
+      names = "--endpoints",
+      paramLabel = "HOST:PORT,...",
+      description =
+          "Use this running cluster, named by its nodes' client ports, instead of starting one"
+              + " (only drills whose fault is on the client side: stale-writer).")
+  private String endpoints;
+
+  @Option(
       names = "--peers",
       paramLabel = "ID@HOST:PORT,...",
-      description =
-          "Use a running cluster instead of starting one (only drills whose fault is on the client"
-              + " side: stale-writer).")
+      description = "Deprecated: the running cluster's Raft addresses; give --endpoints.")
   private String peers;
 
   @Option(
@@ -149,6 +156,8 @@ public final class DrillCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    ClusterConfig external =
+        RunningCluster.of(endpoints, peers, context.err()::println).orElse(null);
     Supplier<Drill> factory = DRILLS.get(name);
     if (factory == null) {
       throw new ConfigException(
@@ -159,18 +168,18 @@ public final class DrillCommand implements Callable<Integer> {
       throw new ConfigException("--workers: '" + workers + "' must be 1..64");
     }
     if (jdbcUrl != null) {
-      return runAgainstDatabase();
+      return runAgainstDatabase(external);
     }
     if (user != null || passwordFile != null) {
       throw new ConfigException("--user and --password-file go with --jdbc-url");
     }
     Drill drill = factory.get();
-    if (peers != null && !drill.worksWithExternalCluster()) {
+    if (external != null && !drill.worksWithExternalCluster()) {
       throw new ConfigException(
           "drill "
               + name
               + " kills, pauses or rewires nodes, so it needs its own cluster;"
-              + " drop --peers (only "
+              + " drop --endpoints (only "
               + DRILLS.keySet().stream()
                   .filter(n -> DRILLS.get(n).get().worksWithExternalCluster())
                   .collect(Collectors.joining(", "))
@@ -185,7 +194,7 @@ public final class DrillCommand implements Callable<Integer> {
       result =
           new DrillRunner(
                   drill,
-                  new DrillRunner.Settings(duration, chosenSeed, workers, peers),
+                  new DrillRunner.Settings(duration, chosenSeed, workers, external),
                   log,
                   nodeMain)
               .run(root);
@@ -220,10 +229,10 @@ public final class DrillCommand implements Callable<Integer> {
   }
 
   /**
-   * {@code stale-writer --jdbc-url}: the timeline against the user's database, on {@code --peers}
-   * or our own nodes.
+   * {@code stale-writer --jdbc-url}: the timeline against the user's database, on {@code
+   * --endpoints} or our own nodes.
    */
-  private int runAgainstDatabase() throws Exception {
+  private int runAgainstDatabase(ClusterConfig external) throws Exception {
     if (!name.equals("stale-writer")) {
       throw new ConfigException("--jdbc-url goes with the stale-writer drill only");
     }
@@ -251,8 +260,8 @@ public final class DrillCommand implements Callable<Integer> {
     JdbcStaleWriterDrill.Outcome outcome;
     try {
       ClusterConfig config;
-      if (peers != null) {
-        config = DrillCluster.clientConfig(ClusterConfig.forPeers(peers).peers());
+      if (external != null) {
+        config = DrillCluster.clientConfig(external);
       } else {
         List<PeerAddress> members = DrillRunner.freeLoopbackPeers(3);
         for (PeerAddress peer : members) {

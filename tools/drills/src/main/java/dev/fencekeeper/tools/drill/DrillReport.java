@@ -28,7 +28,14 @@ final class DrillReport {
         + (r.settings().workers() != DrillCommand.DEFAULT_WORKERS
             ? " --workers " + r.settings().workers()
             : "")
-        + (r.settings().peers() != null ? " --peers " + r.settings().peers() : "");
+        + (r.settings().external() != null ? " --endpoints " + endpoints(r) : "");
+  }
+
+  /** The running cluster's client endpoints, as {@code --endpoints} takes them. */
+  private static String endpoints(DrillResult r) {
+    return r.settings().external().clientAddresses().stream()
+        .map(dev.fencekeeper.config.PeerAddress::address)
+        .collect(java.util.stream.Collectors.joining(","));
   }
 
   private static String at(DrillResult r, long nanos) {
@@ -52,7 +59,7 @@ final class DrillReport {
             + ", "
             + r.settings().workers()
             + " workers"
-            + (r.settings().peers() != null ? ", cluster " + r.settings().peers() : "")
+            + (r.settings().external() != null ? ", cluster " + endpoints(r) : "")
             + "; files in "
             + r.dataDir());
     out.println();

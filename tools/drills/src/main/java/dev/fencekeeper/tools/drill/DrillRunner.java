@@ -28,7 +28,7 @@ final class DrillRunner {
   private static final Duration RECOVERY_TIMEOUT = Duration.ofSeconds(30);
   static final String SENTINEL_RESOURCE = "drill-end";
 
-  record Settings(Duration duration, long seed, int workers, String peers) {}
+  record Settings(Duration duration, long seed, int workers, ClusterConfig external) {}
 
   private final Drill drill;
   private final Settings settings;
@@ -56,8 +56,8 @@ final class DrillRunner {
     Runtime.getRuntime().addShutdownHook(cleanup);
     try {
       ClusterConfig config;
-      if (settings.peers() != null) {
-        config = DrillCluster.clientConfig(ClusterConfig.forPeers(settings.peers()).peers());
+      if (settings.external() != null) {
+        config = DrillCluster.clientConfig(settings.external());
       } else {
         List<PeerAddress> members = drill.members(cluster, freeLoopbackPeers(4));
         for (DrillCluster.Node node : cluster.nodes()) {
@@ -67,8 +67,8 @@ final class DrillRunner {
       }
       try (FencingClient admin = FencingClient.connect(config, "drill-controller")) {
         String leader =
-            settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
-        if (settings.peers() == null) {
+            settings.external() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
+        if (settings.external() == null) {
           // Every node, not just a majority: a drill on fewer nodes than it started tests less than
           // it says (a node whose port another process took exits right after it starts).
           for (DrillCluster.Node node : cluster.nodes()) {
@@ -77,7 +77,7 @@ final class DrillRunner {
         }
         log.info("cluster ready, leader " + leader + "; data under " + root);
         String suffix =
-            settings.peers() != null ? "-" + Long.toHexString(System.currentTimeMillis()) : "";
+            settings.external() != null ? "-" + Long.toHexString(System.currentTimeMillis()) : "";
         DrillContext ctx =
             new DrillContext(
                 cluster,
@@ -107,9 +107,9 @@ final class DrillRunner {
             ctx.deadHolders.add(new DrillContext.DeadHolder(a.resource(), a.token(), a.atNanos()));
           }
           String healedLeader =
-              settings.peers() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
+              settings.external() != null ? "(external)" : cluster.awaitLeader(LEADER_TIMEOUT);
           ctx.note("faults healed, leader " + healedLeader + "; reading the final state");
-          ClusterConfig finalConfig = settings.peers() != null ? config : cluster.clientConfig();
+          ClusterConfig finalConfig = settings.external() != null ? config : cluster.clientConfig();
           boolean eventsComplete =
               finalReads(finalConfig, recorder, watcher) && !watcher.compacted();
           History history = recorder.history(eventsComplete);
