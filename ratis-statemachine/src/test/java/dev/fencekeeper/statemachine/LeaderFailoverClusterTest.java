@@ -1,6 +1,7 @@
 package dev.fencekeeper.statemachine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.KeyChange;
@@ -90,12 +91,14 @@ class LeaderFailoverClusterTest {
                 }));
       }
 
-      Thread.sleep(1500);
+      // Two grants per worker on each side of the kill: the workers ran on the old leader, and
+      // again on the new one.
+      await().atMost(Duration.ofSeconds(30)).until(() -> grantedBeforeKill.size() >= 8);
       String leader = cluster.awaitLeader();
       killing.set(true);
       cluster.stopNode(leader);
       killed.set(true);
-      Thread.sleep(4000);
+      await().atMost(Duration.ofSeconds(60)).until(() -> grantedAfterKill.size() >= 8);
       stop.set(true);
       for (Future<?> f : running) {
         f.get(60, TimeUnit.SECONDS);

@@ -68,7 +68,7 @@ class LocalClusterProcessTest {
                 id ->
                     command(
                         id.equals("n1") ? TestNodeMain.IgnoringSigterm.class : TestNodeMain.class))
-            .stopGrace(Duration.ofSeconds(3))
+            .stopGrace(Duration.ofSeconds(1))
             .start();
     List<ProcessHandle> nodes = new ArrayList<>();
     for (String id : cluster.nodeIds()) {
