@@ -201,7 +201,7 @@ final class LeaseSession {
       lastUpNanos = System.nanoTime();
     }
     String at = port.target();
-    LOG.debug("Opening session {} at {}", id, at);
+    LOG.debug("Opening session {} of {} at {}", id, owner, at);
     Handler handler = new Handler(at);
     StreamObserver<SessionRequest> requests;
     try {
@@ -387,7 +387,7 @@ final class LeaseSession {
       scheduleTick();
     }
     client.calls().sessionReachable(true);
-    LOG.debug("Session {} open at {} (applied index {})", id, address, appliedIndex);
+    LOG.debug("Session {} of {} open at {} (applied index {})", id, owner, address, appliedIndex);
     if (renew) {
       // At once: after a failover the leases have waited long enough; and a lease granted before
       // the stream opened had its events before the stream's position, which this keep-alive's
