@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.thirdparty.io.grpc.stub.ClientCallStreamObserver;
+import org.apache.ratis.thirdparty.io.grpc.stub.ClientResponseObserver;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -220,7 +221,6 @@ final class LeaseSession {
       retryOpenLater();
       return;
     }
-    handler.requests = requests;
     opening = requests;
     address = at;
     openTimeout =
@@ -306,14 +306,22 @@ final class LeaseSession {
   }
 
   /**
-   * The answers of one stream; each stream has its own, so a late answer of an old one is known.
+   * The answers of one stream; each stream has its own, so a late answer of an old one is known. It
+   * learns its stream in {@link #beforeStart}, before any answer can arrive: a node that refuses
+   * the connection fails the call at once, on another thread, and a failure that came before the
+   * stream was known would be dropped, leaving the session waiting out its open timeout.
    */
-  private final class Handler implements StreamObserver<SessionResponse> {
+  private final class Handler implements ClientResponseObserver<SessionRequest, SessionResponse> {
     final String at;
     volatile StreamObserver<SessionRequest> requests;
 
     Handler(String at) {
       this.at = at;
+    }
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<SessionRequest> requestStream) {
+      requests = requestStream;
     }
 
     @Override
