@@ -45,6 +45,8 @@ final class LeaseSession {
   // The longest pause between attempts to re-open the stream while its leases can still be saved.
   private static final long PROMPT_RETRY_MS = 100;
   private static final long MIN_OPEN_TIMEOUT_MS = 1000;
+  // Long enough for the other nodes to elect a new leader and stop naming the dead one.
+  private static final long REFUSED_AVOID_MS = 2000;
 
   private record Key(String resource, long token) {}
 
@@ -77,6 +79,11 @@ final class LeaseSession {
   private int immediateRedirects; // in a row, since a stream last opened
   // A stream is being opened ahead of a grant (openAhead): wanted although no lease is held yet.
   private boolean ahead;
+  // The node that last refused a connection (its process is gone, as a killed leader's), and when:
+  // not dialled again, even when another node still names it as leader, until a stream opens or
+  // REFUSED_AVOID_MS pass.
+  private String refused;
+  private long refusedNanos;
 
   LeaseSession(LeaseCalls client, ClientPortTransport port, String owner) {
     this.client = client;
@@ -201,7 +208,7 @@ final class LeaseSession {
       // reach only when none opens for the unreachable timeout from here.
       lastUpNanos = System.nanoTime();
     }
-    String at = port.target();
+    String at = avoidingRefused() ? port.targetOtherThan(refused) : port.target();
     LOG.debug("Opening session {} of {} at {}", id, owner, at);
     Handler handler = new Handler(at);
     StreamObserver<SessionRequest> requests;
@@ -228,6 +235,22 @@ final class LeaseSession {
             .calls()
             .scheduler()
             .schedule(() -> openTimedOut(requests), openTimeoutMs(), TimeUnit.MILLISECONDS);
+    if (!leases.isEmpty()) {
+      // Right behind the open, not after its answer: the node renews once the session is open
+      // there, so a failover costs the leases one round trip less.
+      sendKeepAlive(requests);
+    }
+  }
+
+  /**
+   * Whether a node refused a connection recently and no stream has opened since; guarded by this.
+   */
+  private boolean avoidingRefused() {
+    if (refused != null
+        && System.nanoTime() - refusedNanos >= TimeUnit.MILLISECONDS.toNanos(REFUSED_AVOID_MS)) {
+      refused = null;
+    }
+    return refused != null;
   }
 
   private void openTimedOut(StreamObserver<SessionRequest> requests) {
@@ -337,9 +360,11 @@ final class LeaseSession {
               || error.getCode() == ResultCode.UNAVAILABLE) {
             port.redirected(at, error.getLeaderAddress());
             String named = error.getLeaderAddress();
-            if (!named.isEmpty() && !named.equals(at)) {
-              // Told where the leader is: go there at once rather than after a back-off.
-              synchronized (LeaseSession.this) {
+            synchronized (LeaseSession.this) {
+              if (!named.isEmpty()
+                  && !named.equals(at)
+                  && !(avoidingRefused() && named.equals(refused))) {
+                // Told where the leader is: go there at once rather than after a back-off.
                 redirectedNow = true;
               }
             }
@@ -358,6 +383,15 @@ final class LeaseSession {
     @Override
     public void onError(Throwable t) {
       LOG.debug("Session stream at {} broke: {}", at, t.toString());
+      if (Reachability.connectFailure(t) != null) {
+        synchronized (LeaseSession.this) {
+          refused = at;
+          refusedNanos = System.nanoTime();
+          if (opening == requests) {
+            redirectedNow = true; // another node may answer at once: no back-off for a refusal
+          }
+        }
+      }
       port.attemptFailed(t);
       if (TlsFailures.describe(t) == null) {
         port.failed(at);
@@ -384,6 +418,7 @@ final class LeaseSession {
       ahead = false;
       openFailures = 0;
       immediateRedirects = 0;
+      refused = null;
       lastUpNanos = System.nanoTime();
       port.answered(address);
       if (positionIndex == 0 && positionSeq == 0) {
@@ -391,7 +426,8 @@ final class LeaseSession {
         positionIndex = appliedIndex;
         positionSeq = Integer.MAX_VALUE;
       }
-      renew = !leases.isEmpty();
+      // A keep-alive sent behind the open is answered after this; none is needed besides it.
+      renew = !leases.isEmpty() && pending.isEmpty();
       scheduleTick();
     }
     client.calls().sessionReachable(true);
@@ -476,39 +512,39 @@ final class LeaseSession {
 
   /** Sends one keep-alive on the open stream, if there is one. */
   private void keepAlive() {
-    StreamObserver<SessionRequest> s;
-    long sent;
     synchronized (this) {
-      s = stream;
-      if (s == null) {
-        return;
+      if (stream != null) {
+        sendKeepAlive(stream);
       }
-      long now = System.nanoTime();
-      SessionKeepAlive.Builder ka = SessionKeepAlive.newBuilder().setSeq(++seq);
-      for (Iterator<Map.Entry<Long, Excepted>> it = except.entrySet().iterator(); it.hasNext(); ) {
-        Map.Entry<Long, Excepted> e = it.next();
-        if (now - e.getValue().untilNanos() > 0) {
-          it.remove();
-        } else {
-          ka.addExceptTokens(e.getKey());
-        }
-      }
-      sent = now;
-      pending.put(seq, sent);
-      long thisSeq = seq;
-      try {
-        s.onNext(SessionRequest.newBuilder().setKeepAlive(ka).build());
-      } catch (RuntimeException e) {
-        pending.remove(thisSeq);
-        LOG.debug("Keep-alive not sent: {}", e.toString());
-        return;
-      }
-      client
-          .calls()
-          .scheduler()
-          .schedule(
-              () -> keepAliveTimedOut(s, thisSeq), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
     }
+  }
+
+  /** Sends one keep-alive on {@code s}, open or being opened; guarded by this. */
+  private void sendKeepAlive(StreamObserver<SessionRequest> s) {
+    long now = System.nanoTime();
+    SessionKeepAlive.Builder ka = SessionKeepAlive.newBuilder().setSeq(++seq);
+    for (Iterator<Map.Entry<Long, Excepted>> it = except.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Long, Excepted> e = it.next();
+      if (now - e.getValue().untilNanos() > 0) {
+        it.remove();
+      } else {
+        ka.addExceptTokens(e.getKey());
+      }
+    }
+    pending.put(seq, now);
+    long thisSeq = seq;
+    try {
+      s.onNext(SessionRequest.newBuilder().setKeepAlive(ka).build());
+    } catch (RuntimeException e) {
+      pending.remove(thisSeq);
+      LOG.debug("Keep-alive not sent: {}", e.toString());
+      return;
+    }
+    client
+        .calls()
+        .scheduler()
+        .schedule(
+            () -> keepAliveTimedOut(s, thisSeq), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
   }
 
   private void keepAliveTimedOut(StreamObserver<SessionRequest> s, long keepAliveSeq) {

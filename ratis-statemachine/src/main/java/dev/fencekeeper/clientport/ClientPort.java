@@ -147,6 +147,12 @@ public final class ClientPort implements AutoCloseable {
             }
 
             @Override
+            public boolean followsAnother() {
+              LocalRaft.Leadership now = raft.leadership();
+              return !now.leader() && !now.leaderId().isEmpty();
+            }
+
+            @Override
             public Response notLeader() {
               return redirects.notLeader();
             }

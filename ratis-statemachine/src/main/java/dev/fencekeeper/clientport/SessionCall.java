@@ -21,7 +21,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.thirdparty.io.grpc.stub.ServerCallStreamObserver;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
 
@@ -39,11 +41,20 @@ import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
  * <p>One renewal per session is in flight at a time; keep-alives that arrive meanwhile are answered
  * together by the next one, so a client that floods keep-alives costs one entry per round, not one
  * per message.
+ *
+ * <p>An open that reaches a node about to lead, or one that knows no leader (an election is under
+ * way), is held for up to {@link #HOLD_MS} instead of refused: it is opened the moment this node is
+ * ready to lead, or refused with NOT_LEADER naming the new leader the moment this node follows one.
+ * After a leader dies its clients' sessions reach the new leader as soon as it is ready, instead of
+ * asking each node in turn until one is. Keep-alives sent right behind the open wait with it.
  */
 final class SessionCall implements StreamObserver<SessionRequest> {
   /** What a session needs of its node. */
   interface Node {
     boolean leaderReady();
+
+    /** This node follows a leader other than itself. */
+    boolean followsAnother();
 
     Response notLeader();
 
@@ -63,6 +74,11 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     }
   }
 
+  /** How long an open waits for this node to lead or to learn who does: past an election. */
+  static final long HOLD_MS = 1000;
+
+  private static final long HOLD_POLL_MS = 10;
+
   private final Node node;
   private final EventFeed feed;
   private final EventHub hub;
@@ -71,8 +87,11 @@ final class SessionCall implements StreamObserver<SessionRequest> {
   private final String caller;
   private final OutboundStream<SessionResponse> stream;
   private final Events events = new Events(this);
+  private final Executor executor;
+  private final ScheduledExecutorService timer;
   // Guarded by this.
   private String sessionId;
+  private boolean held; // an open waits for this node to lead or to learn who does
   private boolean counted;
   private boolean renewing;
   private final List<Long> waitingSeqs = new ArrayList<>();
@@ -94,6 +113,8 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     this.sessions = sessions;
     this.limits = limits;
     this.caller = caller;
+    this.executor = executor;
+    this.timer = timer;
     this.stream =
         new OutboundStream<>(out, executor, timer, limits.maxBufferedMessages(), this::ended);
   }
@@ -119,7 +140,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
 
   private void open(SessionOpen open) {
     synchronized (this) {
-      if (sessionId != null) {
+      if (sessionId != null || held) {
         end(WireCodec.invalid("the session is already open on this stream"));
         return;
       }
@@ -133,8 +154,35 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       end(WireCodec.invalid(problem));
       return;
     }
-    if (!node.leaderReady()) {
-      end(node.notLeader());
+    admit(open, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HOLD_MS));
+  }
+
+  /**
+   * Opens the session here if this node is the ready leader; refuses it if another node leads or
+   * the hold is over; else looks again in {@link #HOLD_POLL_MS}. Leadership is read from this
+   * node's own Raft state, so a look costs no I/O.
+   */
+  private void admit(SessionOpen open, long holdUntilNanos) {
+    if (stream.isEnded()) {
+      return;
+    }
+    boolean ready = node.leaderReady();
+    if (!ready && (node.followsAnother() || System.nanoTime() - holdUntilNanos >= 0)) {
+      refuseHeld();
+      return;
+    }
+    if (!ready) {
+      synchronized (this) {
+        held = true;
+      }
+      try {
+        timer.schedule(
+            () -> executor.execute(() -> admit(open, holdUntilNanos)),
+            HOLD_POLL_MS,
+            TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException stopping) {
+        refuseHeld();
+      }
       return;
     }
     if (!sessions.tryOpen(caller, limits.maxSessionsPerClient())) {
@@ -150,6 +198,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     String id = open.getSessionId();
     synchronized (this) {
       sessionId = id;
+      held = false;
       counted = true;
     }
     boolean fromNow = open.getAfterIndex() == 0 && open.getAfterSeq() == 0;
@@ -195,15 +244,36 @@ final class SessionCall implements StreamObserver<SessionRequest> {
                           .setAppliedIndex(replay.appliedIndex()))
                   .build());
           events(replay.events());
+          renewHeldKeepAlives();
         });
     if (stream.isEnded()) {
       hub.removeSession(id, events);
     }
   }
 
+  /** NOT_LEADER, naming the leader when this node knows it; keep-alives held are dropped. */
+  private void refuseHeld() {
+    synchronized (this) {
+      held = false;
+      waitingSeqs.clear();
+    }
+    end(node.notLeader());
+  }
+
+  /** Renews for the keep-alives that arrived while the open was held, once it is open. */
+  private void renewHeldKeepAlives() {
+    synchronized (this) {
+      if (renewing || waitingSeqs.isEmpty() || stream.isEnded()) {
+        return;
+      }
+      renewing = true;
+    }
+    renew();
+  }
+
   private void keepAlive(SessionKeepAlive keepAlive) {
     synchronized (this) {
-      if (sessionId == null) {
+      if (sessionId == null && !held) {
         end(WireCodec.invalid("open the session before its first keep_alive"));
         return;
       }
@@ -220,7 +290,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       }
       waitingSeqs.add(keepAlive.getSeq());
       exceptTokens = keepAlive.getExceptTokensList();
-      if (renewing) {
+      if (renewing || sessionId == null) {
         return;
       }
       renewing = true;
