@@ -74,8 +74,13 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     }
   }
 
-  /** How long an open waits for this node to lead or to learn who does: past an election. */
-  static final long HOLD_MS = 1000;
+  /**
+   * How long an open waits for this node to lead or to learn who does: past an election and the new
+   * leader's first entry, which on a loaded two-core machine took up to two seconds together (a
+   * follower learns the new leader only from that entry). A client's own open timeout usually ends
+   * the wait sooner.
+   */
+  static final long HOLD_MS = 2000;
 
   private static final long HOLD_POLL_MS = 10;
 
