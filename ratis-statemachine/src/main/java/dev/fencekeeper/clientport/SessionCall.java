@@ -181,10 +181,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
         held = true;
       }
       try {
-        timer.schedule(
-            () -> executor.execute(() -> admit(open, holdUntilNanos)),
-            HOLD_POLL_MS,
-            TimeUnit.MILLISECONDS);
+        timer.schedule(() -> admitLater(open, holdUntilNanos), HOLD_POLL_MS, TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException stopping) {
         refuseHeld();
       }
@@ -203,7 +200,6 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     String id = open.getSessionId();
     synchronized (this) {
       sessionId = id;
-      held = false;
       counted = true;
     }
     boolean fromNow = open.getAfterIndex() == 0 && open.getAfterSeq() == 0;
@@ -249,10 +245,22 @@ final class SessionCall implements StreamObserver<SessionRequest> {
                           .setAppliedIndex(replay.appliedIndex()))
                   .build());
           events(replay.events());
-          renewHeldKeepAlives();
         });
     if (stream.isEnded()) {
       hub.removeSession(id, events);
+    }
+    // After the replay, outside the feed's lock: a renewal is a proposal to Raft.
+    renewHeldKeepAlives();
+  }
+
+  /**
+   * Looks again on the executor: an open replays events, more than the timer's thread should do.
+   */
+  private void admitLater(SessionOpen open, long holdUntilNanos) {
+    try {
+      executor.execute(() -> admit(open, holdUntilNanos));
+    } catch (RejectedExecutionException stopping) {
+      refuseHeld();
     }
   }
 
@@ -265,9 +273,13 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     end(node.notLeader());
   }
 
-  /** Renews for the keep-alives that arrived while the open was held, once it is open. */
+  /**
+   * Renews for the keep-alives that arrived while the open was held, once {@code opened} is on the
+   * stream: until then a held open's keep-alives wait, so that no answer overtakes it.
+   */
   private void renewHeldKeepAlives() {
     synchronized (this) {
+      held = false;
       if (renewing || waitingSeqs.isEmpty() || stream.isEnded()) {
         return;
       }
@@ -295,7 +307,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       }
       waitingSeqs.add(keepAlive.getSeq());
       exceptTokens = keepAlive.getExceptTokensList();
-      if (renewing || sessionId == null) {
+      if (renewing || held) {
         return;
       }
       renewing = true;
