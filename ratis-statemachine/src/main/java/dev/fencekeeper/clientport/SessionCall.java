@@ -92,7 +92,6 @@ final class SessionCall implements StreamObserver<SessionRequest> {
   private final String caller;
   private final OutboundStream<SessionResponse> stream;
   private final Events events = new Events(this);
-  private final Executor executor;
   private final ScheduledExecutorService timer;
   // Guarded by this.
   private String sessionId;
@@ -118,7 +117,6 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     this.sessions = sessions;
     this.limits = limits;
     this.caller = caller;
-    this.executor = executor;
     this.timer = timer;
     this.stream =
         new OutboundStream<>(out, executor, timer, limits.maxBufferedMessages(), this::ended);
@@ -181,7 +179,10 @@ final class SessionCall implements StreamObserver<SessionRequest> {
         held = true;
       }
       try {
-        timer.schedule(() -> admitLater(open, holdUntilNanos), HOLD_POLL_MS, TimeUnit.MILLISECONDS);
+        // On the timer's thread, not the port's executor: a new leader's executor is busy with the
+        // calls every client retries at once, and a look, or the open once ready, must not queue
+        // behind them (an open not held runs on the call's own thread the same way).
+        timer.schedule(() -> admit(open, holdUntilNanos), HOLD_POLL_MS, TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException stopping) {
         refuseHeld();
       }
@@ -251,17 +252,6 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     }
     // After the replay, outside the feed's lock: a renewal is a proposal to Raft.
     renewHeldKeepAlives();
-  }
-
-  /**
-   * Looks again on the executor: an open replays events, more than the timer's thread should do.
-   */
-  private void admitLater(SessionOpen open, long holdUntilNanos) {
-    try {
-      executor.execute(() -> admit(open, holdUntilNanos));
-    } catch (RejectedExecutionException stopping) {
-      refuseHeld();
-    }
   }
 
   /** NOT_LEADER, naming the leader when this node knows it; keep-alives held are dropped. */
