@@ -153,6 +153,12 @@ public final class ClientPort implements AutoCloseable {
             }
 
             @Override
+            public boolean elected() {
+              LocalRaft.Leadership now = raft.leadership();
+              return now.leader() && !now.leaderReady();
+            }
+
+            @Override
             public Response notLeader() {
               return redirects.notLeader();
             }

@@ -42,11 +42,12 @@ import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
  * together by the next one, so a client that floods keep-alives costs one entry per round, not one
  * per message.
  *
- * <p>An open that reaches a node about to lead, or one that knows no leader (an election is under
- * way), is held for up to {@link #HOLD_MS} instead of refused: it is opened the moment this node is
- * ready to lead, or refused with NOT_LEADER naming the new leader the moment this node follows one.
- * After a leader dies its clients' sessions reach the new leader as soon as it is ready, instead of
- * asking each node in turn until one is. Keep-alives sent right behind the open wait with it.
+ * <p>An open that reaches a node about to lead is held for up to {@link #HOLD_MS}, one that reaches
+ * a node that knows no leader (an election is under way) for up to {@link #NO_LEADER_HOLD_MS},
+ * instead of refused: it is opened the moment this node is ready to lead, or refused with
+ * NOT_LEADER naming the new leader the moment this node follows one. After a leader dies its
+ * clients' sessions reach the new leader as soon as it is ready, instead of asking each node in
+ * turn until one is. Keep-alives sent right behind the open wait with it.
  */
 final class SessionCall implements StreamObserver<SessionRequest> {
   /** What a session needs of its node. */
@@ -55,6 +56,9 @@ final class SessionCall implements StreamObserver<SessionRequest> {
 
     /** This node follows a leader other than itself. */
     boolean followsAnother();
+
+    /** This node was elected leader and is not ready yet. */
+    boolean elected();
 
     Response notLeader();
 
@@ -81,6 +85,13 @@ final class SessionCall implements StreamObserver<SessionRequest> {
    * the wait sooner.
    */
   static final long HOLD_MS = 2000;
+
+  /**
+   * How long an open waits at a node that knows no leader and is not elected: an election under
+   * way, or a node cut off from the majority, which would hold every open in vain; a client that
+   * moves on sooner finds the leader elsewhere.
+   */
+  static final long NO_LEADER_HOLD_MS = 500;
 
   private static final long HOLD_POLL_MS = 10;
 
@@ -157,7 +168,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       end(WireCodec.invalid(problem));
       return;
     }
-    admit(open, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HOLD_MS));
+    admit(open, System.nanoTime());
   }
 
   /**
@@ -165,12 +176,14 @@ final class SessionCall implements StreamObserver<SessionRequest> {
    * the hold is over; else looks again in {@link #HOLD_POLL_MS}. Leadership is read from this
    * node's own Raft state, so a look costs no I/O.
    */
-  private void admit(SessionOpen open, long holdUntilNanos) {
+  private void admit(SessionOpen open, long arrivedNanos) {
     if (stream.isEnded()) {
       return;
     }
     boolean ready = node.leaderReady();
-    if (!ready && (node.followsAnother() || System.nanoTime() - holdUntilNanos >= 0)) {
+    long heldMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - arrivedNanos);
+    if (!ready
+        && (node.followsAnother() || heldMs >= (node.elected() ? HOLD_MS : NO_LEADER_HOLD_MS))) {
       refuseHeld();
       return;
     }
@@ -182,7 +195,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
         // On the timer's thread, not the port's executor: a new leader's executor is busy with the
         // calls every client retries at once, and a look, or the open once ready, must not queue
         // behind them (an open not held runs on the call's own thread the same way).
-        timer.schedule(() -> admit(open, holdUntilNanos), HOLD_POLL_MS, TimeUnit.MILLISECONDS);
+        timer.schedule(() -> admit(open, arrivedNanos), HOLD_POLL_MS, TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException stopping) {
         refuseHeld();
       }

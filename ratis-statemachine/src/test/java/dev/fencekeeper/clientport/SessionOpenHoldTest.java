@@ -40,6 +40,7 @@ class SessionOpenHoldTest {
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
   private final AtomicBoolean ready = new AtomicBoolean();
   private final AtomicBoolean followsAnother = new AtomicBoolean();
+  private final AtomicBoolean elected = new AtomicBoolean();
   private final AtomicInteger renewals = new AtomicInteger();
   private final Out out = new Out();
 
@@ -58,6 +59,11 @@ class SessionOpenHoldTest {
         @Override
         public boolean followsAnother() {
           return followsAnother.get();
+        }
+
+        @Override
+        public boolean elected() {
+          return elected.get();
         }
 
         @Override
@@ -153,18 +159,34 @@ class SessionOpenHoldTest {
     assertThat(renewals).hasValue(0);
   }
 
-  // Guarantee: an open is held no longer than HOLD_MS: a node that neither leads nor learns of a
-  // leader refuses it then, so the client tries elsewhere.
+  // Guarantee: an open at an elected leader that does not get ready is held no longer than
+  // HOLD_MS, and refused then, so the client tries elsewhere.
   @Test
   void anOpenIsHeldNoLongerThanTheHold() throws Exception {
+    elected.set(true);
+    long ms = refusedAfterMs();
+    assertThat(ms).isGreaterThanOrEqualTo(SessionCall.HOLD_MS);
+  }
+
+  // Guarantee: a node that knows no leader and is not elected (an election under way, or a node
+  // cut off from the majority) holds an open no longer than NO_LEADER_HOLD_MS.
+  @Test
+  void aNodeThatKnowsNoLeaderHoldsBriefly() throws Exception {
+    long ms = refusedAfterMs();
+    assertThat(ms)
+        .isGreaterThanOrEqualTo(SessionCall.NO_LEADER_HOLD_MS)
+        .isLessThan(SessionCall.HOLD_MS);
+  }
+
+  private long refusedAfterMs() throws Exception {
     long start = System.nanoTime();
     openSession();
     SessionResponse refusal = out.messages.poll(SessionCall.HOLD_MS + 2_000, TimeUnit.MILLISECONDS);
     long ms = (System.nanoTime() - start) / 1_000_000;
     assertThat(refusal).isNotNull();
     assertThat(refusal.getError().getCode()).isEqualTo(ResultCode.NOT_LEADER);
-    assertThat(ms).isGreaterThanOrEqualTo(SessionCall.HOLD_MS);
     assertThat(renewals).hasValue(0);
+    return ms;
   }
 
   /** The server side of the stream: always ready, collecting what is sent. */
