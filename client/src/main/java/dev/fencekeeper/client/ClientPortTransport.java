@@ -129,6 +129,25 @@ final class ClientPortTransport implements AutoCloseable {
     return l != null ? l : peers.get(Math.floorMod(next.getAndIncrement(), peers.size())).address();
   }
 
+  /**
+   * The node to try next other than {@code avoid} (one that refused a connection): the known leader
+   * unless it is {@code avoid}, else the other peers in turn; {@code avoid} itself only when it is
+   * the only peer.
+   */
+  String targetOtherThan(String avoid) {
+    String l = leader;
+    if (l != null && !l.equals(avoid)) {
+      return l;
+    }
+    for (int i = 0; i < peers.size(); i++) {
+      String a = peers.get(Math.floorMod(next.getAndIncrement(), peers.size())).address();
+      if (!a.equals(avoid)) {
+        return a;
+      }
+    }
+    return avoid;
+  }
+
   /** A NOT_LEADER (or UNAVAILABLE) answer from {@code from} named {@code leaderAddress}. */
   void redirected(String from, String leaderAddress) {
     if (!leaderAddress.isEmpty()) {

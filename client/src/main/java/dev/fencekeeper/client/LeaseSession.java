@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.thirdparty.io.grpc.stub.ClientCallStreamObserver;
+import org.apache.ratis.thirdparty.io.grpc.stub.ClientResponseObserver;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +45,8 @@ final class LeaseSession {
   // The longest pause between attempts to re-open the stream while its leases can still be saved.
   private static final long PROMPT_RETRY_MS = 100;
   private static final long MIN_OPEN_TIMEOUT_MS = 1000;
+  // Long enough for the other nodes to elect a new leader and stop naming the dead one.
+  private static final long REFUSED_AVOID_MS = 2000;
 
   private record Key(String resource, long token) {}
 
@@ -76,6 +79,11 @@ final class LeaseSession {
   private int immediateRedirects; // in a row, since a stream last opened
   // A stream is being opened ahead of a grant (openAhead): wanted although no lease is held yet.
   private boolean ahead;
+  // The node that last refused a connection (its process is gone, as a killed leader's), and when:
+  // not dialled again, even when another node still names it as leader, until a stream opens or
+  // REFUSED_AVOID_MS pass.
+  private String refused;
+  private long refusedNanos;
 
   LeaseSession(LeaseCalls client, ClientPortTransport port, String owner) {
     this.client = client;
@@ -200,8 +208,8 @@ final class LeaseSession {
       // reach only when none opens for the unreachable timeout from here.
       lastUpNanos = System.nanoTime();
     }
-    String at = port.target();
-    LOG.debug("Opening session {} at {}", id, at);
+    String at = avoidingRefused() ? port.targetOtherThan(refused) : port.target();
+    LOG.debug("Opening session {} of {} at {}", id, owner, at);
     Handler handler = new Handler(at);
     StreamObserver<SessionRequest> requests;
     try {
@@ -220,7 +228,6 @@ final class LeaseSession {
       retryOpenLater();
       return;
     }
-    handler.requests = requests;
     opening = requests;
     address = at;
     openTimeout =
@@ -228,6 +235,22 @@ final class LeaseSession {
             .calls()
             .scheduler()
             .schedule(() -> openTimedOut(requests), openTimeoutMs(), TimeUnit.MILLISECONDS);
+    if (!leases.isEmpty()) {
+      // Right behind the open, not after its answer: the node renews once the session is open
+      // there, so a failover costs the leases one round trip less.
+      sendKeepAlive(requests);
+    }
+  }
+
+  /**
+   * Whether a node refused a connection recently and no stream has opened since; guarded by this.
+   */
+  private boolean avoidingRefused() {
+    if (refused != null
+        && System.nanoTime() - refusedNanos >= TimeUnit.MILLISECONDS.toNanos(REFUSED_AVOID_MS)) {
+      refused = null;
+    }
+    return refused != null;
   }
 
   private void openTimedOut(StreamObserver<SessionRequest> requests) {
@@ -306,14 +329,22 @@ final class LeaseSession {
   }
 
   /**
-   * The answers of one stream; each stream has its own, so a late answer of an old one is known.
+   * The answers of one stream; each stream has its own, so a late answer of an old one is known. It
+   * learns its stream in {@link #beforeStart}, before any answer can arrive: a node that refuses
+   * the connection fails the call at once, on another thread, and a failure that came before the
+   * stream was known would be dropped, leaving the session waiting out its open timeout.
    */
-  private final class Handler implements StreamObserver<SessionResponse> {
+  private final class Handler implements ClientResponseObserver<SessionRequest, SessionResponse> {
     final String at;
     volatile StreamObserver<SessionRequest> requests;
 
     Handler(String at) {
       this.at = at;
+    }
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<SessionRequest> requestStream) {
+      requests = requestStream;
     }
 
     @Override
@@ -329,9 +360,11 @@ final class LeaseSession {
               || error.getCode() == ResultCode.UNAVAILABLE) {
             port.redirected(at, error.getLeaderAddress());
             String named = error.getLeaderAddress();
-            if (!named.isEmpty() && !named.equals(at)) {
-              // Told where the leader is: go there at once rather than after a back-off.
-              synchronized (LeaseSession.this) {
+            synchronized (LeaseSession.this) {
+              if (!named.isEmpty()
+                  && !named.equals(at)
+                  && !(avoidingRefused() && named.equals(refused))) {
+                // Told where the leader is: go there at once rather than after a back-off.
                 redirectedNow = true;
               }
             }
@@ -350,6 +383,15 @@ final class LeaseSession {
     @Override
     public void onError(Throwable t) {
       LOG.debug("Session stream at {} broke: {}", at, t.toString());
+      if (Reachability.connectFailure(t) != null) {
+        synchronized (LeaseSession.this) {
+          refused = at;
+          refusedNanos = System.nanoTime();
+          if (opening == requests) {
+            redirectedNow = true; // another node may answer at once: no back-off for a refusal
+          }
+        }
+      }
       port.attemptFailed(t);
       if (TlsFailures.describe(t) == null) {
         port.failed(at);
@@ -376,6 +418,7 @@ final class LeaseSession {
       ahead = false;
       openFailures = 0;
       immediateRedirects = 0;
+      refused = null;
       lastUpNanos = System.nanoTime();
       port.answered(address);
       if (positionIndex == 0 && positionSeq == 0) {
@@ -383,11 +426,12 @@ final class LeaseSession {
         positionIndex = appliedIndex;
         positionSeq = Integer.MAX_VALUE;
       }
-      renew = !leases.isEmpty();
+      // A keep-alive sent behind the open is answered after this; none is needed besides it.
+      renew = !leases.isEmpty() && pending.isEmpty();
       scheduleTick();
     }
     client.calls().sessionReachable(true);
-    LOG.debug("Session {} open at {} (applied index {})", id, address, appliedIndex);
+    LOG.debug("Session {} of {} open at {} (applied index {})", id, owner, address, appliedIndex);
     if (renew) {
       // At once: after a failover the leases have waited long enough; and a lease granted before
       // the stream opened had its events before the stream's position, which this keep-alive's
@@ -468,39 +512,39 @@ final class LeaseSession {
 
   /** Sends one keep-alive on the open stream, if there is one. */
   private void keepAlive() {
-    StreamObserver<SessionRequest> s;
-    long sent;
     synchronized (this) {
-      s = stream;
-      if (s == null) {
-        return;
+      if (stream != null) {
+        sendKeepAlive(stream);
       }
-      long now = System.nanoTime();
-      SessionKeepAlive.Builder ka = SessionKeepAlive.newBuilder().setSeq(++seq);
-      for (Iterator<Map.Entry<Long, Excepted>> it = except.entrySet().iterator(); it.hasNext(); ) {
-        Map.Entry<Long, Excepted> e = it.next();
-        if (now - e.getValue().untilNanos() > 0) {
-          it.remove();
-        } else {
-          ka.addExceptTokens(e.getKey());
-        }
-      }
-      sent = now;
-      pending.put(seq, sent);
-      long thisSeq = seq;
-      try {
-        s.onNext(SessionRequest.newBuilder().setKeepAlive(ka).build());
-      } catch (RuntimeException e) {
-        pending.remove(thisSeq);
-        LOG.debug("Keep-alive not sent: {}", e.toString());
-        return;
-      }
-      client
-          .calls()
-          .scheduler()
-          .schedule(
-              () -> keepAliveTimedOut(s, thisSeq), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
     }
+  }
+
+  /** Sends one keep-alive on {@code s}, open or being opened; guarded by this. */
+  private void sendKeepAlive(StreamObserver<SessionRequest> s) {
+    long now = System.nanoTime();
+    SessionKeepAlive.Builder ka = SessionKeepAlive.newBuilder().setSeq(++seq);
+    for (Iterator<Map.Entry<Long, Excepted>> it = except.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Long, Excepted> e = it.next();
+      if (now - e.getValue().untilNanos() > 0) {
+        it.remove();
+      } else {
+        ka.addExceptTokens(e.getKey());
+      }
+    }
+    pending.put(seq, now);
+    long thisSeq = seq;
+    try {
+      s.onNext(SessionRequest.newBuilder().setKeepAlive(ka).build());
+    } catch (RuntimeException e) {
+      pending.remove(thisSeq);
+      LOG.debug("Keep-alive not sent: {}", e.toString());
+      return;
+    }
+    client
+        .calls()
+        .scheduler()
+        .schedule(
+            () -> keepAliveTimedOut(s, thisSeq), port.requestTimeoutMs(), TimeUnit.MILLISECONDS);
   }
 
   private void keepAliveTimedOut(StreamObserver<SessionRequest> s, long keepAliveSeq) {

@@ -147,6 +147,18 @@ public final class ClientPort implements AutoCloseable {
             }
 
             @Override
+            public boolean followsAnother() {
+              LocalRaft.Leadership now = raft.leadership();
+              return !now.leader() && !now.leaderId().isEmpty();
+            }
+
+            @Override
+            public boolean elected() {
+              LocalRaft.Leadership now = raft.leadership();
+              return now.leader() && !now.leaderReady();
+            }
+
+            @Override
             public Response notLeader() {
               return redirects.notLeader();
             }

@@ -21,7 +21,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.thirdparty.io.grpc.stub.ServerCallStreamObserver;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
 
@@ -39,11 +41,24 @@ import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
  * <p>One renewal per session is in flight at a time; keep-alives that arrive meanwhile are answered
  * together by the next one, so a client that floods keep-alives costs one entry per round, not one
  * per message.
+ *
+ * <p>An open that reaches a node about to lead is held for up to {@link #HOLD_MS}, one that reaches
+ * a node that knows no leader (an election is under way) for up to {@link #NO_LEADER_HOLD_MS},
+ * instead of refused: it is opened the moment this node is ready to lead, or refused with
+ * NOT_LEADER naming the new leader the moment this node follows one. After a leader dies its
+ * clients' sessions reach the new leader as soon as it is ready, instead of asking each node in
+ * turn until one is. Keep-alives sent right behind the open wait with it.
  */
 final class SessionCall implements StreamObserver<SessionRequest> {
   /** What a session needs of its node. */
   interface Node {
     boolean leaderReady();
+
+    /** This node follows a leader other than itself. */
+    boolean followsAnother();
+
+    /** This node was elected leader and is not ready yet. */
+    boolean elected();
 
     Response notLeader();
 
@@ -63,6 +78,23 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     }
   }
 
+  /**
+   * How long an open waits for this node to lead or to learn who does: past an election and the new
+   * leader's first entry, which on a loaded two-core machine took up to two seconds together (a
+   * follower learns the new leader only from that entry). A client's own open timeout usually ends
+   * the wait sooner.
+   */
+  static final long HOLD_MS = 2000;
+
+  /**
+   * How long an open waits at a node that knows no leader and is not elected: an election under
+   * way, or a node cut off from the majority, which would hold every open in vain; a client that
+   * moves on sooner finds the leader elsewhere.
+   */
+  static final long NO_LEADER_HOLD_MS = 500;
+
+  private static final long HOLD_POLL_MS = 10;
+
   private final Node node;
   private final EventFeed feed;
   private final EventHub hub;
@@ -71,8 +103,10 @@ final class SessionCall implements StreamObserver<SessionRequest> {
   private final String caller;
   private final OutboundStream<SessionResponse> stream;
   private final Events events = new Events(this);
+  private final ScheduledExecutorService timer;
   // Guarded by this.
   private String sessionId;
+  private boolean held; // an open waits for this node to lead or to learn who does
   private boolean counted;
   private boolean renewing;
   private final List<Long> waitingSeqs = new ArrayList<>();
@@ -94,6 +128,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     this.sessions = sessions;
     this.limits = limits;
     this.caller = caller;
+    this.timer = timer;
     this.stream =
         new OutboundStream<>(out, executor, timer, limits.maxBufferedMessages(), this::ended);
   }
@@ -119,7 +154,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
 
   private void open(SessionOpen open) {
     synchronized (this) {
-      if (sessionId != null) {
+      if (sessionId != null || held) {
         end(WireCodec.invalid("the session is already open on this stream"));
         return;
       }
@@ -133,8 +168,37 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       end(WireCodec.invalid(problem));
       return;
     }
-    if (!node.leaderReady()) {
-      end(node.notLeader());
+    admit(open, System.nanoTime());
+  }
+
+  /**
+   * Opens the session here if this node is the ready leader; refuses it if another node leads or
+   * the hold is over; else looks again in {@link #HOLD_POLL_MS}. Leadership is read from this
+   * node's own Raft state, so a look costs no I/O.
+   */
+  private void admit(SessionOpen open, long arrivedNanos) {
+    if (stream.isEnded()) {
+      return;
+    }
+    boolean ready = node.leaderReady();
+    long heldMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - arrivedNanos);
+    if (!ready
+        && (node.followsAnother() || heldMs >= (node.elected() ? HOLD_MS : NO_LEADER_HOLD_MS))) {
+      refuseHeld();
+      return;
+    }
+    if (!ready) {
+      synchronized (this) {
+        held = true;
+      }
+      try {
+        // On the timer's thread, not the port's executor: a new leader's executor is busy with the
+        // calls every client retries at once, and a look, or the open once ready, must not queue
+        // behind them (an open not held runs on the call's own thread the same way).
+        timer.schedule(() -> admit(open, arrivedNanos), HOLD_POLL_MS, TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException stopping) {
+        refuseHeld();
+      }
       return;
     }
     if (!sessions.tryOpen(caller, limits.maxSessionsPerClient())) {
@@ -199,11 +263,37 @@ final class SessionCall implements StreamObserver<SessionRequest> {
     if (stream.isEnded()) {
       hub.removeSession(id, events);
     }
+    // After the replay, outside the feed's lock: a renewal is a proposal to Raft.
+    renewHeldKeepAlives();
+  }
+
+  /** NOT_LEADER, naming the leader when this node knows it; keep-alives held are dropped. */
+  private void refuseHeld() {
+    synchronized (this) {
+      held = false;
+      waitingSeqs.clear();
+    }
+    end(node.notLeader());
+  }
+
+  /**
+   * Renews for the keep-alives that arrived while the open was held, once {@code opened} is on the
+   * stream: until then a held open's keep-alives wait, so that no answer overtakes it.
+   */
+  private void renewHeldKeepAlives() {
+    synchronized (this) {
+      held = false;
+      if (renewing || waitingSeqs.isEmpty() || stream.isEnded()) {
+        return;
+      }
+      renewing = true;
+    }
+    renew();
   }
 
   private void keepAlive(SessionKeepAlive keepAlive) {
     synchronized (this) {
-      if (sessionId == null) {
+      if (sessionId == null && !held) {
         end(WireCodec.invalid("open the session before its first keep_alive"));
         return;
       }
@@ -220,7 +310,7 @@ final class SessionCall implements StreamObserver<SessionRequest> {
       }
       waitingSeqs.add(keepAlive.getSeq());
       exceptTokens = keepAlive.getExceptTokensList();
-      if (renewing) {
+      if (renewing || held) {
         return;
       }
       renewing = true;

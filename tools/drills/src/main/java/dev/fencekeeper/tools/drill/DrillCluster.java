@@ -41,8 +41,12 @@ public final class DrillCluster implements AutoCloseable {
       List.of(
           "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:+ExitOnOutOfMemoryError");
 
-  /** Forwarded to every node when set on the controller. */
-  private static final List<String> FORWARDED_PROPERTIES = List.of("fencekeeper.log.level");
+  /**
+   * Forwarded to every node when set on the controller: a debugging run's logging configuration
+   * reaches the nodes as it reaches the drill's own JVM.
+   */
+  private static final List<String> FORWARDED_PROPERTIES =
+      List.of("fencekeeper.log.level", "logback.configurationFile");
 
   /**
    * One node: its address, files, and (for the partition drill) the network namespace it runs in.
