@@ -207,8 +207,9 @@ public enum NodeMetric {
       Type.COUNTER,
       "fencekeeper_tls_handshakes_refused_total",
       "fencekeeper.tls.{listener}.handshakes.refused.{reason}",
-      "Per TLS listener: handshakes this node refused, by reason (expired, untrusted,"
-          + " no_certificate, not_tls, other); nothing reached the service",
+      "Per TLS listener: handshakes that failed, by reason: refused by this node (expired,"
+          + " untrusted, no_certificate, not_tls, other) or given up by the remote end"
+          + " (abandoned); nothing reached the service",
       "listener",
       "reason"),
   BUILD_INFO(

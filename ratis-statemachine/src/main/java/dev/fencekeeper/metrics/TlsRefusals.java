@@ -16,9 +16,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The TLS handshakes a node's listeners refused: each counted by listener and reason ({@code
  * fencekeeper_tls_handshakes_refused_total}), and logged at WARN naming the remote address and the
- * cause, at most one line per listener every {@link #LOG_EVERY_NANOS} (the next line says how many
- * were left out, each of them logged at DEBUG), so a misconfigured client retrying in a loop cannot
- * flood the log.
+ * cause (a handshake the remote end gave up, reason {@code abandoned}, at INFO), at most one line
+ * per listener every {@link #LOG_EVERY_NANOS} (the next line says how many were left out, each of
+ * them logged at DEBUG), so a misconfigured client retrying in a loop cannot flood the log.
  */
 final class TlsRefusals {
   private static final Logger LOG = LoggerFactory.getLogger(TlsRefusals.class);
@@ -36,7 +36,18 @@ final class TlsRefusals {
     NO_CERTIFICATE("no_certificate", "it sent no client certificate, which this node requires"),
     /** The client did not speak TLS at all (plaintext on a TLS port). */
     NOT_TLS("not_tls", "it does not speak TLS (a plaintext client on a TLS port?)"),
-    /** Anything else: protocol versions, ciphers, a connection closed mid-handshake. */
+    /**
+     * The remote end ended the handshake itself: it closed the connection, or sent an alert because
+     * it does not accept this node's certificate (a CA it does not trust, a name the certificate
+     * does not carry). Not this node's refusal: a peer whose connection attempt was cut short at a
+     * start or a stop ends its handshakes so, which is why it is not logged at WARN.
+     */
+    ABANDONED(
+        "abandoned",
+        "the remote end gave up the handshake (it closed the connection, or does not accept this"
+            + " node's certificate: a CA it does not trust, a name the certificate does not"
+            + " carry)"),
+    /** Anything else: protocol versions, ciphers. */
     OTHER("other", "the handshake failed");
 
     private final String label;
@@ -95,15 +106,28 @@ final class TlsRefusals {
       leftOut = state[1];
       state[1] = 0;
     }
-    LOG.warn(
-        "TLS: the {} port refused a connection from {}: {} ({}){}",
-        listener.label(),
-        remote == null ? "an unknown address" : remote,
-        reason.meaning,
-        detail(cause),
+    String from = remote == null ? "an unknown address" : remote.toString();
+    String more =
         leftOut == 0
             ? ""
-            : "; " + leftOut + " more refused on this port since the last such line, not logged");
+            : "; " + leftOut + " more failed on this port since the last such line, not logged";
+    if (reason == Reason.ABANDONED) {
+      LOG.info(
+          "TLS: a handshake on the {} port from {} ended: {} ({}){}",
+          listener.label(),
+          from,
+          reason.meaning,
+          detail(cause),
+          more);
+    } else {
+      LOG.warn(
+          "TLS: the {} port refused a connection from {}: {} ({}){}",
+          listener.label(),
+          from,
+          reason.meaning,
+          detail(cause),
+          more);
+    }
   }
 
   /** Why the handshake failed, from the exception the TLS engine raised. */
@@ -131,6 +155,18 @@ final class TlsRefusals {
       }
       if (t.getClass().getSimpleName().equals("NotSslRecordException")) {
         return Reason.NOT_TLS;
+      }
+    }
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      // This node's own refusals are recognised above by their certificate exceptions; an alert
+      // named here was received from the remote end (BoringSSL: SSLV3_ALERT_…/TLSV1_ALERT_…, the
+      // JDK's engine: "Received fatal alert"), and a closed channel means it hung up.
+      String message = String.valueOf(t.getMessage());
+      if (t instanceof java.nio.channels.ClosedChannelException
+          || message.contains("Received fatal alert")
+          || message.contains("SSLV3_ALERT_")
+          || message.contains("TLSV1_ALERT_")) {
+        return Reason.ABANDONED;
       }
     }
     return Reason.OTHER;

@@ -24,8 +24,16 @@ import java.util.concurrent.TimeoutException;
 final class ClusterProbe {
   static final String LEADER_ROLE = "LEADER";
 
-  /** One member's answer; {@code info} is null when it did not answer in time. */
-  record NodeStatus(PeerAddress peer, NodeInfo info, String error) {
+  /**
+   * One member's answer; {@code info} is null when it did not answer in time. {@code refused}: the
+   * TLS handshake with it failed on a certificate (this client's or the node's), so no request
+   * reached it.
+   */
+  record NodeStatus(PeerAddress peer, NodeInfo info, String error, boolean refused) {
+    NodeStatus(PeerAddress peer, NodeInfo info, String error) {
+      this(peer, info, error, false);
+    }
+
     boolean reachable() {
       return info != null;
     }
@@ -97,8 +105,22 @@ final class ClusterProbe {
       return new NodeStatus(
           assignedId ? new PeerAddress(info.getId(), peer.host(), peer.port()) : peer, info, null);
     } catch (RuntimeException e) {
-      return new NodeStatus(peer, null, reason(e, timeout));
+      return new NodeStatus(peer, null, reason(e, timeout), handshakeRefused(e));
     }
+  }
+
+  /**
+   * Whether {@code failure} is the client's answer to a refused TLS handshake: {@code
+   * PERMISSION_DENIED} before any request was sent (a call that reached a node is answered by it).
+   */
+  private static boolean handshakeRefused(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof dev.fencekeeper.client.FencingException f
+          && f.code() == dev.fencekeeper.client.ResultCode.PERMISSION_DENIED) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static String silence(Duration timeout) {

@@ -36,10 +36,15 @@ import picocli.CommandLine.Mixin;
       "Then the id of the cluster the nodes belong to (`cluster <id>`), or, when they report"
           + " different ones,",
       "which node belongs to which: nodes given as one cluster must all belong to the same.",
-      "Exit 0 if a leader is known, 11 if not, 23 if the nodes report different cluster ids."
+      "Exit 0 if a leader is known, 11 if not, 19 if every node refused the TLS handshake, 23 if"
+          + " the nodes report different cluster ids."
     })
 final class StatusCommand implements Callable<Integer> {
   static final String UNREACHABLE = "unreachable";
+
+  static final String EVERY_NODE_REFUSED =
+      "every node refused this client's TLS handshake (see each node's line for why); nothing was"
+          + " sent, so nothing was applied";
 
   private final CliContext context;
 
@@ -78,10 +83,15 @@ final class StatusCommand implements Callable<Integer> {
     }
     Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
     EndpointClusters clusters = clusters(nodes);
+    // No node answered and every one refused this client's TLS handshake: its certificates are
+    // the cause, which waiting for a leader cannot cure.
+    boolean allRefused = !nodes.isEmpty() && nodes.stream().allMatch(NodeStatus::refused);
     ExitCode exit =
         !clusters.oneCluster()
             ? ExitCode.NOT_THIS_CLUSTER
-            : leader.isPresent() ? ExitCode.SUCCESS : ExitCode.UNAVAILABLE;
+            : leader.isPresent()
+                ? ExitCode.SUCCESS
+                : allRefused ? ExitCode.PERMISSION_DENIED : ExitCode.UNAVAILABLE;
     if (client.json()) {
       Json.print(context.out(), json(nodes, leader, clusters, exit));
     } else {
@@ -116,8 +126,12 @@ final class StatusCommand implements Callable<Integer> {
         switch (exit) {
           case SUCCESS -> "OK";
           case NOT_THIS_CLUSTER -> "CLUSTER_IDS_DIFFER";
+          case PERMISSION_DENIED -> "PERMISSION_DENIED";
           default -> "UNAVAILABLE";
         });
+    if (exit == ExitCode.PERMISSION_DENIED) {
+      o.put("message", EVERY_NODE_REFUSED);
+    }
     leader.ifPresent(l -> o.put("leader", l.peer().id()));
     clusters.clusterId().ifPresent(id -> o.put("clusterId", id));
     o.put("clusterIdsDiffer", !clusters.oneCluster());
@@ -219,7 +233,11 @@ final class StatusCommand implements Callable<Integer> {
       // "cluster <id>", or which node belongs to which cluster
       context.out().println(clusters.describe());
     }
-    context.out().println(leader.map(l -> "leader " + l.peer().id()).orElse("no leader known"));
+    if (leader.isEmpty() && !nodes.isEmpty() && nodes.stream().allMatch(NodeStatus::refused)) {
+      context.out().println("PERMISSION_DENIED: " + EVERY_NODE_REFUSED);
+    } else {
+      context.out().println(leader.map(l -> "leader " + l.peer().id()).orElse("no leader known"));
+    }
     context.out().flush();
   }
 

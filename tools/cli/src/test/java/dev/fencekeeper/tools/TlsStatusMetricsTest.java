@@ -139,9 +139,14 @@ class TlsStatusMetricsTest {
             foreign.toString(),
             "--peers",
             peers);
+    // Guarantee: when every node refuses the client's TLS handshake (here: a certificate of
+    // another CA), status says so and exits PERMISSION_DENIED, not "no leader known".
     assertThat(otherCerts.exitCode())
         .as(otherCerts.toString())
-        .isEqualTo(ExitCode.UNAVAILABLE.code());
+        .isEqualTo(ExitCode.PERMISSION_DENIED.code());
+    assertThat(otherCerts.out())
+        .contains("\"status\":\"PERMISSION_DENIED\"")
+        .contains("nothing was applied");
     CliRun certsWithoutTls =
         CliRun.run(
             tlsEnv(), dir, "status", "--no-tls", "--certs", certs.toString(), "--peers", peers);
