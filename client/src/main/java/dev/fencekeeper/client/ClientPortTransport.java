@@ -41,6 +41,13 @@ import org.slf4j.LoggerFactory;
  * request id makes a retry after a lost answer apply it at most once.
  */
 final class ClientPortTransport implements AutoCloseable {
+  /**
+   * How long a call asked of one node alone keeps retrying while that node refuses connections: a
+   * node coming up binds its port within it; a node that is down is reported then, not at the
+   * call's timeout.
+   */
+  static final long PINNED_REFUSAL_BOUND_MS = 1000;
+
   private static final Logger LOG = LoggerFactory.getLogger(ClientPortTransport.class);
   // Values reach limits.value.max-bytes and backup chunks 4 MiB; an answer carries at most one.
   private static final int MAX_INBOUND_BYTES = 16 * 1024 * 1024;
@@ -346,6 +353,8 @@ final class ClientPortTransport implements AutoCloseable {
     int overloaded;
     int tlsRefusals;
     String lastProblem = "no node tried";
+    // When the first refused connection of a pinned call came (0: none yet).
+    long firstRefusalNanos;
     // Whether an attempt so far may have reached a node with the request (its answer lost, or a
     // leader that lost its leadership while the command was pending): then no failure later can
     // say the command was not applied.
@@ -376,6 +385,15 @@ final class ClientPortTransport implements AutoCloseable {
         sent = CompletableFuture.failedFuture(e);
       }
       sent.whenComplete((response, error) -> settled(address, response, error));
+    }
+
+    /** Records a refused connection; true once refusals have lasted the pinned call's bound. */
+    private boolean refusedTooLong() {
+      long now = System.nanoTime();
+      if (firstRefusalNanos == 0) {
+        firstRefusalNanos = now;
+      }
+      return now - firstRefusalNanos >= TimeUnit.MILLISECONDS.toNanos(PINNED_REFUSAL_BOUND_MS);
     }
 
     private void settled(String address, Response response, Throwable error) {
@@ -440,8 +458,22 @@ final class ClientPortTransport implements AutoCloseable {
             return;
           }
           attemptFailed(error);
-          if (Reachability.connectFailure(error) == null) {
+          String refusal = Reachability.connectFailure(error);
+          if (refusal == null) {
             mayHaveReached = true; // a connection was made, or may have been: the request with it
+          } else if (pinned != null && refusedTooLong()) {
+            // Asked of this node alone, which has refused every connection for the bound: it is
+            // down, or its address is wrong. Waiting out the call's whole timeout would only delay
+            // the caller's next step (another node, or the operator's fix).
+            result.completeExceptionally(
+                new CallFailed(
+                    address
+                        + " refused every connection for "
+                        + PINNED_REFUSAL_BOUND_MS
+                        + " ms ("
+                        + refusal
+                        + ")"));
+            return;
           }
           failed(address);
           reconnectPromptly(address, error);

@@ -1,9 +1,12 @@
 package dev.fencekeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.client.FencingException;
 import dev.fencekeeper.client.NodeStatus;
+import dev.fencekeeper.client.ResultCode;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.LocalPorts;
 import dev.fencekeeper.config.PeerAddress;
@@ -53,6 +56,32 @@ class AddMemberClientAddressClusterTest {
         assertThat(admin.clientAddresses()).containsEntry("n4", n4Client);
         NodeStatus status = admin.nodeStatus("n4", Duration.ofSeconds(10));
         assertThat(status.id()).isEqualTo("n4");
+      }
+    }
+  }
+
+  // Guarantee: adding a member whose client port refuses connections (not started, or a wrong
+  // address) fails within about a second, naming it, and changes nothing: the call asked of that
+  // node alone does not wait out the admin timeout (30 s) retrying a refused connection.
+  @Test
+  void aNewMemberThatRefusesConnectionsIsReportedAtOnce() throws Exception {
+    try (TestCluster cluster = TestCluster.start(dataDir)) {
+      cluster.awaitLeader();
+      PeerAddress n4 = new PeerAddress("n4", "127.0.0.1", LocalPorts.freeNodePort());
+      String nobody = "127.0.0.1:" + LocalPorts.freePort();
+      try (FencingAdmin admin = FencingAdmin.connect(cluster.config())) {
+        long asked = System.nanoTime();
+        FencingException refused =
+            catchThrowableOfType(() -> admin.addMember(n4, nobody), FencingException.class);
+        Duration took = Duration.ofNanos(System.nanoTime() - asked);
+        assertThat(refused).isNotNull();
+        assertThat(refused.code()).isEqualTo(ResultCode.UNAVAILABLE);
+        assertThat(refused.result().message())
+            .contains("cannot reach new member")
+            .contains(nobody)
+            .contains("refused every connection");
+        assertThat(took).isLessThan(Duration.ofSeconds(5));
+        assertThat(admin.members()).extracting(PeerAddress::id).containsExactly("n1", "n2", "n3");
       }
     }
   }
