@@ -32,10 +32,7 @@ public enum ExitCode {
   LOCK_DELAYED(16, "LOCK_DELAYED: free, but the lock-delay after an involuntary end runs"),
   COMPACTED(17, "COMPACTED (watch): the events asked for are no longer kept"),
   CHECK_FAILED(18, "CHECK_FAILED: a drill's or the bench's checker found a violation"),
-  PERMISSION_DENIED(
-      19,
-      "PERMISSION_DENIED: admin-only operation, another identity's lease, or a refused TLS"
-          + " handshake"),
+  PERMISSION_DENIED(19, "PERMISSION_DENIED: admin only, not your lease, or TLS handshake refused"),
   OVERLOADED(20, "OVERLOADED: too many requests pending; nothing applied, retry later"),
   RUN_LEASE_LOST(21, "lease run: the lease was lost while the command ran, so it was stopped"),
   STORAGE_FULL(22, "server: disk below the 64 MiB reserve; free space, then start it again"),
