@@ -83,7 +83,8 @@ class SnapshotLoadTest {
         .hasMessageContaining("needs --snapshot-load");
     assertThatThrownBy(() -> SnapshotLoad.validate(true, null, true))
         .isInstanceOf(ConfigException.class)
-        .hasMessageStartingWith("--snapshot-load needs clusters the bench starts (not --endpoints)");
+        .hasMessageStartingWith(
+            "--snapshot-load needs clusters the bench starts (not --endpoints)");
     assertThatCode(() -> SnapshotLoad.validate(true, 1L, false)).doesNotThrowAnyException();
     assertThatCode(() -> SnapshotLoad.validate(true, null, false)).doesNotThrowAnyException();
     assertThatCode(() -> SnapshotLoad.validate(false, null, true)).doesNotThrowAnyException();
