@@ -186,14 +186,7 @@ class FenceAtAcquirePostgresClusterTest {
     app("app-a", database)
         .run(
             a -> {
-              // A guard row poisoned by a made-up token (as an older fencekeeper-jdbc allowed).
-              try (Connection c = database.getConnection();
-                  Statement st = c.createStatement()) {
-                st.execute(
-                    "INSERT INTO fencekeeper_fence VALUES ('outranked', "
-                        + Long.MAX_VALUE / 2
-                        + ", now())");
-              }
+              outrank(database, "outranked");
               ListAppender<ILoggingEvent> log = capture(FencekeeperLockProvider.class);
               Optional<SimpleLock> lock =
                   a.getBean(LockProvider.class).lock(config("outranked", Duration.ofSeconds(10)));
@@ -282,13 +275,7 @@ class FenceAtAcquirePostgresClusterTest {
     app("app-a", database)
         .run(
             a -> {
-              try (Connection c = database.getConnection();
-                  Statement st = c.createStatement()) {
-                st.execute(
-                    "INSERT INTO fencekeeper_fence VALUES ('outranked-lock', "
-                        + Long.MAX_VALUE / 2
-                        + ", now())");
-              }
+              outrank(database, "outranked-lock");
               FencedLock lock = a.getBean(FencekeeperLockRegistry.class).obtain("outranked-lock");
               assertThatThrownBy(lock::tryLock)
                   .isInstanceOf(IllegalStateException.class)
@@ -308,6 +295,19 @@ class FenceAtAcquirePostgresClusterTest {
               assertThat(a.getBean(JdbcFence.class).acceptedToken("unfenced-lock")).isEmpty();
               lock.unlock();
             });
+  }
+
+  /** A guard row poisoned by a made-up token (as an older fencekeeper-jdbc allowed). */
+  private static void outrank(DataSource database, String resource) throws SQLException {
+    try (Connection c = database.getConnection();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "INSERT INTO fencekeeper_fence VALUES ('"
+              + resource
+              + "', "
+              + Long.MAX_VALUE / 2
+              + ", now())");
+    }
   }
 
   private static long lockAndLetExpire(LockProvider provider, String name) {
