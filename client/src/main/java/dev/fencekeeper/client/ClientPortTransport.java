@@ -130,6 +130,49 @@ final class ClientPortTransport implements AutoCloseable {
         });
   }
 
+  /**
+   * Connects to every node at once and completes when a majority of the connections are up, or when
+   * each has come up or failed (a refused connection, a refused TLS handshake): the connection
+   * set-up a caller's own deadline should not count. A node that accepts connections and never
+   * answers (stopped, overloaded) does not hold it up once a majority is up. It never fails; the
+   * calls that follow report what the connections met.
+   */
+  CompletableFuture<Void> dial() {
+    CompletableFuture<Void> dialled = new CompletableFuture<>();
+    AtomicInteger up = new AtomicInteger();
+    AtomicInteger settled = new AtomicInteger();
+    int majority = peers.size() / 2 + 1;
+    for (PeerAddress peer : peers) {
+      ManagedChannel channel = channel(peer.address());
+      watchUntilSettled(
+          channel,
+          channel.getState(true),
+          ready -> {
+            if ((ready && up.incrementAndGet() >= majority)
+                | settled.incrementAndGet() == peers.size()) {
+              dialled.complete(null);
+            }
+          });
+    }
+    return dialled;
+  }
+
+  /**
+   * Calls {@code onSettled} once, with whether the channel came up, when it is up or has failed.
+   */
+  private void watchUntilSettled(
+      ManagedChannel channel,
+      org.apache.ratis.thirdparty.io.grpc.ConnectivityState seen,
+      java.util.function.Consumer<Boolean> onSettled) {
+    switch (seen) {
+      case READY -> onSettled.accept(true);
+      case TRANSIENT_FAILURE, SHUTDOWN -> onSettled.accept(false);
+      case IDLE, CONNECTING ->
+          channel.notifyWhenStateChanged(
+              seen, () -> watchUntilSettled(channel, channel.getState(true), onSettled));
+    }
+  }
+
   /** The node to try next: the known leader, else the peers in turn. */
   String target() {
     String l = leader;

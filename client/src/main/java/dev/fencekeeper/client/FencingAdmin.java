@@ -103,6 +103,10 @@ public final class FencingAdmin implements AutoCloseable {
             executor);
   }
 
+  ClientPortTransport port() {
+    return port;
+  }
+
   /** An admin handle for the cluster described by {@code config}; nodes are contacted lazily. */
   public static FencingAdmin connect(ClusterConfig config) {
     return new FencingAdmin(config);

@@ -41,6 +41,16 @@ final class WireAccess implements Wire.Access {
   }
 
   @Override
+  public CompletableFuture<Void> dial(FencingClient client) {
+    return client.calls().port().dial();
+  }
+
+  @Override
+  public CompletableFuture<Void> dial(FencingAdmin admin) {
+    return admin.port().dial();
+  }
+
+  @Override
   public Watch watch(
       FencingClient client,
       String name,

@@ -36,6 +36,12 @@ public final class Wire {
     /** See {@link Wire#nodeInfo(FencingAdmin, String, Duration)}. */
     NodeInfo nodeInfo(FencingAdmin admin, String peerId, Duration timeout);
 
+    /** See {@link Wire#dial(FencingClient)}. */
+    CompletableFuture<Void> dial(FencingClient client);
+
+    /** See {@link Wire#dial(FencingAdmin)}. */
+    CompletableFuture<Void> dial(FencingAdmin admin);
+
     /** See {@link Wire#watch}. */
     Watch watch(
         FencingClient client,
@@ -107,6 +113,21 @@ public final class Wire {
    */
   public static NodeInfo nodeInfo(FencingAdmin admin, String peerId, Duration timeout) {
     return access().nodeInfo(admin, peerId, timeout);
+  }
+
+  /**
+   * Connects {@code client} to every node it was given at once; completes when a majority of the
+   * connections are up, or each is up or has failed (refused, TLS handshake refused), never
+   * exceptionally. A tool that bounds a call by a deadline of its own dials first, so that the
+   * connection and TLS set-up of a cold process is not counted against the call.
+   */
+  public static CompletableFuture<Void> dial(FencingClient client) {
+    return access().dial(client);
+  }
+
+  /** As {@link #dial(FencingClient)}, for an admin handle. */
+  public static CompletableFuture<Void> dial(FencingAdmin admin) {
+    return access().dial(admin);
   }
 
   /** A watch delivering the wire's events. */

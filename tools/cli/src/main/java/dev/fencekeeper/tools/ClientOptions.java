@@ -2,10 +2,17 @@ package dev.fencekeeper.tools;
 
 import dev.fencekeeper.client.FencingAdmin;
 import dev.fencekeeper.client.FencingClient;
+import dev.fencekeeper.client.wire.Wire;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.ConfigException;
 import dev.fencekeeper.config.Security;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -138,8 +145,10 @@ public final class ClientOptions {
   }
 
   /**
-   * A client for the cluster; it contacts nodes only when the first call is made, which starts the
-   * verb's {@code --timeout} ({@link CallOutcome#callSent(CliContext)}).
+   * A client for the cluster. A verb with {@code --timeout} first connects to every node (TCP and
+   * TLS set-up, itself bounded by the timeout) and only then starts its deadline ({@link
+   * CallOutcome#callSent(CliContext)}): the deadline is the call's, not a cold process's connection
+   * set-up. Without {@code --timeout} nodes are contacted when the first call is made.
    */
   FencingClient connect() {
     return connect(cluster());
@@ -148,14 +157,36 @@ public final class ClientOptions {
   /** As {@link #connect()}, for {@code cluster} as this verb has read it. */
   FencingClient connect(ClusterConfig cluster) {
     FencingClient fencing = FencingClient.connect(cluster);
+    dialWithinTimeout(Wire.dial(fencing));
     CallOutcome.callSent(context);
     return fencing;
   }
 
-  /** An admin handle for {@code cluster}; its first call starts the verb's {@code --timeout}. */
+  /** An admin handle for {@code cluster}, connected as {@link #connect()} says. */
   FencingAdmin admin(ClusterConfig cluster) {
+    FencingAdmin admin = FencingAdmin.connect(cluster);
+    dialWithinTimeout(Wire.dial(admin));
     CallOutcome.callSent(context);
-    return FencingAdmin.connect(cluster);
+    return admin;
+  }
+
+  /**
+   * Waits for {@code dialled} when the verb is bounded by {@code --timeout}, at most that long (the
+   * deadline's own bound on a verb's preparation ends the wait as well); a verb without one does
+   * not wait, and its connections are set up by its first call.
+   */
+  private void dialWithinTimeout(CompletableFuture<Void> dialled) {
+    Optional<Duration> timeout = mixee == null ? Optional.empty() : TimeoutOption.of(mixee);
+    if (timeout.isEmpty()) {
+      return;
+    }
+    try {
+      dialled.get(timeout.get().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // Not connected in time: the call that follows reports what it meets.
+    }
   }
 
   /**

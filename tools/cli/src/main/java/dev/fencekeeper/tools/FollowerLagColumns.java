@@ -36,24 +36,18 @@ final class FollowerLagColumns {
   }
 
   /**
-   * The leader's view, asked of {@code leaderId} over the client protocol; every cell {@code -}
-   * when there is no leader or it does not answer within the cluster's request timeout (the rest of
-   * the report does not depend on it).
+   * The leader's view, asked of {@code leaderId} over {@code admin}'s connections (set up already,
+   * so within the verb's deadline); every cell {@code -} when there is no leader or it does not
+   * answer within the cluster's request timeout (the rest of the report does not depend on it).
    */
-  static FollowerLagColumns askLeader(ClusterConfig cluster, String leaderId) {
+  static FollowerLagColumns askLeader(FencingAdmin admin, ClusterConfig cluster, String leaderId) {
     if (leaderId.isEmpty()) {
       return new FollowerLagColumns(null);
     }
-    FencingAdmin admin = FencingAdmin.connect(cluster);
     try {
       return new FollowerLagColumns(Wire.nodeInfo(admin, leaderId, cluster.requestTimeout()));
     } catch (RuntimeException e) {
       return new FollowerLagColumns(null);
-    } finally {
-      // Closing waits for a connection that was accepted and never answered; the report must not.
-      Thread closer = new Thread(admin::close, "fencekeeper-lag-close");
-      closer.setDaemon(true);
-      closer.start();
     }
   }
 

@@ -121,7 +121,7 @@ final class MembersCommand implements Runnable {
     @Override
     Report run(FencingAdmin admin, ClusterConfig cluster) {
       Membership m = admin.membership();
-      FollowerLagColumns lag = FollowerLagColumns.askLeader(cluster, m.leaderId());
+      FollowerLagColumns lag = FollowerLagColumns.askLeader(admin, cluster, m.leaderId());
       return Report.ok(json(m, lag), describe(m, lag));
     }
   }

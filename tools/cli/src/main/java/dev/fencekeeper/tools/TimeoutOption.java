@@ -21,7 +21,8 @@ final class TimeoutOption {
       converter = DurationConverter.class,
       description =
           "Give up this long after the call is sent: UNAVAILABLE, exit 11 (a change cut short"
-              + " may or may not have been applied). Default: the client's own limit per call.")
+              + " may or may not have been applied). Connecting to the nodes first is bounded"
+              + " by it too, separately. Default: the client's own limit per call.")
   private Duration timeout;
 
   Optional<Duration> timeout() {

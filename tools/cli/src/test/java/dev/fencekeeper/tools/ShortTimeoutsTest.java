@@ -45,7 +45,7 @@ class ShortTimeoutsTest {
 
   private static final ObjectMapper STRICT =
       new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-  private static final String[] TIMEOUTS = {"20ms", "60ms", "150ms", "400ms", "2s"};
+  private static final String[] TIMEOUTS = {"1ms", "20ms", "60ms", "150ms", "400ms", "2s"};
 
   /** One call and its streams, read again after the calls still out have had time to end. */
   private record Call(
