@@ -27,6 +27,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import javax.net.ssl.SSLException;
 import org.apache.ratis.conf.Parameters;
@@ -48,6 +49,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencekeeperServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencekeeperServer.class);
+
+  /** A Raft server close this long waited out at least one of Ratis's 3 s channel closes. */
+  private static final long SLOW_RAFT_CLOSE_MS = 2_500;
 
   /**
    * TEST ONLY: {@code -Dfencekeeper.testing.clock-step-file=<file>} makes this node's wall clock
@@ -497,9 +501,18 @@ public final class FencekeeperServer implements AutoCloseable {
     leaderLossWatch.close();
     followerWatch.close();
     clusterIdKeeper.close();
+    long closing = System.nanoTime();
     try {
       server.close();
     } finally {
+      long closedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closing);
+      if (closedMs >= SLOW_RAFT_CLOSE_MS) {
+        LOG.info(
+            "the Raft server of {} took {} ms to close: Ratis waits up to 3 s for each peer"
+                + " connection that still has a call open (docs/ratis-workarounds.md)",
+            config.self().id(),
+            closedMs);
+      }
       metrics.close(); // stops the HTTP endpoint and unregisters the JMX beans
       LOG.info("fencekeeper node {} stopped", config.self().id());
     }

@@ -20,6 +20,17 @@ public final class PeerGoingAwayNoise extends TurboFilter {
   static final String LOG_APPENDER = "org.apache.ratis.grpc.server.GrpcLogAppender";
   static final String PROTOCOL_SERVICE = "org.apache.ratis.grpc.server.GrpcServerProtocolService";
   static final String DIVISION = "org.apache.ratis.server.RaftServer$Division";
+  static final String GRPC_UTIL = "org.apache.ratis.grpc.GrpcUtil";
+
+  /**
+   * Ratis logs this only when it closes a channel to a peer (this node stops, or the peer left the
+   * membership): the close waited 3 s for a call still open, and the channel is then shut down
+   * forcibly (a channel that does not close even then is still warned of). The open call is a log
+   * appender's stream that its interrupted thread never completed; fencekeeper's own stop line says
+   * how long the Raft server took to close (docs/ratis-workarounds.md).
+   */
+  static final String GRACEFUL_CLOSE_TIMED_OUT =
+      "Timed out gracefully shutting down connection: {}. ";
 
   /** How gRPC words a stream that one end closed: the peer went away, or this node stopped. */
   private static final String CANCELLED = "StatusRuntimeException: CANCELLED";
@@ -51,6 +62,7 @@ public final class PeerGoingAwayNoise extends TurboFilter {
               format.startsWith("{}: Failed appendEntries*")
                   && thrown instanceof ServerNotReadyException
                   && closing(thrown.getMessage());
+          case GRPC_UTIL -> format.equals(GRACEFUL_CLOSE_TIMED_OUT);
           default -> false;
         };
     return drop ? FilterReply.DENY : FilterReply.NEUTRAL;
