@@ -38,6 +38,7 @@ abstract class AdminVerb implements Callable<Integer>, ClientOptions.AdminOperat
     } catch (FencingException e) {
       report = Report.failure(e);
     }
+    CallOutcome.answered(context);
     return report.print(context, client.json());
   }
 

@@ -14,10 +14,12 @@ import picocli.CommandLine.ParseResult;
 /**
  * Runs the chosen verb as picocli would, bounded by its {@code --timeout} when it has one. The
  * deadline starts when the verb sends its call ({@link CallOutcome#callSent(CliContext)}), after
- * its local preparation (options, files, certificates; itself given no longer than the timeout);
- * past it the verb's answer no longer matters, so the command prints UNAVAILABLE and exits 11 while
- * the call is still out (the process ends with it; in a test JVM the abandoned call ends by the
- * client's own timeout). {@link CallOutcome} makes the first of the two the only result printed.
+ * its local preparation (options, files, certificates, connections; itself bounded by {@link
+ * #preparationBound}), and ends when the verb has its answer ({@link
+ * CallOutcome#answered(CliContext)}): formatting and printing it is not counted; past it the verb's
+ * answer no longer matters, so the command prints UNAVAILABLE and exits 11 while the call is still
+ * out (the process ends with it; in a test JVM the abandoned call ends by the client's own
+ * timeout). {@link CallOutcome} makes the first of the two the only result printed.
  */
 final class CallDeadline {
   private final CallOutcome outcome;
@@ -73,7 +75,7 @@ final class CallDeadline {
     worker.setDaemon(true);
     worker.start();
     try {
-      outcome.awaitSent(run, timeout.get());
+      outcome.awaitSent(run, preparationBound(timeout.get()));
       try {
         return run.get(timeout.get().toMillis(), TimeUnit.MILLISECONDS);
       } catch (TimeoutException | InterruptedException e) {
@@ -97,6 +99,19 @@ final class CallDeadline {
       throw rethrown(e);
     }
   }
+
+  /**
+   * How long a verb may prepare before its deadline starts regardless: the connections it sets up
+   * are bounded by the timeout itself ({@link ClientOptions#connect()}), and a cold JVM loads the
+   * client's classes before it can start them, which on a loaded host takes longer than a short
+   * timeout. A verb stuck in its preparation (a slow stdin) is still ended.
+   */
+  static Duration preparationBound(Duration timeout) {
+    Duration twice = timeout.multipliedBy(2);
+    return twice.compareTo(MIN_PREPARATION) > 0 ? twice : MIN_PREPARATION;
+  }
+
+  private static final Duration MIN_PREPARATION = Duration.ofSeconds(2);
 
   private static int joinUninterruptibly(CompletableFuture<Integer> run) {
     try {

@@ -77,6 +77,25 @@ final class CallOutcome {
   }
 
   /**
+   * The verb has its answer (or knows it has none) and only formats and prints it from now on: the
+   * deadline bounds the call, not the printing, so the verb's result is the outcome unless the
+   * deadline came first. Verbs call it through {@link #answered(CliContext)}.
+   */
+  void answered() {
+    settleByVerb();
+  }
+
+  /**
+   * Marks the call of the verb printing to {@code context} as answered; a no-op outside {@link
+   * CallOutcome} (a command constructed by hand).
+   */
+  static void answered(CliContext context) {
+    if (context.out() instanceof GatedPrintStream gated) {
+      gated.outcome.answered();
+    }
+  }
+
+  /**
    * Waits until the verb has sent its call, has ended without one, or has prepared for longer than
    * {@code limit} (a verb is never left unbounded, even one that reads a slow stdin first).
    */

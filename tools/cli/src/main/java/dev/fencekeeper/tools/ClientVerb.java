@@ -42,6 +42,7 @@ abstract class ClientVerb implements Callable<Integer> {
       // line.
       view = ResultView.ofLease(Wire.response(e.result()), null);
     }
+    CallOutcome.answered(context);
     return print(explained(view));
   }
 

@@ -81,6 +81,7 @@ final class StatusCommand implements Callable<Integer> {
         closeInBackground(admin);
       }
     }
+    CallOutcome.answered(context);
     Optional<NodeStatus> leader = ClusterProbe.leader(nodes);
     EndpointClusters clusters = clusters(nodes);
     // No node answered and every one refused this client's TLS handshake: its certificates are
