@@ -83,13 +83,22 @@ final class ClusterCalls {
             });
     java.util.concurrent.atomic.AtomicInteger sender =
         new java.util.concurrent.atomic.AtomicInteger();
+    // Also the channels' executor. A call abandoned as the client closes may still deliver its end
+    // after these threads have stopped: it is then run on the delivering thread (answers are never
+    // handled on a thread that may block), not rejected into an uncaught exception on stderr.
     this.sendExecutor =
-        Executors.newCachedThreadPool(
+        new java.util.concurrent.ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            60,
+            TimeUnit.SECONDS,
+            new java.util.concurrent.SynchronousQueue<>(),
             r -> {
               Thread t = new Thread(r, "fencekeeper-client-send-" + sender.incrementAndGet());
               t.setDaemon(true);
               return t;
-            });
+            },
+            (task, pool) -> task.run());
     if (settings.callbackExecutor != null) {
       this.callbackExecutor = settings.callbackExecutor;
       this.ownedCallbackExecutor = null;
@@ -580,10 +589,10 @@ final class ClusterCalls {
   java.util.concurrent.ScheduledFuture<?> later(Runnable task, long delay, TimeUnit unit) {
     return scheduler.schedule(
         () -> {
-          try {
-            sendExecutor.execute(task);
-          } catch (RejectedExecutionException e) {
+          if (sendExecutor.isShutdown()) {
             LOG.debug("Not run, the client is closed: {}", task);
+          } else {
+            sendExecutor.execute(task);
           }
         },
         delay,

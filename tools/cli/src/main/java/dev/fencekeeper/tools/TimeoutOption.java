@@ -42,7 +42,8 @@ final class TimeoutOption {
     if (margin.compareTo(PRINT_MARGIN) > 0) {
       margin = PRINT_MARGIN;
     }
-    return timeout.minus(margin);
+    // Whole milliseconds, as every duration the verbs report is (a 1 ms timeout leaves 0 ms).
+    return Duration.ofMillis(timeout.minus(margin).toMillis());
   }
 
   /** The {@code --timeout} of {@code command}, if it has this option and it was given. */
