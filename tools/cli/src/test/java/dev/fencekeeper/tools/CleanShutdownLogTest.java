@@ -142,9 +142,10 @@ class CleanShutdownLogTest {
           written = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         assertThat(written).as(id).contains("fencekeeper node " + id + " stopped");
-        assertThat(written.lines())
+        assertThat(events(written))
             .as("what %s logged while it stopped", id)
-            .filteredOn(line -> !aboutAPeerStoppedBefore(line, stopped))
+            .filteredOn(event -> !aboutAPeerStoppedBefore(event, stopped))
+            .flatMap(event -> event.lines().toList())
             .noneMatch(
                 line ->
                     line.contains(" WARN ")
@@ -154,6 +155,25 @@ class CleanShutdownLogTest {
         stopped.add(id);
       }
     }
+  }
+
+  private static final java.util.regex.Pattern EVENT_START =
+      java.util.regex.Pattern.compile("^(\\d{4}-\\d{2}-\\d{2}T)?\\d{2}:\\d{2}:\\d{2}\\.\\d{3}");
+
+  /**
+   * The log's events: a line that starts with a time stamp and the lines that follow it without one
+   * (a stack trace, its causes), so that an allowed event is allowed with its causes.
+   */
+  private static List<String> events(String log) {
+    List<String> events = new ArrayList<>();
+    for (String line : log.split("\n")) {
+      if (events.isEmpty() || EVENT_START.matcher(line).find()) {
+        events.add(line);
+      } else {
+        events.set(events.size() - 1, events.get(events.size() - 1) + "\n" + line);
+      }
+    }
+    return events;
   }
 
   /** A leader's log appender reporting a follower that stopped before (it logs "->n1-"). */
