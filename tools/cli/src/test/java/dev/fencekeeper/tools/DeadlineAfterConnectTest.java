@@ -7,20 +7,16 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencekeeper.client.FencingClient;
 import dev.fencekeeper.client.ReadConsistency;
 import dev.fencekeeper.client.ReadResult;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -62,8 +58,9 @@ class DeadlineAfterConnectTest {
     try (FencingClient client = FencingClient.connect(cluster.config())) {
       token = client.acquireToken("slow-dial", Duration.ofMinutes(5), "test").token();
 
-      Run write =
-          cli(
+      CliRun write =
+          CliRun.run(
+              cluster.dataDir(),
               "write",
               "slow-dial",
               "k",
@@ -77,30 +74,18 @@ class DeadlineAfterConnectTest {
               "--json");
       JsonNode written = JSON.readTree(write.out());
       assertThat(written.get("status").asText()).as(write.out()).isEqualTo("ACCEPTED");
-      assertThat(write.exit()).as(write.out()).isZero();
+      assertThat(write.exitCode()).as(write.out()).isZero();
       ReadResult stored = client.read("slow-dial", "k", ReadConsistency.LINEARIZABLE);
       assertThat(stored.valueAsString()).isEqualTo("v");
     }
 
-    Run status = cli("status", "--timeout", "1s", "--endpoints", endpoints, "--json");
-    assertThat(status.exit()).as(status.out()).isZero();
+    CliRun status =
+        CliRun.run(
+            cluster.dataDir(), "status", "--timeout", "1s", "--endpoints", endpoints, "--json");
+    assertThat(status.exitCode()).as(status.out()).isZero();
     JsonNode nodes = JSON.readTree(status.out()).get("nodes");
     assertThat(nodes).as(status.out()).hasSize(3);
     nodes.forEach(n -> assertThat(n.path("term").asLong()).as(status.out()).isPositive());
-  }
-
-  private record Run(int exit, String out) {}
-
-  private static Run cli(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    CliContext context =
-        new CliContext(
-            new PrintStream(out, true, StandardCharsets.UTF_8),
-            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-            Map.of(),
-            cluster.dataDir());
-    int exit = FencekeeperCli.execute(context, args);
-    return new Run(exit, out.toString(StandardCharsets.UTF_8));
   }
 
   private String slowed(String endpoint) {
