@@ -1,17 +1,28 @@
 package dev.fencekeeper.server;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.ratis.client.impl.ClientProtoUtils;
+import org.apache.ratis.proto.RaftProtos.RequestVoteReplyProto;
+import org.apache.ratis.proto.RaftProtos.RequestVoteRequestProto;
 import org.apache.ratis.proto.RaftProtos.StartLeaderElectionRequestProto;
 import org.apache.ratis.proto.grpc.RaftServerProtocolServiceGrpc;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -43,9 +54,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Only one follower acts, the leader's designated successor (the next voting member after it in
  * id order): two followers starting elections in the same instant would split the votes and both
- * wait out a timeout. If the successor is down too, or its log is behind and it loses, the ordinary
+ * wait out a timeout. A dead leader may have sent its last entries to some followers and not to
+ * others, and a candidate whose log is behind a voter's loses that vote; the voter, having seen the
+ * candidate's higher term, then waits a whole election timeout before it stands itself. So before
+ * it stands, the successor asks the other voters for their last entries with a pre-vote request
+ * (which changes nothing on a voter that refuses it, and whose answer carries the voter's last
+ * entry); if one is ahead of its own, it asks the one furthest ahead to stand instead, as a leader
+ * hands over leadership. If the successor is down too, or a voter does not answer, the ordinary
  * timeout elects a leader as before. Safety never depends on this: Raft's votes and the fencing
- * checks decide; this only decides when an election begins.
+ * checks decide; this only decides when an election begins, and where.
  */
 final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaderLossWatch.class);
@@ -58,10 +75,17 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
   private static final long PROBE_INTERVAL_MS = 40;
   private static final int CONNECT_TIMEOUT_MS = 200;
 
+  /**
+   * How long the successor waits for the other voters' last entries: a voter that answers later is
+   * left out, and the successor stands on what it has heard.
+   */
+  private static final long LAST_ENTRY_WAIT_MS = 300;
+
   private final RaftPeerId self;
   private final RaftGroupId groupId;
   private final Runnable onElectionStarted;
   private final ScheduledExecutorService probes;
+  private final ExecutorService questions;
   private final AtomicBoolean probing = new AtomicBoolean();
   private volatile RaftServer server;
 
@@ -73,6 +97,13 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
         Executors.newSingleThreadScheduledExecutor(
             r -> {
               Thread t = new Thread(r, "fencekeeper-leader-loss-" + self);
+              t.setDaemon(true);
+              return t;
+            });
+    this.questions =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "fencekeeper-leader-loss-ask-" + self);
               t.setDaemon(true);
               return t;
             });
@@ -106,6 +137,20 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
             .findFirst()
             .orElse(others.get(0));
     return Optional.of(RaftPeerId.valueOf(next));
+  }
+
+  /**
+   * The voter that should stand instead of this node: the one whose last entry is furthest ahead of
+   * {@code own}, the lowest id among equals; empty when none is ahead, so this node stands.
+   */
+  static Optional<RaftPeerId> furthestAhead(TermIndex own, Map<RaftPeerId, TermIndex> others) {
+    return others.entrySet().stream()
+        .filter(e -> e.getValue().compareTo(own) > 0)
+        .max(
+            Comparator.<Map.Entry<RaftPeerId, TermIndex>, TermIndex>comparing(Map.Entry::getValue)
+                .thenComparing(
+                    e -> e.getKey().toString(), Comparator.<String>naturalOrder().reversed()))
+        .map(Map.Entry::getKey);
   }
 
   @Override
@@ -192,6 +237,26 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
     if (last == null) {
       return true;
     }
+    List<RaftPeerId> others =
+        voters.stream()
+            .map(RaftPeer::getId)
+            .filter(id -> !id.equals(self) && !id.equals(leader))
+            .toList();
+    Map<RaftPeerId, TermIndex> theirs = lastEntries(others, info.getCurrentTerm(), last);
+    Optional<RaftPeerId> ahead = furthestAhead(last, theirs);
+    if (ahead.isPresent() && askToStand(ahead.get(), leader, theirs.get(ahead.get()))) {
+      LOG.info(
+          "{}: leader {} refuses connections at {} (its process is gone): {} has the longer log ({}"
+              + " against this node's {}), so it starts the election now",
+          self,
+          leader,
+          leaderPeer.getAddress(),
+          ahead.get(),
+          theirs.get(ahead.get()),
+          last);
+      onElectionStarted.run();
+      return true;
+    }
     // Ratis starts an election on a follower when its leader asks it to (leadership transfer); the
     // request names the leader and the leader's last entry. Here it names the gone leader and this
     // node's own last entry in the current term, so Ratis's checks pass exactly when this node is a
@@ -216,6 +281,77 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
     return true;
   }
 
+  /**
+   * The last entries of {@code peers} that answer within {@link #LAST_ENTRY_WAIT_MS}, asked with a
+   * pre-vote request. A voter handles a pre-vote without changing its term, its vote or its role;
+   * one that still trusts its leader refuses it, and every answer carries the voter's last entry.
+   */
+  private Map<RaftPeerId, TermIndex> lastEntries(
+      List<RaftPeerId> peers, long currentTerm, TermIndex own) {
+    Map<RaftPeerId, CompletableFuture<TermIndex>> asked = new LinkedHashMap<>();
+    for (RaftPeerId peer : peers) {
+      RequestVoteRequestProto question =
+          RequestVoteRequestProto.newBuilder()
+              .setServerRequest(
+                  ClientProtoUtils.toRaftRpcRequestProtoBuilder(
+                      RaftGroupMemberId.valueOf(self, groupId), peer))
+              .setCandidateTerm(currentTerm + 1)
+              .setCandidateLastEntry(own.toProto())
+              .setPreVote(true)
+              .build();
+      asked.put(
+          peer,
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  RequestVoteReplyProto answer = server.getServerRpc().requestVote(question);
+                  return answer.hasLastEntry() ? TermIndex.valueOf(answer.getLastEntry()) : null;
+                } catch (IOException e) {
+                  throw new UncheckedIOException(e);
+                }
+              },
+              questions));
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LAST_ENTRY_WAIT_MS);
+    Map<RaftPeerId, TermIndex> answers = new HashMap<>();
+    for (Map.Entry<RaftPeerId, CompletableFuture<TermIndex>> e : asked.entrySet()) {
+      try {
+        TermIndex answer =
+            e.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        if (answer != null) {
+          answers.put(e.getKey(), answer);
+        }
+      } catch (ExecutionException | TimeoutException failed) {
+        LOG.debug("{}: {} did not tell its last entry", self, e.getKey(), failed);
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    return answers;
+  }
+
+  /**
+   * Asks {@code peer} to start an election at once, as the gone {@code leader} would hand over
+   * leadership: Ratis starts it there when {@code peer} still follows that leader and its log is at
+   * {@code peerLast}.
+   */
+  private boolean askToStand(RaftPeerId peer, RaftPeerId leader, TermIndex peerLast) {
+    StartLeaderElectionRequestProto request =
+        StartLeaderElectionRequestProto.newBuilder()
+            .setServerRequest(
+                ClientProtoUtils.toRaftRpcRequestProtoBuilder(
+                    RaftGroupMemberId.valueOf(leader, groupId), peer))
+            .setLeaderLastEntry(peerLast.toProto())
+            .build();
+    try {
+      return server.getServerRpc().startLeaderElection(request).getServerReply().getSuccess();
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("{}: {} could not be asked to stand", self, peer, e);
+      return false;
+    }
+  }
+
   private static boolean refusesConnections(String address) {
     int colon = address.lastIndexOf(':');
     if (colon < 0) {
@@ -237,5 +373,6 @@ final class LeaderLossWatch implements ServerInterceptor, AutoCloseable {
   @Override
   public void close() {
     probes.shutdownNow();
+    questions.shutdownNow();
   }
 }
