@@ -86,18 +86,25 @@ public final class FencekeeperCli implements Callable<Integer> {
 
   /** The command line with every verb, as help and completion show it. */
   static CommandLine commandLine(CliContext context) {
-    return commandLine(context, Optional.empty());
+    return commandLine(context, VERBS, true);
   }
 
   /**
    * The command line to parse {@code args} with: when they start with the name of a built-in verb,
    * with that verb alone, since nothing else is looked at; otherwise (no verb, an option first, an
    * unknown verb, a verb from another module, {@code completion}) with every verb, so that help,
-   * suggestions and errors see them all. Either way a verb parses, prints and exits as the same
-   * verb in the whole model does.
+   * suggestions and errors see them all; {@code --version} alone with none. Either way a verb
+   * parses, prints and exits as the same verb in the whole model does.
    */
   static CommandLine commandLine(CliContext context, String... args) {
-    return commandLine(context, args.length == 0 ? Optional.empty() : builtInVerb(args[0]));
+    if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+      // The version alone: no verb is looked at.
+      return commandLine(context, List.of(), false);
+    }
+    Optional<Class<?>> verb = args.length == 0 ? Optional.empty() : builtInVerb(args[0]);
+    return verb.isPresent()
+        ? commandLine(context, List.of(verb.get()), false)
+        : commandLine(context);
   }
 
   private static Optional<Class<?>> builtInVerb(String name) {
@@ -111,15 +118,15 @@ public final class FencekeeperCli implements Callable<Integer> {
     return Optional.empty();
   }
 
-  private static CommandLine commandLine(CliContext context, Optional<Class<?>> alone) {
+  /** The command line with {@code verbs}, and those other modules add when {@code extraVerbs}. */
+  private static CommandLine commandLine(
+      CliContext context, List<Class<?>> verbs, boolean extraVerbs) {
     // Commands print through the outcome's streams, so that a bounded verb has one result.
     CallOutcome outcome = new CallOutcome(context);
     CommandLine cli = new CommandLine(new FencekeeperCli(), new ContextFactory(outcome.context()));
     // Before the settings below, which picocli applies to the subcommands present at the time.
-    if (alone.isPresent()) {
-      cli.addSubcommand(alone.get());
-    } else {
-      VERBS.forEach(cli::addSubcommand);
+    verbs.forEach(cli::addSubcommand);
+    if (extraVerbs) {
       for (ExtraVerb verb :
           ServiceLoader.load(ExtraVerb.class, FencekeeperCli.class.getClassLoader())) {
         cli.addSubcommand(verb.command());

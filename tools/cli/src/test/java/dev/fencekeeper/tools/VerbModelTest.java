@@ -24,6 +24,8 @@ class VerbModelTest {
     assertThat(verbs("--help")).hasSameElementsAs(verbs());
     assertThat(verbs("completion", "bash")).hasSameElementsAs(verbs());
     assertThat(verbs("lesae", "show")).hasSameElementsAs(verbs());
+    assertThat(verbs("--version")).isEmpty();
+    assertThat(verbs("--version", "lease")).hasSameElementsAs(verbs());
   }
 
   // Guarantee: a verb built alone answers as in the whole model: the same help, the same usage
@@ -47,7 +49,9 @@ class VerbModelTest {
             new String[] {"server", "--help"},
             new String[] {"up", "--help"},
             new String[] {"lesae", "show", "r"},
-            new String[] {"--version"});
+            new String[] {"--version"},
+            new String[] {"-V"},
+            new String[] {"--version", "lease"});
     for (String[] args : commands) {
       assertThat(run(true, args)).as(String.join(" ", args)).isEqualTo(run(false, args));
     }
