@@ -39,9 +39,16 @@ public final class StderrLogging extends ContextAwareBase implements Configurato
 
   /** Whether the XML Logback would read is fencekeeper's, and would log to stderr. */
   static boolean appliesTo(LoggerContext logback) {
-    return OptionHelper.getSystemProperty(ClassicConstants.CONFIG_FILE_PROPERTY) == null
-        && StderrLogging.class.getClassLoader().getResource(ClassicConstants.TEST_AUTOCONFIG_FILE)
-            == null
+    return appliesTo(
+        logback,
+        StderrLogging.class.getClassLoader().getResource(ClassicConstants.TEST_AUTOCONFIG_FILE)
+            != null);
+  }
+
+  /** As {@link #appliesTo(LoggerContext)}, told whether a logback-test.xml is on the class path. */
+  static boolean appliesTo(LoggerContext logback, boolean testConfiguration) {
+    return !testConfiguration
+        && OptionHelper.getSystemProperty(ClassicConstants.CONFIG_FILE_PROPERTY) == null
         && OptionHelper.propertyLookup(ServerCommand.LOG_DIR_PROPERTY, logback, null) == null;
   }
 

@@ -23,6 +23,8 @@ class StderrLoggingTest {
   void clearProperties() {
     System.clearProperty(ServerCommand.LOG_LEVEL_PROPERTY);
     System.clearProperty("fencekeeper.rejections.log.level");
+    System.clearProperty(ServerCommand.LOG_DIR_PROPERTY);
+    System.clearProperty("logback.configurationFile");
   }
 
   // Guarantee: a client verb's logging set up in code is what logback.xml sets up for stderr: the
@@ -42,12 +44,24 @@ class StderrLoggingTest {
     assertThat(describe(fromCode())).isEqualTo(fromXml);
   }
 
-  // Guarantee: with a node's log directory set, the XML (its rolling file) decides, not the code.
+  // Guarantee: the code sets logging up only where the XML would log to stderr; a node's log
+  // directory (a system property, as `server` sets it, or a context property), a configuration
+  // file of the user's and a logback-test.xml leave it to Logback's XML configurator.
   @Test
-  void stepsAsideForANodesLogFile() {
-    LoggerContext logback = new LoggerContext();
-    logback.putProperty(ServerCommand.LOG_DIR_PROPERTY, "/tmp/logs");
-    assertThat(StderrLogging.appliesTo(logback)).isFalse();
+  void stepsAsideWhereTheXmlWouldDoSomethingElse() {
+    assertThat(StderrLogging.appliesTo(new LoggerContext(), false)).isTrue();
+    assertThat(StderrLogging.appliesTo(new LoggerContext(), true)).isFalse();
+
+    LoggerContext withLogDir = new LoggerContext();
+    withLogDir.putProperty(ServerCommand.LOG_DIR_PROPERTY, "/tmp/logs");
+    assertThat(StderrLogging.appliesTo(withLogDir, false)).isFalse();
+
+    System.setProperty(ServerCommand.LOG_DIR_PROPERTY, "/tmp/logs");
+    assertThat(StderrLogging.appliesTo(new LoggerContext(), false)).isFalse();
+    System.clearProperty(ServerCommand.LOG_DIR_PROPERTY);
+
+    System.setProperty("logback.configurationFile", "/tmp/mine.xml");
+    assertThat(StderrLogging.appliesTo(new LoggerContext(), false)).isFalse();
   }
 
   private static LoggerContext fromXml() throws JoranException {
