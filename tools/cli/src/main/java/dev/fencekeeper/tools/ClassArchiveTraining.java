@@ -70,8 +70,8 @@ final class ClassArchiveTraining implements Callable<Integer> {
       names = "--clients",
       description =
           "Run the nodes in JVMs of their own and only the client verbs in this one: an archive of"
-              + " what a client verb loads, a third of the size of one with the nodes' classes,"
-              + " which a client verb's JVM maps and relocates in less time.")
+              + " what a client verb loads, a little over half the size of one with the nodes'"
+              + " classes, which a client verb's JVM maps and relocates in less time.")
   private boolean clientsOnly;
 
   private final CliContext context;
