@@ -6,6 +6,7 @@ import dev.fencekeeper.client.WriteResult;
 import dev.fencekeeper.config.ClusterConfig;
 import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.local.LocalCluster;
+import dev.fencekeeper.server.local.LocalClusterBuilder;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -65,6 +66,14 @@ final class ClassArchiveTraining implements Callable<Integer> {
               + " the hot paths must have run often enough to be profiled.")
   private Duration load = Duration.ZERO;
 
+  @Option(
+      names = "--clients",
+      description =
+          "Run the nodes in JVMs of their own and only the client verbs in this one: an archive of"
+              + " what a client verb loads, a little over half the size of one with the nodes'"
+              + " classes, which a client verb's JVM maps and relocates in less time.")
+  private boolean clientsOnly;
+
   private final CliContext context;
 
   ClassArchiveTraining(CliContext context) {
@@ -76,28 +85,29 @@ final class ClassArchiveTraining implements Callable<Integer> {
     Path dir = Files.createTempDirectory("fencekeeper-class-archive-");
     LocalCluster cluster = null;
     try {
-      cluster = LocalCluster.builder(dir).metricsPorts(true).start();
+      LocalClusterBuilder nodes = LocalCluster.builder(dir).metricsPorts(true);
+      if (clientsOnly) {
+        nodes.processes(NodeProcesses.nodeCommand(List.of("server")));
+      }
+      cluster = nodes.start();
       String peers =
           cluster.config().peers().stream()
               .map(PeerAddress::address)
               .collect(Collectors.joining(","));
-      String token =
-          verb(peers, "lease", "acquire", RESOURCE, "--ttl", "30s", "--owner", "trainer", "-q")
-              .trim();
-      verb(peers, "lease", "show", RESOURCE);
-      verb(peers, "write", RESOURCE, "key", "value", "--token", token);
-      verb(peers, "write", RESOURCE, "key", "late", "--token", "1", "--json");
-      verb(peers, "read", RESOURCE, "key");
-      verb(peers, "read", RESOURCE, "key", "--json");
-      verb(peers, "lease", "release", RESOURCE, token);
-      verb(peers, "status");
-      verb(peers, "status", "--json");
+      if (clientsOnly) {
+        // The verbs as users run them, against the nodes' client ports.
+        cluster.awaitLeader(Duration.ofSeconds(60));
+        tour(Map.of(LocalDefaults.ENV_ENDPOINTS, String.join(",", cluster.clientAddresses())));
+        return ExitCode.SUCCESS.code();
+      }
+      Map<String, String> env = Map.of(LocalDefaults.ENV_PEERS, peers);
+      tour(env);
       // A restart from a snapshot: the classes that read one are most of what a big node's restart
       // loads.
-      verb(peers, "snapshot", "create", "--all");
+      verb(env, "snapshot", "create", "--all");
       cluster.stop("n1");
       cluster.start("n1");
-      verb(peers, "read", RESOURCE, "key");
+      verb(env, "read", RESOURCE, "key");
       if (!load.isZero()) {
         runLoad(peers);
       }
@@ -112,6 +122,20 @@ final class ClassArchiveTraining implements Callable<Integer> {
       }
       Directories.deleteTree(dir);
     }
+  }
+
+  /** The README's tour of client verbs, each run in this JVM as a user runs it. */
+  private void tour(Map<String, String> env) {
+    String token =
+        verb(env, "lease", "acquire", RESOURCE, "--ttl", "30s", "--owner", "trainer", "-q").trim();
+    verb(env, "lease", "show", RESOURCE);
+    verb(env, "write", RESOURCE, "key", "value", "--token", token);
+    verb(env, "write", RESOURCE, "key", "late", "--token", "1", "--json");
+    verb(env, "read", RESOURCE, "key");
+    verb(env, "read", RESOURCE, "key", "--json");
+    verb(env, "lease", "release", RESOURCE, token);
+    verb(env, "status");
+    verb(env, "status", "--json");
   }
 
   /**
@@ -175,16 +199,13 @@ final class ClassArchiveTraining implements Callable<Integer> {
   /**
    * Runs one CLI verb in this JVM against the training cluster; returns what it printed on stdout.
    */
-  private String verb(String peers, String... args) {
+  private String verb(Map<String, String> env, String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     PrintStream discard =
         new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
     CliContext inProcess =
         new CliContext(
-            new PrintStream(out, true, StandardCharsets.UTF_8),
-            discard,
-            Map.of("FENCEKEEPER_PEERS", peers),
-            context.workingDir());
+            new PrintStream(out, true, StandardCharsets.UTF_8), discard, env, context.workingDir());
     int code = FencekeeperCli.execute(inProcess, args);
     String printed = out.toString(StandardCharsets.UTF_8);
     if (code != ExitCode.SUCCESS.code() && code != ExitCode.STALE_TOKEN.code()) {

@@ -5,7 +5,9 @@ import dev.fencekeeper.config.ConfigException;
 import java.io.PrintWriter;
 import java.lang.reflect.Constructor;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -27,29 +29,34 @@ import picocli.CommandLine.Spec;
       "Client verbs take --endpoints HOST:PORT,... of the nodes' client ports (default:"
           + " $FENCEKEEPER_ENDPOINTS, else the cluster `up` starts) and --json (one JSON object on"
           + " stdout whose `status` is the result code)."
-    },
-    subcommands = {
-      ServerCommand.class,
-      UpCommand.class,
-      LeaseCommand.class,
-      WriteCommand.class,
-      ReadCommand.class,
-      StatusCommand.class,
-      WatchCommand.class,
-      MembersCommand.class,
-      LeaderCommand.class,
-      SnapshotCommand.class,
-      ListingCommands.Leases.class,
-      ListingCommands.Keys.class,
-      InspectCommand.class,
-      MetricsCommand.class,
-      BackupCommand.class,
-      RestoreCommand.class,
-      CertsCommand.class,
-      CompletionCommand.class,
-      ClassArchiveTraining.class,
     })
 public final class FencekeeperCli implements Callable<Integer> {
+  /**
+   * The built-in verbs, in the order help lists them. Not in the annotation: picocli would build
+   * the model of every one of them by reflection before parsing, most of a client verb's start-up
+   * after the JVM's own; {@link #commandLine(CliContext, String...)} builds the one asked for.
+   */
+  private static final List<Class<?>> VERBS =
+      List.of(
+          ServerCommand.class,
+          UpCommand.class,
+          LeaseCommand.class,
+          WriteCommand.class,
+          ReadCommand.class,
+          StatusCommand.class,
+          WatchCommand.class,
+          MembersCommand.class,
+          LeaderCommand.class,
+          SnapshotCommand.class,
+          ListingCommands.Leases.class,
+          ListingCommands.Keys.class,
+          InspectCommand.class,
+          MetricsCommand.class,
+          BackupCommand.class,
+          RestoreCommand.class,
+          CertsCommand.class,
+          CompletionCommand.class,
+          ClassArchiveTraining.class);
 
   @Spec private CommandSpec spec;
 
@@ -74,17 +81,56 @@ public final class FencekeeperCli implements Callable<Integer> {
    * System.exit.
    */
   public static int execute(CliContext context, String... args) {
-    return commandLine(context).execute(args);
+    return commandLine(context, args).execute(args);
   }
 
+  /** The command line with every verb, as help and completion show it. */
   static CommandLine commandLine(CliContext context) {
+    return commandLine(context, VERBS, true);
+  }
+
+  /**
+   * The command line to parse {@code args} with: when they start with the name of a built-in verb,
+   * with that verb alone, since nothing else is looked at; otherwise (no verb, an option first, an
+   * unknown verb, a verb from another module, {@code completion}) with every verb, so that help,
+   * suggestions and errors see them all; {@code --version} alone with none. Either way a verb
+   * parses, prints and exits as the same verb in the whole model does.
+   */
+  static CommandLine commandLine(CliContext context, String... args) {
+    if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+      // The version alone: no verb is looked at.
+      return commandLine(context, List.of(), false);
+    }
+    Optional<Class<?>> verb = args.length == 0 ? Optional.empty() : builtInVerb(args[0]);
+    return verb.isPresent()
+        ? commandLine(context, List.of(verb.get()), false)
+        : commandLine(context);
+  }
+
+  private static Optional<Class<?>> builtInVerb(String name) {
+    for (Class<?> verb : VERBS) {
+      Command command = verb.getAnnotation(Command.class);
+      if (command.name().equals(name) || Arrays.asList(command.aliases()).contains(name)) {
+        // Completion scripts list every verb, from the root of the model.
+        return verb == CompletionCommand.class ? Optional.empty() : Optional.of(verb);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The command line with {@code verbs}, and those other modules add when {@code extraVerbs}. */
+  private static CommandLine commandLine(
+      CliContext context, List<Class<?>> verbs, boolean extraVerbs) {
     // Commands print through the outcome's streams, so that a bounded verb has one result.
     CallOutcome outcome = new CallOutcome(context);
     CommandLine cli = new CommandLine(new FencekeeperCli(), new ContextFactory(outcome.context()));
     // Before the settings below, which picocli applies to the subcommands present at the time.
-    for (ExtraVerb verb :
-        ServiceLoader.load(ExtraVerb.class, FencekeeperCli.class.getClassLoader())) {
-      cli.addSubcommand(verb.command());
+    verbs.forEach(cli::addSubcommand);
+    if (extraVerbs) {
+      for (ExtraVerb verb :
+          ServiceLoader.load(ExtraVerb.class, FencekeeperCli.class.getClassLoader())) {
+        cli.addSubcommand(verb.command());
+      }
     }
     cli.setOut(new PrintWriter(context.out(), true, StandardCharsets.UTF_8));
     cli.setErr(new PrintWriter(context.err(), true, StandardCharsets.UTF_8));

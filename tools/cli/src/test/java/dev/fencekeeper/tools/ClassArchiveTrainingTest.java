@@ -42,6 +42,21 @@ class ClassArchiveTrainingTest {
     assertThat(trainingDirs(tmp)).as("its temp dir is removed").isEqualTo(trainingDirsBefore);
   }
 
+  // Guarantee: the client verbs' training, its nodes in JVMs of their own, runs the tour through
+  // their client ports and stops them again.
+  @Test
+  void trainingWithNodesApartRunsTheTourAndLeavesNothingBehind(@TempDir Path workingDir)
+      throws IOException {
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+    long trainingDirsBefore = trainingDirs(tmp);
+
+    CliRun run = CliRun.run(workingDir, "train-class-archive", "--clients");
+
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    assertThat(trainingDirs(tmp)).as("its temp dir is removed").isEqualTo(trainingDirsBefore);
+    assertThat(run.err()).as(run.toString()).doesNotContain("closing a training node");
+  }
+
   private static long trainingDirs(Path tmp) throws IOException {
     try (Stream<Path> entries = Files.list(tmp)) {
       return entries
