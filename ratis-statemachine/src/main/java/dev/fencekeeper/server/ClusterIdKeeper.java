@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * the Raft configuration (old and new, while one changes), and then sleeps until {@link
  * #configurationChanged}: with the id known and every member recorded there is nothing left to
  * learn until the members change, and Ratis tells every replica when it applies a configuration
- * entry. A member that never comes up keeps it looking, as before.
+ * entry or installs a snapshot from the leader that carries a newer configuration. A member that
+ * never comes up keeps it looking, as before.
  */
 final class ClusterIdKeeper implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterIdKeeper.class);

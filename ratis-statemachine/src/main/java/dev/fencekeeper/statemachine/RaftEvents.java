@@ -13,6 +13,9 @@ public interface RaftEvents {
    */
   default void leaderChanged() {}
 
-  /** A configuration entry was applied: the members may have changed. */
+  /**
+   * A configuration entry was applied, or a snapshot installed from the leader brought a newer
+   * configuration: the members may have changed.
+   */
   default void configurationChanged() {}
 }
