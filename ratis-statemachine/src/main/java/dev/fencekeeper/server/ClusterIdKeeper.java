@@ -8,10 +8,10 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.slf4j.Logger;
@@ -24,6 +24,13 @@ import org.slf4j.LoggerFactory;
  * or else learns it from a peer. Once it knows the id, it records every peer that Ratis reports
  * holding committed entries (the commit indexes the leader shares with its followers), so that the
  * peer, should it come back with empty storage, is refused ({@link StartCheck}).
+ *
+ * <p>It looks every {@value #INTERVAL_MS} ms until it knows the id and has recorded every member of
+ * the Raft configuration (old and new, while one changes), and then sleeps until {@link
+ * #configurationChanged}: with the id known and every member recorded there is nothing left to
+ * learn until the members change, and Ratis tells every replica when it applies a configuration
+ * entry or installs a snapshot from the leader that carries a newer configuration. A member that
+ * never comes up keeps it looking, as before.
  */
 final class ClusterIdKeeper implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterIdKeeper.class);
@@ -42,6 +49,7 @@ final class ClusterIdKeeper implements AutoCloseable {
   private final ClusterIdentity identity;
   private final RaftServer server;
   private final ScheduledExecutorService timer;
+  private final PollUntilSettled poll;
   private volatile boolean closed;
   private int ticks;
 
@@ -58,13 +66,20 @@ final class ClusterIdKeeper implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
+    this.poll = new PollUntilSettled(timer, Duration.ofMillis(INTERVAL_MS), this::tick);
   }
 
   void start() {
-    timer.scheduleWithFixedDelay(this::tick, 0, INTERVAL_MS, TimeUnit.MILLISECONDS);
+    poll.start();
   }
 
-  private void tick() {
+  /** A configuration entry was applied here: the members may have changed. */
+  void configurationChanged() {
+    poll.wake();
+  }
+
+  /** Whether to look again: until the id is known and every member of the configuration seen. */
+  private boolean tick() {
     try {
       RaftServer.Division division;
       try {
@@ -88,12 +103,24 @@ final class ClusterIdKeeper implements AutoCloseable {
             identity.see(info.getServer().getId().toStringUtf8());
           }
         }
+        return !seenEveryMember(division);
       }
+      return true;
     } catch (IOException | RuntimeException e) {
       if (!closed) {
         LOG.warn("{}: keeping the cluster id failed: {}", config.self().id(), e.toString());
       }
+      return true;
     }
+  }
+
+  private boolean seenEveryMember(RaftServer.Division division) {
+    for (RaftPeer peer : division.getRaftConf().getAllPeers()) {
+      if (!identity.hasSeen(peer.getId().toString())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The id minted from the first committed state-machine entry, if this log still holds it. */

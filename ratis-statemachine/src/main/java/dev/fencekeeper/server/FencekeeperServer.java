@@ -16,6 +16,7 @@ import dev.fencekeeper.metrics.TlsListener;
 import dev.fencekeeper.replication.RecoveringGrpc;
 import dev.fencekeeper.statemachine.FencingStateMachine;
 import dev.fencekeeper.statemachine.LeaderDuties;
+import dev.fencekeeper.statemachine.RaftEvents;
 import dev.fencekeeper.statemachine.proto.InternalRequest;
 import dev.fencekeeper.statemachine.proto.Takeover;
 import dev.fencekeeper.statemachine.proto.Tick;
@@ -204,6 +205,19 @@ public final class FencekeeperServer implements AutoCloseable {
             metrics::followersSampled);
     this.clusterIdKeeper =
         new ClusterIdKeeper(config, tls == null ? null : tls.grpcTlsConfig(), identity, server);
+    // Both sleep while there is nothing to watch; these events give them something.
+    stateMachine.setRaftEvents(
+        new RaftEvents() {
+          @Override
+          public void leaderChanged() {
+            followerWatch.leaderChanged();
+          }
+
+          @Override
+          public void configurationChanged() {
+            clusterIdKeeper.configurationChanged();
+          }
+        });
     storageGuard.exhausted().thenAccept(this::stopForStorage);
   }
 

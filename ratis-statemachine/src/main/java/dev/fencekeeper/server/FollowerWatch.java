@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
@@ -23,6 +22,11 @@ import org.slf4j.LoggerFactory;
  * reports the view ({@link FollowerLagTracker}) to {@code sink}; on any other node the view is
  * empty. Its own thread: a sample must not wait behind the leader's duties, which is when a stalled
  * follower matters most.
+ *
+ * <p>A node that does not lead reports the empty view once and sleeps until {@link #leaderChanged}:
+ * Ratis tells every change of leader, to this node or away from it, after the node's role changed,
+ * so the woken sample sees the new role. A follower therefore pays no wake-ups for a view it never
+ * shows.
  *
  * <p>Ratis gives the leader's per-follower match indices only as an array, in the order of its log
  * appenders, and the followers' ids in the same order in the role info; a sample reads the ids
@@ -40,6 +44,7 @@ final class FollowerWatch implements AutoCloseable {
   private final BiConsumer<List<FollowerLag>, Duration> sink;
   private final FollowerLagTracker tracker;
   private final ScheduledExecutorService timer;
+  private final PollUntilSettled poll;
   private long leadingTerm = -1;
 
   FollowerWatch(
@@ -60,21 +65,29 @@ final class FollowerWatch implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
+    this.poll = new PollUntilSettled(timer, PERIOD, this::sampleQuietly);
   }
 
   void start() {
-    timer.scheduleWithFixedDelay(this::sampleQuietly, 0, PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+    poll.start();
   }
 
-  private void sampleQuietly() {
+  /** The leader this node knows of changed (to this node, away from it, or to none). */
+  void leaderChanged() {
+    poll.wake();
+  }
+
+  /** Whether to sample again after {@link #PERIOD}: while this node leads, or a sample failed. */
+  private boolean sampleQuietly() {
     try {
-      sample();
+      return sample();
     } catch (RuntimeException e) {
       LOG.debug("sampling the followers failed: {}", e.toString());
+      return true;
     }
   }
 
-  private void sample() {
+  private boolean sample() {
     RaftServer.Division d;
     try {
       d = server.getDivision(groupId);
@@ -85,7 +98,7 @@ final class FollowerWatch implements AutoCloseable {
       leadingTerm = -1;
       tracker.clear();
       sink.accept(List.of(), maxLag);
-      return;
+      return false;
     }
     long term = d.getInfo().getCurrentTerm();
     if (term != leadingTerm) {
@@ -96,7 +109,7 @@ final class FollowerWatch implements AutoCloseable {
     long[] match = d.getInfo().getFollowerMatchIndices();
     List<String> after = followerIds(d.getInfo().getRoleInfoProto());
     if (before == null || !before.equals(after) || before.size() != match.length) {
-      return; // the appenders changed while being read; the next sample will do
+      return true; // the appenders changed while being read; the next sample will do
     }
     TermIndex last = d.getRaftLog().getLastEntryTermIndex();
     long lastIndex = last == null ? -1 : last.getIndex();
@@ -106,6 +119,7 @@ final class FollowerWatch implements AutoCloseable {
     }
     tracker.retainOnly(before);
     sink.accept(tracker.view(now), maxLag);
+    return true;
   }
 
   private static List<String> followerIds(RoleInfoProto role) {

@@ -18,6 +18,7 @@ import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftConfigurationProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -58,6 +59,7 @@ public class FencingStateMachine extends BaseStateMachine {
   private final EventLog eventLog = new EventLog(EventLog.DEFAULT_CAPACITY);
   private final CompletableFuture<ReplicaDivergedException> diverged = new CompletableFuture<>();
   private volatile LeaderDuties leaderDuties = LeaderDuties.NONE;
+  private volatile RaftEvents raftEvents = RaftEvents.NONE;
   private volatile PendingSlots pendingSlots =
       new PendingSlots(Overload.DEFAULT_MAX_PENDING_WRITES);
   private final Admission admission;
@@ -159,6 +161,11 @@ public class FencingStateMachine extends BaseStateMachine {
 
   public void setLeaderDuties(LeaderDuties duties) {
     this.leaderDuties = duties;
+  }
+
+  /** Who hears of a change of leader or of members on this replica. */
+  public void setRaftEvents(RaftEvents events) {
+    this.raftEvents = events;
   }
 
   /** Who counts as an admin (revoke, backup); without TLS everyone does. Set before start. */
@@ -367,6 +374,13 @@ public class FencingStateMachine extends BaseStateMachine {
   @Override
   public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
     metrics.leaderChanged(newLeaderId);
+    raftEvents.leaderChanged();
+  }
+
+  @Override
+  public void notifyConfigurationChanged(
+      long term, long index, RaftConfigurationProto newRaftConfiguration) {
+    raftEvents.configurationChanged();
   }
 
   @Override

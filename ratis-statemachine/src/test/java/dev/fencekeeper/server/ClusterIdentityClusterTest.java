@@ -5,16 +5,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencekeeper.client.FencingAdmin;
+import dev.fencekeeper.config.ClusterConfig;
+import dev.fencekeeper.config.LocalPorts;
+import dev.fencekeeper.config.PeerAddress;
 import dev.fencekeeper.server.local.LocalCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -129,6 +136,47 @@ class ClusterIdentityClusterTest {
       FencekeeperServer n3 = cluster.server("n3").orElseThrow();
       assertThat(n3.clusterId()).contains(id);
     }
+  }
+
+  // Guarantee: a member added to a running cluster is recorded as seen by the members that were
+  // there, though their cluster-id keepers had settled (id known, every member seen) and sleep
+  // until the configuration changes: so that member, should it lose its storage, is refused too.
+  @Test
+  void aMemberAddedLaterIsSeenByTheSettledMembers() throws Exception {
+    try (LocalCluster cluster = cluster()) {
+      cluster.startAll();
+      cluster.awaitLeader(WAIT);
+      awaitOneClusterId(cluster);
+      Path n1Storage = cluster.nodeConfig("n1").storageDir();
+      await()
+          .atMost(WAIT)
+          .until(
+              () -> {
+                ClusterIdentity n1 = ClusterIdentity.open(n1Storage);
+                return n1.hasSeen("n1") && n1.hasSeen("n2") && n1.hasSeen("n3");
+              });
+
+      PeerAddress n4 = new PeerAddress("n4", "127.0.0.1", LocalPorts.freeNodePort());
+      List<PeerAddress> four = new ArrayList<>(cluster.config().peers());
+      four.add(n4);
+      try (FencekeeperServer node = FencekeeperServer.join(nodeConfig(cluster, four, "n4"));
+          FencingAdmin admin = FencingAdmin.connect(cluster.config())) {
+        admin.addMember(n4);
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> ClusterIdentity.open(n1Storage).hasSeen("n4"));
+      }
+    }
+  }
+
+  /** Node {@code id} of the cluster as it will be ({@code peers}), with its own storage. */
+  private ClusterConfig nodeConfig(LocalCluster cluster, List<PeerAddress> peers, String id) {
+    Properties p = cluster.config().toProperties();
+    p.setProperty(
+        "peers", peers.stream().map(PeerAddress::toString).collect(Collectors.joining(",")));
+    p.setProperty("node.id", id);
+    p.setProperty("storage.dir", dataDir.resolve(id).toString());
+    return ClusterConfig.fromProperties(p);
   }
 
   private LocalCluster cluster() {

@@ -39,6 +39,14 @@ public final class NodeProcesses {
   private static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
 
   /**
+   * The JVM's own statistics sampler (what {@code jstat} reads) once a second instead of 20 times:
+   * on an idle node it was its busiest JVM thread after the JIT, about 0.1 % of a core per node
+   * (docs/performance-notes.md, idle is idle). Counters that the JVM updates as things happen (a
+   * GC, a class loaded) are as fresh as before; only the sampled ones are up to a second old.
+   */
+  private static final String PERF_SAMPLING = "-XX:PerfDataSamplingInterval=1000";
+
+  /**
    * Both JIT compilers, on every host. On two cores C2 competes with the node for minutes after a
    * start (a third to a half of the three nodes' CPU for the first two minutes of load), so C1
    * alone looks faster at first; but once C2 has settled, after four to five minutes of load, its
@@ -47,7 +55,7 @@ public final class NodeProcesses {
    * first minutes should not decide its code.
    */
   public static List<String> nodeJvmFlags() {
-    return List.of(HUGE_PAGES, EXIT_ON_OUT_OF_MEMORY);
+    return List.of(HUGE_PAGES, PERF_SAMPLING, EXIT_ON_OUT_OF_MEMORY);
   }
 
   /** A node out of memory is in no state to serve: it exits, and {@code up} reports its exit. */
