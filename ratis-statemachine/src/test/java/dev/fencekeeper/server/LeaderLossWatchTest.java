@@ -92,16 +92,10 @@ class LeaderLossWatchTest {
           return false;
         });
     try (TestCluster cluster = TestCluster.start(dir, slowTimeouts)) {
-      String leader = cluster.awaitLeader();
-      String successor =
-          LeaderLossWatch.successor(ids("n1", "n2", "n3"), RaftPeerId.valueOf(leader))
-              .orElseThrow()
-              .toString();
-      String other =
-          List.of("n1", "n2", "n3").stream()
-              .filter(id -> !id.equals(leader) && !id.equals(successor))
-              .findFirst()
-              .orElseThrow();
+      Roles roles = Roles.of(cluster.awaitLeader());
+      String leader = roles.leader();
+      String successor = roles.successor();
+      String other = roles.other();
       behind.set(successor);
       FencingClient client = cluster.newClient("ahead");
       client.acquireToken("written-past-the-successor", Duration.ofMinutes(1), "w");
@@ -123,6 +117,22 @@ class LeaderLossWatchTest {
       await().atMost(Duration.ofSeconds(20)).until(cluster::leader, Optional.of(other)::equals);
     } finally {
       CodeInjectionForTesting.remove(RATIS_APPEND_ENTRIES);
+    }
+  }
+
+  /** The leader of a three-node cluster, its successor and the remaining follower. */
+  private record Roles(String leader, String successor, String other) {
+    static Roles of(String leader) {
+      String successor =
+          LeaderLossWatch.successor(ids("n1", "n2", "n3"), RaftPeerId.valueOf(leader))
+              .orElseThrow()
+              .toString();
+      String other =
+          List.of("n1", "n2", "n3").stream()
+              .filter(id -> !id.equals(leader) && !id.equals(successor))
+              .findFirst()
+              .orElseThrow();
+      return new Roles(leader, successor, other);
     }
   }
 
@@ -155,16 +165,10 @@ class LeaderLossWatchTest {
     slowTimeouts.setProperty("raft.election.timeout.min", "3s");
     slowTimeouts.setProperty("raft.election.timeout.max", "4s");
     try (TestCluster cluster = TestCluster.start(dir, slowTimeouts)) {
-      String leader = cluster.awaitLeader();
-      String successor =
-          LeaderLossWatch.successor(ids("n1", "n2", "n3"), RaftPeerId.valueOf(leader))
-              .orElseThrow()
-              .toString();
-      String other =
-          List.of("n1", "n2", "n3").stream()
-              .filter(id -> !id.equals(leader) && !id.equals(successor))
-              .findFirst()
-              .orElseThrow();
+      Roles roles = Roles.of(cluster.awaitLeader());
+      String leader = roles.leader();
+      String successor = roles.successor();
+      String other = roles.other();
 
       cluster.stopNode(leader);
 
