@@ -16,6 +16,7 @@ import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.util.CodeInjectionForTesting;
 import org.junit.jupiter.api.Test;
@@ -137,21 +138,15 @@ class LeaderLossWatchTest {
   }
 
   private static boolean elected(TestCluster cluster, String id) throws IOException {
-    return cluster
-        .node(id)
-        .raftServer()
-        .getDivision(RaftConfig.groupId(cluster.config()))
-        .getInfo()
-        .isLeader();
+    return division(cluster, id).getInfo().isLeader();
   }
 
   private static TermIndex lastEntry(TestCluster cluster, String id) throws IOException {
-    return cluster
-        .node(id)
-        .raftServer()
-        .getDivision(RaftConfig.groupId(cluster.config()))
-        .getRaftLog()
-        .getLastEntryTermIndex();
+    return division(cluster, id).getRaftLog().getLastEntryTermIndex();
+  }
+
+  private static RaftServer.Division division(TestCluster cluster, String id) throws IOException {
+    return cluster.node(id).raftServer().getDivision(RaftConfig.groupId(cluster.config()));
   }
 
   /**
